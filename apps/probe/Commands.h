@@ -1,0 +1,20 @@
+// Sub-commands of the probe CLI. Each takes the arguments after its name and returns the exit code.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace probe::cli {
+
+using Args = std::span<const std::string>;
+
+struct Command {
+  std::string_view name;
+  std::string_view summary;
+  int (*run)(Args args);
+};
+
+int run_info(Args args);
+
+}  // namespace probe::cli

@@ -1,0 +1,73 @@
+// probe CLI entry point: picks the sub-command, turns probe::Error into one line and an exit code.
+#include <fmt/core.h>
+
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "Commands.h"
+#include "probe/error.h"
+#include "probe/version.h"
+
+namespace {
+
+using probe::cli::Command;
+
+// The one explicit list of sub-commands.
+constexpr Command kCommands[] = {
+    {"info", "summarise a dump: framework, task, level, APIs, dtypes, tensor files", probe::cli::run_info},
+};
+
+void print_usage(std::FILE* out) {
+  fmt::print(out, "probe {} - find deep-learning APIs whose device results are numerically wrong\n\n",
+             probe::version());
+  fmt::print(out, "usage: probe [-f pytorch|mindspore] <command> [options]\n\ncommands:\n");
+  for (const auto& c : kCommands) fmt::print(out, "  {:<24} {}\n", c.name, c.summary);
+  fmt::print(out, "\nRun 'probe <command> --help' for the options of a command.\n"
+                  "Exit codes: 0 done, 1 usage, 2 invalid argument, 3 I/O, 4 malformed input,\n"
+                  "5 unsupported, 6 rejected as unsafe, 70 internal error.\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  // msprobe puts the framework before the sub-command: `msprobe -f pytorch run_ut ...`.
+  std::string framework;
+  if (args.size() >= 2 && (args[0] == "-f" || args[0] == "--framework")) {
+    framework = args[1];
+    args.erase(args.begin(), args.begin() + 2);
+  }
+  if (args.empty() || args[0] == "-h" || args[0] == "--help") {
+    print_usage(args.empty() ? stderr : stdout);
+    return args.empty() ? 1 : 0;
+  }
+  if (args[0] == "--version") {
+    fmt::print("probe {}\n", probe::version());
+    return 0;
+  }
+  for (const auto& c : kCommands) {
+    if (args[0] != c.name) continue;
+    std::vector<std::string> rest(args.begin() + 1, args.end());
+    if (!framework.empty()) {
+      rest.insert(rest.begin(), framework);
+      rest.insert(rest.begin(), "--framework");
+    }
+    try {
+      return c.run(rest);
+    } catch (const probe::Error& e) {
+      fmt::print(stderr, "probe {}: {}: {}\n", c.name, probe::to_string(e.kind()), e.what());
+      return probe::exit_code(e.kind());
+    } catch (const std::bad_alloc&) {
+      fmt::print(stderr, "probe {}: out of memory\n", c.name);
+      return 70;
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "probe {}: internal error: {}\n", c.name, e.what());
+      return 70;
+    }
+  }
+  fmt::print(stderr, "probe: unknown command '{}'\n", args[0]);
+  print_usage(stderr);
+  return 1;
+}

@@ -1,0 +1,22 @@
+# Installs libprobe, its headers, the CLI, a CMake package config and a pkg-config file.
+include(CMakePackageConfigHelpers)
+
+install(TARGETS probe EXPORT probeTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(TARGETS probe_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/probe DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/data/ DESTINATION ${CMAKE_INSTALL_DATADIR}/probe OPTIONAL)
+install(EXPORT probeTargets NAMESPACE probe:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/probe)
+
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/probeConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/probeConfig.cmake INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/probe)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/probeConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/probeConfig.cmake ${PROJECT_BINARY_DIR}/probeConfigVersion.cmake
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/probe)
+
+configure_file(${PROJECT_SOURCE_DIR}/cmake/probe.pc.in ${PROJECT_BINARY_DIR}/probe.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/probe.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

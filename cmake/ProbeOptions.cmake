@@ -1,0 +1,20 @@
+# Build switches and the warning/sanitizer flags shared by every probe target.
+option(PROBE_BUILD_TESTS "Build the GoogleTest suite" ON)
+option(PROBE_BUILD_BENCHMARKS "Build the Google Benchmark drivers" ON)
+option(PROBE_BUILD_FUZZERS "Build libFuzzer targets (needs clang)" OFF)
+option(PROBE_WERROR "Treat warnings as errors" OFF)
+option(PROBE_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
+
+add_library(probe_warnings INTERFACE)
+target_compile_options(probe_warnings INTERFACE -Wall -Wextra -Wpedantic
+  $<$<BOOL:${PROBE_WERROR}>:-Werror>)
+
+# Never -ffast-math: NaN/Inf semantics are part of every metric. Trapping math off lets
+# the compiler vectorise comparisons without changing results.
+add_library(probe_codegen INTERFACE)
+target_compile_options(probe_codegen INTERFACE -fno-trapping-math)
+
+if(PROBE_SANITIZE)
+  add_compile_options(-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=address,undefined)
+endif()

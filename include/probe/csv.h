@@ -1,0 +1,44 @@
+// CSV files exactly as Python's csv module writes them for msprobe: UTF-8 with a BOM written
+// once, CRLF row terminators, minimal quoting. Rows are flushed to disk as they are written.
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace probe {
+
+/// One CSV row: already-formatted cells.
+using CsvRow = std::vector<std::string>;
+
+/// Appends rows to a CSV file. A new file gets the BOM and `header`; an existing one is continued.
+class CsvWriter {
+public:
+  /// Opens `path` for appending; writes BOM + header when the file is new or empty.
+  CsvWriter(const std::string& path, const CsvRow& header);
+  ~CsvWriter();
+  CsvWriter(const CsvWriter&) = delete;
+  CsvWriter& operator=(const CsvWriter&) = delete;
+
+  /// Writes one row and flushes it to the OS, so a killed process loses no completed row.
+  void write_row(const CsvRow& row);
+  /// fsyncs the file (call at checkpoints where durability across power loss matters).
+  void sync();
+  const std::string& path() const noexcept { return path_; }
+
+private:
+  std::string path_;
+  std::FILE* file_ = nullptr;
+};
+
+/// Encodes one row (no terminator) with minimal quoting.
+std::string csv_encode_row(const CsvRow& row);
+
+/// Parses CSV text (BOM optional, CRLF or LF, quoted fields with embedded newlines).
+/// Throws probe::Error (Format) naming `file_for_errors` on an unterminated quote.
+std::vector<CsvRow> csv_parse(std::string_view text, const std::string& file_for_errors = {});
+/// Reads and parses a CSV file.
+std::vector<CsvRow> csv_read_file(const std::string& path);
+
+}  // namespace probe

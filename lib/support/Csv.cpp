@@ -1,0 +1,114 @@
+#include "probe/csv.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "probe/error.h"
+
+namespace probe {
+
+std::string csv_encode_row(const CsvRow& row) {
+  std::string out;
+  for (std::size_t i = 0; i < row.size(); ++i) {
+    if (i) out += ',';
+    const std::string& cell = row[i];
+    if (cell.find_first_of(",\"\r\n") == std::string::npos) {
+      out += cell;
+      continue;
+    }
+    out += '"';
+    for (char c : cell) {
+      if (c == '"') out += '"';
+      out += c;
+    }
+    out += '"';
+  }
+  return out;
+}
+
+CsvWriter::CsvWriter(const std::string& path, const CsvRow& header) : path_(path) {
+  file_ = std::fopen(path.c_str(), "ab");
+  if (!file_) throw Error(ErrorKind::Io, std::string("cannot open for writing: ") + std::strerror(errno), path);
+  std::fseek(file_, 0, SEEK_END);
+  if (std::ftell(file_) == 0) {
+    static constexpr char kBom[] = "\xEF\xBB\xBF";
+    std::fwrite(kBom, 1, 3, file_);
+    write_row(header);
+  }
+}
+
+CsvWriter::~CsvWriter() {
+  if (file_) std::fclose(file_);
+}
+
+void CsvWriter::write_row(const CsvRow& row) {
+  std::string line = csv_encode_row(row);
+  line += "\r\n";
+  if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0)
+    throw Error(ErrorKind::Io, std::string("write failed: ") + std::strerror(errno), path_);
+}
+
+void CsvWriter::sync() {
+  std::fflush(file_);
+  ::fsync(::fileno(file_));
+}
+
+std::vector<CsvRow> csv_parse(std::string_view text, const std::string& file_for_errors) {
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
+  std::vector<CsvRow> rows;
+  CsvRow row;
+  std::string cell;
+  bool in_quotes = false, row_started = false;
+  std::size_t line = 1;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_quotes) {
+      if (c == '"') {
+        if (i + 1 < text.size() && text[i + 1] == '"') { cell += '"'; ++i; }
+        else in_quotes = false;
+      } else {
+        if (c == '\n') ++line;
+        cell += c;
+      }
+      continue;
+    }
+    switch (c) {
+      case '"': in_quotes = true; row_started = true; break;
+      case ',': row.push_back(std::move(cell)); cell.clear(); row_started = true; break;
+      case '\r':
+        if (i + 1 < text.size() && text[i + 1] == '\n') break;
+        [[fallthrough]];
+      case '\n':
+        row.push_back(std::move(cell));
+        cell.clear();
+        rows.push_back(std::move(row));
+        row.clear();
+        row_started = false;
+        ++line;
+        break;
+      default: cell += c; row_started = true;
+    }
+  }
+  if (in_quotes)
+    throw Error(ErrorKind::Format, "unterminated quoted field starting before line " + std::to_string(line),
+                file_for_errors);
+  if (row_started || !cell.empty()) {
+    row.push_back(std::move(cell));
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::vector<CsvRow> csv_read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorKind::Io, std::string("cannot open: ") + std::strerror(errno), path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return csv_parse(ss.str(), path);
+}
+
+}  // namespace probe

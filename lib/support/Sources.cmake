@@ -1,0 +1,10 @@
+set(PROBE_SOURCES
+  Csv.cpp
+  DType.cpp
+  Error.cpp
+  ScalarTypes.cpp
+  Storage.cpp
+  Tensor.cpp
+  Version.cpp
+  ThreadPool.cpp
+)

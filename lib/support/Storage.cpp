@@ -1,0 +1,79 @@
+#include "probe/storage.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "probe/error.h"
+
+namespace probe {
+namespace {
+
+class OwnedStorage final : public Storage {
+public:
+  explicit OwnedStorage(std::size_t size) : size_(size) {
+    // Round up so that aligned_alloc's size requirement holds; at least one block so data() is valid.
+    std::size_t alloc = ((size + 63) / 64) * 64;
+    if (alloc == 0) alloc = 64;
+    data_ = static_cast<std::byte*>(std::aligned_alloc(64, alloc));
+    if (!data_) throw std::bad_alloc();
+    std::memset(data_, 0, alloc);
+  }
+  ~OwnedStorage() override { std::free(data_); }
+  std::byte* data() noexcept override { return data_; }
+  std::size_t size() const noexcept override { return size_; }
+
+private:
+  std::byte* data_ = nullptr;
+  std::size_t size_;
+};
+
+class MappedStorage final : public Storage {
+public:
+  MappedStorage(void* addr, std::size_t size) : addr_(addr), size_(size) {}
+  ~MappedStorage() override {
+    if (addr_ && size_) ::munmap(addr_, size_);
+  }
+  std::byte* data() noexcept override { return static_cast<std::byte*>(addr_); }
+  std::size_t size() const noexcept override { return size_; }
+  bool is_mapped() const noexcept override { return true; }
+
+private:
+  void* addr_;
+  std::size_t size_;
+};
+
+}  // namespace
+
+std::shared_ptr<Storage> make_owned_storage(std::size_t size) {
+  return std::make_shared<OwnedStorage>(size);
+}
+
+std::shared_ptr<Storage> map_file(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error(ErrorKind::Io, std::string("cannot open: ") + std::strerror(errno), path);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw Error(ErrorKind::Io, "not a regular file", path);
+  }
+  std::size_t size = static_cast<std::size_t>(st.st_size);
+  if (size == 0) {
+    ::close(fd);
+    return make_owned_storage(0);
+  }
+  // MAP_PRIVATE: tensors may be modified in place without touching the dump on disk.
+  void* addr = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+  int saved = errno;
+  ::close(fd);
+  if (addr == MAP_FAILED) throw Error(ErrorKind::Io, std::string("cannot map: ") + std::strerror(saved), path);
+  return std::make_shared<MappedStorage>(addr, size);
+}
+
+}  // namespace probe

@@ -1,0 +1,132 @@
+#include "support/ThreadPool.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "probe/error.h"
+#include "probe/parallel.h"
+
+namespace probe {
+namespace detail {
+namespace {
+
+thread_local bool t_in_worker = false;
+
+class Pool {
+public:
+  static Pool& instance() {
+    static Pool pool;
+    return pool;
+  }
+  int size() const noexcept { return threads_.load(); }
+  void resize(int n) { threads_.store(std::max(1, n)); }
+
+  void submit(std::function<void()> task) {
+    ensure_workers(threads_.load() - 1);
+    {
+      std::lock_guard lock(mutex_);
+      queue_.push_back(std::move(task));
+    }
+    cv_.notify_one();
+  }
+
+  ~Pool() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : workers_) t.join();
+  }
+
+private:
+  Pool() : threads_(std::max(1u, std::thread::hardware_concurrency())) {}
+
+  void ensure_workers(int wanted) {
+    std::lock_guard lock(mutex_);
+    while (static_cast<int>(workers_.size()) < wanted) workers_.emplace_back([this] { loop(); });
+  }
+
+  void loop() {
+    t_in_worker = true;
+    for (;;) {
+      std::function<void()> task;
+      {
+        std::unique_lock lock(mutex_);
+        cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+        if (queue_.empty()) return;
+        task = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      task();
+    }
+  }
+
+  std::atomic<int> threads_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> queue_;
+  std::vector<std::thread> workers_;
+  bool stop_ = false;
+};
+
+}  // namespace
+
+int parallel_chunks(std::int64_t n, std::int64_t grain) {
+  if (n <= 0) return 0;
+  grain = std::max<std::int64_t>(grain, 1);
+  std::int64_t by_grain = (n + grain - 1) / grain;
+  int threads = t_in_worker ? 1 : Pool::instance().size();
+  return static_cast<int>(std::min<std::int64_t>(by_grain, threads));
+}
+
+void parallel_for(std::int64_t begin, std::int64_t end, std::int64_t grain, const RangeFn& fn) {
+  std::int64_t n = end - begin;
+  int chunks = parallel_chunks(n, grain);
+  if (chunks <= 0) return;
+  if (chunks == 1) {
+    fn(begin, end, 0);
+    return;
+  }
+  std::mutex m;
+  std::condition_variable done_cv;
+  int remaining = chunks - 1;
+  std::exception_ptr first_error;
+  auto run_chunk = [&](int c) {
+    std::int64_t b = begin + n * c / chunks, e = begin + n * (c + 1) / chunks;
+    try {
+      fn(b, e, c);
+    } catch (...) {
+      std::lock_guard lock(m);
+      if (!first_error) first_error = std::current_exception();
+    }
+  };
+  for (int c = 1; c < chunks; ++c) {
+    Pool::instance().submit([&, c] {
+      run_chunk(c);
+      std::lock_guard lock(m);
+      if (--remaining == 0) done_cv.notify_one();
+    });
+  }
+  run_chunk(0);
+  std::unique_lock lock(m);
+  done_cv.wait(lock, [&] { return remaining == 0; });
+  if (first_error) std::rethrow_exception(first_error);
+}
+
+}  // namespace detail
+
+void set_num_threads(int n) {
+  if (n < 1) throw Error(ErrorKind::InvalidArgument, "thread count must be at least 1");
+  detail::Pool::instance().resize(n);
+}
+
+int num_threads() noexcept { return detail::Pool::instance().size(); }
+
+}  // namespace probe

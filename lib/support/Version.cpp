@@ -1,0 +1,7 @@
+#include "probe/version.h"
+
+namespace probe {
+
+const char* version() noexcept { return PROBE_VERSION_STRING; }
+
+}  // namespace probe

@@ -1,0 +1,51 @@
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "probe/csv.h"
+#include "probe/error.h"
+
+namespace probe {
+namespace {
+
+TEST(Csv, MinimalQuotingLikePythonCsv) {
+  EXPECT_EQ(csv_encode_row({"a", "(12,)", "x\"y", "line1\nline2", " "}),
+            "a,\"(12,)\",\"x\"\"y\",\"line1\nline2\", ");
+}
+
+TEST(Csv, WriterAddsBomAndHeaderOnceAndUsesCrlf) {
+  auto path = (std::filesystem::temp_directory_path() / "probe_csv_test.csv").string();
+  std::filesystem::remove(path);
+  {
+    CsvWriter w(path, {"A", "B"});
+    w.write_row({"1", "2,3"});
+  }
+  {
+    CsvWriter w(path, {"A", "B"});
+    w.write_row({"4", "5"});
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  EXPECT_EQ(ss.str(), "\xEF\xBB\xBF" "A,B\r\n1,\"2,3\"\r\n4,5\r\n");
+  auto rows = csv_read_file(path);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[1][1], "2,3");
+  std::filesystem::remove(path);
+}
+
+TEST(Csv, ParseEmbeddedNewlinesAndErrors) {
+  auto rows = csv_parse("a,\"x\ny\",\r\nb,c,d");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].size(), 3u);
+  EXPECT_EQ(rows[0][1], "x\ny");
+  EXPECT_EQ(rows[0][2], "");
+  EXPECT_EQ(rows[1][2], "d");
+  EXPECT_THROW(csv_parse("a,\"open", "f.csv"), Error);
+}
+
+}  // namespace
+}  // namespace probe

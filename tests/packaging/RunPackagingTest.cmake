@@ -1,0 +1,25 @@
+# Script mode: install the built probe into WORK_DIR/prefix, then configure, build and run a
+# consumer project that uses find_package(probe) and pkg-config.
+file(REMOVE_RECURSE ${WORK_DIR})
+execute_process(COMMAND ${CMAKE_COMMAND} --install ${PROBE_BINARY_DIR} --prefix ${WORK_DIR}/prefix
+                RESULT_VARIABLE rc)
+if(rc)
+  message(FATAL_ERROR "install failed")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} -S ${PROBE_PACKAGING_SOURCE} -B ${WORK_DIR}/build
+                        -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix RESULT_VARIABLE rc)
+if(rc)
+  message(FATAL_ERROR "consumer configure failed")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/build RESULT_VARIABLE rc)
+if(rc)
+  message(FATAL_ERROR "consumer build failed")
+endif()
+execute_process(COMMAND ${WORK_DIR}/build/consumer RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+if(rc OR NOT out MATCHES "probe [0-9]+\\.[0-9]+\\.[0-9]+ float32 \\(2, 3\\)")
+  message(FATAL_ERROR "consumer failed (${rc}): ${out}")
+endif()
+if(NOT EXISTS ${WORK_DIR}/prefix/lib/pkgconfig/probe.pc AND NOT EXISTS ${WORK_DIR}/prefix/lib/x86_64-linux-gnu/pkgconfig/probe.pc)
+  message(FATAL_ERROR "probe.pc not installed")
+endif()
+message(STATUS "packaging test passed: ${out}")

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# One entry point for a fresh Debian 12 machine (run as root, or with sudo available):
+#   tools/bootstrap.sh example   install what is missing, build, run probe on the example dump
+#   tools/bootstrap.sh test      install what is missing, build, run the whole test suite (CTest)
+#   tools/bootstrap.sh sanitize  same as test, built with AddressSanitizer + UndefinedBehaviorSanitizer
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+mode=${1:-}
+case "$mode" in example|test|sanitize) ;; *) echo "usage: $0 example|test|sanitize" >&2; exit 2;; esac
+
+packages=(cmake ninja-build g++ pkg-config rapidjson-dev libxtensor-dev xtl-dev libzip-dev
+          libeigen3-dev libfmt-dev zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "bootstrap: installing ${missing[*]}" >&2
+  SUDO=; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+jobs=$(nproc)
+launcher=(); command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+configure() {  # configure <build dir> [extra cmake args...]
+  local dir=$1; shift
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPROBE_WERROR=ON "${launcher[@]}" "$@" >/dev/null
+  cmake --build "$dir" -j "$jobs"
+}
+
+case "$mode" in
+  example)
+    configure build -DPROBE_BUILD_TESTS=OFF -DPROBE_BUILD_BENCHMARKS=OFF
+    exec examples/run_example.sh build/bin/probe
+    ;;
+  test)
+    configure build
+    ctest --test-dir build -j "$jobs" --output-on-failure --timeout 900
+    ;;
+  sanitize)
+    configure build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPROBE_SANITIZE=ON -DPROBE_BUILD_BENCHMARKS=OFF
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      PROBE_UNDER_SANITIZER=1 ctest --test-dir build-asan -j "$jobs" --output-on-failure --timeout 1800 \
+      -E '^packaging\.'
+    ;;
+esac
