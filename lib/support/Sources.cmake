@@ -6,5 +6,7 @@ set(PROBE_SOURCES
   Storage.cpp
   Tensor.cpp
   Version.cpp
+  NumberFormat.cpp
   ThreadPool.cpp
+  Value.cpp
 )
