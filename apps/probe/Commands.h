@@ -16,5 +16,7 @@ struct Command {
 };
 
 int run_info(Args args);
+int run_run_ut(Args args);
+int run_multi_run_ut(Args args);
 
 }  // namespace probe::cli

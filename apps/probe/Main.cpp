@@ -17,6 +17,8 @@ using probe::cli::Command;
 // The one explicit list of sub-commands.
 constexpr Command kCommands[] = {
     {"info", "summarise a dump: framework, task, level, APIs, dtypes, tensor files", probe::cli::run_info},
+    {"run_ut", "pre-check every API of a dump against a float64 bench (msprobe run_ut)", probe::cli::run_run_ut},
+    {"multi_run_ut", "run_ut with -n worker threads (msprobe multi_run_ut)", probe::cli::run_multi_run_ut},
 };
 
 void print_usage(std::FILE* out) {

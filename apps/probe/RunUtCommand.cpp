@@ -1,0 +1,285 @@
+// `probe run_ut` and `probe multi_run_ut`: msprobe's command lines (single-dash long flags,
+// argparse-style long forms, unique prefixes, --flag=value) plus probe's own options.
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "Commands.h"
+#include "probe/error.h"
+#include "probe/run_ut.h"
+
+namespace probe::cli {
+namespace {
+
+enum class Opt {
+  ApiInfo, Out, SaveErrorData, Jit, Device, CsvPath, FilterApi, Config, Threads, Seed, Profile,
+  Framework, Timestamp, DeviceRunner, Quiet, Help,
+};
+
+struct Flag {
+  Opt opt;
+  std::vector<std::string> spellings;
+  bool takes_value;
+};
+
+std::vector<Flag> flags(bool multi) {
+  std::vector<Flag> f = {
+      {Opt::ApiInfo, {"-api_info", "--api_info_file"}, true},
+      {Opt::Out, {"-o", "--out_path"}, true},
+      {Opt::SaveErrorData, {"-save_error_data", "--save_error_data"}, false},
+      {Opt::Jit, {"-j", "--jit_compile"}, false},
+      {Opt::Device, {"-d", "--device"}, true},
+      {Opt::CsvPath, {"-csv_path", "--result_csv_path"}, true},
+      {Opt::FilterApi, {"-f", "--filter_api"}, false},
+      {Opt::Config, {"-config", "--config_path"}, true},
+      {Opt::Threads, multi ? std::vector<std::string>{"-n", "--num_splits", "--threads"}
+                           : std::vector<std::string>{"-n", "--threads"},
+       true},
+      {Opt::Seed, {"--seed"}, true},
+      {Opt::Profile, {"--profile"}, true},
+      {Opt::Framework, {"--framework"}, true},
+      {Opt::Timestamp, {"--timestamp"}, true},
+      {Opt::DeviceRunner, {"--device_runner"}, true},
+      {Opt::Quiet, {"-q", "--quiet"}, false},
+      {Opt::Help, {"-h", "--help"}, false},
+  };
+  return f;
+}
+
+void print_help(bool multi) {
+  const char* cmd = multi ? "multi_run_ut" : "run_ut";
+  fmt::print(
+      "usage: probe [-f pytorch|mindspore] {} -api_info DUMP.json [options]\n\n"
+      "Checks every API of an msprobe dump against a float64 CPU bench and writes\n"
+      "accuracy_checking_result_<ts>.csv and accuracy_checking_details_<ts>.csv (msprobe's format).\n"
+      "Tensor dumps: the dumped outputs are the device side. Statistics dumps: inputs are generated\n"
+      "from Max/Min/dtype/shape and the device side is a device runner (default: low-precision emulation).\n\n"
+      "options (msprobe spellings first; long options may be abbreviated and written --opt=value):\n"
+      "  -api_info, --api_info_file FILE   dump.json to check (required)\n"
+      "  -o, --out_path DIR                output directory (default ./, created if missing)\n"
+      "  -save_error_data                  save inputs and bench/device outputs of failing APIs as .npy\n"
+      "                                    under <error_data_path>/ut_error_data<ts>/\n"
+      "  -csv_path, --result_csv_path FILE resume: continue an interrupted run in this\n"
+      "                                    accuracy_checking_result_<ts>.csv and its details file\n"
+      "  -f, --filter_api                  skip forward entries identical to an earlier call of the same API\n"
+      "  -config, --config_path FILE       config.json; its run_ut section gives white_list, black_list,\n"
+      "                                    error_data_path\n"
+      "  -d, --device ID [ID ...]          accepted for msprobe compatibility (no accelerator is used)\n"
+      "  -j, --jit_compile                 accepted for msprobe compatibility (no effect)\n"
+      "{}"
+      "  --seed N                          seed of generated inputs (default 1234)\n"
+      "  --profile probe|msprobe           thresholds and roll-up: probe's (default) or msprobe's exact ones\n"
+      "  --device_runner NAME              compute the device side with this registered runner\n"
+      "  --timestamp YYYYmmddHHMMSS        fixed timestamp for the output file names (default: now)\n"
+      "  -q, --quiet                       no progress on stderr\n"
+      "  -h, --help                        this help\n\n"
+      "Rows are written in dump order whatever the thread count, flushed per API, so an interrupted run\n"
+      "can be resumed with -csv_path. Exit code 0 when the run completes, whatever it found.\n",
+      cmd,
+      multi ? "  -n, --num_splits N                worker threads (1..64, default 8)\n"
+            : "  -n, --threads N                   worker threads (default: all cores)\n");
+}
+
+[[noreturn]] void bad(const std::string& msg) { throw Error(ErrorKind::InvalidArgument, msg); }
+
+long long parse_int(const std::string& text, const std::string& flag) {
+  try {
+    std::size_t used = 0;
+    long long v = std::stoll(text, &used);
+    if (used != text.size()) throw 0;
+    return v;
+  } catch (...) {
+    bad(flag + ": expected an integer, got '" + text + "'");
+  }
+}
+
+bool looks_like_option(const std::string& a) {
+  if (a.size() < 2 || a[0] != '-') return false;
+  // argparse treats negative numbers as values when no option looks like one.
+  return !(std::isdigit(static_cast<unsigned char>(a[1])) || a[1] == '.');
+}
+
+// Finds the flag an argument names: exact spelling, then --x=value, then a unique prefix of a
+// long spelling, then a one-letter flag with its value attached (-d0).
+const Flag* match(const std::vector<Flag>& fl, const std::string& arg, std::optional<std::string>* attached) {
+  for (const auto& f : fl)
+    for (const auto& s : f.spellings)
+      if (arg == s) return &f;
+  if (auto eq = arg.find('='); eq != std::string::npos && arg.size() > 2) {
+    std::string name = arg.substr(0, eq);
+    for (const auto& f : fl)
+      for (const auto& s : f.spellings)
+        if (name == s && f.takes_value) {
+          *attached = arg.substr(eq + 1);
+          return &f;
+        }
+  }
+  std::string name = arg.substr(0, arg.find('='));
+  const Flag* found = nullptr;
+  std::set<const Flag*> candidates;
+  for (const auto& f : fl)
+    for (const auto& s : f.spellings)
+      if (s.size() > 2 && name.size() > 2 && s.compare(0, name.size(), name) == 0) candidates.insert(&f);
+  if (candidates.size() > 1) bad("ambiguous option " + arg);
+  if (candidates.size() == 1) {
+    found = *candidates.begin();
+    if (name != arg) {
+      if (!found->takes_value) bad(arg.substr(0, arg.find('=')) + " takes no value");
+      *attached = arg.substr(name.size() + 1);
+    }
+    return found;
+  }
+  if (arg.size() > 2 && arg[0] == '-' && arg[1] != '-') {
+    for (const auto& f : fl)
+      for (const auto& s : f.spellings)
+        if (s.size() == 2 && arg.compare(0, 2, s) == 0 && f.takes_value) {
+          *attached = arg.substr(2);
+          return &f;
+        }
+  }
+  return nullptr;
+}
+
+class Progress {
+public:
+  explicit Progress(bool quiet) : quiet_(quiet), tty_(::isatty(STDERR_FILENO) == 1) {}
+  void update(const RunUtProgress& p) {
+    if (quiet_) return;
+    auto now = Clock::now();
+    if (!started_) {
+      started_ = true;
+      start_ = now;
+      first_done_ = p.done;
+      last_print_ = now - std::chrono::hours(1);
+    }
+    bool final = p.done >= p.total;
+    double since_print = std::chrono::duration<double>(now - last_print_).count();
+    if (tty_ ? (since_print < 0.1 && !final) : (since_print < 10.0 && !final && p.done != first_done_)) return;
+    last_print_ = now;
+    double elapsed = std::chrono::duration<double>(now - start_).count();
+    double rate = elapsed > 0 ? static_cast<double>(p.done - first_done_) / elapsed : 0.0;
+    std::string eta = rate > 0 ? hms(static_cast<double>(p.total - p.done) / rate) : "--:--";
+    double pct = p.total ? 100.0 * static_cast<double>(p.done) / static_cast<double>(p.total) : 100.0;
+    if (tty_) {
+      constexpr int kWidth = 30;
+      int filled = p.total ? static_cast<int>(kWidth * p.done / p.total) : kWidth;
+      fmt::print(stderr, "\r[{}{}] {}/{} APIs {:5.1f}% {:.1f} API/s ETA {}  ", std::string(filled, '#'),
+                 std::string(kWidth - filled, '.'), p.done, p.total, pct, rate, eta);
+      if (final) fmt::print(stderr, "\n");
+    } else {
+      fmt::print(stderr, "run_ut: {}/{} APIs ({:.1f}%), {:.1f} API/s, ETA {}\n", p.done, p.total, pct, rate, eta);
+    }
+    std::fflush(stderr);
+  }
+
+private:
+  using Clock = std::chrono::steady_clock;
+  static std::string hms(double s) {
+    auto t = static_cast<long long>(s + 0.5);
+    return t >= 3600 ? fmt::format("{}:{:02}:{:02}", t / 3600, t / 60 % 60, t % 60)
+                     : fmt::format("{}:{:02}", t / 60, t % 60);
+  }
+  bool quiet_, tty_;
+  bool started_ = false;
+  std::size_t first_done_ = 0;
+  Clock::time_point start_, last_print_;
+};
+
+int run(Args args, bool multi) {
+  const auto fl = flags(multi);
+  RunUtOptions o;
+  bool quiet = false, have_api_info = false;
+  std::vector<long long> devices;
+  int num_splits = 8;
+  bool threads_given = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    std::optional<std::string> attached;
+    const Flag* f = looks_like_option(arg) ? match(fl, arg, &attached) : nullptr;
+    if (!f) bad(looks_like_option(arg) ? "unknown option " + arg : "unexpected argument '" + arg + "'");
+    std::string value;
+    if (f->takes_value && f->opt != Opt::Device) {
+      if (attached) {
+        value = *attached;
+      } else {
+        if (i + 1 >= args.size() || looks_like_option(args[i + 1])) bad(arg + " needs a value");
+        value = args[++i];
+      }
+    }
+    switch (f->opt) {
+      case Opt::ApiInfo: o.api_info = value; have_api_info = true; break;
+      case Opt::Out: o.out_dir = value; break;
+      case Opt::SaveErrorData: o.save_error_data = true; break;
+      case Opt::Jit: break;
+      case Opt::Device: {
+        devices.clear();
+        if (attached) devices.push_back(parse_int(*attached, arg));
+        while (i + 1 < args.size() && !looks_like_option(args[i + 1])) devices.push_back(parse_int(args[++i], arg));
+        if (devices.empty()) bad(arg + " needs at least one device id");
+        std::set<long long> uniq(devices.begin(), devices.end());
+        if (uniq.size() != devices.size()) bad("device id must be unique");
+        for (auto d : devices)
+          if (d < 0 || d > 4095) bad("device id must be in 0..4095, got " + std::to_string(d));
+        break;
+      }
+      case Opt::CsvPath: o.result_csv = value; break;
+      case Opt::FilterApi: o.filter_api = true; break;
+      case Opt::Config: o.config_path = value; break;
+      case Opt::Threads: {
+        long long n = parse_int(value, arg);
+        if (multi && (n < 1 || n > 64)) bad(arg + " must be in 1..64, got " + value);
+        if (n < 1 || n > 4096) bad(arg + " must be >= 1, got " + value);
+        num_splits = static_cast<int>(n);
+        threads_given = true;
+        break;
+      }
+      case Opt::Seed: {
+        long long s = parse_int(value, arg);
+        if (s < 0) bad("--seed must be >= 0");
+        o.seed = static_cast<std::uint64_t>(s);
+        break;
+      }
+      case Opt::Profile:
+        if (value != "probe" && value != "msprobe") bad("--profile must be probe or msprobe, got '" + value + "'");
+        o.profile = value;
+        break;
+      case Opt::Framework:
+        if (value == "pytorch") o.framework = RunUtFramework::PyTorch;
+        else if (value == "mindspore") o.framework = RunUtFramework::MindSpore;
+        else bad("-f/--framework must be pytorch or mindspore, got '" + value + "'");
+        break;
+      case Opt::Timestamp: o.timestamp = value; break;
+      case Opt::DeviceRunner: o.device_runner = value; break;
+      case Opt::Quiet: quiet = true; break;
+      case Opt::Help: print_help(multi); return 0;
+    }
+  }
+  if (!have_api_info || o.api_info.empty()) bad("-api_info/--api_info_file DUMP.json is required");
+  if (multi) {
+    // msprobe caps processes at 8 per device; probe's threads share one CPU, the cap keeps the
+    // same meaning for scripts that pass -n 64 -d 0.
+    std::size_t ndev = devices.empty() ? 1 : devices.size();
+    o.threads = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(num_splits), 8 * ndev));
+  } else if (threads_given) {
+    o.threads = num_splits;
+  }
+  Progress progress(quiet);
+  RunUtSummary s = run_ut(o, [&](const RunUtProgress& p) { progress.update(p); });
+  fmt::print("apis {} pass {} warning {} error {} skip {}\n", s.apis, s.pass, s.warning, s.error, s.skip);
+  fmt::print("result: {}\ndetails: {}\n", s.result_csv, s.details_csv);
+  if (!s.error_data_dir.empty()) fmt::print("error data: {}\n", s.error_data_dir);
+  return 0;
+}
+
+}  // namespace
+
+int run_run_ut(Args args) { return run(args, false); }
+int run_multi_run_ut(Args args) { return run(args, true); }
+
+}  // namespace probe::cli

@@ -1,0 +1,59 @@
+// Offline API pre-check (msprobe `run_ut` / `multi_run_ut`): checks every API of a dump against a
+// float64 bench and writes msprobe's accuracy_checking_result/details CSVs.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace probe {
+
+/// Which msprobe checker the run imitates (file headers, name rules, per-output rule).
+enum class RunUtFramework { PyTorch, MindSpore };
+
+/// Everything `probe run_ut` can be told; defaults match msprobe's.
+struct RunUtOptions {
+  std::string api_info;        ///< dump.json to check (-api_info)
+  std::string out_dir = "./";  ///< where new CSVs go (-o); created if missing
+  std::string result_csv;      ///< resume into this accuracy_checking_result_<ts>.csv (-csv_path)
+  std::string config_path;     ///< config.json whose run_ut section holds white/black lists (-config)
+  bool save_error_data = false;  ///< write inputs and outputs of failing APIs as .npy (-save_error_data)
+  bool filter_api = false;       ///< drop forward entries duplicating an earlier one (-f / --filter_api)
+  /// Framework from `probe -f X`; unset = taken from dump.json ("framework", else the tensor type names).
+  std::optional<RunUtFramework> framework;
+  int threads = 0;             ///< APIs checked concurrently; 0 = all cores
+  std::uint64_t seed = 1234;   ///< seed of random inputs generated from statistics dumps
+  std::string profile = "probe";  ///< thresholds/roll-up profile: "probe" or "msprobe"
+  std::string timestamp;       ///< 14-digit file timestamp; empty = local time at start
+  /// Device runner for the device side; empty = dumped outputs (tensor dumps) or the built-in
+  /// low-precision emulation (statistics dumps).
+  std::string device_runner;
+};
+
+/// Progress after each API written: `done` of `total` APIs (resumed ones count as done).
+struct RunUtProgress {
+  std::size_t done = 0, total = 0;
+  std::uint64_t tensor_bytes = 0;  ///< bytes of dumped tensors loaded so far in this run
+};
+using RunUtProgressFn = std::function<void(const RunUtProgress&)>;
+
+/// Outcome of a whole run, counted over every API row in the result file (including resumed ones).
+struct RunUtSummary {
+  std::size_t apis = 0, pass = 0, warning = 0, error = 0, skip = 0;
+  std::size_t checked = 0;  ///< APIs checked by this run (not taken over from a resumed file)
+  std::uint64_t tensor_bytes = 0;  ///< bytes of dumped tensors this run loaded
+  std::string result_csv, details_csv;
+  std::string error_data_dir;  ///< set when -save_error_data wrote something
+};
+
+/// Runs the pre-check. Per-API problems become SKIP/error rows; bad options or an unreadable
+/// dump.json throw probe::Error. `progress` is called from the writing thread only.
+RunUtSummary run_ut(const RunUtOptions& options, const RunUtProgressFn& progress = {});
+
+/// Statuses of one API's result row rolled up for the summary: "error", "Warning", "SKIP" or "pass".
+std::string run_ut_api_outcome(const std::string& forward, const std::string& backward);
+
+}  // namespace probe

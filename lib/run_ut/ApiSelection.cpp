@@ -1,0 +1,152 @@
+#include "run_ut/ApiSelection.h"
+
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string_view>
+
+#include "probe/error.h"
+
+namespace probe::rut {
+namespace {
+
+std::vector<std::string> split_dots(const std::string& s) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  for (;;) {
+    std::size_t dot = s.find('.', start);
+    parts.push_back(s.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  return parts;
+}
+
+bool contains(const std::vector<std::string>& list, const std::string& s) {
+  return std::find(list.begin(), list.end(), s) != list.end();
+}
+
+// Tensor methods the MindSpore checker accepts (checker_support_api.yaml, `tensor`).
+constexpr std::array<std::string_view, 59> kMindSporeTensorApis = {
+    "add_",  "add",    "addmm_",   "all",      "allclose",  "any",         "bool",    "byte",     "ceil",
+    "clamp", "contiguous", "copy_", "cos",     "clone",     "cumprod",     "expand_as", "flatten", "float",
+    "half",  "int",    "is_contiguous", "isnan", "item",    "log",         "log2",    "long",     "masked_fill",
+    "max",   "mean",   "min",      "numel",    "numpy",     "repeat",      "repeat_interleave", "reshape",
+    "round", "select", "sin",      "size",     "split",     "sqrt",        "square",  "sub",      "swapaxes",
+    "to",    "t",      "tolist",   "topk",     "transpose", "trunc",       "type",    "unsqueeze", "view",
+    "view_as", "fill_", "floor_",  "clamp_",   "type_as",   "zero_"};
+
+}  // namespace
+
+ApiName parse_pytorch_api_name(const std::string& full) {
+  ApiName a;
+  a.full = full;
+  auto parts = split_dots(full);
+  a.type = parts.front();
+  if (parts.size() == 3) {
+    a.name = parts[1];
+    a.parsed = true;
+  } else if (parts.size() == 4) {
+    a.name = parts[1] + "." + parts[2];
+    a.parsed = true;
+  }
+  return a;
+}
+
+RunUtConfig load_run_ut_config(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorKind::Io, std::string("cannot open config: ") + std::strerror(errno), path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  rapidjson::Document doc;
+  doc.Parse(text.c_str(), text.size());
+  if (doc.HasParseError())
+    throw Error(ErrorKind::Format,
+                std::string("invalid JSON at offset ") + std::to_string(doc.GetErrorOffset()) + ": " +
+                    rapidjson::GetParseError_En(doc.GetParseError()),
+                path);
+  if (!doc.IsObject()) throw Error(ErrorKind::Format, "config must be a JSON object", path);
+  RunUtConfig cfg;
+  auto section = doc.FindMember("run_ut");
+  if (section == doc.MemberEnd() || section->value.IsNull()) return cfg;
+  if (!section->value.IsObject()) throw Error(ErrorKind::Format, "must be an object", path, "run_ut");
+  const auto& s = section->value;
+  auto read_list = [&](const char* key, std::vector<std::string>& out) {
+    auto it = s.FindMember(key);
+    if (it == s.MemberEnd() || it->value.IsNull()) return;
+    if (!it->value.IsArray())
+      throw Error(ErrorKind::Format, "must be a list of API names", path, std::string("run_ut.") + key);
+    for (const auto& v : it->value.GetArray()) {
+      if (!v.IsString())
+        throw Error(ErrorKind::Format, "must be a list of API names", path, std::string("run_ut.") + key);
+      out.emplace_back(v.GetString(), v.GetStringLength());
+    }
+  };
+  read_list("white_list", cfg.white_list);
+  read_list("black_list", cfg.black_list);
+  auto edp = s.FindMember("error_data_path");
+  if (edp != s.MemberEnd() && !edp->value.IsNull()) {
+    if (!edp->value.IsString()) throw Error(ErrorKind::Format, "must be a path", path, "run_ut.error_data_path");
+    cfg.error_data_path = edp->value.GetString();
+  }
+  return cfg;
+}
+
+std::optional<std::string> pytorch_skip_reason(const ApiName& api, const RunUtConfig& config) {
+  if (api.type == "Distributed" || api.type == "MindSpeed" || !api.parsed)
+    return "API " + api.full + " not support for run ut. SKIP.";
+  // Factory/conversion APIs produce uninitialised or device-bound data: msprobe never checks them.
+  static const std::vector<std::string> kAlwaysBlack = {
+      "to", "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "empty_with_format"};
+  bool black = contains(config.black_list, api.name) || contains(kAlwaysBlack, api.name);
+  bool not_white = !config.white_list.empty() && !contains(config.white_list, api.name);
+  if (black || not_white) return "API " + api.name + " in black list or not in white list. SKIP.";
+  return std::nullopt;
+}
+
+bool is_unsafe_api_name(const std::string& name) {
+  static const std::vector<std::string> kLead = {"+", "-", "=", "%", "@", "＋", "－", "＝", "％", "＠"};
+  auto starts_with_lead = [&](std::string_view s) {
+    for (const auto& l : kLead)
+      if (s.substr(0, l.size()) == l) return true;
+    return false;
+  };
+  if (starts_with_lead(name)) return true;
+  for (std::size_t p = name.find(';'); p != std::string::npos; p = name.find(';', p + 1)) {
+    std::string_view rest(name);
+    rest.remove_prefix(p + 1);
+    if (starts_with_lead(rest)) return true;
+  }
+  return false;
+}
+
+std::optional<std::string> mindspore_bench_name(const std::string& full, bool mindtorch) {
+  auto parts = split_dots(full);
+  if (parts.size() < 3) return std::nullopt;  // the key (with .forward) needs >= 4 segments
+  const std::string& type = parts.front();
+  std::string real;
+  for (std::size_t i = 1; i + 1 < parts.size(); ++i) real += (i > 1 ? "." : "") + parts[i];
+  const std::string& index = parts.back();
+  if (mindtorch) {
+    if (type == "Torch" || type == "Functional" || type == "Tensor") return full;
+    return std::nullopt;
+  }
+  if (type == "Mint") return "Torch." + real + "." + index;
+  if (type == "MintFunctional") return "Functional." + real + "." + index;
+  if (type == "Tensor") {
+    if (std::find(kMindSporeTensorApis.begin(), kMindSporeTensorApis.end(), real) == kMindSporeTensorApis.end())
+      return std::nullopt;
+    return "Tensor." + real + "." + index;
+  }
+  if (type == "Functional" && real == "flash_attention_score") return "NPU.npu_fusion_attention." + index;
+  return std::nullopt;
+}
+
+}  // namespace probe::rut

@@ -1,0 +1,80 @@
+#include "run_ut/Engine.h"
+
+#include "run_ut/OrderedParallel.h"
+
+namespace probe::rut {
+
+std::string run_ut_outcome_impl(const std::string& fwd, const std::string& bwd) {
+  if (fwd == "error" || bwd == "error") return "error";
+  if (fwd == "Warning" || bwd == "Warning") return "Warning";
+  // A forward SKIP means nothing was checked; a backward-only SKIP after a passing forward is a pass.
+  bool fwd_empty = fwd.empty() || fwd == kSpace;
+  if (fwd == "SKIP" || (fwd_empty && (bwd == "SKIP" || bwd.empty() || bwd == kSpace))) return "SKIP";
+  return "pass";
+}
+
+namespace {
+
+void count(RunUtSummary& s, const std::string& fwd, const std::string& bwd) {
+  ++s.apis;
+  std::string o = run_ut_outcome_impl(fwd, bwd);
+  if (o == "error") ++s.error;
+  else if (o == "Warning") ++s.warning;
+  else if (o == "SKIP") ++s.skip;
+  else ++s.pass;
+}
+
+}  // namespace
+
+RunUtSummary run_engine(const std::vector<std::string>& apis, const std::function<ApiRows(std::size_t)>& check,
+                        const EngineConfig& config, const RunUtProgressFn& progress,
+                        const std::atomic<std::uint64_t>* tensor_bytes) {
+  RunUtSummary summary;
+  summary.result_csv = config.paths.result;
+  summary.details_csv = config.paths.details;
+  ResumeState resumed;
+  if (config.resume) resumed = load_and_repair(config.paths, config.framework);
+  for (const auto& [f, b] : resumed.statuses) count(summary, f, b);
+
+  std::vector<std::size_t> todo;
+  todo.reserve(apis.size());
+  for (std::size_t i = 0; i < apis.size(); ++i)
+    if (!resumed.done.count(apis[i])) todo.push_back(i);
+  std::size_t total = apis.size();
+  std::size_t done = total - todo.size();
+
+  OutputWriter writer(config.paths, config.framework);
+  auto report = [&] {
+    if (!progress) return;
+    RunUtProgress p;
+    p.done = done;
+    p.total = total;
+    p.tensor_bytes = tensor_bytes ? tensor_bytes->load() : 0;
+    progress(p);
+  };
+  report();
+  // A window of a few APIs per thread keeps workers busy past one slow API without holding
+  // many APIs' tensors in memory.
+  std::size_t window = static_cast<std::size_t>(config.threads) * 4;
+  ordered_parallel<ApiRows>(
+      todo.size(), config.threads, window, [&](std::size_t k) { return check(todo[k]); },
+      [&](std::size_t, ApiRows&& rows) {
+        writer.write(rows);
+        if (!rows.result.empty()) {
+          count(summary, rows.result.size() > 1 ? rows.result[1] : "", rows.result.size() > 2 ? rows.result[2] : "");
+          ++summary.checked;
+        }
+        ++done;
+        report();
+      });
+  if (tensor_bytes) summary.tensor_bytes = tensor_bytes->load();
+  return summary;
+}
+
+}  // namespace probe::rut
+
+namespace probe {
+std::string run_ut_api_outcome(const std::string& forward, const std::string& backward) {
+  return rut::run_ut_outcome_impl(forward, backward);
+}
+}  // namespace probe

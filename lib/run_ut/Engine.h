@@ -1,0 +1,32 @@
+// Internal: the part of run_ut that does not know what checking an API means — resume, worker
+// threads with dump-order output, flushing per API, progress and the summary.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "probe/run_ut.h"
+#include "run_ut/OutputFiles.h"
+
+namespace probe::rut {
+
+/// Summary roll-up of one result row (see probe::run_ut_api_outcome).
+std::string run_ut_outcome_impl(const std::string& fwd, const std::string& bwd);
+
+struct EngineConfig {
+  OutputPaths paths;
+  bool resume = false;  ///< continue in existing files (skips APIs with a result row)
+  RunUtFramework framework = RunUtFramework::PyTorch;
+  int threads = 1;
+};
+
+/// Checks `apis[i]` with `check(i)` (called concurrently, must not throw for per-API problems)
+/// and writes the rows in `apis` order. `tensor_bytes`, if given, is read for progress reports.
+RunUtSummary run_engine(const std::vector<std::string>& apis, const std::function<ApiRows(std::size_t)>& check,
+                        const EngineConfig& config, const RunUtProgressFn& progress,
+                        const std::atomic<std::uint64_t>* tensor_bytes = nullptr);
+
+}  // namespace probe::rut

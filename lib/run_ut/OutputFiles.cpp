@@ -1,0 +1,226 @@
+#include "run_ut/OutputFiles.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "probe/error.h"
+
+namespace probe::rut {
+namespace fs = std::filesystem;
+
+CsvRow result_header(RunUtFramework fw) {
+  // msprobe spells the first column differently in the two checkers.
+  if (fw == RunUtFramework::MindSpore)
+    return {"API Name", "Forward Test Success", "Backward Test Success", "Message"};
+  return {"API name", "Forward Test Success", "Backward Test Success", "Message"};
+}
+
+CsvRow details_header(RunUtFramework fw) {
+  if (fw == RunUtFramework::MindSpore)
+    return {"API Name", "Bench Dtype", "Tested Dtype", "Shape", "Cosine",
+            "MaxAbsErr", "MaxRelativeErr", "Status", "Message"};
+  return {"API Name",        "Bench Dtype",    "DEVICE Dtype",   "Shape",          "余弦相似度",
+          "最大绝对误差",    "双百指标",       "双千指标",       "双万指标",       "二进制一致错误率",
+          "误差均衡性",      "均方根误差",     "小值域错误占比", "相对误差最大值", "相对误差平均值",
+          "inf/nan错误率",   "相对误差错误率", "绝对误差错误率", "ULP误差最大值",  "ULP误差平均值",
+          "ULP误差大于阈值占比", "Status",     "Message"};
+}
+
+std::string local_timestamp() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d%H%M%S", &tm);
+  return buf;
+}
+
+OutputPaths new_output_paths(const std::string& out_dir, const std::string& timestamp) {
+  static const std::regex kTs("^\\d{14}$");
+  if (!std::regex_match(timestamp, kTs))
+    throw Error(ErrorKind::InvalidArgument, "timestamp must be 14 digits (YYYYmmddHHMMSS), got '" + timestamp + "'");
+  fs::path dir = out_dir.empty() ? fs::path(".") : fs::path(out_dir);
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) {
+    fs::create_directories(dir, ec);
+    if (ec) throw Error(ErrorKind::Io, "cannot create output directory: " + ec.message(), dir.string());
+    fs::permissions(dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec, ec);
+  }
+  if (!fs::is_directory(dir, ec)) throw Error(ErrorKind::Io, "output path is not a directory", dir.string());
+  if (::access(dir.c_str(), W_OK) != 0) throw Error(ErrorKind::Io, "output directory is not writable", dir.string());
+  OutputPaths p;
+  p.timestamp = timestamp;
+  p.result = (dir / ("accuracy_checking_result_" + timestamp + ".csv")).string();
+  p.details = (dir / ("accuracy_checking_details_" + timestamp + ".csv")).string();
+  return p;
+}
+
+OutputPaths resume_output_paths(const std::string& result_csv) {
+  static const std::regex kName("^accuracy_checking_result_(\\d{14})\\.csv$");
+  fs::path path(result_csv);
+  std::string base = path.filename().string();
+  std::smatch m;
+  if (!std::regex_match(base, m, kName))
+    throw Error(ErrorKind::InvalidArgument,
+                "-csv_path must name an accuracy_checking_result_<14 digits>.csv file", result_csv);
+  std::error_code ec;
+  if (fs::is_symlink(path, ec)) throw Error(ErrorKind::Security, "-csv_path must not be a symbolic link", result_csv);
+  if (!fs::is_regular_file(path, ec)) throw Error(ErrorKind::Io, "result file to resume does not exist", result_csv);
+  if (::access(path.c_str(), R_OK | W_OK) != 0)
+    throw Error(ErrorKind::Io, "result file to resume must be readable and writable", result_csv);
+  OutputPaths p;
+  p.timestamp = m[1].str();
+  p.result = path.string();
+  p.details = (path.parent_path() / ("accuracy_checking_details_" + p.timestamp + ".csv")).string();
+  if (!fs::is_regular_file(p.details, ec))
+    throw Error(ErrorKind::Io, "details file of the resumed result file does not exist", p.details);
+  if (::access(p.details.c_str(), R_OK | W_OK) != 0)
+    throw Error(ErrorKind::Io, "details file to resume must be readable and writable", p.details);
+  return p;
+}
+
+std::string full_name_of_details_row(const std::string& row_name) {
+  // `<full>.<forward|backward>.output.<i>`: the full name itself may contain dots.
+  std::size_t pos = row_name.size();
+  for (int i = 0; i < 3; ++i) {
+    if (pos == 0) return row_name;
+    pos = row_name.rfind('.', pos - 1);
+    if (pos == std::string::npos) return row_name;
+  }
+  return row_name.substr(0, pos);
+}
+
+namespace {
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorKind::Io, std::string("cannot open: ") + std::strerror(errno), path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A CSV record's byte span; records end with a line break outside quotes.
+struct Record {
+  std::size_t begin, end;
+};
+
+// Complete records of `text` (after the BOM). A torn tail (no terminator, or an open quote) is
+// not returned; its start is `*complete_end`.
+std::vector<Record> scan_records(const std::string& text, std::size_t start, std::size_t* complete_end) {
+  std::vector<Record> out;
+  bool in_quotes = false;
+  std::size_t rec_begin = start;
+  for (std::size_t i = start; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '"') {
+      in_quotes = !in_quotes;  // a doubled "" toggles twice
+    } else if (c == '\n' && !in_quotes) {
+      out.push_back({rec_begin, i + 1});
+      rec_begin = i + 1;
+    }
+  }
+  *complete_end = rec_begin;
+  return out;
+}
+
+CsvRow parse_record(const std::string& text, const Record& r, const std::string& path) {
+  auto rows = csv_parse(std::string_view(text).substr(r.begin, r.end - r.begin), path);
+  return rows.empty() ? CsvRow{} : rows.front();
+}
+
+void replace_file(const std::string& path, const std::string& content) {
+  std::string tmp = path + ".probe-tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw Error(ErrorKind::Io, std::string("cannot write: ") + std::strerror(errno), tmp);
+    out.write(content.data(), static_cast<std::streamsize>(content.size()));
+    if (!out) throw Error(ErrorKind::Io, "write failed", tmp);
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) throw Error(ErrorKind::Io, "cannot replace file: " + ec.message(), path);
+  ::chmod(path.c_str(), 0640);
+}
+
+bool header_matches(const CsvRow& got, const CsvRow& want) {
+  if (got.size() < want.size()) return false;
+  for (std::size_t i = 0; i < want.size(); ++i)
+    if (got[i] != want[i]) return false;
+  return true;
+}
+
+}  // namespace
+
+ResumeState load_and_repair(const OutputPaths& paths, RunUtFramework fw) {
+  ResumeState st;
+  std::string text = read_all(paths.result);
+  std::size_t bom = text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
+  std::size_t complete_end = 0;
+  auto records = scan_records(text, bom, &complete_end);
+  if (records.empty()) {
+    // Killed before even the header was complete: start the file afresh.
+    if (!text.empty()) replace_file(paths.result, "");
+  } else {
+    CsvRow header = parse_record(text, records.front(), paths.result);
+    if (!header_matches(header, result_header(fw)))
+      throw Error(ErrorKind::Format,
+                  "not a " + std::string(fw == RunUtFramework::MindSpore ? "MindSpore" : "PyTorch") +
+                      " run_ut result file (header differs)",
+                  paths.result);
+    for (std::size_t i = 1; i < records.size(); ++i) {
+      CsvRow row = parse_record(text, records[i], paths.result);
+      if (row.empty() || row[0].empty()) continue;
+      st.done.insert(row[0]);
+      st.statuses.emplace_back(row.size() > 1 ? row[1] : "", row.size() > 2 ? row[2] : "");
+    }
+    if (complete_end != text.size()) replace_file(paths.result, text.substr(0, complete_end));
+  }
+
+  std::string dtext = read_all(paths.details);
+  std::size_t dbom = dtext.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
+  std::size_t dcomplete = 0;
+  auto drecs = scan_records(dtext, dbom, &dcomplete);
+  if (drecs.empty()) {
+    if (!dtext.empty()) replace_file(paths.details, "");
+    return st;
+  }
+  CsvRow dheader = parse_record(dtext, drecs.front(), paths.details);
+  if (!header_matches(dheader, details_header(fw)))
+    throw Error(ErrorKind::Format, "not a run_ut details file (header differs)", paths.details);
+  // Keep the original bytes of every row that belongs to a finished API.
+  std::string kept = dtext.substr(0, drecs.front().end);
+  bool changed = dcomplete != dtext.size();
+  for (std::size_t i = 1; i < drecs.size(); ++i) {
+    CsvRow row = parse_record(dtext, drecs[i], paths.details);
+    if (!row.empty() && st.done.count(full_name_of_details_row(row[0]))) {
+      kept.append(dtext, drecs[i].begin, drecs[i].end - drecs[i].begin);
+    } else {
+      changed = true;
+    }
+  }
+  if (changed) replace_file(paths.details, kept);
+  return st;
+}
+
+OutputWriter::OutputWriter(const OutputPaths& paths, RunUtFramework fw)
+    : details_(std::make_unique<CsvWriter>(paths.details, details_header(fw))),
+      result_(std::make_unique<CsvWriter>(paths.result, result_header(fw))) {
+  ::chmod(paths.details.c_str(), 0640);
+  ::chmod(paths.result.c_str(), 0640);
+}
+
+void OutputWriter::write(const ApiRows& rows) {
+  for (const auto& r : rows.details) details_->write_row(r);
+  if (!rows.result.empty()) result_->write_row(rows.result);
+}
+
+}  // namespace probe::rut

@@ -1,0 +1,6 @@
+set(PROBE_SOURCES
+  ApiSelection.cpp
+  Engine.cpp
+  OutputFiles.cpp
+  RunUt.cpp
+)

@@ -1,0 +1,79 @@
+// The run_ut/multi_run_ut command lines: msprobe spellings accepted, bad input gives one line on
+// stderr and a non-zero exit code.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+namespace {
+
+struct Result {
+  int code;
+  std::string out;  // stdout + stderr
+};
+
+Result run_cli(const std::string& args) {
+  std::string cmd = std::string(PROBE_CLI_PATH) + " " + args + " 2>&1";
+  Result r{-1, {}};
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf{};
+  while (std::fgets(buf.data(), buf.size(), p)) r.out += buf.data();
+  int st = pclose(p);
+  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+int lines(const std::string& s) {
+  int n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+TEST(RunUtCli, HelpDocumentsEveryFlag) {
+  auto r = run_cli("run_ut --help");
+  EXPECT_EQ(r.code, 0);
+  for (const char* f : {"-api_info", "--api_info_file", "-o", "--out_path", "-save_error_data", "-csv_path",
+                        "--result_csv_path", "--filter_api", "-config", "--config_path", "-d", "--device", "-j",
+                        "--jit_compile", "--threads", "--seed", "--profile", "--timestamp", "--device_runner"})
+    EXPECT_NE(r.out.find(f), std::string::npos) << f;
+  auto m = run_cli("multi_run_ut -h");
+  EXPECT_EQ(m.code, 0);
+  EXPECT_NE(m.out.find("--num_splits"), std::string::npos);
+}
+
+TEST(RunUtCli, BadInputGivesOneLineAndAnExitCode) {
+  struct Case {
+    const char* args;
+    int code;
+    const char* needle;
+  };
+  const Case cases[] = {
+      {"run_ut", 2, "-api_info"},
+      {"run_ut -api_info", 2, "needs a value"},
+      {"run_ut -api_info x.json --bogus", 2, "unknown option --bogus"},
+      {"run_ut -api_info x.json -n 0", 2, "-n"},
+      {"run_ut -api_info x.json -n abc", 2, "integer"},
+      {"run_ut -api_info x.json -d 0 0", 2, "unique"},
+      {"run_ut -api_info x.json -d -1", 2, "device id"},
+      {"run_ut -api_info x.json --profile fast", 2, "profile"},
+      {"run_ut -api_info x.json stray", 2, "unexpected argument"},
+      {"multi_run_ut -api_info x.json -n 65", 2, "1..64"},
+      {"-f tensorflow run_ut -api_info x.json", 2, "pytorch or mindspore"},
+      {"run_ut -api_info dump.txt", 2, ".json"},
+      {"run_ut -api_info /nonexistent/dump.json", 3, "dump.json"},
+      {"run_ut --api_info_file=/nonexistent/dump.json", 3, "dump.json"},
+      {"run_ut --api_info /nonexistent/dump.json -j -d 0 1", 3, "dump.json"},  // argparse-style prefix
+  };
+  for (const auto& c : cases) {
+    auto r = run_cli(c.args);
+    EXPECT_EQ(r.code, c.code) << c.args << "\n" << r.out;
+    EXPECT_EQ(lines(r.out), 1) << c.args << "\n" << r.out;
+    EXPECT_NE(r.out.find(c.needle), std::string::npos) << c.args << "\n" << r.out;
+  }
+}
+
+}  // namespace

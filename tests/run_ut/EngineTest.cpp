@@ -1,0 +1,247 @@
+// The run_ut engine without API checking: dump-order output under threads, resume after a kill
+// at any point, file names and headers.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "probe/csv.h"
+#include "probe/error.h"
+#include "run_ut/Engine.h"
+#include "run_ut/OrderedParallel.h"
+#include "run_ut/OutputFiles.h"
+
+namespace probe::rut {
+namespace {
+namespace fs = std::filesystem;
+
+std::string slurp(const std::string& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+void append(const std::string& p, const std::string& bytes) {
+  std::ofstream out(p, std::ios::binary | std::ios::app);
+  out << bytes;
+}
+
+struct TempDir {
+  fs::path path;
+  explicit TempDir(const std::string& name) {
+    path = fs::temp_directory_path() / ("probe_rut_" + name + "_" + std::to_string(::getpid()));
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+std::vector<std::string> api_names(int n) {
+  std::vector<std::string> v;
+  for (int i = 0; i < n; ++i) v.push_back("Functional.op_" + std::to_string(i % 5) + "." + std::to_string(i));
+  return v;
+}
+
+// Deterministic rows per API: 0..2 detail rows whose messages need CSV quoting, a SKIP row with
+// a 4th result field every 4th API, varied statuses.
+ApiRows fake_rows(const std::vector<std::string>& apis, std::size_t i) {
+  ApiRows r;
+  r.name = apis[i];
+  static const char* kStatus[] = {"pass", "error", "Warning"};
+  if (i % 4 == 3) {
+    CsvRow d(23, kSpace);
+    d[0] = apis[i] + ".forward.output.0";
+    d[21] = "SKIP";
+    d[22] = "API " + apis[i] + " not support, \"quoted\"\nSKIP.";
+    r.details.push_back(d);
+    r.result = {apis[i], "SKIP", "SKIP", d[22]};
+    return r;
+  }
+  for (std::size_t k = 0; k < i % 3; ++k) {
+    CsvRow d(23, kSpace);
+    d[0] = apis[i] + ".forward.output." + std::to_string(k);
+    d[3] = "(2, 3)";
+    d[21] = kStatus[(i + k) % 3];
+    d[22] = "\nMax abs error is less than 0.001, consider as pass, skip other check and set to SPACE.\n";
+    r.details.push_back(d);
+  }
+  r.result = {apis[i], kStatus[i % 3], i % 2 ? "pass" : kSpace};
+  return r;
+}
+
+RunUtSummary run(const fs::path& dir, const std::vector<std::string>& apis, int threads, bool resume,
+                 bool jitter = false) {
+  EngineConfig cfg;
+  cfg.paths = new_output_paths(dir.string(), "20260102030405");
+  cfg.resume = resume;
+  cfg.threads = threads;
+  return run_engine(
+      apis,
+      [&](std::size_t i) {
+        if (jitter) std::this_thread::sleep_for(std::chrono::microseconds((i * 7919) % 13 * 100));
+        return fake_rows(apis, i);
+      },
+      cfg, {});
+}
+
+TEST(RunUtFiles, NamesAndHeadersLikeMsprobe) {
+  TempDir t("names");
+  auto p = new_output_paths(t.path.string(), "20240101120000");
+  EXPECT_EQ(fs::path(p.result).filename(), "accuracy_checking_result_20240101120000.csv");
+  EXPECT_EQ(fs::path(p.details).filename(), "accuracy_checking_details_20240101120000.csv");
+  { OutputWriter w(p, RunUtFramework::PyTorch); }
+  std::string res = slurp(p.result);
+  EXPECT_EQ(res, "\xEF\xBB\xBF" "API name,Forward Test Success,Backward Test Success,Message\r\n");
+  std::string det = slurp(p.details);
+  EXPECT_EQ(det.substr(0, 3), "\xEF\xBB\xBF");
+  auto rows = csv_parse(det);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].size(), 23u);
+  EXPECT_EQ(rows[0][4], "余弦相似度");
+  EXPECT_EQ(rows[0][20], "ULP误差大于阈值占比");
+  EXPECT_EQ(details_header(RunUtFramework::MindSpore).size(), 9u);
+  EXPECT_EQ(result_header(RunUtFramework::MindSpore)[0], "API Name");
+  EXPECT_THROW(new_output_paths(t.path.string(), "2024"), Error);
+}
+
+TEST(RunUtFiles, ResumePathValidation) {
+  TempDir t("resume_paths");
+  auto bad = (t.path / "result.csv").string();
+  append(bad, "x");
+  EXPECT_THROW(resume_output_paths(bad), Error);
+  auto good = (t.path / "accuracy_checking_result_20240101120000.csv").string();
+  append(good, "");
+  try {
+    resume_output_paths(good);
+    FAIL() << "missing details file must be rejected";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Io);
+  }
+  append((t.path / "accuracy_checking_details_20240101120000.csv").string(), "");
+  auto p = resume_output_paths(good);
+  EXPECT_EQ(p.timestamp, "20240101120000");
+  EXPECT_THROW(resume_output_paths((t.path / "accuracy_checking_result_2024.csv").string()), Error);
+}
+
+TEST(RunUtFiles, DetailsRowFullName) {
+  EXPECT_EQ(full_name_of_details_row("Torch.linalg.vector_norm.0.forward.output.1"), "Torch.linalg.vector_norm.0");
+  EXPECT_EQ(full_name_of_details_row("Functional.relu.0.backward.output.0"), "Functional.relu.0");
+}
+
+TEST(OrderedParallel, DeliversInIndexOrderAndBoundsTheWindow) {
+  std::atomic<int> in_flight{0}, max_in_flight{0};
+  std::vector<std::size_t> seen;
+  std::mutex m;
+  std::atomic<std::size_t> sunk{0};
+  ordered_parallel<std::size_t>(
+      200, 4, 8,
+      [&](std::size_t i) {
+        int now = ++in_flight;
+        int prev = max_in_flight.load();
+        while (now > prev && !max_in_flight.compare_exchange_weak(prev, now)) {}
+        std::this_thread::sleep_for(std::chrono::microseconds((i * 31) % 7 * 50));
+        // Work never runs further than `window` ahead of what has been delivered.
+        EXPECT_LT(i, sunk.load() + 8 + 1);
+        --in_flight;
+        return i * i;
+      },
+      [&](std::size_t i, std::size_t&& v) {
+        EXPECT_EQ(v, i * i);
+        std::lock_guard l(m);
+        seen.push_back(i);
+        ++sunk;
+      });
+  ASSERT_EQ(seen.size(), 200u);
+  for (std::size_t i = 0; i < seen.size(); ++i) EXPECT_EQ(seen[i], i);
+  EXPECT_LE(max_in_flight.load(), 4);
+}
+
+TEST(OrderedParallel, PropagatesAWorkerException) {
+  auto f = [] {
+    ordered_parallel<int>(
+        50, 3, 6,
+        [](std::size_t i) -> int {
+          if (i == 17) throw Error(ErrorKind::Io, "disk full");
+          return 0;
+        },
+        [](std::size_t, int&&) {});
+  };
+  EXPECT_THROW(f(), Error);
+}
+
+TEST(RunUtEngine, SameFilesForOneAndManyThreads) {
+  auto apis = api_names(60);
+  TempDir a("t1"), b("t3");
+  auto s1 = run(a.path, apis, 1, false);
+  auto s3 = run(b.path, apis, 3, false, /*jitter=*/true);
+  EXPECT_EQ(slurp(s1.result_csv), slurp(s3.result_csv));
+  EXPECT_EQ(slurp(s1.details_csv), slurp(s3.details_csv));
+  // 60 APIs: 15 SKIP rows (i%4==3); of the rest the forward status cycles pass/error/Warning by i%3.
+  EXPECT_EQ(s1.apis, 60u);
+  EXPECT_EQ(s1.skip, 15u);
+  EXPECT_EQ(s1.pass + s1.error + s1.warning, 45u);
+  EXPECT_EQ(s1.checked, 60u);
+  auto rows = csv_read_file(s1.result_csv);
+  ASSERT_EQ(rows.size(), 61u);
+  EXPECT_EQ(rows[1].size(), 3u);  // normal rows have 3 fields
+  EXPECT_EQ(rows[4].size(), 4u);  // SKIP rows carry the message
+  EXPECT_EQ(rows[1][2], " ");
+}
+
+// Kill points: cleanly after API m; after API m's details rows but before its result row; in the
+// middle of a details row; in the middle of the result row. Resuming must give the same bytes.
+TEST(RunUtEngine, ResumeAfterAKillAnywhereGivesIdenticalFiles) {
+  auto apis = api_names(23);
+  TempDir full_dir("full");
+  auto full = run(full_dir.path, apis, 2, false);
+  const std::string want_res = slurp(full.result_csv), want_det = slurp(full.details_csv);
+  for (std::size_t m : {0u, 1u, 2u, 7u, 11u, 22u}) {
+    for (int tear = 0; tear < 4; ++tear) {
+      TempDir t("cut");
+      std::vector<std::string> head(apis.begin(), apis.begin() + static_cast<std::ptrdiff_t>(m));
+      auto part = run(t.path, head, 2, false);
+      ApiRows next = fake_rows(apis, m);
+      std::string det_bytes, res_bytes = csv_encode_row(next.result) + "\r\n";
+      for (const auto& r : next.details) det_bytes += csv_encode_row(r) + "\r\n";
+      if (tear == 1) append(part.details_csv, det_bytes);
+      if (tear == 2) append(part.details_csv, det_bytes.substr(0, det_bytes.size() / 2 + 1));
+      if (tear == 3) {
+        append(part.details_csv, det_bytes);
+        append(part.result_csv, res_bytes.substr(0, res_bytes.size() - 3));
+      }
+      auto resumed = run(t.path, apis, 2, true);
+      EXPECT_EQ(slurp(resumed.result_csv), want_res) << "m=" << m << " tear=" << tear;
+      EXPECT_EQ(slurp(resumed.details_csv), want_det) << "m=" << m << " tear=" << tear;
+      EXPECT_EQ(resumed.apis, apis.size());
+      EXPECT_EQ(resumed.checked, apis.size() - m);
+    }
+  }
+}
+
+TEST(RunUtEngine, ResumeRejectsAForeignFile) {
+  TempDir t("foreign");
+  auto p = new_output_paths(t.path.string(), "20260102030405");
+  append(p.result, "a,b,c\r\n");
+  append(p.details, "");
+  EngineConfig cfg;
+  cfg.paths = p;
+  cfg.resume = true;
+  EXPECT_THROW(run_engine({"Functional.relu.0"}, [](std::size_t) { return ApiRows{}; }, cfg, {}), Error);
+}
+
+TEST(RunUtEngine, SummaryRollUp) {
+  EXPECT_EQ(run_ut_api_outcome("pass", " "), "pass");
+  EXPECT_EQ(run_ut_api_outcome("pass", "error"), "error");
+  EXPECT_EQ(run_ut_api_outcome("Warning", "pass"), "Warning");
+  EXPECT_EQ(run_ut_api_outcome("error", "Warning"), "error");
+  EXPECT_EQ(run_ut_api_outcome("SKIP", "SKIP"), "SKIP");
+  EXPECT_EQ(run_ut_api_outcome("pass", "SKIP"), "pass");
+  EXPECT_EQ(run_ut_api_outcome("", "SKIP"), "SKIP");
+}
+
+}  // namespace
+}  // namespace probe::rut
