@@ -18,8 +18,22 @@ namespace probe::cli {
 namespace {
 
 enum class Opt {
-  ApiInfo, Out, SaveErrorData, Jit, Device, CsvPath, FilterApi, Config, Threads, Seed, Profile,
-  Framework, Timestamp, DeviceRunner, Quiet, Help,
+  ApiInfo,
+  Out,
+  SaveErrorData,
+  Jit,
+  Device,
+  CsvPath,
+  FilterApi,
+  Config,
+  Threads,
+  Seed,
+  Profile,
+  Framework,
+  Timestamp,
+  DeviceRunner,
+  Quiet,
+  Help,
 };
 
 struct Flag {
@@ -38,8 +52,9 @@ std::vector<Flag> flags(bool multi) {
       {Opt::CsvPath, {"-csv_path", "--result_csv_path"}, true},
       {Opt::FilterApi, {"-f", "--filter_api"}, false},
       {Opt::Config, {"-config", "--config_path"}, true},
-      {Opt::Threads, multi ? std::vector<std::string>{"-n", "--num_splits", "--threads"}
-                           : std::vector<std::string>{"-n", "--threads"},
+      {Opt::Threads,
+       multi ? std::vector<std::string>{"-n", "--num_splits", "--threads"}
+             : std::vector<std::string>{"-n", "--threads"},
        true},
       {Opt::Seed, {"--seed"}, true},
       {Opt::Profile, {"--profile"}, true},
@@ -59,7 +74,8 @@ void print_help(bool multi) {
       "Checks every API of an msprobe dump against a float64 CPU bench and writes\n"
       "accuracy_checking_result_<ts>.csv and accuracy_checking_details_<ts>.csv (msprobe's format).\n"
       "Tensor dumps: the dumped outputs are the device side. Statistics dumps: inputs are generated\n"
-      "from Max/Min/dtype/shape and the device side is a device runner (default: low-precision emulation).\n\n"
+      "from Max/Min/dtype/shape and the device side is a device runner (default: low-precision "
+      "emulation).\n\n"
       "options (msprobe spellings first; long options may be abbreviated and written --opt=value):\n"
       "  -api_info, --api_info_file FILE   dump.json to check (required)\n"
       "  -o, --out_path DIR                output directory (default ./, created if missing)\n"
@@ -67,14 +83,16 @@ void print_help(bool multi) {
       "                                    under <error_data_path>/ut_error_data<ts>/\n"
       "  -csv_path, --result_csv_path FILE resume: continue an interrupted run in this\n"
       "                                    accuracy_checking_result_<ts>.csv and its details file\n"
-      "  -f, --filter_api                  skip forward entries identical to an earlier call of the same API\n"
+      "  -f, --filter_api                  skip forward entries identical to an earlier call of the same "
+      "API\n"
       "  -config, --config_path FILE       config.json; its run_ut section gives white_list, black_list,\n"
       "                                    error_data_path\n"
       "  -d, --device ID [ID ...]          accepted for msprobe compatibility (no accelerator is used)\n"
       "  -j, --jit_compile                 accepted for msprobe compatibility (no effect)\n"
       "{}"
       "  --seed N                          seed of generated inputs (default 1234)\n"
-      "  --profile probe|msprobe           thresholds and roll-up: probe's (default) or msprobe's exact ones\n"
+      "  --profile probe|msprobe           thresholds and roll-up: probe's (default) or msprobe's exact "
+      "ones\n"
       "  --device_runner NAME              compute the device side with this registered runner\n"
       "  --timestamp YYYYmmddHHMMSS        fixed timestamp for the output file names (default: now)\n"
       "  -q, --quiet                       no progress on stderr\n"
@@ -147,7 +165,7 @@ const Flag* match(const std::vector<Flag>& fl, const std::string& arg, std::opti
 }
 
 class Progress {
-public:
+ public:
   explicit Progress(bool quiet) : quiet_(quiet), tty_(::isatty(STDERR_FILENO) == 1) {}
   void update(const RunUtProgress& p) {
     if (quiet_) return;
@@ -160,7 +178,8 @@ public:
     }
     bool final = p.done >= p.total;
     double since_print = std::chrono::duration<double>(now - last_print_).count();
-    if (tty_ ? (since_print < 0.1 && !final) : (since_print < 10.0 && !final && p.done != first_done_)) return;
+    if (tty_ ? (since_print < 0.1 && !final) : (since_print < 10.0 && !final && p.done != first_done_))
+      return;
     last_print_ = now;
     double elapsed = std::chrono::duration<double>(now - start_).count();
     double rate = elapsed > 0 ? static_cast<double>(p.done - first_done_) / elapsed : 0.0;
@@ -173,12 +192,13 @@ public:
                  std::string(kWidth - filled, '.'), p.done, p.total, pct, rate, eta);
       if (final) fmt::print(stderr, "\n");
     } else {
-      fmt::print(stderr, "run_ut: {}/{} APIs ({:.1f}%), {:.1f} API/s, ETA {}\n", p.done, p.total, pct, rate, eta);
+      fmt::print(stderr, "run_ut: {}/{} APIs ({:.1f}%), {:.1f} API/s, ETA {}\n", p.done, p.total, pct, rate,
+                 eta);
     }
     std::fflush(stderr);
   }
 
-private:
+ private:
   using Clock = std::chrono::steady_clock;
   static std::string hms(double s) {
     auto t = static_cast<long long>(s + 0.5);
@@ -213,14 +233,23 @@ int run(Args args, bool multi) {
       }
     }
     switch (f->opt) {
-      case Opt::ApiInfo: o.api_info = value; have_api_info = true; break;
-      case Opt::Out: o.out_dir = value; break;
-      case Opt::SaveErrorData: o.save_error_data = true; break;
-      case Opt::Jit: break;
+      case Opt::ApiInfo:
+        o.api_info = value;
+        have_api_info = true;
+        break;
+      case Opt::Out:
+        o.out_dir = value;
+        break;
+      case Opt::SaveErrorData:
+        o.save_error_data = true;
+        break;
+      case Opt::Jit:
+        break;
       case Opt::Device: {
         devices.clear();
         if (attached) devices.push_back(parse_int(*attached, arg));
-        while (i + 1 < args.size() && !looks_like_option(args[i + 1])) devices.push_back(parse_int(args[++i], arg));
+        while (i + 1 < args.size() && !looks_like_option(args[i + 1]))
+          devices.push_back(parse_int(args[++i], arg));
         if (devices.empty()) bad(arg + " needs at least one device id");
         std::set<long long> uniq(devices.begin(), devices.end());
         if (uniq.size() != devices.size()) bad("device id must be unique");
@@ -228,9 +257,15 @@ int run(Args args, bool multi) {
           if (d < 0 || d > 4095) bad("device id must be in 0..4095, got " + std::to_string(d));
         break;
       }
-      case Opt::CsvPath: o.result_csv = value; break;
-      case Opt::FilterApi: o.filter_api = true; break;
-      case Opt::Config: o.config_path = value; break;
+      case Opt::CsvPath:
+        o.result_csv = value;
+        break;
+      case Opt::FilterApi:
+        o.filter_api = true;
+        break;
+      case Opt::Config:
+        o.config_path = value;
+        break;
       case Opt::Threads: {
         long long n = parse_int(value, arg);
         if (multi && (n < 1 || n > 64)) bad(arg + " must be in 1..64, got " + value);
@@ -246,18 +281,30 @@ int run(Args args, bool multi) {
         break;
       }
       case Opt::Profile:
-        if (value != "probe" && value != "msprobe") bad("--profile must be probe or msprobe, got '" + value + "'");
+        if (value != "probe" && value != "msprobe")
+          bad("--profile must be probe or msprobe, got '" + value + "'");
         o.profile = value;
         break;
       case Opt::Framework:
-        if (value == "pytorch") o.framework = RunUtFramework::PyTorch;
-        else if (value == "mindspore") o.framework = RunUtFramework::MindSpore;
-        else bad("-f/--framework must be pytorch or mindspore, got '" + value + "'");
+        if (value == "pytorch")
+          o.framework = RunUtFramework::PyTorch;
+        else if (value == "mindspore")
+          o.framework = RunUtFramework::MindSpore;
+        else
+          bad("-f/--framework must be pytorch or mindspore, got '" + value + "'");
         break;
-      case Opt::Timestamp: o.timestamp = value; break;
-      case Opt::DeviceRunner: o.device_runner = value; break;
-      case Opt::Quiet: quiet = true; break;
-      case Opt::Help: print_help(multi); return 0;
+      case Opt::Timestamp:
+        o.timestamp = value;
+        break;
+      case Opt::DeviceRunner:
+        o.device_runner = value;
+        break;
+      case Opt::Quiet:
+        quiet = true;
+        break;
+      case Opt::Help:
+        print_help(multi);
+        return 0;
     }
   }
   if (!have_api_info || o.api_info.empty()) bad("-api_info/--api_info_file DUMP.json is required");

@@ -16,18 +16,18 @@ enum class RunUtFramework { PyTorch, MindSpore };
 
 /// Everything `probe run_ut` can be told; defaults match msprobe's.
 struct RunUtOptions {
-  std::string api_info;        ///< dump.json to check (-api_info)
-  std::string out_dir = "./";  ///< where new CSVs go (-o); created if missing
-  std::string result_csv;      ///< resume into this accuracy_checking_result_<ts>.csv (-csv_path)
-  std::string config_path;     ///< config.json whose run_ut section holds white/black lists (-config)
+  std::string api_info;          ///< dump.json to check (-api_info)
+  std::string out_dir = "./";    ///< where new CSVs go (-o); created if missing
+  std::string result_csv;        ///< resume into this accuracy_checking_result_<ts>.csv (-csv_path)
+  std::string config_path;       ///< config.json whose run_ut section holds white/black lists (-config)
   bool save_error_data = false;  ///< write inputs and outputs of failing APIs as .npy (-save_error_data)
   bool filter_api = false;       ///< drop forward entries duplicating an earlier one (-f / --filter_api)
   /// Framework from `probe -f X`; unset = taken from dump.json ("framework", else the tensor type names).
   std::optional<RunUtFramework> framework;
-  int threads = 0;             ///< APIs checked concurrently; 0 = all cores
-  std::uint64_t seed = 1234;   ///< seed of random inputs generated from statistics dumps
+  int threads = 0;                ///< APIs checked concurrently; 0 = all cores
+  std::uint64_t seed = 1234;      ///< seed of random inputs generated from statistics dumps
   std::string profile = "probe";  ///< thresholds/roll-up profile: "probe" or "msprobe"
-  std::string timestamp;       ///< 14-digit file timestamp; empty = local time at start
+  std::string timestamp;          ///< 14-digit file timestamp; empty = local time at start
   /// Device runner for the device side; empty = dumped outputs (tensor dumps) or the built-in
   /// low-precision emulation (statistics dumps).
   std::string device_runner;
@@ -43,7 +43,7 @@ using RunUtProgressFn = std::function<void(const RunUtProgress&)>;
 /// Outcome of a whole run, counted over every API row in the result file (including resumed ones).
 struct RunUtSummary {
   std::size_t apis = 0, pass = 0, warning = 0, error = 0, skip = 0;
-  std::size_t checked = 0;  ///< APIs checked by this run (not taken over from a resumed file)
+  std::size_t checked = 0;         ///< APIs checked by this run (not taken over from a resumed file)
   std::uint64_t tensor_bytes = 0;  ///< bytes of dumped tensors this run loaded
   std::string result_csv, details_csv;
   std::string error_data_dir;  ///< set when -save_error_data wrote something

@@ -33,14 +33,65 @@ bool contains(const std::vector<std::string>& list, const std::string& s) {
 }
 
 // Tensor methods the MindSpore checker accepts (checker_support_api.yaml, `tensor`).
-constexpr std::array<std::string_view, 59> kMindSporeTensorApis = {
-    "add_",  "add",    "addmm_",   "all",      "allclose",  "any",         "bool",    "byte",     "ceil",
-    "clamp", "contiguous", "copy_", "cos",     "clone",     "cumprod",     "expand_as", "flatten", "float",
-    "half",  "int",    "is_contiguous", "isnan", "item",    "log",         "log2",    "long",     "masked_fill",
-    "max",   "mean",   "min",      "numel",    "numpy",     "repeat",      "repeat_interleave", "reshape",
-    "round", "select", "sin",      "size",     "split",     "sqrt",        "square",  "sub",      "swapaxes",
-    "to",    "t",      "tolist",   "topk",     "transpose", "trunc",       "type",    "unsqueeze", "view",
-    "view_as", "fill_", "floor_",  "clamp_",   "type_as",   "zero_"};
+constexpr std::array<std::string_view, 59> kMindSporeTensorApis = {"add_",
+                                                                   "add",
+                                                                   "addmm_",
+                                                                   "all",
+                                                                   "allclose",
+                                                                   "any",
+                                                                   "bool",
+                                                                   "byte",
+                                                                   "ceil",
+                                                                   "clamp",
+                                                                   "contiguous",
+                                                                   "copy_",
+                                                                   "cos",
+                                                                   "clone",
+                                                                   "cumprod",
+                                                                   "expand_as",
+                                                                   "flatten",
+                                                                   "float",
+                                                                   "half",
+                                                                   "int",
+                                                                   "is_contiguous",
+                                                                   "isnan",
+                                                                   "item",
+                                                                   "log",
+                                                                   "log2",
+                                                                   "long",
+                                                                   "masked_fill",
+                                                                   "max",
+                                                                   "mean",
+                                                                   "min",
+                                                                   "numel",
+                                                                   "numpy",
+                                                                   "repeat",
+                                                                   "repeat_interleave",
+                                                                   "reshape",
+                                                                   "round",
+                                                                   "select",
+                                                                   "sin",
+                                                                   "size",
+                                                                   "split",
+                                                                   "sqrt",
+                                                                   "square",
+                                                                   "sub",
+                                                                   "swapaxes",
+                                                                   "to",
+                                                                   "t",
+                                                                   "tolist",
+                                                                   "topk",
+                                                                   "transpose",
+                                                                   "trunc",
+                                                                   "type",
+                                                                   "unsqueeze",
+                                                                   "view",
+                                                                   "view_as",
+                                                                   "fill_",
+                                                                   "floor_",
+                                                                   "clamp_",
+                                                                   "type_as",
+                                                                   "zero_"};
 
 }  // namespace
 
@@ -93,7 +144,8 @@ RunUtConfig load_run_ut_config(const std::string& path) {
   read_list("black_list", cfg.black_list);
   auto edp = s.FindMember("error_data_path");
   if (edp != s.MemberEnd() && !edp->value.IsNull()) {
-    if (!edp->value.IsString()) throw Error(ErrorKind::Format, "must be a path", path, "run_ut.error_data_path");
+    if (!edp->value.IsString())
+      throw Error(ErrorKind::Format, "must be a path", path, "run_ut.error_data_path");
     cfg.error_data_path = edp->value.GetString();
   }
   return cfg;
@@ -141,7 +193,8 @@ std::optional<std::string> mindspore_bench_name(const std::string& full, bool mi
   if (type == "Mint") return "Torch." + real + "." + index;
   if (type == "MintFunctional") return "Functional." + real + "." + index;
   if (type == "Tensor") {
-    if (std::find(kMindSporeTensorApis.begin(), kMindSporeTensorApis.end(), real) == kMindSporeTensorApis.end())
+    if (std::find(kMindSporeTensorApis.begin(), kMindSporeTensorApis.end(), real) ==
+        kMindSporeTensorApis.end())
       return std::nullopt;
     return "Tensor." + real + "." + index;
   }

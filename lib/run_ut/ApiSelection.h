@@ -8,7 +8,8 @@
 
 namespace probe::rut {
 
-/// A full API name split as msprobe does: `Torch.linalg.vector_norm.0` -> type Torch, name linalg.vector_norm.
+/// A full API name split as msprobe does: `Torch.linalg.vector_norm.0` -> type Torch, name
+/// linalg.vector_norm.
 struct ApiName {
   std::string full, type, name;
   bool parsed = false;  ///< false when the segment count is not 3 or 4

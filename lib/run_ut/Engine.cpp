@@ -18,17 +18,21 @@ namespace {
 void count(RunUtSummary& s, const std::string& fwd, const std::string& bwd) {
   ++s.apis;
   std::string o = run_ut_outcome_impl(fwd, bwd);
-  if (o == "error") ++s.error;
-  else if (o == "Warning") ++s.warning;
-  else if (o == "SKIP") ++s.skip;
-  else ++s.pass;
+  if (o == "error")
+    ++s.error;
+  else if (o == "Warning")
+    ++s.warning;
+  else if (o == "SKIP")
+    ++s.skip;
+  else
+    ++s.pass;
 }
 
 }  // namespace
 
-RunUtSummary run_engine(const std::vector<std::string>& apis, const std::function<ApiRows(std::size_t)>& check,
-                        const EngineConfig& config, const RunUtProgressFn& progress,
-                        const std::atomic<std::uint64_t>* tensor_bytes) {
+RunUtSummary run_engine(const std::vector<std::string>& apis,
+                        const std::function<ApiRows(std::size_t)>& check, const EngineConfig& config,
+                        const RunUtProgressFn& progress, const std::atomic<std::uint64_t>* tensor_bytes) {
   RunUtSummary summary;
   summary.result_csv = config.paths.result;
   summary.details_csv = config.paths.details;
@@ -61,7 +65,8 @@ RunUtSummary run_engine(const std::vector<std::string>& apis, const std::functio
       [&](std::size_t, ApiRows&& rows) {
         writer.write(rows);
         if (!rows.result.empty()) {
-          count(summary, rows.result.size() > 1 ? rows.result[1] : "", rows.result.size() > 2 ? rows.result[2] : "");
+          count(summary, rows.result.size() > 1 ? rows.result[1] : "",
+                rows.result.size() > 2 ? rows.result[2] : "");
           ++summary.checked;
         }
         ++done;

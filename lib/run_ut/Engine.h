@@ -25,8 +25,9 @@ struct EngineConfig {
 
 /// Checks `apis[i]` with `check(i)` (called concurrently, must not throw for per-API problems)
 /// and writes the rows in `apis` order. `tensor_bytes`, if given, is read for progress reports.
-RunUtSummary run_engine(const std::vector<std::string>& apis, const std::function<ApiRows(std::size_t)>& check,
-                        const EngineConfig& config, const RunUtProgressFn& progress,
+RunUtSummary run_engine(const std::vector<std::string>& apis,
+                        const std::function<ApiRows(std::size_t)>& check, const EngineConfig& config,
+                        const RunUtProgressFn& progress,
                         const std::atomic<std::uint64_t>* tensor_bytes = nullptr);
 
 }  // namespace probe::rut

@@ -17,7 +17,8 @@
 namespace probe::rut {
 
 template <class R>
-void ordered_parallel(std::size_t n, int threads, std::size_t window, const std::function<R(std::size_t)>& work,
+void ordered_parallel(std::size_t n, int threads, std::size_t window,
+                      const std::function<R(std::size_t)>& work,
                       const std::function<void(std::size_t, R&&)>& sink) {
   if (n == 0) return;
   threads = std::max(1, threads);

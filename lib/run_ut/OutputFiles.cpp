@@ -25,13 +25,31 @@ CsvRow result_header(RunUtFramework fw) {
 
 CsvRow details_header(RunUtFramework fw) {
   if (fw == RunUtFramework::MindSpore)
-    return {"API Name", "Bench Dtype", "Tested Dtype", "Shape", "Cosine",
-            "MaxAbsErr", "MaxRelativeErr", "Status", "Message"};
-  return {"API Name",        "Bench Dtype",    "DEVICE Dtype",   "Shape",          "余弦相似度",
-          "最大绝对误差",    "双百指标",       "双千指标",       "双万指标",       "二进制一致错误率",
-          "误差均衡性",      "均方根误差",     "小值域错误占比", "相对误差最大值", "相对误差平均值",
-          "inf/nan错误率",   "相对误差错误率", "绝对误差错误率", "ULP误差最大值",  "ULP误差平均值",
-          "ULP误差大于阈值占比", "Status",     "Message"};
+    return {"API Name",  "Bench Dtype",    "Tested Dtype", "Shape",  "Cosine",
+            "MaxAbsErr", "MaxRelativeErr", "Status",       "Message"};
+  return {"API Name",
+          "Bench Dtype",
+          "DEVICE Dtype",
+          "Shape",
+          "余弦相似度",
+          "最大绝对误差",
+          "双百指标",
+          "双千指标",
+          "双万指标",
+          "二进制一致错误率",
+          "误差均衡性",
+          "均方根误差",
+          "小值域错误占比",
+          "相对误差最大值",
+          "相对误差平均值",
+          "inf/nan错误率",
+          "相对误差错误率",
+          "绝对误差错误率",
+          "ULP误差最大值",
+          "ULP误差平均值",
+          "ULP误差大于阈值占比",
+          "Status",
+          "Message"};
 }
 
 std::string local_timestamp() {
@@ -46,7 +64,8 @@ std::string local_timestamp() {
 OutputPaths new_output_paths(const std::string& out_dir, const std::string& timestamp) {
   static const std::regex kTs("^\\d{14}$");
   if (!std::regex_match(timestamp, kTs))
-    throw Error(ErrorKind::InvalidArgument, "timestamp must be 14 digits (YYYYmmddHHMMSS), got '" + timestamp + "'");
+    throw Error(ErrorKind::InvalidArgument,
+                "timestamp must be 14 digits (YYYYmmddHHMMSS), got '" + timestamp + "'");
   fs::path dir = out_dir.empty() ? fs::path(".") : fs::path(out_dir);
   std::error_code ec;
   if (!fs::exists(dir, ec)) {
@@ -55,7 +74,8 @@ OutputPaths new_output_paths(const std::string& out_dir, const std::string& time
     fs::permissions(dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec, ec);
   }
   if (!fs::is_directory(dir, ec)) throw Error(ErrorKind::Io, "output path is not a directory", dir.string());
-  if (::access(dir.c_str(), W_OK) != 0) throw Error(ErrorKind::Io, "output directory is not writable", dir.string());
+  if (::access(dir.c_str(), W_OK) != 0)
+    throw Error(ErrorKind::Io, "output directory is not writable", dir.string());
   OutputPaths p;
   p.timestamp = timestamp;
   p.result = (dir / ("accuracy_checking_result_" + timestamp + ".csv")).string();
@@ -72,8 +92,10 @@ OutputPaths resume_output_paths(const std::string& result_csv) {
     throw Error(ErrorKind::InvalidArgument,
                 "-csv_path must name an accuracy_checking_result_<14 digits>.csv file", result_csv);
   std::error_code ec;
-  if (fs::is_symlink(path, ec)) throw Error(ErrorKind::Security, "-csv_path must not be a symbolic link", result_csv);
-  if (!fs::is_regular_file(path, ec)) throw Error(ErrorKind::Io, "result file to resume does not exist", result_csv);
+  if (fs::is_symlink(path, ec))
+    throw Error(ErrorKind::Security, "-csv_path must not be a symbolic link", result_csv);
+  if (!fs::is_regular_file(path, ec))
+    throw Error(ErrorKind::Io, "result file to resume does not exist", result_csv);
   if (::access(path.c_str(), R_OK | W_OK) != 0)
     throw Error(ErrorKind::Io, "result file to resume must be readable and writable", result_csv);
   OutputPaths p;

@@ -32,7 +32,7 @@ OutputPaths resume_output_paths(const std::string& result_csv);
 
 /// What an earlier, possibly killed, run left in the files.
 struct ResumeState {
-  std::unordered_set<std::string> done;  ///< full API names with a result row
+  std::unordered_set<std::string> done;                       ///< full API names with a result row
   std::vector<std::pair<std::string, std::string>> statuses;  ///< (forward, backward) per result row
 };
 
@@ -54,11 +54,11 @@ std::string full_name_of_details_row(const std::string& row_name);
 /// Appends API row groups: details rows first, then the result row, each flushed, so a kill
 /// leaves at most one API half-written (repaired by load_and_repair).
 class OutputWriter {
-public:
+ public:
   OutputWriter(const OutputPaths& paths, RunUtFramework fw);
   void write(const ApiRows& rows);
 
-private:
+ private:
   std::unique_ptr<CsvWriter> details_, result_;
 };
 

@@ -36,9 +36,10 @@ int lines(const std::string& s) {
 TEST(RunUtCli, HelpDocumentsEveryFlag) {
   auto r = run_cli("run_ut --help");
   EXPECT_EQ(r.code, 0);
-  for (const char* f : {"-api_info", "--api_info_file", "-o", "--out_path", "-save_error_data", "-csv_path",
-                        "--result_csv_path", "--filter_api", "-config", "--config_path", "-d", "--device", "-j",
-                        "--jit_compile", "--threads", "--seed", "--profile", "--timestamp", "--device_runner"})
+  for (const char* f :
+       {"-api_info", "--api_info_file", "-o", "--out_path", "-save_error_data", "-csv_path",
+        "--result_csv_path", "--filter_api", "-config", "--config_path", "-d", "--device", "-j",
+        "--jit_compile", "--threads", "--seed", "--profile", "--timestamp", "--device_runner"})
     EXPECT_NE(r.out.find(f), std::string::npos) << f;
   auto m = run_cli("multi_run_ut -h");
   EXPECT_EQ(m.code, 0);

@@ -79,13 +79,13 @@ RunUtSummary run(const fs::path& dir, const std::vector<std::string>& apis, int 
   cfg.paths = new_output_paths(dir.string(), "20260102030405");
   cfg.resume = resume;
   cfg.threads = threads;
-  return run_engine(
-      apis,
-      [&](std::size_t i) {
-        if (jitter) std::this_thread::sleep_for(std::chrono::microseconds((i * 7919) % 13 * 100));
-        return fake_rows(apis, i);
-      },
-      cfg, {});
+  return run_engine(apis,
+                    [&](std::size_t i) {
+                      if (jitter)
+                        std::this_thread::sleep_for(std::chrono::microseconds((i * 7919) % 13 * 100));
+                      return fake_rows(apis, i);
+                    },
+                    cfg, {});
 }
 
 TEST(RunUtFiles, NamesAndHeadersLikeMsprobe) {
@@ -95,7 +95,9 @@ TEST(RunUtFiles, NamesAndHeadersLikeMsprobe) {
   EXPECT_EQ(fs::path(p.details).filename(), "accuracy_checking_details_20240101120000.csv");
   { OutputWriter w(p, RunUtFramework::PyTorch); }
   std::string res = slurp(p.result);
-  EXPECT_EQ(res, "\xEF\xBB\xBF" "API name,Forward Test Success,Backward Test Success,Message\r\n");
+  EXPECT_EQ(res,
+            "\xEF\xBB\xBF"
+            "API name,Forward Test Success,Backward Test Success,Message\r\n");
   std::string det = slurp(p.details);
   EXPECT_EQ(det.substr(0, 3), "\xEF\xBB\xBF");
   auto rows = csv_parse(det);
@@ -128,7 +130,8 @@ TEST(RunUtFiles, ResumePathValidation) {
 }
 
 TEST(RunUtFiles, DetailsRowFullName) {
-  EXPECT_EQ(full_name_of_details_row("Torch.linalg.vector_norm.0.forward.output.1"), "Torch.linalg.vector_norm.0");
+  EXPECT_EQ(full_name_of_details_row("Torch.linalg.vector_norm.0.forward.output.1"),
+            "Torch.linalg.vector_norm.0");
   EXPECT_EQ(full_name_of_details_row("Functional.relu.0.backward.output.0"), "Functional.relu.0");
 }
 
@@ -142,7 +145,8 @@ TEST(OrderedParallel, DeliversInIndexOrderAndBoundsTheWindow) {
       [&](std::size_t i) {
         int now = ++in_flight;
         int prev = max_in_flight.load();
-        while (now > prev && !max_in_flight.compare_exchange_weak(prev, now)) {}
+        while (now > prev && !max_in_flight.compare_exchange_weak(prev, now)) {
+        }
         std::this_thread::sleep_for(std::chrono::microseconds((i * 31) % 7 * 50));
         // Work never runs further than `window` ahead of what has been delivered.
         EXPECT_LT(i, sunk.load() + 8 + 1);
