@@ -2,5 +2,6 @@ set(PROBE_SOURCES
   ApiSelection.cpp
   Engine.cpp
   OutputFiles.cpp
+  RandomInputs.cpp
   RunUt.cpp
 )
