@@ -18,5 +18,6 @@ struct Command {
 int run_info(Args args);
 int run_run_ut(Args args);
 int run_multi_run_ut(Args args);
+int run_api_precision_compare(Args args);
 
 }  // namespace probe::cli

@@ -19,6 +19,8 @@ constexpr Command kCommands[] = {
     {"info", "summarise a dump: framework, task, level, APIs, dtypes, tensor files", probe::cli::run_info},
     {"run_ut", "pre-check every API of a dump against a float64 bench (msprobe run_ut)", probe::cli::run_run_ut},
     {"multi_run_ut", "run_ut with -n worker threads (msprobe multi_run_ut)", probe::cli::run_multi_run_ut},
+    {"api_precision_compare", "judge NPU vs GPU run_ut details CSVs with the new precision standard",
+     probe::cli::run_api_precision_compare},
 };
 
 void print_usage(std::FILE* out) {

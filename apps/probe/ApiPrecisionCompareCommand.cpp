@@ -1,0 +1,125 @@
+// `probe api_precision_compare`: msprobe's three-way NPU/GPU/CPU verdict from two run_ut details CSVs.
+#include <fmt/core.h>
+
+#include <cstdio>
+#include <string>
+
+#include "Commands.h"
+#include "probe/api_precision_compare.h"
+#include "probe/error.h"
+
+namespace probe::cli {
+
+namespace {
+
+constexpr const char* kHelp =
+    R"(usage: probe api_precision_compare -npu NPU_DETAILS.csv -gpu GPU_DETAILS.csv [-o OUT]
+                                   [--profile probe|msprobe]
+
+Judges the APIs of a device (NPU) run against a reference-device (GPU) run, both checked by run_ut against the
+CPU, with msprobe's new precision standard, and writes msprobe's two CSVs into OUT:
+  api_precision_compare_result_<YYYYmmddHHMMSS>.csv   one row per API: forward/backward pass, error or SKIP
+  api_precision_compare_details_<YYYYmmddHHMMSS>.csv  one row per output: ratios, verdicts, algorithm, message
+The inputs are accuracy_checking_details_*.csv files written by probe run_ut, msprobe (current) or msprobe 1.0.4.
+Rows of the NPU file that have no GPU row are left out (listed as warnings), as msprobe does.
+
+options:
+  -npu, --npu_csv_path FILE  details CSV of the device under test (required)
+  -gpu, --gpu_csv_path FILE  details CSV of the reference device (required)
+  -o, --out_path DIR         output directory, created if missing (default: the current directory)
+  --profile probe|msprobe    thresholds profile (default: probe). Both profiles give the same results for this
+                             command: probe's deviations D1-D3 concern metric computation and run_ut roll-up,
+                             which api_precision_compare does not do.
+  --timestamp YYYYmmddHHMMSS use this instead of the local time in the output names (reproducible runs, tests)
+  --thresholds FILE          thresholds data file (default: api_precision_compare.json in probe's data directory,
+                             or in $PROBE_DATA_DIR)
+  -h, --help                 show this help
+
+Outputs appear under their final names only once complete; an existing output is never overwritten.
+Exit codes: 0 done (whatever was found), 1 usage, 2 invalid argument, 3 I/O error, 4 malformed input,
+6 rejected as unsafe (an API name that would start a spreadsheet formula).
+)";
+
+int usage_error(const std::string& message) {
+  fmt::print(stderr, "probe api_precision_compare: {}\n(see 'probe api_precision_compare --help')\n",
+             message);
+  return 1;
+}
+
+void print_notes(const char* what, const std::vector<ApiPrecisionCompareNote>& notes) {
+  constexpr std::size_t kShown = 20;
+  for (std::size_t i = 0; i < notes.size() && i < kShown; ++i) {
+    const auto& n = notes[i];
+    fmt::print(stderr, "warning: {}: {}:{}{}: {}\n", what, n.file, n.row,
+               n.column.empty() ? "" : ", " + n.column, n.message);
+  }
+  if (notes.size() > kShown)
+    fmt::print(stderr, "warning: ... and {} more ({})\n", notes.size() - kShown, what);
+}
+
+}  // namespace
+
+int run_api_precision_compare(Args args) {
+  ApiPrecisionCompareOptions options;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string flag = args[i];
+    std::string value;
+    bool has_inline = false;
+    if (flag.rfind("--", 0) == 0) {
+      if (auto eq = flag.find('='); eq != std::string::npos) {
+        value = flag.substr(eq + 1);
+        flag = flag.substr(0, eq);
+        has_inline = true;
+      }
+    }
+    if (flag == "-h" || flag == "--help") {
+      fmt::print("{}", kHelp);
+      return 0;
+    }
+    auto take = [&]() -> bool {
+      if (has_inline) return true;
+      if (i + 1 >= args.size()) return false;
+      value = args[++i];
+      return true;
+    };
+    std::string* target = nullptr;
+    if (flag == "-npu" || flag == "--npu_csv_path")
+      target = &options.npu_csv;
+    else if (flag == "-gpu" || flag == "--gpu_csv_path")
+      target = &options.gpu_csv;
+    else if (flag == "-o" || flag == "--out_path")
+      target = &options.out_dir;
+    else if (flag == "--profile")
+      target = &options.profile;
+    else if (flag == "--timestamp")
+      target = &options.timestamp;
+    else if (flag == "--thresholds")
+      target = &options.thresholds_file;
+    else if (flag == "--framework") {
+      if (!take()) return usage_error("--framework needs a value");
+      if (value != "pytorch" && value != "pt")
+        throw Error(ErrorKind::Unsupported, "api_precision_compare compares PyTorch run_ut details CSVs", {},
+                    "-f " + value);
+      continue;
+    } else {
+      return usage_error("unknown option '" + flag + "'");
+    }
+    if (!take()) return usage_error(flag + " needs a value");
+    *target = value;
+  }
+  if (options.npu_csv.empty()) return usage_error("-npu NPU_DETAILS.csv is required");
+  if (options.gpu_csv.empty()) return usage_error("-gpu GPU_DETAILS.csv is required");
+  if (options.profile != "probe" && options.profile != "msprobe")
+    throw Error(ErrorKind::InvalidArgument, "expected probe or msprobe, got '" + options.profile + "'", {},
+                "--profile");
+
+  ApiPrecisionCompareSummary s = probe::run_api_precision_compare(options);
+  print_notes("NPU row without a GPU row, left out", s.missing_in_gpu);
+  print_notes("row skipped", s.skipped);
+  fmt::print("result:  {}\ndetails: {}\n", s.result_csv, s.details_csv);
+  fmt::print("{} APIs: {} pass, {} error, {} SKIP (forward); {} detail rows\n", s.result_rows, s.forward_pass,
+             s.forward_error, s.forward_skip, s.detail_rows);
+  return 0;
+}
+
+}  // namespace probe::cli

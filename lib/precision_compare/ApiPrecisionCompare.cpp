@@ -1,0 +1,299 @@
+// The row loop of api_precision_compare (precheck.md §5.2, §5.4) and the safe writing of its two CSVs.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cctype>
+#include <ctime>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <unordered_map>
+
+#include "precision_compare/DetailsTable.h"
+#include "precision_compare/Judge.h"
+#include "precision_compare/Thresholds.h"
+#include "probe/api_precision_compare.h"
+#include "probe/csv.h"
+#include "probe/error.h"
+
+namespace probe {
+
+namespace pc = precision_compare;
+namespace fs = std::filesystem;
+
+namespace {
+
+// msprobe's CSV-injection guard: ^[＋－＝％＠+\-=%@]|;[＋－＝％＠+\-=%@]
+bool injection_start(std::string_view s) {
+  if (s.empty()) return false;
+  if (std::string_view("+-=%@").find(s[0]) != std::string_view::npos) return true;
+  static constexpr std::string_view kFullWidth[] = {"\xEF\xBC\x8B", "\xEF\xBC\x8D", "\xEF\xBC\x9D",
+                                                    "\xEF\xBC\x85", "\xEF\xBC\xA0"};
+  for (auto f : kFullWidth)
+    if (s.substr(0, f.size()) == f) return true;
+  return false;
+}
+
+bool looks_like_injection(std::string_view s) {
+  if (injection_start(s)) return true;
+  for (std::size_t i = s.find(';'); i != std::string_view::npos; i = s.find(';', i + 1))
+    if (injection_start(s.substr(i + 1))) return true;
+  return false;
+}
+
+struct RowName {
+  std::string api_name, full_name, direction;
+};
+
+// `type.name.order.direction.x.y` or `type.prefix.name.order.direction.x.y`; anything else is invalid.
+std::optional<RowName> parse_row_name(const std::string& name) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  for (;;) {
+    std::size_t dot = name.find('.', start);
+    parts.push_back(name.substr(start, dot - start));
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  auto join = [&](std::size_t from, std::size_t to) {
+    std::string s;
+    for (std::size_t i = from; i < to; ++i) s += (i > from ? "." : "") + parts[i];
+    return s;
+  };
+  if (parts.size() == 6) return RowName{parts[1], join(0, 3), parts[3]};
+  if (parts.size() == 7) return RowName{join(1, 3), join(0, 4), parts[4]};
+  return std::nullopt;
+}
+
+// msprobe get_api_checker_result: empty → SPACE, all SKIP → SKIP, any error → error, any Warning → Warning.
+std::string aggregate(const std::vector<std::string>& statuses) {
+  if (statuses.empty()) return pc::kSpace;
+  bool all_skip = true, error = false, warning = false;
+  for (const auto& s : statuses) {
+    all_skip = all_skip && s == pc::kSkip;
+    error = error || s == pc::kError;
+    warning = warning || s == pc::kWarning;
+  }
+  if (all_skip) return pc::kSkip;
+  if (error) return pc::kError;
+  if (warning) return pc::kWarning;
+  return pc::kPass;
+}
+
+std::string local_timestamp() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d%H%M%S", &tm);
+  return buf;
+}
+
+void check_input_path(const std::string& path, const char* flag) {
+  if (path.empty()) throw Error(ErrorKind::InvalidArgument, std::string(flag) + " is required");
+  if (path.size() < 4 || path.compare(path.size() - 4, 4, ".csv") != 0)
+    throw Error(ErrorKind::InvalidArgument, "expected a .csv file (a run_ut accuracy_checking_details CSV)",
+                path, flag);
+}
+
+// Both outputs are written under a temporary name and renamed only once complete, so an interrupted or failed
+// run never leaves a file that looks like a finished result; the temporaries are removed on failure.
+class PendingOutput {
+ public:
+  PendingOutput(fs::path final_path, const CsvRow& header) : final_(std::move(final_path)) {
+    temp_ = final_;
+    temp_ += ".partial";
+    std::error_code ec;
+    if (fs::exists(final_, ec))
+      throw Error(ErrorKind::InvalidArgument, "output exists; refusing to overwrite it", final_.string());
+    fs::remove(temp_, ec);
+    writer_ = std::make_unique<CsvWriter>(temp_.string(), header);
+  }
+  ~PendingOutput() {
+    if (!committed_) {
+      writer_.reset();
+      std::error_code ec;
+      fs::remove(temp_, ec);
+    }
+  }
+  void write(const CsvRow& row) { writer_->write_row(row); }
+  void close() {
+    writer_->sync();
+    writer_.reset();
+    ::chmod(temp_.c_str(), 0640);
+  }
+  void commit() {
+    std::error_code ec;
+    fs::rename(temp_, final_, ec);
+    if (ec) throw Error(ErrorKind::Io, "cannot rename into place: " + ec.message(), final_.string());
+    committed_ = true;
+  }
+  std::string path() const { return final_.string(); }
+
+ private:
+  fs::path final_, temp_;
+  std::unique_ptr<CsvWriter> writer_;
+  bool committed_ = false;
+};
+
+fs::path prepare_out_dir(const std::string& dir) {
+  fs::path p = dir.empty() ? fs::path(".") : fs::path(dir);
+  std::error_code ec;
+  if (fs::exists(p, ec)) {
+    if (!fs::is_directory(p, ec))
+      throw Error(ErrorKind::InvalidArgument, "not a directory", p.string(), "-o");
+    return p;
+  }
+  if (!fs::create_directories(p, ec) || ec)
+    throw Error(ErrorKind::Io, "cannot create the output directory: " + ec.message(), p.string(), "-o");
+  ::chmod(p.c_str(), 0750);
+  return p;
+}
+
+class Run {
+ public:
+  Run(const pc::Thresholds& t, const pc::DetailsTable& npu, const pc::DetailsTable& gpu,
+      PendingOutput& result, PendingOutput& details, ApiPrecisionCompareSummary& summary)
+      : t_(t), npu_(npu), gpu_(gpu), result_(result), details_(details), summary_(summary) {}
+
+  void operator()() {
+    std::size_t gpu_name_col = *gpu_.column("API Name");
+    for (std::size_t r = 0; r < gpu_.rows(); ++r) gpu_index_[gpu_.raw(r, gpu_name_col)].push_back(r);
+    std::size_t name_col = *npu_.column("API Name");
+    std::size_t dtype_col = *npu_.column("DEVICE Dtype");
+    for (std::size_t r = 0; r < npu_.rows(); ++r) row(r, npu_.raw(r, name_col), npu_.raw(r, dtype_col));
+    flush();
+  }
+
+ private:
+  void row(std::size_t r, const std::string& name, const std::string& dtype) {
+    if (looks_like_injection(name))
+      throw Error(ErrorKind::Security,
+                  "API name starts a spreadsheet formula; refusing to copy it into a CSV", npu_.path(),
+                  "row " + std::to_string(npu_.row_number(r)) + ", column API Name", name);
+    auto parsed = parse_row_name(name);
+    if (!parsed) {
+      std::string msg = "The API name " + name + " is invalid.";
+      skip_row(name, msg, {msg, npu_.path(), npu_.row_number(r), "API Name", msg});
+      return;
+    }
+    auto it = gpu_index_.find(name);
+    if (it == gpu_index_.end()) {
+      summary_.missing_in_gpu.push_back({npu_.path(), npu_.row_number(r), "API Name",
+                                         "This API : " + name + " does not exist in the GPU data."});
+      return;
+    }
+    if (it->second.size() > 1)
+      throw Error(ErrorKind::Format,
+                  "This API : " + name + " has multiple records in the GPU data (rows " +
+                      std::to_string(gpu_.row_number(it->second[0])) + " and " +
+                      std::to_string(gpu_.row_number(it->second[1])) + ")",
+                  gpu_.path(), "API Name", name);
+    CsvRow detail = pc::blank_detail_row(name);
+    std::string status;
+    try {
+      status = pc::judge_row(t_, npu_, r, gpu_, it->second[0], parsed->api_name, detail);
+    } catch (const pc::RowSkip& skip) {
+      skip_row(name, skip.message, skip);
+      return;
+    }
+    details_.write(detail);
+    ++summary_.detail_rows;
+    if (last_full_name_ && *last_full_name_ != parsed->full_name) flush();
+    last_full_name_ = parsed->full_name;
+    last_api_name_ = parsed->api_name;
+    last_dtype_ = dtype;
+    if (t_.unsupported_dtypes.count(dtype)) return;
+    if (parsed->direction == "forward") {
+      forward_.push_back(status);
+      skip_message_ = status == pc::kSkip ? detail[pc::kMessage] : "";
+    } else if (parsed->direction == "backward") {
+      backward_.push_back(status);
+    }
+  }
+
+  // A row msprobe cannot judge: a SKIP detail row and a SKIP result row written at once, outside any group.
+  void skip_row(const std::string& name, const std::string& message, pc::RowSkip note) {
+    CsvRow detail = pc::blank_detail_row(name);
+    detail[pc::kCompareResult] = pc::kSkip;
+    detail[pc::kMessage] = message;
+    details_.write(detail);
+    ++summary_.detail_rows;
+    write_result({name, pc::kSkip, pc::kSkip, message});
+    summary_.skipped.push_back(
+        {std::move(note.file), note.row, std::move(note.column), std::move(note.detail)});
+  }
+
+  void write_result(const CsvRow& row) {
+    result_.write(row);
+    ++summary_.result_rows;
+    if (row[1] == pc::kPass) ++summary_.forward_pass;
+    if (row[1] == pc::kError) ++summary_.forward_error;
+    if (row[1] == pc::kSkip) ++summary_.forward_skip;
+  }
+
+  void flush() {
+    if (!last_full_name_) return;
+    if (t_.unsupported_dtypes.count(last_dtype_)) {
+      write_result(
+          {*last_full_name_, pc::kSkip, pc::kSkip, "This data type does not support benchmark compare."});
+    } else {
+      std::string fwd = aggregate(forward_), bwd = aggregate(backward_);
+      std::string message;
+      if (fwd == pc::kError) {
+        auto m = t_.compare_messages.find(last_api_name_);
+        if (m != t_.compare_messages.end()) message += m->second;
+      }
+      if (fwd == pc::kSkip) message += skip_message_;
+      write_result({*last_full_name_, fwd, bwd, message});
+      skip_message_.clear();
+    }
+    forward_.clear();
+    backward_.clear();
+  }
+
+  const pc::Thresholds& t_;
+  const pc::DetailsTable& npu_;
+  const pc::DetailsTable& gpu_;
+  PendingOutput& result_;
+  PendingOutput& details_;
+  ApiPrecisionCompareSummary& summary_;
+  std::unordered_map<std::string, std::vector<std::size_t>> gpu_index_;
+  std::optional<std::string> last_full_name_;
+  std::string last_api_name_, last_dtype_, skip_message_;
+  std::vector<std::string> forward_, backward_;
+};
+
+}  // namespace
+
+ApiPrecisionCompareSummary run_api_precision_compare(const ApiPrecisionCompareOptions& options) {
+  check_input_path(options.npu_csv, "-npu");
+  check_input_path(options.gpu_csv, "-gpu");
+  std::string ts = options.timestamp.empty() ? local_timestamp() : options.timestamp;
+  if (ts.size() != 14 ||
+      !std::all_of(ts.begin(), ts.end(), [](char c) { return std::isdigit((unsigned char)c); }))
+    throw Error(ErrorKind::InvalidArgument, "timestamp must be 14 digits (YYYYmmddHHMMSS)", {}, "timestamp");
+  const std::string thresholds_file =
+      options.thresholds_file.empty() ? pc::default_thresholds_file() : options.thresholds_file;
+  const pc::Thresholds thresholds = pc::load_thresholds(thresholds_file, options.profile);
+
+  const pc::DetailsTable npu(options.npu_csv, "NPU");
+  npu.require_columns(pc::required_columns());
+  const pc::DetailsTable gpu(options.gpu_csv, "GPU");
+  gpu.require_columns(pc::required_columns());
+
+  fs::path out = prepare_out_dir(options.out_dir);
+  PendingOutput result(out / ("api_precision_compare_result_" + ts + ".csv"), pc::result_header());
+  PendingOutput details(out / ("api_precision_compare_details_" + ts + ".csv"), pc::details_header());
+  ApiPrecisionCompareSummary summary;
+  summary.result_csv = result.path();
+  summary.details_csv = details.path();
+  Run(thresholds, npu, gpu, result, details, summary)();
+  result.close();
+  details.close();
+  details.commit();
+  result.commit();
+  return summary;
+}
+
+}  // namespace probe

@@ -1,0 +1,347 @@
+#include "precision_compare/Judge.h"
+
+#include <array>
+#include <cmath>
+#include <limits>
+
+#include "probe/number_format.h"
+
+namespace probe::precision_compare {
+
+namespace {
+
+const char* const kApiNameCol = "API Name";
+const char* const kDeviceDtype = "DEVICE Dtype";
+const char* const kShape = "Shape";
+const char* const kMessageCol = "Message";
+const char* const kSmallValue = "小值域错误占比";
+const char* const kRmse = "均方根误差";
+const char* const kMaxRel = "相对误差最大值";
+const char* const kMeanRel = "相对误差平均值";
+const char* const kEb = "误差均衡性";
+const char* const kErrorRateCol = "二进制一致错误率";
+const char* const kInfNan = "inf/nan错误率";
+const char* const kRelErr = "相对误差错误率";
+const char* const kAbsErr = "绝对误差错误率";
+const char* const kMeanUlpCol = "ULP误差平均值";
+const char* const kUlpProportionCol = "ULP误差大于阈值占比";
+const char* const kThousandthCol = "双千指标";
+
+std::string fmt(double v) { return format_fixed(v, 14); }
+
+bool blank(const std::string& s) {
+  // DECISIONS D11: msprobe calls str.isspace() on the pandas value, which throws for empty cells (NaN) and
+  // for all-numeric columns; probe reads every cell as text, so an empty cell counts as blank and a number as
+  // filled.
+  for (char c : s)
+    if (c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '\v' && c != '\f') return false;
+  return true;
+}
+
+std::size_t need(const DetailsTable& t, const char* name, std::size_t row) {
+  if (auto c = t.column(name)) return *c;
+  // msprobe reads Shape/Message lazily; a missing one raises KeyError('<name>'), whose text becomes the
+  // message.
+  throw RowSkip{"'" + std::string(name) + "'", t.path(), t.row_number(row), name,
+                "the " + t.role() + " details CSV has no column " + name};
+}
+
+double cell_float(const DetailsTable& t, std::size_t row, const char* name) {
+  return t.to_float(row, need(t, name, row));
+}
+
+struct Ratio {
+  double value;
+  bool consistent;
+  std::string message;
+};
+
+// msprobe check_inf_or_nan / calc_ratio: a ratio of NPU to GPU metric, floored by the dtype's minimum error.
+Ratio ratio_of(double x, double y, double min_err, const char* column) {
+  if (std::isnan(x) || std::isinf(x) || std::isnan(y) || std::isinf(y)) {
+    bool consistent = (std::isinf(x) || std::isinf(y)) ? (std::isinf(x) && std::isinf(y) && x == y)
+                                                       : (std::isnan(x) && std::isnan(y));
+    return {std::numeric_limits<double>::quiet_NaN(), consistent,
+            std::string(column) + (consistent ? "同为同号inf或nan\n" : "inf或nan不一致\n")};
+  }
+  // Overflow to inf is possible for |x| > ~1e304 and then judged pass, as in msprobe (ratio inf → pass).
+  return {std::fabs(x) / std::max(std::fabs(y), min_err), true, ""};
+}
+
+std::string judge_binary(const DetailsTable& npu, std::size_t r, CsvRow& d) {
+  std::size_t c = need(npu, kErrorRateCol, r);
+  std::string status = npu.to_float(r, c) == 0 ? kPass : kError;
+  d[kErrorRate] = npu.copied(r, c);
+  d[kErrorRateStatus] = status;
+  d[kCompareResult] = status;
+  d[kAlgorithm] = algorithm_csv_name(Algorithm::Binary);
+  d[kMessage] = status == kError ? "ERROR: 二进制一致错误率超过阈值\n" : "";
+  return status;
+}
+
+struct AbsoluteResult {
+  double inf_nan, rel, abs;
+  const char *inf_nan_status, *rel_status, *abs_status;
+  bool error;
+};
+
+AbsoluteResult absolute_result(const DetailsTable& npu, std::size_t r) {
+  AbsoluteResult a{};
+  a.inf_nan = cell_float(npu, r, kInfNan);
+  a.rel = cell_float(npu, r, kRelErr);
+  a.abs = cell_float(npu, r, kAbsErr);
+  a.inf_nan_status = a.inf_nan == 0 ? kPass : kError;
+  a.rel_status = a.rel == 0 ? kPass : kError;
+  a.abs_status = a.abs == 0 ? kPass : kError;
+  a.error = a.inf_nan != 0 || a.rel != 0 || a.abs != 0;
+  return a;
+}
+
+void fill_absolute(const AbsoluteResult& a, CsvRow& d) {
+  d[kInfNanRate] = fmt(a.inf_nan);
+  d[kInfNanStatus] = a.inf_nan_status;
+  d[kRelErrRate] = fmt(a.rel);
+  d[kRelErrStatus] = a.rel_status;
+  d[kAbsErrRate] = fmt(a.abs);
+  d[kAbsErrStatus] = a.abs_status;
+}
+
+std::string judge_absolute(const DetailsTable& npu, std::size_t r, CsvRow& d) {
+  AbsoluteResult a = absolute_result(npu, r);
+  fill_absolute(a, d);
+  std::string status = a.error ? kError : kPass;
+  d[kCompareResult] = status;
+  d[kAlgorithm] = algorithm_csv_name(Algorithm::Absolute);
+  // HEAD joins these without separators (1.0.4 ended each with a newline).
+  std::string msg;
+  if (a.inf_nan_status == kError) msg += "ERROR: inf/nan错误率超过阈值";
+  if (a.rel_status == kError) msg += "ERROR: 相对误差错误率超过阈值";
+  if (a.abs_status == kError) msg += "ERROR: 绝对误差错误率超过阈值";
+  d[kMessage] = msg;
+  return status;
+}
+
+std::string judge_accumulative(const Thresholds& t, const DetailsTable& npu, std::size_t r,
+                               const std::string& dtype, CsvRow& d) {
+  AbsoluteResult a = absolute_result(npu, r);
+  double eb = cell_float(npu, r, kEb);
+  const char* eb_status = eb <= t.eb_threshold(dtype) ? kPass : kError;
+  fill_absolute(a, d);
+  d[kEbRatio] = fmt(eb);
+  d[kEbStatus] = eb_status;
+  std::string status = (a.error || eb_status == kError) ? kError : kPass;
+  d[kCompareResult] = status;
+  d[kAlgorithm] = algorithm_csv_name(Algorithm::Accumulative);
+  std::vector<std::string> parts;
+  if (a.inf_nan_status == kError) parts.push_back("ERROR: inf/nan错误率超过阈值\n");
+  if (a.rel_status == kError) parts.push_back("ERROR: 相对误差错误率超过阈值\n");
+  if (a.abs_status == kError) parts.push_back("ERROR: 绝对误差错误率超过阈值\n");
+  if (eb_status == kError) parts.push_back("ERROR: 误差均衡性超过阈值\n");
+  std::string msg;
+  for (std::size_t i = 0; i < parts.size(); ++i) msg += (i ? "\n" : "") + parts[i];
+  d[kMessage] = msg;
+  return status;
+}
+
+std::string judge_thousandth(const Thresholds& t, const DetailsTable& npu, std::size_t r, CsvRow& d) {
+  std::size_t c = need(npu, kThousandthCol, r);
+  std::string status = npu.to_float(r, c) >= t.thousandth_pass ? kPass : kError;
+  d[kThousandth] = npu.copied(r, c);
+  d[kThousandthStatus] = status;
+  d[kCompareResult] = status;
+  d[kAlgorithm] = algorithm_csv_name(Algorithm::Thousandth);
+  d[kMessage] = status == kError ? "ERROR: 双千指标不达标\n" : "";
+  return status;
+}
+
+std::string judge_benchmark(const Thresholds& t, const DetailsTable& npu, std::size_t nr,
+                            const DetailsTable& gpu, std::size_t gr, const std::string& dtype, CsvRow& d) {
+  struct Metric {
+    const char* column;
+    double threshold;
+    DetailCol ratio_col, status_col;
+    const char* error_message;
+  };
+  const std::array<Metric, 5> metrics{{
+      {kSmallValue, t.small_value_err, kSmallRatio, kSmallStatus, "ERROR: 小值域错误比值超过阈值\n"},
+      {kRmse, t.rmse_err, kRmseRatio, kRmseStatus, "ERROR: 均方根误差比值超过阈值\n"},
+      {kMaxRel, t.max_rel_err, kMaxRelRatio, kMaxRelStatus, "ERROR: 相对误差最大值比值超过阈值\n"},
+      {kMeanRel, t.mean_rel_err, kMeanRelRatio, kMeanRelStatus, "ERROR: 相对误差平均值比值超过阈值\n"},
+      {kEb, t.eb_err, kEbRatio, kEbStatus, nullptr},
+  }};
+  const double min_err = t.min_err(dtype);
+  std::array<Ratio, 5> ratios;
+  for (std::size_t i = 0; i < metrics.size(); ++i) {
+    double x = cell_float(npu, nr, metrics[i].column);
+    double y = cell_float(gpu, gr, metrics[i].column);
+    ratios[i] = ratio_of(x, y, min_err, metrics[i].column);
+  }
+  std::string msg;
+  for (const auto& r : ratios) msg += r.message;
+  bool error = false;
+  std::string errors;
+  for (std::size_t i = 0; i < metrics.size(); ++i) {
+    const Ratio& r = ratios[i];
+    const char* status = !r.consistent                                  ? kError
+                         : (std::isnan(r.value) || std::isinf(r.value)) ? kPass
+                         : r.value > metrics[i].threshold               ? kError
+                                                                        : kPass;
+    d[metrics[i].ratio_col] = fmt(r.value);
+    d[metrics[i].status_col] = status;
+    // Error balance is reported but, as in HEAD, never decides 比对结果.
+    if (status == kError && metrics[i].error_message) {
+      error = true;
+      errors += metrics[i].error_message;
+    }
+  }
+  std::string status = error ? kError : kPass;
+  d[kCompareResult] = status;
+  d[kAlgorithm] = algorithm_csv_name(Algorithm::Benchmark);
+  d[kMessage] = msg + errors;
+  return status;
+}
+
+std::string judge_ulp(const Thresholds& t, const DetailsTable& npu, std::size_t nr, const DetailsTable& gpu,
+                      std::size_t gr, const std::string& dtype, CsvRow& d) {
+  static const std::string kUlpError = "ERROR: ULP误差不满足标准\n";
+  d[kAlgorithm] = algorithm_csv_name(Algorithm::Ulp);
+  if (t.fp8_dtypes.count(dtype)) {
+    double p = cell_float(npu, nr, kUlpProportionCol);
+    std::string status = p < t.ulp_low_proportion ? kPass : kError;
+    d[kUlpProportion] = fmt(p);
+    d[kUlpStatus] = status;
+    d[kCompareResult] = status;
+    d[kMessage] = status == kError ? kUlpError : "";
+    return status;
+  }
+  double m_npu = cell_float(npu, nr, kMeanUlpCol);
+  double m_gpu = cell_float(gpu, gr, kMeanUlpCol);
+  Ratio mean = ratio_of(m_npu, m_gpu, 1.0, kMeanUlpCol);  // only its consistency verdict and message are used
+  double p_npu = cell_float(npu, nr, kUlpProportionCol);
+  double p_gpu = cell_float(gpu, gr, kUlpProportionCol);
+  Ratio prop = ratio_of(p_npu, p_gpu, t.min_err(dtype), kUlpProportionCol);
+  d[kMeanUlp] = fmt(m_npu);
+  d[kUlpProportion] = fmt(p_npu);
+  d[kUlpProportionRatio] = fmt(prop.value);
+  std::string msg = mean.message + prop.message;
+  if (!mean.consistent || !prop.consistent) {
+    // HEAD leaves ULP误差判定结果 blank on this path.
+    d[kCompareResult] = kError;
+    d[kMessage] = msg + kUlpError;
+    return kError;
+  }
+  bool pass =
+      dtype == "torch.float32"
+          ? (m_npu < t.ulp_fp32_mean || p_npu < t.ulp_fp32_proportion || prop.value < t.ulp_proportion_ratio)
+          : (p_npu < t.ulp_low_proportion || prop.value < t.ulp_proportion_ratio);
+  std::string status = pass ? kPass : kError;
+  d[kUlpStatus] = status;
+  d[kCompareResult] = status;
+  d[kMessage] = pass ? msg : msg + kUlpError;
+  return status;
+}
+
+}  // namespace
+
+const CsvRow& details_header() {
+  static const CsvRow h{"API Name",
+                        "小值域错误比值",
+                        "小值域判定结果",
+                        "均方根误差比值",
+                        "均方根误差判定结果",
+                        "相对误差最大值比值",
+                        "相对误差最大值判定结果",
+                        "相对误差平均值比值",
+                        "相对误差平均值判定结果",
+                        "误差均衡性比值",
+                        "误差均衡性判定结果",
+                        "inf/nan错误率",
+                        "inf/nan判定结果",
+                        "相对误差错误率",
+                        "相对误差判定结果",
+                        "绝对误差错误率",
+                        "绝对误差判定结果",
+                        "二进制一致错误率",
+                        "二进制一致错误率判定结果",
+                        "ULP误差平均值",
+                        "ULP误差大于阈值占比",
+                        "ULP误差大于阈值占比比值",
+                        "ULP误差判定结果",
+                        "双千指标",
+                        "双千指标判定结果",
+                        "比对结果",
+                        "比对算法",
+                        "Message"};
+  return h;
+}
+
+const CsvRow& result_header() {
+  static const CsvRow h{"API Name", "Forward Test Success", "Backward Test Success", "Message"};
+  return h;
+}
+
+const std::vector<std::string>& required_columns() {
+  static const std::vector<std::string> c{
+      kApiNameCol,   kDeviceDtype, kSmallValue, kRmse,   kMaxRel,     kMeanRel,          kEb,
+      kErrorRateCol, kInfNan,      kRelErr,     kAbsErr, kMeanUlpCol, kUlpProportionCol, kThousandthCol};
+  return c;
+}
+
+CsvRow blank_detail_row(const std::string& api) {
+  CsvRow row(kDetailColumns, kSpace);
+  row[kApiName] = api;
+  return row;
+}
+
+Algorithm choose_algorithm(const Thresholds& t, const DetailsTable& npu, std::size_t row,
+                           const std::string& api_name) {
+  const std::string& out_dtype = npu.raw(row, *npu.column(kDeviceDtype));
+  if (t.fp8_dtypes.count(out_dtype)) return Algorithm::Ulp;
+  // msprobe infers an fp8 *input* from a filled 相对误差错误率 cell, so every row the absolute-threshold or
+  // accumulative standard wrote in run_ut is judged here by the absolute threshold.
+  if (!blank(npu.raw(row, *npu.column(kRelErr)))) return Algorithm::Absolute;
+  if (!t.float_dtypes.count(out_dtype)) return Algorithm::Binary;
+  for (const auto& [algorithm, apis] : t.api_groups)
+    if (apis.count(api_name)) return algorithm;
+  return Algorithm::Benchmark;
+}
+
+std::string judge_row(const Thresholds& t, const DetailsTable& npu, std::size_t nrow, const DetailsTable& gpu,
+                      std::size_t grow, const std::string& api_name, CsvRow& detail) {
+  const std::string& dtype = npu.raw(nrow, *npu.column(kDeviceDtype));
+  // Short-circuits as in msprobe: Shape is only consulted for a supported, non-blank dtype.
+  if (blank(dtype) || t.unsupported_dtypes.count(dtype) ||
+      npu.raw(nrow, need(npu, kShape, nrow)) == t.zero_shape) {
+    std::size_t mc = need(npu, kMessageCol, nrow);
+    detail[kCompareResult] = kSkip;
+    // pandas hands msprobe NaN for an empty Message, which it prints as "nan"; probe keeps it empty.
+    detail[kMessage] = npu.raw(nrow, mc);
+    return kSkip;
+  }
+  CsvRow d = detail;
+  std::string status;
+  switch (choose_algorithm(t, npu, nrow, api_name)) {
+    case Algorithm::Binary:
+      status = judge_binary(npu, nrow, d);
+      break;
+    case Algorithm::Absolute:
+      status = judge_absolute(npu, nrow, d);
+      break;
+    case Algorithm::Accumulative:
+      status = judge_accumulative(t, npu, nrow, dtype, d);
+      break;
+    case Algorithm::Thousandth:
+      status = judge_thousandth(t, npu, nrow, d);
+      break;
+    case Algorithm::Benchmark:
+      status = judge_benchmark(t, npu, nrow, gpu, grow, dtype, d);
+      break;
+    case Algorithm::Ulp:
+      status = judge_ulp(t, npu, nrow, gpu, grow, dtype, d);
+      break;
+  }
+  detail = std::move(d);
+  return status;
+}
+
+}  // namespace probe::precision_compare

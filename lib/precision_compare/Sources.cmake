@@ -1,0 +1,6 @@
+set(PROBE_SOURCES
+  ApiPrecisionCompare.cpp
+  DetailsTable.cpp
+  Judge.cpp
+  Thresholds.cpp
+)

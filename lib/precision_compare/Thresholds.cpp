@@ -1,0 +1,175 @@
+#include "precision_compare/Thresholds.h"
+
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "probe/error.h"
+
+namespace probe::precision_compare {
+
+const char* algorithm_csv_name(Algorithm a) noexcept {
+  switch (a) {
+    case Algorithm::Benchmark:
+      return "标杆比对法";
+    case Algorithm::Ulp:
+      return "ULP误差比对法";
+    case Algorithm::Binary:
+      return "二进制一致法";
+    case Algorithm::Absolute:
+      return "绝对阈值法";
+    case Algorithm::Thousandth:
+      return "双千指标法";
+    case Algorithm::Accumulative:
+      return "累积误差比对法";
+  }
+  return "";
+}
+
+namespace {
+
+double by_dtype(const std::map<std::string, double>& table, const std::string& dtype) {
+  auto it = table.find(dtype);
+  if (it == table.end()) it = table.find("default");
+  return it->second;
+}
+
+class Loader {
+ public:
+  Loader(std::string file, const rapidjson::Value& common, const rapidjson::Value* profile)
+      : file_(std::move(file)), common_(common), profile_(profile) {}
+
+  const rapidjson::Value& get(const char* key) const {
+    if (profile_ && profile_->HasMember(key)) return (*profile_)[key];
+    if (!common_.HasMember(key)) fail(key, "missing");
+    return common_[key];
+  }
+  [[noreturn]] void fail(const std::string& key, const std::string& what) const {
+    throw Error(ErrorKind::Format, what, file_, key);
+  }
+  double number(const rapidjson::Value& v, const std::string& key) const {
+    if (!v.IsNumber()) fail(key, "expected a number");
+    return v.GetDouble();
+  }
+  double number_at(const char* key, const char* sub) const {
+    const auto& obj = get(key);
+    if (!obj.IsObject() || !obj.HasMember(sub)) fail(std::string(key) + "." + sub, "missing");
+    return number(obj[sub], std::string(key) + "." + sub);
+  }
+  std::unordered_set<std::string> string_set(const rapidjson::Value& v, const std::string& key) const {
+    if (!v.IsArray()) fail(key, "expected an array of strings");
+    std::unordered_set<std::string> out;
+    for (const auto& s : v.GetArray()) {
+      if (!s.IsString()) fail(key, "expected an array of strings");
+      out.emplace(s.GetString(), s.GetStringLength());
+    }
+    return out;
+  }
+  std::map<std::string, double> dtype_table(const char* key) const {
+    const auto& obj = get(key);
+    if (!obj.IsObject()) fail(key, "expected an object of numbers");
+    std::map<std::string, double> out;
+    for (const auto& m : obj.GetObject()) out[m.name.GetString()] = number(m.value, key);
+    if (!out.count("default")) fail(key, "needs a \"default\" entry");
+    return out;
+  }
+
+ private:
+  std::string file_;
+  const rapidjson::Value& common_;
+  const rapidjson::Value* profile_;
+};
+
+Algorithm algorithm_from_id(const std::string& id, const Loader& l) {
+  if (id == "benchmark") return Algorithm::Benchmark;
+  if (id == "ulp_compare") return Algorithm::Ulp;
+  if (id == "binary_consistency") return Algorithm::Binary;
+  if (id == "absolute_threshold") return Algorithm::Absolute;
+  if (id == "thousandth_threshold") return Algorithm::Thousandth;
+  if (id == "accumulative_error_compare") return Algorithm::Accumulative;
+  l.fail("api_groups", "unknown algorithm '" + id + "'");
+}
+
+}  // namespace
+
+double Thresholds::min_err(const std::string& dtype) const { return by_dtype(minimum_err, dtype); }
+double Thresholds::eb_threshold(const std::string& dtype) const { return by_dtype(accumulative_eb, dtype); }
+
+Thresholds load_thresholds(const std::string& file, const std::string& profile) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw Error(ErrorKind::Io, "cannot open the thresholds data file", file);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  rapidjson::Document doc;
+  doc.Parse(text.c_str(), text.size());
+  if (doc.HasParseError())
+    throw Error(ErrorKind::Format,
+                std::string("invalid JSON: ") + rapidjson::GetParseError_En(doc.GetParseError()) +
+                    " at offset " + std::to_string(doc.GetErrorOffset()),
+                file);
+  if (!doc.IsObject() || !doc.HasMember("common") || !doc["common"].IsObject())
+    throw Error(ErrorKind::Format, "missing object", file, "common");
+  if (!doc.HasMember("profiles") || !doc["profiles"].IsObject())
+    throw Error(ErrorKind::Format, "missing object", file, "profiles");
+  const auto& profiles = doc["profiles"];
+  if (!profiles.HasMember(profile.c_str()) || !profiles[profile.c_str()].IsObject())
+    throw Error(ErrorKind::InvalidArgument, "unknown profile '" + profile + "'", file, "profiles");
+  Loader l(file, doc["common"], &profiles[profile.c_str()]);
+
+  Thresholds t;
+  t.unsupported_dtypes = l.string_set(l.get("unsupported_dtypes"), "unsupported_dtypes");
+  t.fp8_dtypes = l.string_set(l.get("fp8_dtypes"), "fp8_dtypes");
+  t.float_dtypes = l.string_set(l.get("float_dtypes"), "float_dtypes");
+  const auto& zs = l.get("zero_shape");
+  if (!zs.IsString()) l.fail("zero_shape", "expected a string");
+  t.zero_shape = zs.GetString();
+  const auto& groups = l.get("api_groups");
+  if (!groups.IsArray()) l.fail("api_groups", "expected an array");
+  for (const auto& g : groups.GetArray()) {
+    if (!g.IsObject() || !g.HasMember("algorithm") || !g["algorithm"].IsString() || !g.HasMember("apis"))
+      l.fail("api_groups", "each entry needs \"algorithm\" and \"apis\"");
+    t.api_groups.emplace_back(algorithm_from_id(g["algorithm"].GetString(), l),
+                              l.string_set(g["apis"], "api_groups.apis"));
+  }
+  t.minimum_err = l.dtype_table("minimum_err");
+  t.accumulative_eb = l.dtype_table("accumulative_error_eb_threshold");
+  t.small_value_err = l.number_at("benchmark_error_threshold", "small_value");
+  t.rmse_err = l.number_at("benchmark_error_threshold", "rmse");
+  t.max_rel_err = l.number_at("benchmark_error_threshold", "max_rel_err");
+  t.mean_rel_err = l.number_at("benchmark_error_threshold", "mean_rel_err");
+  t.eb_err = l.number_at("benchmark_error_threshold", "eb");
+  t.thousandth_pass = l.number(l.get("thousandth_pass_value"), "thousandth_pass_value");
+  t.ulp_fp32_mean = l.number_at("ulp", "fp32_mean_ulp_err");
+  t.ulp_fp32_proportion = l.number_at("ulp", "fp32_proportion");
+  t.ulp_low_proportion = l.number_at("ulp", "low_precision_proportion");
+  t.ulp_proportion_ratio = l.number_at("ulp", "proportion_ratio");
+  const auto& msgs = l.get("compare_messages");
+  if (!msgs.IsObject()) l.fail("compare_messages", "expected an object of strings");
+  for (const auto& m : msgs.GetObject()) {
+    if (!m.value.IsString()) l.fail("compare_messages", "expected an object of strings");
+    t.compare_messages[m.name.GetString()] = std::string(m.value.GetString(), m.value.GetStringLength());
+  }
+  return t;
+}
+
+std::string default_thresholds_file() {
+  namespace fs = std::filesystem;
+  const char* name = "api_precision_compare.json";
+  std::vector<fs::path> dirs;
+  if (const char* env = std::getenv("PROBE_DATA_DIR"); env && *env) dirs.emplace_back(env);
+  dirs.emplace_back(PROBE_DATA_DIR);
+  dirs.emplace_back(PROBE_SOURCE_DATA_DIR);
+  std::error_code ec;
+  for (const auto& d : dirs)
+    if (fs::is_regular_file(d / name, ec)) return (d / name).string();
+  throw Error(ErrorKind::Io,
+              "probe's data file api_precision_compare.json was not found (set PROBE_DATA_DIR)",
+              (dirs.front() / name).string());
+}
+
+}  // namespace probe::precision_compare

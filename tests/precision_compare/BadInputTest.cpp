@@ -1,0 +1,152 @@
+// Inputs api_precision_compare must refuse with a clear probe::Error, leaving no output that looks finished.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "TestUtil.h"
+#include "probe/api_precision_compare.h"
+#include "probe/error.h"
+
+namespace probe {
+namespace {
+
+using testing::Cells;
+using testing::TempDir;
+
+Cells ok_row(const std::string& api) {
+  return {{"API Name", api}, {"DEVICE Dtype", "torch.int64"}, {"Shape", "(2,)"}, {"二进制一致错误率", "0"}};
+}
+
+Error run_expecting_error(const ApiPrecisionCompareOptions& o) {
+  try {
+    run_api_precision_compare(o);
+  } catch (const Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no error";
+  return Error(ErrorKind::Internal, "none");
+}
+
+std::size_t files_in(const std::filesystem::path& dir) {
+  if (!std::filesystem::exists(dir)) return 0;
+  std::size_t n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir)) ++n;
+  return n;
+}
+
+TEST(PrecisionCompareBadInput, MissingFileAndWrongSuffix) {
+  TempDir dir("missing");
+  auto gpu = testing::write_details(dir.file("gpu.csv"), {ok_row("Torch.abs.0.forward.output.0")});
+  auto e = run_expecting_error(testing::options_for(dir.file("nope.csv"), gpu, dir.file("out")));
+  EXPECT_EQ(e.kind(), ErrorKind::Io);
+  EXPECT_EQ(e.file(), dir.file("nope.csv"));
+  e = run_expecting_error(testing::options_for(dir.file("npu.txt"), gpu, dir.file("out")));
+  EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+  EXPECT_EQ(files_in(dir.path / "out"), 0u);
+}
+
+TEST(PrecisionCompareBadInput, MissingColumnsAreListed) {
+  TempDir dir("columns");
+  CsvRow header = testing::run_ut_details_header();
+  header.erase(header.begin() + 11);  // 均方根误差
+  header.erase(header.begin() + 2);   // DEVICE Dtype
+  auto npu = testing::write_details(dir.file("npu.csv"), {ok_row("Torch.abs.0.forward.output.0")}, header);
+  auto gpu = testing::write_details(dir.file("gpu.csv"), {ok_row("Torch.abs.0.forward.output.0")});
+  auto e = run_expecting_error(testing::options_for(npu, gpu, dir.file("out")));
+  EXPECT_EQ(e.kind(), ErrorKind::Format);
+  EXPECT_EQ(e.file(), npu);
+  EXPECT_NE(e.message().find("DEVICE Dtype,均方根误差"), std::string::npos) << e.what();
+}
+
+TEST(PrecisionCompareBadInput, ResultCsvInsteadOfDetailsGetsAHint) {
+  TempDir dir("resultcsv");
+  std::string path = dir.file("npu.csv");
+  {
+    CsvWriter w(path, {"API name", "Forward Test Success", "Backward Test Success", "Message"});
+    w.write_row({"Torch.abs.0", "pass", " ", ""});
+  }
+  auto gpu = testing::write_details(dir.file("gpu.csv"), {ok_row("Torch.abs.0.forward.output.0")});
+  auto e = run_expecting_error(testing::options_for(path, gpu, dir.file("out")));
+  EXPECT_EQ(e.kind(), ErrorKind::Format);
+  EXPECT_NE(e.message().find("result CSV"), std::string::npos) << e.what();
+}
+
+TEST(PrecisionCompareBadInput, EmptyTruncatedAndOverlongFiles) {
+  TempDir dir("truncated");
+  auto gpu = testing::write_details(dir.file("gpu.csv"), {ok_row("Torch.abs.0.forward.output.0")});
+  { std::ofstream(dir.file("empty.csv")); }
+  EXPECT_EQ(run_expecting_error(testing::options_for(dir.file("empty.csv"), gpu, dir.file("out"))).kind(),
+            ErrorKind::Format);
+  // Cut inside a quoted Message: an unterminated quote.
+  std::string text = testing::read_text(gpu);
+  std::ofstream(dir.file("cut.csv"), std::ios::binary)
+      << text.substr(0, text.size() - 2) << ",\"half a message";
+  auto e = run_expecting_error(testing::options_for(dir.file("cut.csv"), gpu, dir.file("out")));
+  EXPECT_EQ(e.kind(), ErrorKind::Format);
+  EXPECT_EQ(e.file(), dir.file("cut.csv"));
+  std::ofstream(dir.file("long.csv"), std::ios::binary)
+      << text << "a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q,r,s,t,u,v,w,x,y\r\n";
+  e = run_expecting_error(testing::options_for(dir.file("long.csv"), gpu, dir.file("out")));
+  EXPECT_EQ(e.kind(), ErrorKind::Format);
+  EXPECT_NE(e.message().find("row 2"), std::string::npos) << e.what();
+  EXPECT_EQ(files_in(dir.path / "out"), 0u);
+}
+
+TEST(PrecisionCompareBadInput, DuplicateGpuRowsAbortAndLeaveNoOutput) {
+  TempDir dir("dup");
+  auto npu = testing::write_details(
+      dir.file("npu.csv"), {ok_row("Torch.neg.0.forward.output.0"), ok_row("Torch.abs.0.forward.output.0")});
+  auto gpu = testing::write_details(
+      dir.file("gpu.csv"), {ok_row("Torch.neg.0.forward.output.0"), ok_row("Torch.abs.0.forward.output.0"),
+                            ok_row("Torch.abs.0.forward.output.0")});
+  auto e = run_expecting_error(testing::options_for(npu, gpu, dir.file("out")));
+  EXPECT_EQ(e.kind(), ErrorKind::Format);
+  EXPECT_EQ(e.file(), gpu);
+  EXPECT_EQ(e.api(), "Torch.abs.0.forward.output.0");
+  EXPECT_NE(e.message().find("rows 2 and 3"), std::string::npos) << e.what();
+  // The Torch.neg rows already written went to temporaries, which are gone.
+  EXPECT_EQ(files_in(dir.path / "out"), 0u);
+}
+
+TEST(PrecisionCompareBadInput, FormulaLikeApiNamesAreRejected) {
+  for (const std::string name : {"=cmd.abs.0.forward.output.0", "Torch.abs.0;@x.forward.output.0",
+                                 "\xEF\xBC\x8B"
+                                 "Torch.abs.0.forward.output.0"}) {
+    TempDir dir("inject");
+    auto f = testing::write_details(dir.file("npu.csv"), {ok_row(name)});
+    auto e = run_expecting_error(testing::options_for(f, f, dir.file("out")));
+    EXPECT_EQ(e.kind(), ErrorKind::Security) << name;
+    EXPECT_EQ(files_in(dir.path / "out"), 0u);
+  }
+}
+
+TEST(PrecisionCompareBadInput, ExistingOutputIsNotOverwritten) {
+  TempDir dir("exists");
+  auto f = testing::write_details(dir.file("npu.csv"), {ok_row("Torch.abs.0.forward.output.0")});
+  auto o = testing::options_for(f, f, dir.file("out"));
+  auto first = run_api_precision_compare(o);
+  std::string before = testing::read_text(first.result_csv);
+  EXPECT_EQ(run_expecting_error(o).kind(), ErrorKind::InvalidArgument);
+  EXPECT_EQ(testing::read_text(first.result_csv), before);
+  EXPECT_EQ(files_in(dir.path / "out"), 2u);
+}
+
+TEST(PrecisionCompareBadInput, UnknownProfileBadTimestampAndBrokenThresholds) {
+  TempDir dir("options");
+  auto f = testing::write_details(dir.file("npu.csv"), {ok_row("Torch.abs.0.forward.output.0")});
+  auto o = testing::options_for(f, f, dir.file("out"));
+  o.profile = "strict";
+  EXPECT_EQ(run_expecting_error(o).kind(), ErrorKind::InvalidArgument);
+  o = testing::options_for(f, f, dir.file("out"));
+  o.timestamp = "2025";
+  EXPECT_EQ(run_expecting_error(o).kind(), ErrorKind::InvalidArgument);
+  o = testing::options_for(f, f, dir.file("out"));
+  std::ofstream(dir.file("t.json")) << R"({"common": {"zero_shape": 3}, "profiles": {"msprobe": {}}})";
+  o.thresholds_file = dir.file("t.json");
+  auto e = run_expecting_error(o);
+  EXPECT_EQ(e.kind(), ErrorKind::Format);
+  EXPECT_EQ(e.file(), dir.file("t.json"));
+}
+
+}  // namespace
+}  // namespace probe

@@ -1,0 +1,96 @@
+// Small details CSVs written by hand for api_precision_compare tests.
+#pragma once
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "probe/api_precision_compare.h"
+#include "probe/csv.h"
+
+namespace probe::testing {
+
+/// The run_ut details header (msprobe HEAD and 1.0.4 write the same one).
+inline const CsvRow& run_ut_details_header() {
+  static const CsvRow h{"API Name",
+                        "Bench Dtype",
+                        "DEVICE Dtype",
+                        "Shape",
+                        "余弦相似度",
+                        "最大绝对误差",
+                        "双百指标",
+                        "双千指标",
+                        "双万指标",
+                        "二进制一致错误率",
+                        "误差均衡性",
+                        "均方根误差",
+                        "小值域错误占比",
+                        "相对误差最大值",
+                        "相对误差平均值",
+                        "inf/nan错误率",
+                        "相对误差错误率",
+                        "绝对误差错误率",
+                        "ULP误差最大值",
+                        "ULP误差平均值",
+                        "ULP误差大于阈值占比",
+                        "Status",
+                        "Message"};
+  return h;
+}
+
+using Cells = std::map<std::string, std::string>;
+
+/// A fresh directory under the system temp dir, removed by the destructor.
+struct TempDir {
+  std::filesystem::path path;
+  explicit TempDir(const std::string& name) {
+    path = std::filesystem::temp_directory_path() / ("probe_pc_" + name + "_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(path);
+    std::filesystem::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  std::string file(const std::string& name) const { return (path / name).string(); }
+};
+
+/// Writes a details CSV: each row gives some cells by column name; the others are SPACE, like run_ut writes.
+inline std::string write_details(const std::string& path, const std::vector<Cells>& rows,
+                                 CsvRow header = run_ut_details_header()) {
+  std::filesystem::remove(path);
+  CsvWriter w(path, header);
+  for (const auto& cells : rows) {
+    CsvRow row(header.size(), " ");
+    for (std::size_t c = 0; c < header.size(); ++c) {
+      auto it = cells.find(header[c]);
+      if (it != cells.end()) row[c] = it->second;
+    }
+    w.write_row(row);
+  }
+  return path;
+}
+
+inline std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+inline ApiPrecisionCompareOptions options_for(const std::string& npu, const std::string& gpu,
+                                              const std::string& out) {
+  ApiPrecisionCompareOptions o;
+  o.npu_csv = npu;
+  o.gpu_csv = gpu;
+  o.out_dir = out;
+  o.profile = "msprobe";
+  o.timestamp = "20250101000000";
+  o.thresholds_file = PROBE_SOURCE_DIR "/data/api_precision_compare.json";
+  return o;
+}
+
+}  // namespace probe::testing
