@@ -1,0 +1,104 @@
+// Internal: format parsers over an in-memory byte buffer (a file mapping or an inflated zip member),
+// shared by the public loaders, the fuzzers and the tests.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "probe/storage.h"
+#include "probe/tensor.h"
+#include "probe/tensor_file.h"
+
+namespace probe::io {
+
+/// Parses the .npy held in bytes [begin, begin+size) of `buf`; the result may view `buf`.
+Tensor parse_npy(const std::shared_ptr<Storage>& buf, std::size_t begin, std::size_t size,
+                 const std::string& file);
+
+/// The exact bytes numpy.save writes before the data of an array of this dtype and shape.
+std::string npy_header(DType dtype, const Shape& shape);
+
+/// Parses a torch.save zip archive held in `buf`.
+std::vector<NamedTensor> parse_pt(const std::shared_ptr<Storage>& buf, const std::string& file);
+
+/// Parses every member of a .npz archive held in `buf` (only `only` if not empty).
+std::vector<NamedTensor> parse_npz(const std::shared_ptr<Storage>& buf, const std::string& file,
+                                   const std::string& only = {});
+
+/// Copies the strided view (element strides >= 0, checked against the storage by the caller) into a
+/// fresh C-order tensor.
+Tensor materialise(DType dtype, const Shape& shape, const std::vector<std::int64_t>& strides,
+                   const std::byte* base);
+
+/// Returns `t` with every bool byte 0 or 1 (copying only if some byte is neither), so that reading it
+/// as C++ bool is defined.
+Tensor normalise_bool(Tensor t);
+
+/// Byte-swaps every element of an owned tensor in place (complex: each half separately).
+void byteswap_inplace(Tensor& t);
+
+/// Writes `parts` to `path` through a temporary file in the same directory and rename().
+void write_file_atomically(const std::string& path, const std::vector<std::string_view>& parts);
+
+/// One member of a zip archive.
+struct ZipEntry {
+  std::string name;
+  std::uint64_t index = 0;
+  std::uint64_t size = 0;         ///< uncompressed bytes (central directory)
+  std::uint64_t comp_size = 0;    ///< compressed bytes
+  bool stored = false;            ///< method 0 (no compression)
+  std::uint64_t data_offset = 0;  ///< for stored entries: offset of the data in the archive
+};
+
+/// A read-only zip archive over a byte buffer (libzip for the directory and inflating; the local
+/// headers are read directly to find where stored data lies, so it can be mapped instead of copied).
+class ZipReader {
+ public:
+  ZipReader(std::shared_ptr<Storage> buf, std::string file);
+  ~ZipReader();
+  ZipReader(const ZipReader&) = delete;
+  ZipReader& operator=(const ZipReader&) = delete;
+
+  const std::vector<ZipEntry>& entries() const noexcept { return entries_; }
+  /// The bytes of entry `e`: a view of the archive buffer when stored, else a bounded inflated copy.
+  /// Sets `offset` to where they start inside the returned storage.
+  std::shared_ptr<Storage> read(const ZipEntry& e, std::size_t& offset) const;
+
+  /// Largest size a deflated member may claim (zip bombs): deflate expands at most ~1032x.
+  static constexpr std::uint64_t kMaxInflateRatio = 1032;
+  static constexpr std::uint64_t kMaxInflatedBytes = std::uint64_t{16} << 30;
+
+ private:
+  std::shared_ptr<Storage> buf_;
+  std::string file_;
+  void* zip_ = nullptr;  // zip_t*, kept out of this header
+  std::vector<ZipEntry> entries_;
+};
+
+}  // namespace probe::io
+
+namespace probe::io {
+
+/// Where a storage record's bytes live (`size` bytes at `offset` inside `buf`).
+struct StorageBytes {
+  std::shared_ptr<Storage> buf;
+  std::size_t offset = 0;
+  std::size_t size = 0;
+};
+/// Returns the bytes of storage record `key` (torch's {archive}/data/{key}); throws if missing.
+using StorageLoader = std::function<StorageBytes(const std::string& key)>;
+
+/// Runs torch's pickle (data.pkl) on an allow-listed VM (DECISIONS D10) and returns every tensor of
+/// the unpickled object, named by its path of keys/indices.
+std::vector<NamedTensor> unpickle_tensors(std::string_view pickle, const StorageLoader& load,
+                                          const std::string& file);
+
+/// The data.pkl bytes torch.save writes for one contiguous tensor stored as record "0".
+std::string torch_pickle_for(const Tensor& t);
+
+}  // namespace probe::io

@@ -1,0 +1,430 @@
+// Bad tensor files (truncated, lying, malicious) give a probe::Error naming the file and the problem:
+// never a crash, a hang or an allocation sized by a declared value.
+#include <zlib.h>
+
+#include <cstring>
+
+#include "IoTestUtil.h"
+#include "io/TensorIo.h"
+#include "probe/tensor_file.h"
+
+namespace probe {
+namespace {
+
+using test::expect_error;
+using test::read_bytes;
+using test::tensors_dir;
+using namespace std::string_literals;
+
+std::string npy_with_header(const std::string& dict, int major = 1,
+                            std::string data = std::string(64, '\0')) {
+  std::string h = dict;
+  std::size_t prefix = major == 1 ? 10 : 12;
+  while ((prefix + h.size() + 1) % 64) h += ' ';
+  h += '\n';
+  std::string out = "\x93NUMPY";
+  out += static_cast<char>(major);
+  out += '\0';
+  for (std::size_t k = 0; k < (major == 1 ? 2u : 4u); ++k)
+    out += static_cast<char>((h.size() >> (8 * k)) & 0xFF);
+  return out + h + data;
+}
+
+TEST(NpyRobustness, EveryTruncationIsAFormatError) {
+  test::TempDir dir;
+  for (const char* name : {"npy_float64.npy", "npy_v3_int32.npy", "npy_fortran_int64.npy"}) {
+    std::string good = read_bytes(tensors_dir() + name);
+    for (std::size_t n = 0; n < good.size(); n += (n < 140 ? 1 : 11)) {
+      std::string path = dir.file("cut.npy", good.substr(0, n));
+      SCOPED_TRACE(std::string(name) + " cut at " + std::to_string(n));
+      expect_error([&] { load_npy(path); }, ErrorKind::Format, {"cut.npy"});
+    }
+  }
+}
+
+TEST(NpyRobustness, WrongMagicAndVersion) {
+  test::TempDir dir;
+  std::string good = read_bytes(tensors_dir() + "npy_float32.npy");
+  std::string bad = good;
+  bad[1] = 'M';
+  expect_error([&] { load_npy(dir.file("magic.npy", bad)); }, ErrorKind::Format, {"magic.npy", "magic"});
+  bad = good;
+  bad[6] = 9;
+  expect_error([&] { load_npy(dir.file("ver.npy", bad)); }, ErrorKind::Unsupported,
+               {"ver.npy", "version 9.0"});
+  expect_error([&] { load_tensor_file(dir.file("text.dat", "hello world")); }, ErrorKind::Unsupported,
+               {"text.dat"});
+}
+
+TEST(NpyRobustness, HeaderThatLiesAboutSizes) {
+  test::TempDir dir;
+  // 64 data bytes follow, the header claims 1000x1000 float64.
+  std::string f = npy_with_header("{'descr': '<f8', 'fortran_order': False, 'shape': (1000, 1000), }");
+  expect_error([&] { load_npy(dir.file("lie.npy", f)); }, ErrorKind::Format, {"lie.npy", "(1000, 1000)"});
+  // Header length field larger than the file.
+  std::string g = read_bytes(tensors_dir() + "npy_float32.npy");
+  g[8] = '\xff';
+  g[9] = '\x7f';
+  expect_error([&] { load_npy(dir.file("hlen.npy", g)); }, ErrorKind::Format, {"hlen.npy", "header claims"});
+}
+
+TEST(NpyRobustness, AbsurdShapesAreRejectedBeforeAllocating) {
+  test::TempDir dir;
+  for (const char* shape : {"(9223372036854775807, 2)", "(4611686018427387904,)", "(99999999999999999999,)",
+                            "(3037000500, 3037000500)", "(-1, 2)"}) {
+    SCOPED_TRACE(shape);
+    std::string f =
+        npy_with_header(std::string("{'descr': '<f8', 'fortran_order': True, 'shape': ") + shape + ", }");
+    expect_error([&] { load_npy(dir.file("huge.npy", f)); }, ErrorKind::Format, {"huge.npy"});
+  }
+  std::string many = "(";
+  for (int k = 0; k < 70; ++k) many += "1, ";
+  many += ")";
+  expect_error(
+      [&] {
+        load_npy(dir.file("dims.npy", npy_with_header("{'descr': '<f8', 'fortran_order': False, 'shape': " +
+                                                      many + ", }")));
+      },
+      ErrorKind::Format, {"dims.npy", "dimensions"});
+}
+
+TEST(NpyRobustness, MalformedHeaders) {
+  test::TempDir dir;
+  const char* bad[] = {
+      "{'descr': '<f8', 'fortran_order': False}",                           // no shape
+      "{'descr': '<f8', 'fortran_order': Maybe, 'shape': (2,), }",          // not a bool
+      "{'descr': '<f8', 'fortran_order': False, 'shape': (2,), 'x': 1, }",  // unknown key
+      "{'descr': '<f8', 'descr': '<f4', 'fortran_order': False, 'shape': (2,), }",
+      "{'descr': '<f8, 'fortran_order': False, 'shape': (2,), }",  // unterminated quotes
+      "{'descr': '<f8', 'fortran_order': False, 'shape': (2), }",  // (2) is not a tuple
+      "['descr', '<f8']",
+      "",
+  };
+  for (const char* h : bad) {
+    SCOPED_TRACE(h);
+    expect_error([&] { load_npy(dir.file("hdr.npy", npy_with_header(h))); }, ErrorKind::Format, {"hdr.npy"});
+  }
+  expect_error(
+      [&] {
+        load_npy(
+            dir.file("v.npy", npy_with_header("{'descr': '<V2', 'fortran_order': False, 'shape': (2,), }")));
+      },
+      ErrorKind::Unsupported, {"v.npy", "<V2"});
+  expect_error(
+      [&] {
+        load_npy(dir.file(
+            "s.npy", npy_with_header("{'descr': [('x', '<f4')], 'fortran_order': False, 'shape': (2,), }")));
+      },
+      ErrorKind::Unsupported, {"s.npy", "structured"});
+}
+
+TEST(NpyRobustness, InvalidUtf8AndNonAsciiHeaders) {
+  test::TempDir dir;
+  std::string v3 =
+      npy_with_header("{'descr': '<f8', 'fortran_order': False, 'shape': (2,), '\xc3\x28': 1}", 3);
+  expect_error([&] { load_npy(dir.file("u3.npy", v3)); }, ErrorKind::Format, {"u3.npy", "UTF-8"});
+  std::string overlong =
+      npy_with_header("{'descr': '<f8\xc0\xae', 'fortran_order': False, 'shape': (2,), }", 3);
+  expect_error([&] { load_npy(dir.file("o3.npy", overlong)); }, ErrorKind::Format, {"o3.npy", "UTF-8"});
+  std::string v1 = npy_with_header("{'descr': '<f8\xe9', 'fortran_order': False, 'shape': (2,), }", 1);
+  expect_error([&] { load_npy(dir.file("u1.npy", v1)); }, ErrorKind::Format, {"u1.npy", "non-ASCII"});
+  // Valid UTF-8 in a version 3 header is fine where Python allows it, but é is no dtype.
+  std::string ok3 = npy_with_header("{'descr': '<f8\xc3\xa9', 'fortran_order': False, 'shape': (2,), }", 3);
+  expect_error([&] { load_npy(dir.file("e3.npy", ok3)); }, ErrorKind::Unsupported, {"e3.npy"});
+}
+
+// ---- zip containers
+
+struct Member {
+  std::string name, payload;  // payload as stored in the archive
+  int method = 0;
+  std::uint32_t crc = 0;
+  std::uint64_t usize = 0;
+};
+
+void le(std::string& o, std::uint64_t v, int n) {
+  for (int k = 0; k < n; ++k) o += static_cast<char>((v >> (8 * k)) & 0xFF);
+}
+
+std::string make_zip(const std::vector<Member>& members) {
+  std::string out, cd;
+  for (const Member& m : members) {
+    std::uint64_t off = out.size();
+    std::string h;
+    le(h, 0x04034b50, 4);
+    le(h, 20, 2);
+    le(h, 0, 2);
+    le(h, static_cast<std::uint64_t>(m.method), 2);
+    le(h, 0, 4);
+    le(h, m.crc, 4);
+    le(h, m.payload.size(), 4);
+    le(h, m.usize, 4);
+    le(h, m.name.size(), 2);
+    le(h, 0, 2);
+    out += h + m.name + m.payload;
+    le(cd, 0x02014b50, 4);
+    le(cd, 20, 2);
+    le(cd, 20, 2);
+    le(cd, 0, 2);
+    le(cd, static_cast<std::uint64_t>(m.method), 2);
+    le(cd, 0, 4);
+    le(cd, m.crc, 4);
+    le(cd, m.payload.size(), 4);
+    le(cd, m.usize, 4);
+    le(cd, m.name.size(), 2);
+    le(cd, 0, 2);
+    le(cd, 0, 2);
+    le(cd, 0, 2);
+    le(cd, 0, 2);
+    le(cd, 0, 4);
+    le(cd, off, 4);
+    cd += m.name;
+  }
+  std::uint64_t cd_off = out.size();
+  out += cd;
+  le(out, 0x06054b50, 4);
+  le(out, 0, 4);
+  le(out, members.size(), 2);
+  le(out, members.size(), 2);
+  le(out, cd.size(), 4);
+  le(out, cd_off, 4);
+  le(out, 0, 2);
+  return out;
+}
+
+Member deflated(const std::string& name, const std::string& data) {
+  z_stream z{};
+  deflateInit2(&z, 9, Z_DEFLATED, -15, 9, Z_DEFAULT_STRATEGY);
+  std::string out(deflateBound(&z, data.size()), '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  z.avail_in = static_cast<uInt>(data.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  deflate(&z, Z_FINISH);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  Member m{name, out, 8,
+           static_cast<std::uint32_t>(
+               crc32(0, reinterpret_cast<const Bytef*>(data.data()), static_cast<uInt>(data.size()))),
+           data.size()};
+  return m;
+}
+
+TEST(ZipRobustness, ZipBombIsRefusedBeforeInflating) {
+  test::TempDir dir;
+  std::string npy = read_bytes(tensors_dir() + "npy_float32.npy");
+  // Claims 4 GiB - 1 from a few bytes: more than deflate can produce, refused without allocating.
+  Member bomb = deflated("a.npy", npy);
+  bomb.usize = 0xFFFFFFF0;
+  expect_error([&] { load_npz(dir.file("bomb.npz", make_zip({bomb}))); }, ErrorKind::Format,
+               {"bomb.npz", "zip bomb"});
+  bomb.usize = 0xFFFFFFFF;  // the ZIP64 marker, without the ZIP64 field it announces
+  expect_error([&] { load_npz(dir.file("bomb64.npz", make_zip({bomb}))); }, ErrorKind::Format,
+               {"bomb64.npz"});
+  // A real 8 MiB of zeros deflates ~1000x; declaring a smaller size must not let it write past it.
+  std::string zeros = npy_with_header("{'descr': '|u1', 'fortran_order': False, 'shape': (8388608,), }", 1,
+                                      std::string(8u << 20, '\0'));
+  Member big = deflated("z.npy", zeros);
+  big.usize = 1000;
+  expect_error([&] { load_npz(dir.file("liar.npz", make_zip({big}))); }, ErrorKind::Format,
+               {"liar.npz", "z.npy"});
+  // Corrupt compressed bytes and a wrong CRC.
+  Member corrupt = deflated("c.npy", npy);
+  corrupt.payload[corrupt.payload.size() / 2] ^= 0x55;
+  expect_error([&] { load_npz(dir.file("corrupt.npz", make_zip({corrupt}))); }, ErrorKind::Format,
+               {"corrupt.npz"});
+  Member crc = deflated("c.npy", npy);
+  crc.crc ^= 1;
+  expect_error([&] { load_npz(dir.file("crc.npz", make_zip({crc}))); }, ErrorKind::Format, {"crc.npz"});
+  // The honest version of the same archive loads.
+  EXPECT_EQ(load_npz(dir.file("ok.npz", make_zip({deflated("a.npy", npy)})))[0].tensor.shape(),
+            (Shape{2, 3}));
+}
+
+TEST(ZipRobustness, StoredMemberPastTheEndOfTheFile) {
+  test::TempDir dir;
+  std::string npy = read_bytes(tensors_dir() + "npy_float32.npy");
+  std::string z = make_zip({{"a.npy", npy, 0, 0, npy.size()}});
+  // Make the central directory claim a larger stored size than the archive holds.
+  std::size_t cd = z.rfind("PK\x01\x02"s);
+  for (int k : {20, 24}) {
+    z[cd + k] = '\x00';
+    z[cd + k + 1] = '\x00';
+    z[cd + k + 2] = '\x10';
+    z[cd + k + 3] = '\x00';
+  }
+  expect_error([&] { load_npz(dir.file("past.npz", z)); }, ErrorKind::Format, {"past.npz"});
+}
+
+TEST(PtRobustness, EveryTruncationIsAnError) {
+  test::TempDir dir;
+  for (const char* name : {"pt_float32.pt", "pt_zip64.pt", "pt_deflated.pt"}) {
+    std::string good = read_bytes(tensors_dir() + name);
+    for (std::size_t n = 0; n < good.size(); n += 5) {
+      std::string path = dir.file("cut.pt", good.substr(0, n));
+      SCOPED_TRACE(std::string(name) + " cut at " + std::to_string(n));
+      try {
+        load_pt(path);
+        ADD_FAILURE() << "truncated file loaded";
+      } catch (const Error& e) {
+        EXPECT_TRUE(e.kind() == ErrorKind::Format || e.kind() == ErrorKind::Unsupported) << e.what();
+        EXPECT_NE(std::string(e.what()).find("cut.pt"), std::string::npos) << e.what();
+      }
+    }
+  }
+}
+
+TEST(PtRobustness, ForbiddenGlobalsInRealArchives) {
+  expect_error([] { load_pt(tensors_dir() + "evil_os_system.pt"); }, ErrorKind::Security,
+               {"evil_os_system.pt", "posix.system", "D10"});
+  expect_error([] { load_pt(tensors_dir() + "evil_eval.pt"); }, ErrorKind::Security,
+               {"evil_eval.pt", "__builtin__.eval"});
+  expect_error([] { load_pt(tensors_dir() + "pt_legacy.pt"); }, ErrorKind::Unsupported,
+               {"pt_legacy.pt", "legacy"});
+}
+
+// ---- the pickle VM on hand-written opcode streams
+
+std::vector<NamedTensor> unpickle(const std::string& p) {
+  auto storage = make_owned_storage(64);
+  io::StorageLoader load = [&](const std::string&) { return io::StorageBytes{storage, 0, 24}; };
+  return io::unpickle_tensors(p, load, "x.pt");
+}
+
+// data.pkl of one float32 tensor of `size`/`stride` over a 6-element storage.
+std::string tensor_pickle(const std::string& size, const std::string& stride, int offset = 0, int numel = 6) {
+  std::string p =
+      "\x80\x02"
+      "ctorch._utils\n_rebuild_tensor_v2\n((X\x07\0\0\0storage"
+      "ctorch\nFloatStorage\n"
+      "X\x01\0\0\0"
+      "0X\x03\0\0\0cpuK"s;
+  p += static_cast<char>(numel);
+  p += "tQK";
+  p += static_cast<char>(offset);
+  p += size + stride +
+       "\x89"
+       "ccollections\nOrderedDict\n)RtR."s;
+  return p;
+}
+
+TEST(PickleRobustness, AllowedPickleLoads) {
+  auto t = unpickle(tensor_pickle("(K\x02K\x03t", "(K\x03K\x01t"));
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t[0].tensor.shape(), (Shape{2, 3}));
+}
+
+TEST(PickleRobustness, ForbiddenGlobals) {
+  expect_error(
+      [] {
+        unpickle(
+            "\x80\x02"
+            "cos\nsystem\nX\x02\0\0\0lsR."s);
+      },
+      ErrorKind::Security, {"x.pt", "os.system"});
+  // STACK_GLOBAL (protocol 4) spelling of builtins.eval.
+  expect_error(
+      [] {
+        unpickle(
+            "\x80\x04\x8c\x08"
+            "builtins\x8c\x04"
+            "eval\x93X\x01\0\0\0"
+            "1\x85R."s);
+      },
+      ErrorKind::Security, {"builtins.eval"});
+  expect_error([] { unpickle("\x80\x02(X\x01\0\0\0aios\nsystem\n."s); }, ErrorKind::Security,
+               {"INST", "os.system"});
+  expect_error(
+      [] {
+        unpickle(
+            "\x80\x02"
+            "ctorch\nload\n.");
+      },
+      ErrorKind::Security, {"torch.load"});
+  // Even an allowed class cannot be called with REDUCE if it is not a rebuild function.
+  expect_error(
+      [] {
+        unpickle(
+            "\x80\x02"
+            "ctorch\nFloatStorage\n)R.");
+      },
+      ErrorKind::Security, {"cannot be called"});
+}
+
+TEST(PickleRobustness, MalformedStreams) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"\x80\x02R."s, "underflow"},
+      {"\x80\x02t."s, "MARK"},
+      {"\x80\x02j\xff\xff\xff\xff."s, "memo index 4294967295"},
+      {"\x80\x02]r\xff\xff\xff\xff."s, ""},  // storing at a huge index is fine...
+      {"\x80\x02]q\x00h\x00"
+       "a."s,
+       "contains itself"},
+      {"\x80\x02]q\x00]h\x00"
+       "aq\x01h\x00h\x01"
+       "a."s,
+       "already inside"},
+      {"\x80\x02X\xff\xff\xff\x7f"
+       "abc."s,
+       "runs past the end"},
+      {"\x80\x02K\x01"s, "no STOP"},
+      {"\x80\x02\xff."s, "opcode 0xff"},
+      {"\x80\x02\x8a\x09\0\0\0\0\0\0\0\0\0."s, "64 bits"},
+      {"\x80\x02."s, "empty stack"},
+  };
+  for (const auto& [p, what] : cases) {
+    SCOPED_TRACE(what);
+    if (what.empty()) {
+      EXPECT_TRUE(unpickle(p).empty());
+      continue;
+    }
+    try {
+      unpickle(p);
+      ADD_FAILURE() << "accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(e.kind(), ErrorKind::Internal);
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("x.pt"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(PickleRobustness, DeepNestingIsBounded) {
+  // 100000 nested lists: refused at the depth limit instead of overflowing the C++ stack.
+  std::string p = "\x80\x02";
+  p += std::string(100000, ']') + std::string(99999, 'a') + ".";
+  expect_error([&] { unpickle(p); }, ErrorKind::Format, {"nested deeper"});
+  // Shared subtrees (each tuple holds the previous one twice) would take 2^200 steps to walk.
+  std::string q =
+      "\x80\x02"
+      "N";
+  for (int k = 0; k < 200; ++k) q += "\x32\x86";  // DUP, TUPLE2
+  q += ".";
+  expect_error([&] { unpickle(q); }, ErrorKind::Format, {"too large"});
+}
+
+TEST(PickleRobustness, TensorsThatReachPastTheirStorage) {
+  // 6-element storage; these views need more.
+  expect_error([] { unpickle(tensor_pickle("(K\x03K\x03t", "(K\x03K\x01t")); }, ErrorKind::Format,
+               {"reaches element"});
+  expect_error([] { unpickle(tensor_pickle("(K\x02K\x03t", "(K\x03K\x01t", 1)); }, ErrorKind::Format,
+               {"reaches element"});
+  expect_error(
+      [] {
+        unpickle(tensor_pickle("(K\x02t",
+                               "(J\xff\xff\xff\x7f"
+                               "t"));
+      },
+      ErrorKind::Format, {"reaches element"});
+  expect_error(
+      [] { unpickle(tensor_pickle("(\x8a\x08\xff\xff\xff\xff\xff\xff\xff\x3fK\x04t", "(K\x04K\x01t")); },
+      ErrorKind::Format, {"x.pt"});
+  // The storage claims more elements than its 24-byte record holds.
+  expect_error([] { unpickle(tensor_pickle("(K\x02t", "(K\x01t", 0, 100)); }, ErrorKind::Format,
+               {"claims 100 elements"});
+  expect_error([] { unpickle(tensor_pickle("(K\x02K\x03t", "(K\x03t")); }, ErrorKind::Format,
+               {"equal length"});
+}
+
+}  // namespace
+}  // namespace probe
