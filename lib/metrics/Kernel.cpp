@@ -1,0 +1,767 @@
+// The fused metrics kernel: one pass over the bench and device buffers computes every per-element
+// statistic of every msprobe metric (old rule, all precision standards, dump compare, MindSpore).
+//
+// Summation order. numpy reduces a contiguous array in buffers of 8192 elements, summing each buffer
+// pairwise (8 interleaved accumulators over leaves of <= 128 elements) and adding the buffer sums in
+// order. msprobe's float32 means (mean relative error, mean ULP error, the MSE inside RMSE) are printed
+// with float32's shortest repr, so they must be rounded exactly as numpy rounds them: the kernel uses
+// numpy's block structure for every sum. Blocks are independent, so threads take whole blocks and the
+// per-block results are merged in block order: results never depend on the thread count. The float64
+// sums (cosine dot products, dump-compare norms) use the same fixed structure.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "metrics/NumpyFloat.h"
+#include "probe/error.h"
+#include "probe/metrics.h"
+#include "support/Dispatch.h"
+#include "support/ThreadPool.h"
+
+namespace probe {
+namespace {
+
+using detail::round_half;
+
+constexpr std::int64_t kBlock = 8192;  // numpy's reduction buffer size
+constexpr double kF64Eps = 2.220446049250313e-16;
+
+// numpy precision of an array: half (stored in float), single, double.
+enum class NK { H, F, D };
+template <NK K>
+using Store = std::conditional_t<K == NK::D, double, float>;
+constexpr NK max_nk(NK a, NK b) { return static_cast<int>(a) > static_cast<int>(b) ? a : b; }
+
+// Rounds a value to precision K (numpy's result of an operation in that dtype).
+template <NK K, class T>
+inline Store<K> rnd(T x) noexcept {
+  if constexpr (K == NK::H)
+    return round_half(x);
+  else
+    return static_cast<Store<K>>(x);
+}
+
+template <class Raw>
+constexpr NK raw_nk(bool device_bf16) {
+  if (device_bf16) return std::is_same_v<Raw, double> ? NK::F : NK::F;
+  if constexpr (std::is_same_v<Raw, float16_t>)
+    return NK::H;
+  else if constexpr (std::is_same_v<Raw, double>)
+    return NK::D;
+  else
+    return NK::F;  // float32, and bfloat16 bench (numpy has no bf16; treated as float32)
+}
+
+template <class Raw, NK K>
+inline Store<K> load(const Raw* p, std::int64_t i) noexcept {
+  if constexpr (std::is_same_v<Raw, float16_t>)
+    return static_cast<Store<K>>(detail::load_half(p[i].bits));
+  else if constexpr (std::is_same_v<Raw, bfloat16_t>)
+    return static_cast<Store<K>>(detail::load_bf16(p[i].bits));
+  else if constexpr (K == NK::H)
+    return round_half(p[i]);  // not reached: H only for raw half
+  else
+    return static_cast<Store<K>>(p[i]);
+}
+
+template <class T>
+inline bool finite(T x) noexcept {
+  return std::isfinite(x);
+}
+
+// Per-block statistics. Counts are exact; maxima skip NaN and count them (numpy's max returns NaN).
+struct Block {
+  std::int64_t fin = 0, lt[3] = {0, 0, 0}, eb_gt = 0, eb_lt = 0;
+  std::int64_t b_small = 0, b_small_err = 0, b_sel = 0;
+  std::int64_t a_small = 0, a_small_err = 0, a_normal_err = 0, a_inf_fail = 0;
+  std::int64_t c_small = 0, c_small_err = 0, c_normal_err = 0, c_inf_fail = 0;
+  std::int64_t ulp_gt = 0, bin_ne = 0, dump_mismatch = 0, dump_lt1 = 0, dump_lt5 = 0;
+  std::int64_t nan_abs = 0, nan_d = 0, nan_b = 0, nan_ulp = 0, nan_ms_abs = 0, nan_ms_rel = 0;
+  double max_abs = -1, max_rel = -1, max_d = -1, max_b = -1, ulp_max = -1, ms_max_abs = -1, ms_max_rel = -1,
+         dump_max_abs = 0, dump_max_re = -1;
+  // Sums: numpy-structured, in the sum precision (stored as double; exact for float sums).
+  double mse = 0, rel = 0, ulp = 0;
+  double sdb = 0, sdd = 0, sbb = 0, zdb = 0, zdd = 0, zbb = 0, zdiff2 = 0;
+};
+
+struct Thresholds {
+  double t[3];
+  double b_small, b_atol, a_small, a_atol, rtol, c_small, c_bound, ulp_thr, clip_lo, clip_hi;
+  int ulp_min_eb, ulp_mant;
+};
+
+template <class RawB, class RawD, bool Ulp, bool Extra>
+struct Kernel {
+  static constexpr bool kDevBf16 = std::is_same_v<RawD, bfloat16_t>;
+  static constexpr NK NB = raw_nk<RawB>(kDevBf16);
+  static constexpr NK ND = kDevBf16 ? NK::F : raw_nk<RawD>(false);
+  static constexpr NK NC = max_nk(NB, ND);
+  // numpy sums of half arrays accumulate in float32.
+  static constexpr NK NS = NC == NK::H ? NK::F : NC;
+  // ULP arithmetic: float64 for float32 devices, else float32 (§2.9).
+  static constexpr NK NU = std::is_same_v<RawD, float> ? NK::D : NK::F;
+  using B = Store<NB>;
+  using D = Store<ND>;
+  using C = Store<NC>;
+  using S = Store<NS>;
+  using U = Store<NU>;
+
+  const RawB* bp;
+  const RawD* dp;
+  Thresholds th;
+  B eps;
+  // Thresholds cast to the dtype of the array they are compared with (numpy value-based casting).
+  C t_c[3], b_atol_c, a_atol_c, rtol_c, c_bound_c;
+  B b_small_b, a_small_b, c_small_b;
+  D lo_d, hi_d;
+
+  Kernel(const RawB* b, const RawD* d, const Thresholds& t, double eps_value) : bp(b), dp(d), th(t) {
+    eps = rnd<NB>(eps_value);
+    for (int k = 0; k < 3; ++k) t_c[k] = rnd<NC>(t.t[k]);
+    b_atol_c = rnd<NC>(t.b_atol);
+    a_atol_c = rnd<NC>(t.a_atol);
+    rtol_c = rnd<NC>(t.rtol);
+    c_bound_c = rnd<NC>(t.c_bound);
+    b_small_b = rnd<NB>(t.b_small);
+    a_small_b = rnd<NB>(t.a_small);
+    c_small_b = rnd<NB>(t.c_small);
+    lo_d = static_cast<D>(t.clip_lo);
+    hi_d = static_cast<D>(t.clip_hi);
+  }
+
+  // Bench cast to the device numpy dtype.
+  static D to_dev(B b) noexcept {
+    if constexpr (ND == NK::H && NB != NK::H)
+      return round_half(b);
+    else
+      return static_cast<D>(b);
+  }
+
+  // Base quantities of element i shared by the main pass and the mean-relative-error pass.
+  struct Elem {
+    B b;
+    D d;
+    D g;  // bench in device dtype
+    C abs_err;
+    B abs_b, abs_b_eps;
+    C rel;  // |abs_err / abs_bench_eps|
+    bool fin;
+  };
+  inline Elem elem(std::int64_t i) const noexcept {
+    Elem e;
+    e.b = load<RawB, NB>(bp, i);
+    e.d = load<RawD, ND>(dp, i);
+    e.g = to_dev(e.b);
+    e.abs_err = std::fabs(rnd<NC>(static_cast<C>(e.d) - static_cast<C>(e.b)));
+    e.abs_b = std::fabs(e.b);
+    e.abs_b_eps = rnd<NB>(e.abs_b + eps);
+    e.rel = rnd<NC>(e.abs_err / static_cast<C>(e.abs_b_eps));
+    e.fin = finite(e.d) && finite(e.g);
+    return e;
+  }
+  // Benchmark standard: is element i in the relative-error mean (not small, both finite)?
+  inline bool selected(const Elem& e) const noexcept { return e.fin && !(e.abs_b <= b_small_b); }
+
+  // Inf/nan error check of the absolute-threshold method for a non-finite element.
+  inline bool inf_nan_fails(const Elem& e, C rtol) const noexcept {
+    D gc = std::isnan(e.g) ? e.g : std::min(std::max(e.g, lo_d), hi_d);
+    D dc = std::isnan(e.d) ? e.d : std::min(std::max(e.d, lo_d), hi_d);
+    D diff = std::fabs(rnd<ND>(dc - gc));
+    C cre = rnd<NC>(static_cast<C>(diff) / static_cast<C>(e.abs_b_eps));
+    bool pass = cre <= rtol || (std::isnan(e.d) && std::isnan(gc));
+    return !pass;
+  }
+
+  inline U ulp_err(const Elem& e) const noexcept {
+    double eb;
+    if (e.abs_b == 0)
+      eb = 0;
+    else if (!std::isfinite(e.abs_b))
+      eb = static_cast<double>(e.abs_b);  // inf or nan
+    else if constexpr (NB == NK::D)
+      eb = detail::floor_log2_f64(e.abs_b);
+    else if constexpr (NB == NK::F)
+      eb = detail::floor_log2_f32(e.abs_b);
+    else
+      eb = detail::floor_log2_f16(e.abs_b);
+    if (!(eb >= th.ulp_min_eb) && !std::isnan(eb)) eb = th.ulp_min_eb;
+    double k = th.ulp_mant - eb;  // exact small integer, or +-inf/nan
+    U factor;
+    if (std::isnan(k))
+      factor = static_cast<U>(k);
+    else if (std::isinf(k))
+      factor = k > 0 ? std::numeric_limits<U>::infinity() : U(0);
+    else {
+      // 2^k in the bench dtype, then cast to the ULP dtype (overflow -> inf, underflow -> 0).
+      double p = std::ldexp(1.0, static_cast<int>(k));
+      if constexpr (NB == NK::H)
+        p = round_half(p);
+      else if constexpr (NB == NK::F)
+        p = static_cast<float>(p);
+      factor = static_cast<U>(p);
+    }
+    using P = Store<max_nk(NU, NB)>;
+    U diff = static_cast<U>(static_cast<P>(static_cast<U>(e.d)) - static_cast<P>(e.b));
+    return std::fabs(static_cast<U>(diff * factor));
+  }
+
+  // Lane sums of one leaf.
+  struct Sums {
+    S mse = 0, rel = 0;
+    U ulp = 0;
+    double sdb = 0, sdd = 0, sbb = 0, zdb = 0, zdd = 0, zbb = 0, zdiff2 = 0;
+    void add(const Sums& o) noexcept {
+      mse = static_cast<S>(mse + o.mse);
+      rel = static_cast<S>(rel + o.rel);
+      ulp = static_cast<U>(ulp + o.ulp);
+      sdb += o.sdb;
+      sdd += o.sdd;
+      sbb += o.sbb;
+      zdb += o.zdb;
+      zdd += o.zdd;
+      zbb += o.zbb;
+      zdiff2 += o.zdiff2;
+    }
+  };
+
+  // All statistics of element i; sums go to the given accumulators.
+  inline void visit(std::int64_t i, Block& k, S& mse, S& rel, U& ulp, double* f) const noexcept {
+    Elem e = elem(i);
+    k.fin += e.fin;
+    for (int t = 0; t < 3; ++t) k.lt[t] += e.rel < t_c[t];
+    k.eb_gt += e.d > e.g;
+    k.eb_lt += e.d < e.g;
+    if (std::isnan(e.abs_err))
+      ++k.nan_abs;
+    else if (e.abs_err > k.max_abs)
+      k.max_abs = e.abs_err;
+    // Benchmark.
+    bool bs = e.fin && e.abs_b <= b_small_b;
+    k.b_small += bs;
+    k.b_small_err += bs && e.abs_err > b_atol_c;
+    bool sel = e.fin && !bs;
+    k.b_sel += sel;
+    if (sel && e.rel > k.max_rel) k.max_rel = e.rel;
+    rel = static_cast<S>(rel + (sel ? static_cast<S>(e.rel) : S(0)));
+    C ae = sel ? e.abs_err : C(0);
+    mse = static_cast<S>(mse + static_cast<S>(rnd<NC>(ae * ae)));
+    // Absolute threshold and accumulative error.
+    bool as = e.fin && e.abs_b <= a_small_b;
+    k.a_small += as;
+    k.a_small_err += as && e.abs_err > a_atol_c;
+    k.a_normal_err += e.fin && !as && e.rel > rtol_c;
+    bool cs = e.fin && e.abs_b <= c_small_b;
+    k.c_small += cs;
+    k.c_small_err += cs && e.abs_err > c_bound_c;
+    k.c_normal_err += e.fin && !cs && e.rel > c_bound_c;
+    if (!e.fin) [[unlikely]] {
+      k.a_inf_fail += inf_nan_fails(e, rtol_c);
+      k.c_inf_fail += inf_nan_fails(e, c_bound_c);
+    }
+    double bd = static_cast<double>(e.b), dd = static_cast<double>(e.d);
+    k.bin_ne += !(bd == dd);
+    double ad = std::fabs(dd), ab = std::fabs(bd);
+    if (std::isnan(ad))
+      ++k.nan_d;
+    else if (ad > k.max_d)
+      k.max_d = ad;
+    if (std::isnan(ab))
+      ++k.nan_b;
+    else if (ab > k.max_b)
+      k.max_b = ab;
+    f[0] += dd * bd;
+    f[1] += dd * dd;
+    f[2] += bd * bd;
+    if constexpr (Ulp) {
+      U u = ulp_err(e);
+      if (std::isnan(u))
+        ++k.nan_ulp;
+      else if (u > k.ulp_max)
+        k.ulp_max = u;
+      k.ulp_gt += u > static_cast<U>(th.ulp_thr);
+      ulp = static_cast<U>(ulp + u);
+    }
+    if constexpr (Extra) {
+      double msd = std::fabs(bd - dd);
+      if (std::isnan(msd))
+        ++k.nan_ms_abs;
+      else if (msd > k.ms_max_abs)
+        k.ms_max_abs = msd;
+      double msr = msd / (ab + (bd == 0 ? 1e-8 : 0.0));
+      if (std::isnan(msr))
+        ++k.nan_ms_rel;
+      else if (msr > k.ms_max_rel)
+        k.ms_max_rel = msr;
+      // Dump compare: inf/nan must sit at the same positions; they are then zeroed in both.
+      bool di = std::isinf(dd), bi = std::isinf(bd), dn = std::isnan(dd), bn = std::isnan(bd);
+      k.dump_mismatch += (di != bi) || (dn != bn);
+      bool both = std::isfinite(dd) && std::isfinite(bd);
+      double zn = both ? dd : 0.0, zb = both ? bd : 0.0;
+      double zd = zn - zb;
+      f[3] += zn * zb;
+      f[4] += zn * zn;
+      f[5] += zb * zb;
+      f[6] += zd * zd;
+      double azd = std::fabs(zd);
+      if (azd > k.dump_max_abs) k.dump_max_abs = azd;
+      double re = zb == 0 ? std::fabs((zn + kF64Eps) - (zb + kF64Eps)) / kF64Eps : azd / std::fabs(zb);
+      if (re > k.dump_max_re) k.dump_max_re = re;
+      k.dump_lt1 += re < 0.001;
+      k.dump_lt5 += re < 0.005;
+    }
+  }
+
+  // numpy's pairwise_sum over [i0, i0+n): leaves of <= 128 elements with 8 interleaved accumulators.
+  Sums tree(std::int64_t i0, std::int64_t n, Block& k) const noexcept {
+    Sums s;
+    if (n < 8) {
+      double f[7] = {0, 0, 0, 0, 0, 0, 0};
+      for (std::int64_t i = 0; i < n; ++i) visit(i0 + i, k, s.mse, s.rel, s.ulp, f);
+      s.sdb = f[0];
+      s.sdd = f[1];
+      s.sbb = f[2];
+      s.zdb = f[3];
+      s.zdd = f[4];
+      s.zbb = f[5];
+      s.zdiff2 = f[6];
+      return s;
+    }
+    if (n <= 128) {
+      S mse[8] = {}, rel[8] = {};
+      U ulp[8] = {};
+      double f[8][7] = {};
+      std::int64_t full = n - n % 8;
+      for (std::int64_t g = 0; g < full; g += 8)
+        for (int j = 0; j < 8; ++j) visit(i0 + g + j, k, mse[j], rel[j], ulp[j], f[j]);
+      auto comb = [](auto* r) {
+        using T = std::remove_reference_t<decltype(r[0])>;
+        return static_cast<T>(static_cast<T>(static_cast<T>(r[0] + r[1]) + static_cast<T>(r[2] + r[3])) +
+                              static_cast<T>(static_cast<T>(r[4] + r[5]) + static_cast<T>(r[6] + r[7])));
+      };
+      s.mse = comb(mse);
+      s.rel = comb(rel);
+      s.ulp = comb(ulp);
+      double fl[7];
+      for (int q = 0; q < 7; ++q) {
+        double r[8];
+        for (int j = 0; j < 8; ++j) r[j] = f[j][q];
+        fl[q] = comb(r);
+      }
+      for (std::int64_t i = full; i < n; ++i) visit(i0 + i, k, s.mse, s.rel, s.ulp, fl);
+      s.sdb = fl[0];
+      s.sdd = fl[1];
+      s.sbb = fl[2];
+      s.zdb = fl[3];
+      s.zdd = fl[4];
+      s.zbb = fl[5];
+      s.zdiff2 = fl[6];
+      return s;
+    }
+    std::int64_t n2 = n / 2;
+    n2 -= n2 % 8;
+    Sums l = tree(i0, n2, k);
+    l.add(tree(i0 + n2, n - n2, k));
+    return l;
+  }
+
+  void run_block(std::int64_t i0, std::int64_t n, Block& k) const noexcept {
+    Sums s = tree(i0, n, k);
+    k.mse = s.mse;
+    k.rel = s.rel;
+    k.ulp = s.ulp;
+    k.sdb = s.sdb;
+    k.sdd = s.sdd;
+    k.sbb = s.sbb;
+    k.zdb = s.zdb;
+    k.zdd = s.zdd;
+    k.zbb = s.zbb;
+    k.zdiff2 = s.zdiff2;
+  }
+
+  // Second pass for the mean relative error over the selected subset: numpy sums the compacted array,
+  // whose block and leaf boundaries are only known once the selection is counted.
+  S compacted_tree(std::int64_t& i, std::int64_t n) const noexcept {
+    auto next = [&]() -> S {
+      for (;; ++i) {
+        Elem e = elem(i);
+        if (selected(e)) {
+          ++i;
+          return static_cast<S>(e.rel);
+        }
+      }
+    };
+    if (n < 8) {
+      S r = 0;
+      for (std::int64_t q = 0; q < n; ++q) r = static_cast<S>(r + next());
+      return r;
+    }
+    if (n <= 128) {
+      S r[8];
+      for (int j = 0; j < 8; ++j) r[j] = next();
+      std::int64_t q = 8;
+      for (; q < n - n % 8; q += 8)
+        for (int j = 0; j < 8; ++j) r[j] = static_cast<S>(r[j] + next());
+      S res = static_cast<S>(static_cast<S>(static_cast<S>(r[0] + r[1]) + static_cast<S>(r[2] + r[3])) +
+                             static_cast<S>(static_cast<S>(r[4] + r[5]) + static_cast<S>(r[6] + r[7])));
+      for (; q < n; ++q) res = static_cast<S>(res + next());
+      return res;
+    }
+    std::int64_t n2 = n / 2;
+    n2 -= n2 % 8;
+    S l = compacted_tree(i, n2);
+    S r = compacted_tree(i, n - n2);
+    return static_cast<S>(l + r);
+  }
+};
+
+double dtype_eps(DType t) {
+  switch (t) {
+    case DType::Float16:
+      return 0x1p-10;
+    case DType::Float32:
+      return 0x1p-23;
+    default:
+      return 0x1p-52;
+  }
+}
+
+DType nk_dtype(NK k) { return k == NK::H ? DType::Float16 : k == NK::F ? DType::Float32 : DType::Float64; }
+
+MetricValue typed(double v, NK k) {
+  if (k == NK::D) return MetricValue::f64(v);
+  if (k == NK::F) return MetricValue::f32(static_cast<float>(v));
+  return MetricValue::f16(v);
+}
+
+double nan_max(double m, std::int64_t nans) { return nans ? std::numeric_limits<double>::quiet_NaN() : m; }
+
+template <class RawB, class RawD, bool Ulp, bool Extra>
+TensorMetrics run(const Tensor& bench, const Tensor& device, const MetricParams& p) {
+  using K = Kernel<RawB, RawD, Ulp, Extra>;
+  const std::int64_t n = bench.numel();
+  Thresholds th{};
+  th.t[0] = 0.01;
+  th.t[1] = 0.001;
+  th.t[2] = 0.0001;
+  th.b_small = p.small_value;
+  th.b_atol = p.small_value_atol_benchmark;
+  th.a_small = p.small_value;
+  th.a_atol = p.small_value_atol_absolute;
+  th.rtol = p.rtol;
+  th.c_small = p.accumulative_small_value;
+  th.c_bound = p.accumulative_bound;
+  th.ulp_thr = p.ulp_threshold;
+  th.ulp_min_eb = p.ulp_min_eb;
+  th.ulp_mant = p.ulp_mantissa_bits;
+  constexpr bool dev_bf16 = K::kDevBf16;
+  if constexpr (dev_bf16) {
+    th.clip_hi = 3.3895313892515355e+38;
+  } else if constexpr (K::ND == NK::H) {
+    th.clip_hi = 65504.0;
+  } else if constexpr (K::ND == NK::F) {
+    th.clip_hi = std::numeric_limits<float>::max();
+  } else {
+    th.clip_hi = std::numeric_limits<double>::max();
+  }
+  th.clip_lo = -th.clip_hi;
+  double eps = dev_bf16 ? 0x1p-8 : dtype_eps(nk_dtype(K::NB));
+  K kern(bench.data<RawB>(), device.data<RawD>(), th, eps);
+
+  const std::int64_t nblocks = (n + kBlock - 1) / kBlock;
+  std::vector<Block> blocks(static_cast<std::size_t>(nblocks));
+  // Roughly 64K elements per task so that small tensors stay on the calling thread.
+  detail::parallel_for(0, nblocks, 8, [&](std::int64_t b0, std::int64_t b1, int) {
+    for (std::int64_t b = b0; b < b1; ++b) {
+      std::int64_t i0 = b * kBlock;
+      kern.run_block(i0, std::min(kBlock, n - i0), blocks[static_cast<std::size_t>(b)]);
+    }
+  });
+
+  Block t;
+  using S = typename K::S;
+  using U = typename K::U;
+  S mse = 0, rel = 0;
+  U ulp = 0;
+  for (const Block& k : blocks) {
+    t.fin += k.fin;
+    for (int q = 0; q < 3; ++q) t.lt[q] += k.lt[q];
+    t.eb_gt += k.eb_gt;
+    t.eb_lt += k.eb_lt;
+    t.b_small += k.b_small;
+    t.b_small_err += k.b_small_err;
+    t.b_sel += k.b_sel;
+    t.a_small += k.a_small;
+    t.a_small_err += k.a_small_err;
+    t.a_normal_err += k.a_normal_err;
+    t.a_inf_fail += k.a_inf_fail;
+    t.c_small += k.c_small;
+    t.c_small_err += k.c_small_err;
+    t.c_normal_err += k.c_normal_err;
+    t.c_inf_fail += k.c_inf_fail;
+    t.ulp_gt += k.ulp_gt;
+    t.bin_ne += k.bin_ne;
+    t.dump_mismatch += k.dump_mismatch;
+    t.dump_lt1 += k.dump_lt1;
+    t.dump_lt5 += k.dump_lt5;
+    t.nan_abs += k.nan_abs;
+    t.nan_d += k.nan_d;
+    t.nan_b += k.nan_b;
+    t.nan_ulp += k.nan_ulp;
+    t.nan_ms_abs += k.nan_ms_abs;
+    t.nan_ms_rel += k.nan_ms_rel;
+    t.max_abs = std::max(t.max_abs, k.max_abs);
+    t.max_rel = std::max(t.max_rel, k.max_rel);
+    t.max_d = std::max(t.max_d, k.max_d);
+    t.max_b = std::max(t.max_b, k.max_b);
+    t.ulp_max = std::max(t.ulp_max, k.ulp_max);
+    t.ms_max_abs = std::max(t.ms_max_abs, k.ms_max_abs);
+    t.ms_max_rel = std::max(t.ms_max_rel, k.ms_max_rel);
+    t.dump_max_abs = std::max(t.dump_max_abs, k.dump_max_abs);
+    t.dump_max_re = std::max(t.dump_max_re, k.dump_max_re);
+    // numpy adds the buffer sums in order, in the sum dtype.
+    mse = static_cast<S>(mse + static_cast<S>(k.mse));
+    rel = static_cast<S>(rel + static_cast<S>(k.rel));
+    ulp = static_cast<U>(ulp + static_cast<U>(k.ulp));
+    t.sdb += k.sdb;
+    t.sdd += k.sdd;
+    t.sbb += k.sbb;
+    t.zdb += k.zdb;
+    t.zdd += k.zdd;
+    t.zbb += k.zbb;
+    t.zdiff2 += k.zdiff2;
+  }
+
+  // The compacted mean needs its own pass only when float32/float16 rounding is printed and the
+  // selection is partial; float64 means keep the masked-with-zeros sum (deterministic, as accurate).
+  if (K::NS != NK::D && p.exact_numpy_means && t.b_sel > 0 && t.b_sel < n) {
+    std::vector<std::int64_t> prefix(blocks.size() + 1, 0);
+    for (std::size_t b = 0; b < blocks.size(); ++b) prefix[b + 1] = prefix[b] + blocks[b].b_sel;
+    const std::int64_t nsel = t.b_sel;
+    const std::int64_t cblocks = (nsel + kBlock - 1) / kBlock;
+    std::vector<S> csum(static_cast<std::size_t>(cblocks));
+    detail::parallel_for(0, cblocks, 4, [&](std::int64_t c0, std::int64_t c1, int) {
+      for (std::int64_t c = c0; c < c1; ++c) {
+        std::int64_t first = c * kBlock;
+        // Source block holding the first selected element of this compacted block, then skip within it.
+        auto it = std::upper_bound(prefix.begin(), prefix.end(), first);
+        std::int64_t sb = (it - prefix.begin()) - 1;
+        std::int64_t i = sb * kBlock, skip = first - prefix[static_cast<std::size_t>(sb)];
+        while (skip > 0) {
+          if (kern.selected(kern.elem(i))) --skip;
+          ++i;
+        }
+        csum[static_cast<std::size_t>(c)] = kern.compacted_tree(i, std::min(kBlock, nsel - first));
+      }
+    });
+    rel = 0;
+    for (S v : csum) rel = static_cast<S>(rel + v);
+  }
+
+  TensorMetrics m;
+  m.count = n;
+  m.compute_dtype = nk_dtype(K::NC);
+  const double nd = static_cast<double>(n);
+  const double qnan = std::numeric_limits<double>::quiet_NaN();
+
+  // Cosine (§2.3): msprobe divides each side by its max magnitude before the dot products. The
+  // quotient is scale-invariant, so one pass of raw float64 sums gives the same value up to rounding
+  // unless the squares overflow or underflow; only then a second, normalising pass is run.
+  double nmax = nan_max(t.max_d, t.nan_d), bmax = nan_max(t.max_b, t.nan_b);
+  if (n == 1) {
+    m.cosine_ok = true;
+    m.cosine_message =
+        "All the data in device dump data is scalar. Please refer to other compare algorithms.";
+  } else if (nmax <= kF64Eps && bmax <= kF64Eps) {
+    m.cosine_ok = true;
+    m.cosine_message = "All the data in device and bench outputs are zero.";
+  } else if (nmax <= kF64Eps) {
+    m.cosine_message = "All the data is zero in device dump data.";
+  } else if (bmax <= kF64Eps) {
+    m.cosine_message = "All the data is zero in bench dump data.";
+  } else {
+    double cos;
+    if (!std::isfinite(nmax) || !std::isfinite(bmax)) {
+      cos = qnan;
+    } else {
+      double dot = t.sdb, dd = t.sdd, bb = t.sbb;
+      bool safe = nmax < 1e150 && bmax < 1e150 && nmax > 1e-140 && bmax > 1e-140 && std::isfinite(dot);
+      if (!safe) {
+        dot = dd = bb = 0;
+        const K& kk = kern;
+        for (std::int64_t i = 0; i < n; ++i) {
+          auto e = kk.elem(i);
+          double x = static_cast<double>(e.d) / nmax, y = static_cast<double>(e.b) / bmax;
+          dot += x * y;
+          dd += x * x;
+          bb += y * y;
+        }
+        cos = dot / (std::sqrt(dd) * std::sqrt(bb));
+      } else {
+        cos = (dot / (nmax * bmax)) / ((std::sqrt(dd) / nmax) * (std::sqrt(bb) / bmax));
+      }
+    }
+    if (std::isnan(cos))
+      m.cosine_message = "Dump data has NaN when comparing with Cosine Similarity.";
+    else
+      cos = std::clamp(cos, -1.0, 1.0);
+    m.cosine = MetricValue::f64(cos);
+    m.cosine_ok = cos > 0.99;
+  }
+
+  m.max_abs_err = typed(nan_max(t.max_abs, t.nan_abs), K::NC);
+  m.hundredth = MetricValue::f64(static_cast<double>(t.lt[0]) / nd);
+  m.thousandth = MetricValue::f64(static_cast<double>(t.lt[1]) / nd);
+  m.ten_thousandth = MetricValue::f64(static_cast<double>(t.lt[2]) / nd);
+
+  auto ratio = [](std::int64_t num, std::int64_t den) {
+    return den == 0 ? MetricValue::integer(0)
+                    : MetricValue::f64(static_cast<double>(num) / static_cast<double>(den));
+  };
+  m.error_balance = MetricValue::f64(static_cast<double>(std::llabs(t.eb_gt - t.eb_lt)) / nd);
+  {
+    std::int64_t masked = n - t.b_sel;
+    double mse_mean;
+    if constexpr (K::NS == NK::D)
+      mse_mean = static_cast<double>(mse) / nd;
+    else if constexpr (K::NC == NK::H)
+      mse_mean = round_half(static_cast<double>(mse) / nd);
+    else
+      mse_mean = static_cast<float>(static_cast<double>(mse) / nd);
+    double factor = nd / (static_cast<double>(n - masked) + 0.0001) + 0.0001;
+    m.rmse = MetricValue::f64(std::sqrt(mse_mean * factor));
+  }
+  m.small_value_err_ratio = ratio(t.b_small_err, t.b_small);
+  m.max_rel_err = t.max_rel >= 0 ? typed(t.max_rel, K::NC) : MetricValue::integer(0);
+  if (t.b_sel == 0) {
+    m.mean_rel_err = MetricValue::integer(0);
+  } else {
+    double v = static_cast<double>(rel) / static_cast<double>(t.b_sel);
+    if constexpr (K::NS == NK::D)
+      m.mean_rel_err = MetricValue::f64(v);
+    else if constexpr (K::NC == NK::H)
+      m.mean_rel_err = MetricValue::f16(round_half(v));
+    else
+      m.mean_rel_err = MetricValue::f32(static_cast<float>(v));
+  }
+  const std::int64_t inf_nan = n - t.fin;
+  m.inf_nan_err_ratio = ratio(t.a_inf_fail, inf_nan);
+  m.rel_err_ratio = ratio(t.a_normal_err, t.fin - t.a_small);
+  m.abs_err_ratio = ratio(t.a_small_err, t.a_small);
+  m.acc_inf_nan_err_ratio = ratio(t.c_inf_fail, inf_nan);
+  m.acc_rel_err_ratio = ratio(t.c_normal_err, t.fin - t.c_small);
+  m.acc_abs_err_ratio = ratio(t.c_small_err, t.c_small);
+  m.binary_err_rate = MetricValue::f64(static_cast<double>(t.bin_ne) / nd);
+  if constexpr (Ulp) {
+    m.ulp_max = typed(nan_max(t.ulp_max, t.nan_ulp), K::NU);
+    double mean = static_cast<double>(ulp) / nd;
+    m.ulp_mean = K::NU == NK::D ? MetricValue::f64(mean) : MetricValue::f32(static_cast<float>(mean));
+    m.ulp_ratio = MetricValue::f64(static_cast<double>(t.ulp_gt) / nd);
+  }
+  if constexpr (Extra) {
+    m.ms_cosine = (1e-8 + t.sdb) / (1e-8 + std::sqrt(t.sbb) * std::sqrt(t.sdd));
+    m.ms_max_abs = nan_max(t.ms_max_abs, t.nan_ms_abs);
+    m.ms_max_rel = nan_max(t.ms_max_rel, t.nan_ms_rel);
+    m.dump_inf_nan_mismatch = t.dump_mismatch > 0;
+    m.dump_norm_device = std::sqrt(t.zdd);
+    m.dump_norm_bench = std::sqrt(t.zbb);
+    m.dump_cosine = t.zdb / (m.dump_norm_device * m.dump_norm_bench);
+    m.dump_euc = std::sqrt(t.zdiff2);
+    m.dump_max_abs = t.dump_max_abs;
+    m.dump_max_rel = t.dump_max_re;
+    m.dump_one_thousandth = static_cast<double>(t.dump_lt1) / nd;
+    m.dump_five_thousandths = static_cast<double>(t.dump_lt5) / nd;
+  }
+  return m;
+}
+
+template <class RawB, class RawD>
+TensorMetrics run_flags(const Tensor& b, const Tensor& d, const MetricParams& p) {
+  if (p.compute_ulp) {
+    return p.compute_extra ? run<RawB, RawD, true, true>(b, d, p) : run<RawB, RawD, true, false>(b, d, p);
+  }
+  return p.compute_extra ? run<RawB, RawD, false, true>(b, d, p) : run<RawB, RawD, false, false>(b, d, p);
+}
+
+template <class F>
+decltype(auto) visit_float(DType t, F&& f) {
+  switch (t) {
+    case DType::Float16:
+      return f(detail::TypeTag<float16_t>{});
+    case DType::BFloat16:
+      return f(detail::TypeTag<bfloat16_t>{});
+    case DType::Float32:
+      return f(detail::TypeTag<float>{});
+    case DType::Float64:
+      return f(detail::TypeTag<double>{});
+    default:
+      break;
+  }
+  throw Error(ErrorKind::InvalidArgument,
+              "compute_metrics needs floating tensors, got " + std::string(name(t)));
+}
+
+}  // namespace
+
+DType metric_compute_dtype(DType bench, DType device) {
+  if (device == DType::BFloat16) return DType::Float32;
+  auto rank = [](DType t) { return t == DType::Float16 ? 0 : t == DType::Float64 ? 2 : 1; };
+  return rank(bench) >= rank(device) ? (rank(bench) == 0   ? DType::Float16
+                                        : rank(bench) == 1 ? DType::Float32
+                                                           : DType::Float64)
+                                     : (rank(device) == 0   ? DType::Float16
+                                        : rank(device) == 1 ? DType::Float32
+                                                            : DType::Float64);
+}
+
+TensorMetrics compute_metrics(const Tensor& bench, const Tensor& device, const MetricParams& params) {
+  if (bench.shape() != device.shape())
+    throw Error(ErrorKind::InvalidArgument, "bench shape " + shape_to_string(bench.shape()) +
+                                                " differs from device shape " +
+                                                shape_to_string(device.shape()));
+  return visit_float(bench.dtype(), [&](auto bt) {
+    using RB = typename decltype(bt)::type;
+    return visit_float(device.dtype(), [&](auto dt) -> TensorMetrics {
+      using RD = typename decltype(dt)::type;
+      if (bench.numel() == 0) {
+        TensorMetrics m;
+        m.compute_dtype = metric_compute_dtype(bench.dtype(), device.dtype());
+        return m;
+      }
+      return run_flags<RB, RD>(bench, device, params);
+    });
+  });
+}
+
+double binary_error_rate(const Tensor& bench, const Tensor& device) {
+  if (bench.numel() != device.numel())
+    throw Error(ErrorKind::InvalidArgument, "binary_error_rate needs tensors of equal size");
+  const std::int64_t n = bench.numel();
+  if (n == 0) return std::numeric_limits<double>::quiet_NaN();
+  std::int64_t ne = detail::visit_dtype(bench.dtype(), [&](auto bt) {
+    using TB = typename decltype(bt)::type;
+    return detail::visit_dtype(device.dtype(), [&](auto dt) -> std::int64_t {
+      using TD = typename decltype(dt)::type;
+      const TB* b = bench.data<TB>();
+      const TD* d = device.data<TD>();
+      std::int64_t c = 0;
+      for (std::int64_t i = 0; i < n; ++i) {
+        if constexpr (std::is_integral_v<TB> && std::is_integral_v<TD>) {
+          // Exact integer comparison (int64 values beyond 2^53 must not collapse through double).
+          if constexpr (std::is_signed_v<TB> == std::is_signed_v<TD>)
+            c += !(b[i] == d[i]);
+          else
+            c += !(static_cast<long double>(b[i]) == static_cast<long double>(d[i]));
+        } else {
+          c += !(detail::as_double(b[i]) == detail::as_double(d[i]));
+        }
+      }
+      return c;
+    });
+  });
+  return static_cast<double>(ne) / static_cast<double>(n);
+}
+
+}  // namespace probe

@@ -1,0 +1,71 @@
+#include "metrics/NumpyFloat.h"
+
+#include <array>
+#include <vector>
+
+namespace probe::detail {
+namespace {
+
+float half_bits_to_float(std::uint16_t h) noexcept {
+  std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
+  std::uint32_t exp = (h >> 10) & 0x1Fu;
+  std::uint32_t mant = h & 0x3FFu;
+  float mag;
+  if (exp == 0)
+    mag = std::ldexp(static_cast<float>(mant), -24);
+  else if (exp == 31)
+    mag = mant ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity();
+  else
+    mag = std::bit_cast<float>(((exp + 112u) << 23) | (mant << 13));
+  return std::bit_cast<float>(std::bit_cast<std::uint32_t>(mag) | sign);
+}
+
+// thresholds[e - min_exp] = smallest x in [2^e, 2^(e+1)) whose rounded log2 is >= e + 1 (or 2^(e+1)).
+template <class F, class Log2>
+std::vector<F> build_thresholds(int min_exp, int max_exp, Log2 log2fn) {
+  using U = std::conditional_t<sizeof(F) == 4, std::uint32_t, std::uint64_t>;
+  std::vector<F> out;
+  for (int e = min_exp; e <= max_exp; ++e) {
+    F lo_v = std::ldexp(F(1), e);
+    F hi_v = std::ldexp(F(1), e + 1);  // may be inf for the top exponent: fine as a sentinel
+    U lo = std::bit_cast<U>(lo_v), hi = std::bit_cast<U>(hi_v);
+    // Invariant: log2(bits lo) < e+1 (lo = 2^e gives exactly e); answer in (lo, hi].
+    while (hi - lo > 1) {
+      U mid = lo + (hi - lo) / 2;
+      if (log2fn(std::bit_cast<F>(mid)) >= static_cast<F>(e + 1))
+        hi = mid;
+      else
+        lo = mid;
+    }
+    out.push_back(std::bit_cast<F>(hi));
+  }
+  return out;
+}
+
+}  // namespace
+
+const float* half_table() noexcept {
+  static const std::vector<float> table = [] {
+    std::vector<float> t(65536);
+    for (std::uint32_t i = 0; i < 65536; ++i) t[i] = half_bits_to_float(static_cast<std::uint16_t>(i));
+    return t;
+  }();
+  return table.data();
+}
+
+double floor_log2_f32(float x) noexcept {
+  // Exponents of normal and subnormal floats: -149 .. 127.
+  static const std::vector<float> thr =
+      build_thresholds<float>(-149, 127, [](float v) { return std::log2(v); });
+  int e = std::ilogb(x);
+  return static_cast<double>(x >= thr[static_cast<std::size_t>(e + 149)] ? e + 1 : e);
+}
+
+double floor_log2_f64(double x) noexcept {
+  static const std::vector<double> thr =
+      build_thresholds<double>(-1074, 1023, [](double v) { return std::log2(v); });
+  int e = std::ilogb(x);
+  return static_cast<double>(x >= thr[static_cast<std::size_t>(e + 1074)] ? e + 1 : e);
+}
+
+}  // namespace probe::detail
