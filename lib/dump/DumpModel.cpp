@@ -1,0 +1,378 @@
+// The dump.json model: node accessors, key names, and safe resolution of tensor files.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+
+#include "dump/DumpInternal.h"
+#include "dump/JsonSupport.h"
+#include "probe/dump.h"
+#include "probe/error.h"
+#include "probe/number_format.h"
+
+namespace probe {
+
+namespace fs = std::filesystem;
+
+// --- Statistic, TensorInfo ------------------------------------------------------------------------
+
+double Statistic::as_double() const noexcept {
+  switch (kind) {
+    case Kind::Bool:
+      return b ? 1.0 : 0.0;
+    case Kind::Int:
+      return static_cast<double>(i);
+    case Kind::Float:
+      return d;
+    default:
+      return std::numeric_limits<double>::quiet_NaN();
+  }
+}
+
+Value Statistic::to_value() const {
+  switch (kind) {
+    case Kind::Bool:
+      return Value(b);
+    case Kind::Int:
+      return Value(i);
+    case Kind::Float:
+      return Value(d);
+    default:
+      return Value();
+  }
+}
+
+std::optional<std::int64_t> TensorInfo::nbytes() const {
+  if (!dtype) return std::nullopt;
+  const std::int64_t n = probe::numel(shape);
+  const auto size = static_cast<std::int64_t>(itemsize(*dtype));
+  if (n > std::numeric_limits<std::int64_t>::max() / size)
+    throw Error(ErrorKind::Format, "tensor byte size overflows", {}, field);
+  return n * size;
+}
+
+// --- DumpNode ----------------------------------------------------------------------------------------
+
+namespace {
+[[noreturn]] void wrong_node(std::string_view expected, DumpNode::Kind actual) {
+  static constexpr std::string_view kNames[] = {"null", "tensor", "value", "list", "dict"};
+  throw Error(ErrorKind::Format,
+              fmt::format("expected a {} but found a {}", expected, kNames[static_cast<int>(actual)]));
+}
+}  // namespace
+
+const TensorInfo& DumpNode::tensor() const {
+  if (auto* t = std::get_if<TensorInfo>(&v_)) return *t;
+  wrong_node("tensor", kind());
+}
+const DumpNode::Leaf& DumpNode::leaf() const {
+  if (auto* l = std::get_if<Leaf>(&v_)) return *l;
+  wrong_node("value", kind());
+}
+const std::vector<DumpNode>& DumpNode::items() const {
+  if (auto* l = std::get_if<std::vector<DumpNode>>(&v_)) return *l;
+  wrong_node("list", kind());
+}
+const std::vector<DumpMember>& DumpNode::members() const {
+  if (auto* m = std::get_if<std::vector<DumpMember>>(&v_)) return *m;
+  wrong_node("dict", kind());
+}
+
+const DumpNode* DumpNode::find(std::string_view key) const noexcept {
+  if (auto* m = std::get_if<std::vector<DumpMember>>(&v_))
+    for (const auto& [k, v] : *m)
+      if (k == key) return &v;
+  return nullptr;
+}
+
+void DumpNode::collect_tensors(std::vector<const TensorInfo*>& out) const {
+  switch (kind()) {
+    case Kind::Tensor:
+      out.push_back(&tensor());
+      break;
+    case Kind::List:
+      for (const DumpNode& n : items()) n.collect_tensors(out);
+      break;
+    case Kind::Dict:
+      for (const auto& [k, n] : members()) n.collect_tensors(out);
+      break;
+    default:
+      break;
+  }
+}
+
+Value DumpNode::to_value() const {
+  switch (kind()) {
+    case Kind::Null:
+      return Value();
+    case Kind::Value:
+      return leaf().value;
+    case Kind::List: {
+      std::vector<Value> out;
+      out.reserve(items().size());
+      for (const DumpNode& n : items()) out.push_back(n.to_value());
+      return Value(std::move(out));
+    }
+    case Kind::Tensor:
+      throw Error(ErrorKind::Unsupported, "a tensor descriptor has no value without its data", {},
+                  tensor().field);
+    case Kind::Dict:
+      break;
+  }
+  throw Error(ErrorKind::Unsupported, "a dict argument has no probe::Value form");
+}
+
+namespace dump_detail {
+
+std::string render(const DumpNode& node) {
+  switch (node.kind()) {
+    case DumpNode::Kind::Null:
+      return "None";
+    case DumpNode::Kind::Tensor:
+      return fmt::format("tensor({}, {})", node.tensor().dtype_name, shape_to_string(node.tensor().shape));
+    case DumpNode::Kind::Value: {
+      const Value& v = node.leaf().value;
+      if (v.kind() == Value::Kind::String) return v.as_string();  // unquoted: "npu:0", "channels_last"
+      return v.to_string();
+    }
+    case DumpNode::Kind::List: {
+      std::string s = "[";
+      for (std::size_t i = 0; i < node.items().size(); ++i) s += (i ? ", " : "") + render(node.items()[i]);
+      return s + "]";
+    }
+    case DumpNode::Kind::Dict: {
+      std::string s = "{";
+      bool first = true;
+      for (const auto& [k, v] : node.members()) {
+        s += (first ? "'" : ", '") + k + "': " + render(v);
+        first = false;
+      }
+      return s + "}";
+    }
+  }
+  return {};
+}
+
+}  // namespace dump_detail
+
+// --- entry names -------------------------------------------------------------------------------------
+
+namespace {
+
+std::vector<std::string_view> split_dots(std::string_view s) {
+  std::vector<std::string_view> out;
+  std::size_t start = 0;
+  for (;;) {
+    const auto dot = s.find('.', start);
+    out.push_back(s.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
+    if (dot == std::string_view::npos) return out;
+    start = dot + 1;
+  }
+}
+
+std::string join(const std::vector<std::string_view>& parts, std::size_t from, std::size_t to) {
+  std::string out;
+  for (std::size_t i = from; i < to; ++i) {
+    if (i > from) out += '.';
+    out += parts[i];
+  }
+  return out;
+}
+
+bool is_counter(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+EntryDirection direction_of(std::string_view s) {
+  if (s == "forward") return EntryDirection::Forward;
+  if (s == "backward") return EntryDirection::Backward;
+  if (s == "parameters_grad") return EntryDirection::ParametersGrad;
+  return EntryDirection::Unknown;
+}
+
+}  // namespace
+
+EntryName parse_entry_name(std::string_view key) {
+  EntryName n;
+  const auto parts = split_dots(key);
+  const std::size_t count = parts.size();
+  n.prefix = std::string(parts[0]);
+  n.is_module = parts[0] == "Module" || parts[0] == "Cell";
+  n.full_name = std::string(key);
+  const std::string_view last = parts.back();
+  if (count >= 3 && (last == "forward" || last == "backward") && is_counter(parts[count - 2])) {
+    // API: {Prefix}.{api}.{k}.forward
+    n.direction = direction_of(last);
+    n.call_index = std::string(parts[count - 2]);
+    n.api = join(parts, 1, count - 2);
+    n.full_name = join(parts, 0, count - 1);
+  } else if (count >= 3 && is_counter(last) && direction_of(parts[count - 2]) != EntryDirection::Unknown) {
+    // Module/Cell: {Module}.{path}.{Class}.forward.{k}; parameters_grad.{g}
+    n.direction = direction_of(parts[count - 2]);
+    n.call_index = std::string(last);
+    n.api = join(parts, 1, count - 2);
+    n.full_name = join(parts, 0, count - 2) + "." + n.call_index;
+  } else if (count >= 2 && last == "parameters_grad") {
+    // before 2025-12: no counter
+    n.direction = EntryDirection::ParametersGrad;
+    n.api = join(parts, 1, count - 1);
+    n.full_name = join(parts, 0, count - 1);
+  } else if (count >= 3 && last == "debug" && is_counter(parts[count - 2])) {
+    n.direction = EntryDirection::Debug;
+    n.call_index = std::string(parts[count - 2]);
+    n.api = join(parts, 0, count - 2);
+    n.full_name = join(parts, 0, count - 1);
+  }
+  return n;
+}
+
+RunUtKey classify_run_ut_key(std::string_view key) {
+  RunUtKey r;
+  auto strip_last = [&] { return std::string(key.substr(0, key.rfind('.'))); };
+  if (key.find("Module") != std::string_view::npos) {
+    r.kind = RunUtKey::Kind::Ignored;
+  } else if (key.find("forward") != std::string_view::npos) {
+    if (key.ends_with(".forward")) {
+      r.kind = RunUtKey::Kind::Forward;
+      r.full_name = strip_last();
+    }
+  } else if (key.find("backward") != std::string_view::npos) {
+    if (key.ends_with(".backward")) {
+      r.kind = RunUtKey::Kind::Backward;
+      r.full_name = strip_last();
+    }
+  }
+  return r;
+}
+
+std::string_view to_string(Framework f) noexcept {
+  switch (f) {
+    case Framework::PyTorch:
+      return "pytorch";
+    case Framework::MindSpore:
+      return "mindspore";
+    case Framework::MindTorch:
+      return "mindtorch";
+    case Framework::Unknown:
+      break;
+  }
+  return "unknown";
+}
+
+// --- DumpEntry, Dump ---------------------------------------------------------------------------------
+
+const DumpNode* DumpEntry::inputs() const noexcept {
+  if (const DumpNode* n = section("input_args")) return n;
+  return section("input");
+}
+
+std::vector<const TensorInfo*> DumpEntry::tensors() const {
+  std::vector<const TensorInfo*> out;
+  body.collect_tensors(out);
+  return out;
+}
+
+Dump Dump::open(const std::string& path, const DumpParseOptions& options) {
+  std::string buf = dump_detail::read_json_file(path);
+  Dump d;
+  d.path_ = path;
+  dump_detail::parse_dump_buffer(d, buf.data(), options, [&] {
+    std::string again = dump_detail::read_json_file(path);
+    again.resize(again.size() - dump_detail::kJsonPadding);
+    return again;
+  });
+  d.index();
+  return d;
+}
+
+Dump Dump::parse(std::string_view json, const std::string& path, const DumpParseOptions& options) {
+  std::string buf;
+  buf.reserve(json.size() + dump_detail::kJsonPadding);
+  buf.append(json);
+  buf.append(dump_detail::kJsonPadding, '\0');
+  Dump d;
+  d.path_ = path;
+  dump_detail::parse_dump_buffer(d, buf.data(), options, [&] { return std::string(json); });
+  d.index();
+  return d;
+}
+
+void Dump::index() {
+  by_key_.resize(entries_.size());
+  for (std::size_t i = 0; i < entries_.size(); ++i) by_key_[i] = i;
+  std::stable_sort(by_key_.begin(), by_key_.end(),
+                   [this](std::size_t a, std::size_t b) { return entries_[a].key < entries_[b].key; });
+}
+
+const DumpEntry* Dump::find(std::string_view key) const noexcept {
+  auto it = std::lower_bound(by_key_.begin(), by_key_.end(), key,
+                             [this](std::size_t i, std::string_view k) { return entries_[i].key < k; });
+  if (it == by_key_.end() || entries_[*it].key != key) return nullptr;
+  return &entries_[*it];
+}
+
+Dump::RunUtMaps Dump::run_ut_maps() const {
+  RunUtMaps maps;
+  for (const DumpEntry& e : entries_) {
+    RunUtKey k = classify_run_ut_key(e.key);
+    switch (k.kind) {
+      case RunUtKey::Kind::Ignored:
+        break;
+      case RunUtKey::Kind::Forward:
+        maps.forward.emplace_back(std::move(k.full_name), &e);
+        break;
+      case RunUtKey::Kind::Backward:
+        maps.backward.emplace_back(std::move(k.full_name), &e);
+        break;
+      case RunUtKey::Kind::Invalid:
+        throw Error(ErrorKind::Format, "record name must end with .forward or .backward (or contain Module)",
+                    path_, "data", e.key);
+    }
+  }
+  return maps;
+}
+
+std::string Dump::tensor_dir() const {
+  fs::path dir = fs::path(path_).parent_path();
+  if (dir.empty()) dir = ".";
+  return (dir / "dump_tensor_data").string();
+}
+
+std::string Dump::tensor_path(const DumpEntry& entry, const TensorInfo& info) const {
+  const std::string field = info.field.empty() ? "data_name" : info.field + ".data_name";
+  if (info.data_name.empty())
+    throw Error(ErrorKind::InvalidArgument, "the tensor has no data_name (no file was dumped)", path_, field,
+                entry.key);
+  auto reject = [&](std::string_view why) {
+    throw Error(
+        ErrorKind::Security,
+        fmt::format("data_name '{}' {}; tensor files must stay inside {}", info.data_name, why, tensor_dir()),
+        path_, field, entry.key);
+  };
+  if (info.data_name.find('\0') != std::string::npos) reject("contains a NUL byte");
+  const fs::path rel(info.data_name);
+  if (rel.is_absolute() || rel.has_root_name() || rel.has_root_directory()) reject("is an absolute path");
+  for (const auto& part : rel)
+    if (part == "..") reject("climbs out with '..'");
+  const fs::path base(tensor_dir());
+  const fs::path full = base / rel;
+  // Symlinks are followed: the real file must still live below the real tensor directory.
+  std::error_code ec1, ec2;
+  const fs::path real_base = fs::weakly_canonical(base, ec1);
+  const fs::path real = fs::weakly_canonical(full, ec2);
+  if (ec1 || ec2) throw Error(ErrorKind::Io, "cannot resolve " + full.string(), path_, field, entry.key);
+  const fs::path inside = real.lexically_relative(real_base);
+  if (inside.empty() || *inside.begin() == ".." || inside == ".") reject("resolves outside (symlink)");
+  std::error_code ec;
+  const auto st = fs::status(real, ec);
+  if (ec || !fs::exists(st))
+    throw Error(ErrorKind::Io, "tensor file not found: " + full.string(), path_, field, entry.key);
+  if (!fs::is_regular_file(st))
+    throw Error(ErrorKind::Io, "tensor file is not a regular file: " + full.string(), path_, field,
+                entry.key);
+  return real.string();
+}
+
+}  // namespace probe

@@ -1,0 +1,52 @@
+#include "dump/JsonSupport.h"
+
+#include <fmt/format.h>
+#include <rapidjson/error/en.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+
+#include "probe/error.h"
+
+namespace probe::dump_detail {
+
+std::string read_json_file(const std::string& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) throw Error(ErrorKind::Io, "file not found", path);
+  if (!std::filesystem::is_regular_file(status)) throw Error(ErrorKind::Io, "not a regular file", path);
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (!f) throw Error(ErrorKind::Io, fmt::format("cannot open: {}", std::strerror(errno)), path);
+  const std::uint64_t size = std::filesystem::file_size(path, ec);
+  if (ec) throw Error(ErrorKind::Io, "cannot determine the file size", path);
+  if (size > kMaxJsonBytes)
+    throw Error(ErrorKind::Unsupported,
+                fmt::format("{} bytes is above the 10 GiB limit for JSON files", size), path);
+  std::string buf;
+  buf.resize(static_cast<std::size_t>(size) + kJsonPadding);
+  std::size_t got = std::fread(buf.data(), 1, static_cast<std::size_t>(size), f.get());
+  // The file may change between stat and read; trust what was read.
+  if (std::ferror(f.get())) throw Error(ErrorKind::Io, "read error", path);
+  buf.resize(got + kJsonPadding);
+  std::fill(buf.end() - kJsonPadding, buf.end(), '\0');
+  return buf;
+}
+
+std::string describe_position(std::string_view text, std::size_t offset) {
+  offset = std::min(offset, text.size());
+  const std::string_view head = text.substr(0, offset);
+  const auto line = 1 + std::count(head.begin(), head.end(), '\n');
+  const auto last_nl = head.rfind('\n');
+  const std::size_t column = offset - (last_nl == std::string_view::npos ? 0 : last_nl + 1) + 1;
+  return fmt::format("line {}, column {} (byte offset {})", line, column, offset);
+}
+
+std::string_view parse_error_text(int code) {
+  return rapidjson::GetParseError_En(static_cast<rapidjson::ParseErrorCode>(code));
+}
+
+}  // namespace probe::dump_detail

@@ -1,0 +1,8 @@
+set(PROBE_SOURCES
+  DumpJson.cpp
+  DumpModel.cpp
+  DumpTensorLoad.cpp
+  DumpLayout.cpp
+  JsonSupport.cpp
+  StackConstruct.cpp
+)

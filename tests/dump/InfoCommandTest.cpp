@@ -1,0 +1,86 @@
+// `probe info` end to end: the built CLI on the fixtures.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+
+namespace {
+
+const std::string kDumps = std::string(PROBE_TEST_DATA_DIR) + "/dumps";
+
+struct CliRun {
+  int code;
+  std::string out;
+};
+
+CliRun probe(const std::string& args) {
+  const std::string cmd = std::string(PROBE_CLI_PATH) + " " + args + " 2>&1";
+  std::FILE* p = popen(cmd.c_str(), "r");
+  CliRun r{-1, {}};
+  if (!p) return r;
+  std::array<char, 4096> buf;
+  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), p)) r.out.append(buf.data(), n);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+TEST(InfoCommand, HelpDocumentsEveryFlag) {
+  const CliRun r = probe("info --help");
+  EXPECT_EQ(r.code, 0);
+  for (const char* flag : {"--json", "--no-file-check", "--list", "--framework"})
+    EXPECT_TRUE(has(r.out, flag)) << flag;
+}
+
+TEST(InfoCommand, SummarisesEveryRank) {
+  const CliRun r = probe("info " + kDumps + "/pytorch_tensor");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(has(r.out, "[step0/rank0]")) << r.out;
+  EXPECT_TRUE(has(r.out, "[step0/rank1]"));
+  EXPECT_TRUE(has(r.out, "framework: pytorch   task: tensor   level: mix"));
+  EXPECT_TRUE(has(r.out, "total: 2 dumps"));
+}
+
+TEST(InfoCommand, JsonCountsOfTheEscapesFixture) {
+  // escapes/dump.json: 5 records, 6 float32 [2] tensors (6 * 2 * 4 = 48 bytes), all with data_name:
+  // ok.pt exists, missing.pt does not, four names leave dump_tensor_data/.
+  const CliRun r = probe("info --json " + kDumps + "/escapes");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(has(r.out, "\"records\": 5")) << r.out;
+  EXPECT_TRUE(has(r.out, "\"tensors\": 6"));
+  EXPECT_TRUE(has(r.out, "\"tensor_bytes\": 48"));
+  EXPECT_TRUE(has(r.out, "\"by_dtype\": {\"torch.float32\": 6}"));
+  EXPECT_TRUE(has(r.out, "\"by_prefix\": {\"Functional\": 5}"));
+  EXPECT_TRUE(has(r.out, "\"missing\": 1"));
+  EXPECT_TRUE(has(r.out, "\"rejected\": 4"));
+}
+
+TEST(InfoCommand, MindSporeAndStatistics) {
+  const CliRun ms = probe("info " + kDumps + "/mindspore_tensor/step0/rank/dump.json");
+  ASSERT_EQ(ms.code, 0) << ms.out;
+  EXPECT_TRUE(has(ms.out, "framework: mindspore")) << ms.out;
+  EXPECT_TRUE(has(ms.out, "Cell 1")) << ms.out;
+  EXPECT_TRUE(has(ms.out, "Mint 2")) << ms.out;
+  const CliRun st = probe("info " + kDumps + "/pytorch_statistics");
+  ASSERT_EQ(st.code, 0) << st.out;
+  EXPECT_TRUE(has(st.out, "task: statistics")) << st.out;
+  EXPECT_TRUE(has(st.out, "tensor files: 0 referenced")) << st.out;
+}
+
+TEST(InfoCommand, ErrorsMapToExitCodes) {
+  EXPECT_EQ(probe("info").code, 2);
+  EXPECT_EQ(probe("info --bogus x").code, 2);
+  EXPECT_EQ(probe("info --list -1 x").code, 2);
+  EXPECT_EQ(probe("info " + kDumps + "/nope").code, 3);
+  const CliRun bad = probe("info " + kDumps + "/malformed/truncated.json");
+  EXPECT_EQ(bad.code, 4);
+  EXPECT_TRUE(has(bad.out, "truncated.json")) << bad.out;
+  EXPECT_TRUE(has(bad.out, "line ")) << bad.out;
+  EXPECT_EQ(probe("info " + kDumps + "/malformed/wrong_shape.json").code, 4);
+}
+
+}  // namespace
