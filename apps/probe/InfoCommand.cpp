@@ -13,6 +13,7 @@
 #include "probe/dump_layout.h"
 #include "probe/error.h"
 #include "probe/stack.h"
+#include "probe/tensor_file.h"
 
 namespace probe::cli {
 
@@ -23,7 +24,9 @@ constexpr std::string_view kHelp =
 
 Summarises msprobe dumps: framework, task, level, records by API prefix and direction, tensor
 descriptors by dtype, total tensor bytes (shape x itemsize of the dumped dtype), and the state of the
-tensor files in dump_tensor_data/ (missing, or rejected because their data_name leaves the directory). For a dump root every step*/rank* directory is summarised.
+tensor files in dump_tensor_data/: missing, unreadable (bad header or container; tensor data is not
+read), holding another shape than dump.json says, or rejected because their data_name leaves the
+directory. For a dump root every step*/rank* directory is summarised.
 
 options:
   --json            print one JSON object instead of text
@@ -34,7 +37,7 @@ options:
 )";
 
 struct Problem {
-  std::string kind;  // missing, rejected
+  std::string kind;  // missing, unreadable, shape mismatch, rejected
   std::string entry, field, detail;
 };
 
@@ -81,7 +84,18 @@ void check_file(const Dump& dump, const DumpEntry& e, const TensorInfo& t, RankS
     problem(err.kind() == ErrorKind::Security ? "rejected" : "missing", err.message());
     return;
   }
-  ++s.files_ok;
+  try {
+    // Uncompressed tensor files are memory-mapped: this validates headers without reading the data.
+    const Tensor loaded = load_tensor_file(path);
+    if (loaded.shape() != t.shape) {
+      problem("shape mismatch", fmt::format("{}: the file holds {}, dump.json says {}", path,
+                                            shape_to_string(loaded.shape()), shape_to_string(t.shape)));
+      return;
+    }
+    ++s.files_ok;
+  } catch (const Error& err) {
+    problem("unreadable", err.what());
+  }
 }
 
 RankSummary summarise(const RankDump& where, bool check_files) {

@@ -429,13 +429,18 @@ def escapes(rank_dir):
     def tensor(name):
         return {"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "Max": 2.0, "Min": 1.0, "Mean": 1.5,
                 "Norm": 2.23606797749979, "requires_grad": False, "data_name": name}
+    with open(os.path.join(tdir, "corrupt.pt"), "wb") as f:  # a zip signature and nothing else
+        f.write(b"PK\x03\x04" + b"\0" * 26)
+    torch.save(torch.zeros(3), os.path.join(tdir, "wrong_shape.pt"))
     data = {"Functional.relu.0.forward": {"input_args": [tensor("ok.pt")], "input_kwargs": {},
                                           "output": [tensor("missing.pt")]},
             "Functional.relu.1.forward": {"input_args": [tensor("../outside.pt")], "input_kwargs": {}, "output": []},
             "Functional.relu.2.forward": {"input_args": [tensor("/etc/passwd")], "input_kwargs": {}, "output": []},
             "Functional.relu.3.forward": {"input_args": [tensor("link_out.pt")], "input_kwargs": {}, "output": []},
             "Functional.relu.4.forward": {"input_args": [tensor("sub/../../outside.pt")], "input_kwargs": {},
-                                          "output": []}}
+                                          "output": []},
+            "Functional.relu.5.forward": {"input_args": [tensor("corrupt.pt"), tensor("wrong_shape.pt")],
+                                          "input_kwargs": {}, "output": []}}
     with open(os.path.join(rank_dir, "dump.json"), "w") as f:
         json.dump({"task": "tensor", "level": "L1", "framework": "pytorch", "dump_data_dir": tdir, "data": data},
                   f, indent=1)

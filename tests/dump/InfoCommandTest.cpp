@@ -43,20 +43,30 @@ TEST(InfoCommand, SummarisesEveryRank) {
   EXPECT_TRUE(has(r.out, "[step0/rank1]"));
   EXPECT_TRUE(has(r.out, "framework: pytorch   task: tensor   level: mix"));
   EXPECT_TRUE(has(r.out, "total: 2 dumps"));
+  EXPECT_TRUE(has(r.out, "0 file problems")) << r.out;  // every .pt written by torch.save reads back
 }
 
 TEST(InfoCommand, JsonCountsOfTheEscapesFixture) {
-  // escapes/dump.json: 5 records, 6 float32 [2] tensors (6 * 2 * 4 = 48 bytes), all with data_name:
-  // ok.pt exists, missing.pt does not, four names leave dump_tensor_data/.
+  // escapes/dump.json: 6 records, 8 float32 [2] tensors (8 * 2 * 4 = 64 bytes), all with data_name:
+  // ok.pt is fine, missing.pt absent, four names leave dump_tensor_data/, corrupt.pt is a bare zip
+  // signature, wrong_shape.pt holds 3 elements.
   const CliRun r = probe("info --json " + kDumps + "/escapes");
   ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_TRUE(has(r.out, "\"records\": 5")) << r.out;
-  EXPECT_TRUE(has(r.out, "\"tensors\": 6"));
-  EXPECT_TRUE(has(r.out, "\"tensor_bytes\": 48"));
-  EXPECT_TRUE(has(r.out, "\"by_dtype\": {\"torch.float32\": 6}"));
-  EXPECT_TRUE(has(r.out, "\"by_prefix\": {\"Functional\": 5}"));
-  EXPECT_TRUE(has(r.out, "\"missing\": 1"));
-  EXPECT_TRUE(has(r.out, "\"rejected\": 4"));
+  EXPECT_TRUE(has(r.out, "\"records\": 6")) << r.out;
+  EXPECT_TRUE(has(r.out, "\"tensors\": 8"));
+  EXPECT_TRUE(has(r.out, "\"tensor_bytes\": 64"));
+  EXPECT_TRUE(has(r.out, "\"by_dtype\": {\"torch.float32\": 8}"));
+  EXPECT_TRUE(has(r.out, "\"by_prefix\": {\"Functional\": 6}"));
+  EXPECT_TRUE(has(r.out, "\"files_ok\": 1"));
+  EXPECT_TRUE(
+      has(r.out,
+          "\"file_problems\": {\"missing\": 1, \"rejected\": 4, \"shape mismatch\": 1, \"unreadable\": 1}"))
+      << r.out;
+  const CliRun text = probe("info --list 0 " + kDumps + "/escapes");
+  EXPECT_TRUE(has(text.out, "8 referenced, 1 ok")) << text.out;
+  EXPECT_TRUE(has(text.out, "... 7 more")) << text.out;
+  const CliRun unchecked = probe("info --no-file-check " + kDumps + "/escapes");
+  EXPECT_TRUE(has(unchecked.out, "8 referenced (not checked)")) << unchecked.out;
 }
 
 TEST(InfoCommand, MindSporeAndStatistics) {
@@ -65,6 +75,7 @@ TEST(InfoCommand, MindSporeAndStatistics) {
   EXPECT_TRUE(has(ms.out, "framework: mindspore")) << ms.out;
   EXPECT_TRUE(has(ms.out, "Cell 1")) << ms.out;
   EXPECT_TRUE(has(ms.out, "Mint 2")) << ms.out;
+  EXPECT_TRUE(has(ms.out, "ok\n")) << ms.out;  // no problems listed after the count
   const CliRun st = probe("info " + kDumps + "/pytorch_statistics");
   ASSERT_EQ(st.code, 0) << st.out;
   EXPECT_TRUE(has(st.out, "task: statistics")) << st.out;
