@@ -1,0 +1,441 @@
+// run_ut's compare stage: structure handling (compare_core), the old per-output rule, the new precision
+// standard's columns, and the direction roll-up (precheck.md §2-§4).
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "probe/error.h"
+#include "probe/number_format.h"
+#include "probe/output_compare.h"
+
+namespace probe {
+namespace {
+
+const std::string kPass = "pass", kWarning = "Warning", kError = "error", kSkip = "SKIP", kSpace = " ";
+
+// Python type name of a value as str(type(x)) prints it.
+std::string py_type(const Value& v) {
+  switch (v.kind()) {
+    case Value::Kind::None:
+      return "<class 'NoneType'>";
+    case Value::Kind::Bool:
+      return "<class 'bool'>";
+    case Value::Kind::Int:
+      return "<class 'int'>";
+    case Value::Kind::Float:
+      return "<class 'float'>";
+    case Value::Kind::String:
+      return "<class 'str'>";
+    case Value::Kind::Tensor:
+      return "<class 'torch.Tensor'>";
+    case Value::Kind::List:
+      return std::get<ValueList>(v.storage()).is_tuple ? "<class 'tuple'>" : "<class 'list'>";
+    case Value::Kind::Opaque:
+      return "<class '" + std::get<OpaqueValue>(v.storage()).type + "'>";
+    default:
+      return "<class '" + std::string(to_string(v.kind())) + "'>";
+  }
+}
+
+// isinstance(bench, type(device)): equal types, or a bool bench for an int device (bool subclasses int).
+bool same_python_type(const Value& bench, const Value& device) {
+  if (bench.kind() == Value::Kind::Bool && device.kind() == Value::Kind::Int) return true;
+  return py_type(bench) == py_type(device);
+}
+
+bool is_dict(const Value& v) {
+  return v.kind() == Value::Kind::Opaque && std::get<OpaqueValue>(v.storage()).type == "dict";
+}
+
+int dtype_class(DType t) {
+  switch (t) {
+    case DType::Float16:
+    case DType::Float32:
+    case DType::Float64:
+      return 1;
+    case DType::Bool:
+    case DType::UInt8:
+      return 2;
+    case DType::Int32:
+    case DType::Int64:
+      return 3;
+    default:
+      return 0;
+  }
+}
+std::string torch_size(const Shape& s) {
+  std::string out = "torch.Size([";
+  for (std::size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "])";
+}
+
+void compare_float(std::string_view api_name, const Tensor& bench, const Tensor& device,
+                   const StandardsConfig& cfg, bool fp8_input, DetailRow& row) {
+  const std::string dev_dtype(torch_name(device.dtype()));
+  const bool supported = cfg.new_standard_supported(dev_dtype);
+  Standard standard = cfg.standard_for(api_name, dev_dtype, fp8_input);
+  MetricParams params = cfg.metric_params(device.dtype());
+  params.compute_ulp = supported && standard == Standard::Ulp;
+  params.compute_extra = false;
+  TensorMetrics m = compute_metrics(bench, device, params);
+  std::string msg;
+  if (supported) {
+    switch (standard) {
+      case Standard::Benchmark:
+        row.error_balance = m.error_balance;
+        row.rmse = m.rmse;
+        row.small_value_err_ratio = m.small_value_err_ratio;
+        row.max_rel_err = m.max_rel_err;
+        row.mean_rel_err = m.mean_rel_err;
+        break;
+      case Standard::AbsoluteThreshold:
+        row.inf_nan_err_ratio = m.inf_nan_err_ratio;
+        row.rel_err_ratio = m.rel_err_ratio;
+        row.abs_err_ratio = m.abs_err_ratio;
+        break;
+      case Standard::BinaryConsistency:
+        row.binary_err_rate = m.binary_err_rate;
+        break;
+      case Standard::Ulp:
+        row.ulp_max = m.ulp_max;
+        row.ulp_mean = m.ulp_mean;
+        row.ulp_ratio = m.ulp_ratio;
+        break;
+      case Standard::Thousandth:
+        row.thousandth = m.thousandth;
+        break;
+      case Standard::Accumulative:
+        row.error_balance = m.error_balance;
+        row.inf_nan_err_ratio = m.acc_inf_nan_err_ratio;
+        row.rel_err_ratio = m.acc_rel_err_ratio;
+        row.abs_err_ratio = m.acc_abs_err_ratio;
+        break;
+    }
+  } else {
+    msg += "The data type " + dev_dtype + " is not supported for new precision standard.";
+  }
+  row.cosine = m.cosine;
+  msg += m.cosine_message + "\n";
+  bool cos_ok = m.cosine.is_blank() ? m.cosine_ok : m.cosine.value > cfg.cosine_threshold;
+  if (!cos_ok) {
+    row.status = kError;
+    row.message =
+        msg + "Cosine similarity is less than 0.99, consider as error, skip other check and set to SPACE.\n";
+    return;
+  }
+  row.max_abs = m.max_abs_err;
+  if (m.max_abs_err.value < cfg.max_abs_threshold) {
+    row.status = kPass;
+    row.message =
+        msg + "Max abs error is less than 0.001, consider as pass, skip other check and set to SPACE.\n";
+    return;
+  }
+  const bool low = device.dtype() == DType::Float16 || device.dtype() == DType::BFloat16;
+  if (low) {
+    row.hundredth = m.hundredth;
+    if (!(m.hundredth.value > 1 - 0.01)) {
+      row.status = kError;
+      row.message =
+          msg +
+          "Relative error is greater than 0.01, consider as error, skip other check and set to SPACE.\n";
+      return;
+    }
+  }
+  row.thousandth = m.thousandth;
+  bool thousand_ok = m.thousandth.value > 1 - 0.001;
+  if (low) {
+    row.status = thousand_ok ? kPass : kWarning;
+    row.message =
+        msg +
+        (thousand_ok
+             ? "Relative error is less than 0.001, consider as pass, skip other check and set to SPACE.\n"
+             : "Relative error is greater than 0.001, consider as warning, skip other check and set to "
+               "SPACE.\n");
+    return;
+  }
+  row.ten_thousandth = m.ten_thousandth;
+  bool ten_ok = m.ten_thousandth.value > 1 - 0.0001;
+  if (device.dtype() == DType::Float32 || device.dtype() == DType::Float64) {
+    if (!thousand_ok) {
+      row.status = kError;
+      row.message =
+          msg +
+          "Relative error is greater than 0.001, consider as error, skip other check and set to SPACE.\n";
+    } else if (!ten_ok) {
+      row.status = kWarning;
+      row.message =
+          msg +
+          "Relative error is greater than 0.0001, consider as warning, skip other check and set to SPACE.\n";
+    } else {
+      row.status = kPass;
+      row.message = msg + "Relative error is less than 0.0001, consider as pass.\n";
+    }
+    return;
+  }
+  row.status = kPass;
+  row.message = msg;
+}
+
+void compare_tensor(std::string_view api_name, const Tensor& bench, const Tensor& device,
+                    const StandardsConfig& cfg, bool fp8_input, DetailRow& row) {
+  row.bench_dtype = std::string(torch_name(bench.dtype()));
+  row.device_dtype = std::string(torch_name(device.dtype()));
+  row.shape = shape_to_string(device.shape());
+  const bool dev_bf16 = device.dtype() == DType::BFloat16;
+  Tensor b = bench, d = device;
+  if (dev_bf16 || b.dtype() == DType::BFloat16) {
+    if (is_floating(b.dtype())) b = b.to(DType::Float32);
+    if (dev_bf16) d = d.to(DType::Float32);
+  }
+  if (bench.shape() != device.shape()) {
+    row.status = kError;
+    row.message = "The shape of bench" + torch_size(bench.shape()) + " and npu" + torch_size(device.shape()) +
+                  " not equal.";
+    return;
+  }
+  int cb = dtype_class(b.dtype()), cd = dtype_class(d.dtype());
+  if (cb == 0 || cb != cd) {
+    row.status = kError;
+    row.message = fmt::format("Bench out dtype is {} but npu output dtype is {}, cannot compare.",
+                              numpy_name(b.dtype()), numpy_name(d.dtype()));
+    return;
+  }
+  if (b.numel() == 0) {
+    row.status = kError;
+    row.message = "There is not bench calculation result.";
+    return;
+  }
+  if (cb != 1) {
+    double rate = binary_error_rate(b, d);
+    row.binary_err_rate = MetricValue::f64(rate);
+    row.status = rate == 0 ? kPass : kError;
+    row.message = fmt::format("Compare algorithm is not supported for {} data. Only judged by Error Rate.\n",
+                              numpy_name(b.dtype()));
+    return;
+  }
+  // The float path keeps the original device dtype: bf16 decides eps, clip bounds and thresholds.
+  compare_float(api_name, bench.dtype() == DType::BFloat16 && !dev_bf16 ? b : bench, device, cfg, fp8_input,
+                row);
+}
+
+bool builtin_equal(const Value& b, const Value& d) {
+  if (b.kind() == Value::Kind::String || d.kind() == Value::Kind::String)
+    return b.kind() == d.kind() && b.as_string() == d.as_string();
+  if (b.kind() == Value::Kind::Float || d.kind() == Value::Kind::Float) return b.as_double() == d.as_double();
+  return b.as_int() == d.as_int();
+}
+
+std::vector<DetailRow> compare_wrapper(std::string_view api_name, const Value& bench, const Value& device,
+                                       const StandardsConfig& cfg, bool fp8) {
+  std::vector<DetailRow> rows;
+  if (bench.is_list()) {
+    if (!device.is_list() || bench.list().size() > device.list().size())
+      throw Error(ErrorKind::InvalidArgument, "list index out of range");
+    for (std::size_t i = 0; i < bench.list().size(); ++i)
+      rows.push_back(compare_item(api_name, bench.list()[i], device.list()[i], cfg, fp8));
+  } else {
+    rows.push_back(compare_item(api_name, bench, device, cfg, fp8));
+  }
+  return rows;
+}
+
+}  // namespace
+
+DetailRow compare_item(std::string_view api_name, const Value& bench, const Value& device,
+                       const StandardsConfig& cfg, bool fp8_input) {
+  DetailRow row;
+  if (!same_python_type(bench, device)) {
+    row.status = kError;
+    row.message = "bench and npu output type is different.";
+  } else if (is_dict(bench)) {
+    // Equal key sets lead msprobe to compare the list of values, which compare_core rejects.
+    row.status = kError;
+    row.message = std::get<OpaqueValue>(bench.storage()).text == std::get<OpaqueValue>(device.storage()).text
+                      ? "Unexpected output type in compare_core: <class 'list'>"
+                      : "bench and npu output dict keys are different.";
+  } else if (bench.is_tensor()) {
+    compare_tensor(api_name, bench.tensor(), device.tensor(), cfg, fp8_input, row);
+  } else if (bench.is_number() || bench.kind() == Value::Kind::String) {
+    row.bench_dtype = py_type(bench);
+    row.device_dtype = py_type(device);
+    if (builtin_equal(bench, device)) {
+      row.status = kPass;
+      row.binary_err_rate = MetricValue::integer(0);
+    } else {
+      row.status = kError;
+    }
+  } else if (bench.is_none()) {
+    row.status = kSkip;
+    row.message = "Bench output is None, skip this test.";
+  } else {
+    row.status = kError;
+    row.message = "Unexpected output type in compare_core: " + py_type(bench);
+  }
+  return row;
+}
+
+std::string aggregate_statuses(const std::vector<std::string>& statuses, Aggregation how) {
+  std::string result = kPass;
+  if (how == Aggregation::LastNonPass) {
+    for (const auto& s : statuses)
+      if (s == kError || s == kWarning) result = s;
+    return result;
+  }
+  // DECISIONS D1: any error wins, then any Warning.
+  for (const auto& s : statuses) {
+    if (s == kError) return kError;
+    if (s == kWarning) result = kWarning;
+  }
+  return result;
+}
+
+std::string compare_dropout(const Tensor& bench, const Tensor& device, const StandardsConfig& cfg) {
+  const std::int64_t n = bench.numel();
+  if (n < cfg.dropout_min_numel) return kPass;
+  auto zeros = [](const Tensor& t) {
+    std::int64_t c = 0;
+    for (std::int64_t i = 0; i < t.numel(); ++i) c += t.at(i) == 0;
+    return c;
+  };
+  double diff = std::fabs(static_cast<double>(zeros(bench) - zeros(device)));
+  return diff / static_cast<double>(n) < cfg.dropout_ratio ? kPass : kError;
+}
+
+std::optional<std::string> api_base_name(std::string_view full) {
+  std::vector<std::string_view> parts;
+  std::size_t start = 0;
+  while (true) {
+    std::size_t dot = full.find('.', start);
+    parts.push_back(full.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
+    if (dot == std::string_view::npos) break;
+    start = dot + 1;
+  }
+  if (parts.size() == 3) return std::string(parts[1]);
+  if (parts.size() == 4) return std::string(parts[1]) + "." + std::string(parts[2]);
+  return std::nullopt;
+}
+
+OutputCompareResult compare_output(const OutputCompareInput& in, const StandardsConfig& cfg) {
+  auto base = api_base_name(in.full_api_name);
+  if (!base)
+    throw Error(ErrorKind::InvalidArgument, "API name " + in.full_api_name + " has not been adapted.");
+  OutputCompareResult r;
+  const bool dropout = in.full_api_name.find("dropout") != std::string::npos;
+  auto direction = [&](const Value& b, const Value& d, const char* tag, std::string& status) {
+    if (dropout) {
+      const Value& b0 = b.is_list() ? b.list().at(0) : b;
+      const Value& d0 = d.is_list() ? d.list().at(0) : d;
+      status = compare_dropout(b0.tensor(), d0.tensor(), cfg);
+      return;
+    }
+    std::vector<DetailRow> rows = compare_wrapper(*base, b, d, cfg, in.fp8_input);
+    std::vector<std::string> st;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      rows[i].api_name = in.full_api_name + tag + std::to_string(i);
+      st.push_back(rows[i].status);
+      r.rows.push_back(std::move(rows[i]));
+    }
+    status = aggregate_statuses(st, cfg.aggregation);
+  };
+  direction(in.bench_output, in.device_output, ".forward.output.", r.forward_status);
+  const std::size_t forward_rows = r.rows.size();
+  auto empty_grad = [](const std::optional<Value>& g) {
+    return !g || g->is_none() || (g->is_list() && g->list().empty());
+  };
+  if (!in.backward_message.empty()) {
+    DetailRow row;
+    row.api_name = in.full_api_name + ".backward.output.0";
+    row.status = kSkip;
+    row.message = in.backward_message;
+    r.rows.push_back(row);
+    r.backward_status = kSkip;
+  } else if (empty_grad(in.bench_grad) || empty_grad(in.device_grad)) {
+    r.backward_status = kSpace;
+  } else {
+    direction(*in.bench_grad, *in.device_grad, ".backward.output.", r.backward_status);
+  }
+  r.forward_ok = r.forward_status == kPass;
+  r.backward_ok = r.backward_status == kPass || r.backward_status == kSpace;
+  r.result_row = {in.full_api_name, r.forward_status, r.backward_status};
+  if (r.forward_status == kSkip && forward_rows > 0)
+    r.result_row.push_back(r.rows[0].message);
+  else if (r.backward_status == kSkip && r.rows.size() > forward_rows)
+    r.result_row.push_back(r.rows[forward_rows].message);
+  return r;
+}
+
+CsvRow DetailRow::to_csv(int precision) const {
+  CsvRow out{api_name, bench_dtype, device_dtype, shape};
+  for (const MetricValue* v :
+       {&cosine, &max_abs, &hundredth, &thousandth, &ten_thousandth, &binary_err_rate, &error_balance, &rmse,
+        &small_value_err_ratio, &max_rel_err, &mean_rel_err, &inf_nan_err_ratio, &rel_err_ratio,
+        &abs_err_ratio, &ulp_max, &ulp_mean, &ulp_ratio})
+    out.push_back(v->format(precision));
+  out.push_back(status);
+  out.push_back(message);
+  return out;
+}
+
+const CsvRow& details_csv_header() {
+  static const CsvRow h{"API Name",
+                        "Bench Dtype",
+                        "DEVICE Dtype",
+                        "Shape",
+                        "余弦相似度",
+                        "最大绝对误差",
+                        "双百指标",
+                        "双千指标",
+                        "双万指标",
+                        "二进制一致错误率",
+                        "误差均衡性",
+                        "均方根误差",
+                        "小值域错误占比",
+                        "相对误差最大值",
+                        "相对误差平均值",
+                        "inf/nan错误率",
+                        "相对误差错误率",
+                        "绝对误差错误率",
+                        "ULP误差最大值",
+                        "ULP误差平均值",
+                        "ULP误差大于阈值占比",
+                        "Status",
+                        "Message"};
+  return h;
+}
+const CsvRow& result_csv_header() {
+  static const CsvRow h{"API name", "Forward Test Success", "Backward Test Success", "Message"};
+  return h;
+}
+
+MindSporeRow compare_mindspore(const Value& bench, const Value& tested, const StandardsConfig& cfg) {
+  MindSporeRow r;
+  std::string cos_msg, abs_msg;
+  bool valid = bench.is_tensor() && tested.is_tensor() && bench.tensor().shape() == tested.tensor().shape();
+  bool cos_pass = false, abs_pass = false;
+  if (valid) {
+    Tensor b = bench.tensor().to(DType::Float64), t = tested.tensor().to(DType::Float64);
+    MetricParams p;
+    p.compute_ulp = false;
+    TensorMetrics m = compute_metrics(b, t, p);
+    r.cosine = MetricValue::str(python_repr(m.ms_cosine));
+    r.max_abs = MetricValue::str(python_repr(m.ms_max_abs));
+    r.max_rel = MetricValue::str(python_repr(m.ms_max_rel));
+    cos_pass = m.ms_cosine > cfg.mindspore_cosine;
+    // DECISIONS D3: the threshold is data (0.0001 in the probe profile, 0.001 in msprobe).
+    abs_pass = m.ms_max_abs < cfg.mindspore_max_abs;
+    if (!cos_pass)
+      cos_msg =
+          fmt::format("cosine similarity is less than threshold: {} ", python_repr(cfg.mindspore_cosine));
+    if (!abs_pass)
+      abs_msg = fmt::format("max absolute difference is greater than threshold: {} ",
+                            python_repr(cfg.mindspore_max_abs));
+  } else {
+    cos_msg = "two inputs are not valid for computing cosine similarity, skip comparing ";
+    abs_msg = "two inputs are not valid for computing max absolute difference, skip comparing ";
+  }
+  r.status = cos_pass && abs_pass ? kPass : kError;
+  if (r.status == kError) r.message = cos_msg + abs_msg;
+  return r;
+}
+
+}  // namespace probe

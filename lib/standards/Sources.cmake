@@ -1,0 +1,4 @@
+set(PROBE_SOURCES
+  StandardsConfig.cpp
+  OutputCompare.cpp
+)
