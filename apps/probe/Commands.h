@@ -19,5 +19,6 @@ int run_info(Args args);
 int run_run_ut(Args args);
 int run_multi_run_ut(Args args);
 int run_api_precision_compare(Args args);
+int run_metrics(Args args);
 
 }  // namespace probe::cli

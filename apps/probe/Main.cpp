@@ -21,6 +21,7 @@ constexpr Command kCommands[] = {
     {"multi_run_ut", "run_ut with -n worker threads (msprobe multi_run_ut)", probe::cli::run_multi_run_ut},
     {"api_precision_compare", "judge NPU vs GPU run_ut details CSVs with the new precision standard",
      probe::cli::run_api_precision_compare},
+    {"metrics", "every accuracy metric and standard verdict of two tensor files", probe::cli::run_metrics},
 };
 
 void print_usage(std::FILE* out) {

@@ -1,0 +1,143 @@
+// probe metrics BENCH DEVICE: every metric of msprobe's pre-check and dump compare for two tensor files,
+// and the verdict of each standard.
+#include <fmt/core.h>
+
+#include <string>
+
+#include "Commands.h"
+#include "probe/error.h"
+#include "probe/output_compare.h"
+#include "probe/tensor_file.h"
+
+namespace probe::cli {
+namespace {
+
+constexpr const char* kHelp =
+    "usage: probe metrics BENCH DEVICE [--api NAME] [--json] [--profile probe|msprobe] [--standards FILE]\n\n"
+    "Computes every accuracy metric of DEVICE against BENCH (tensor files: .npy, .pt/.pth, or an .npz member "
+    "as\n"
+    "FILE.npz:NAME) in one pass, and judges the pair with msprobe's old rule, the new precision standard "
+    "chosen\n"
+    "for the API, and the MindSpore rule.\n\n"
+    "  --api NAME         API name (base like 'matmul' or full like 'Torch.matmul.0') that selects the new\n"
+    "                     precision standard; default: the benchmark standard\n"
+    "  --json             print one JSON object instead of text\n"
+    "  --profile P        'probe' (default, DECISIONS D1-D3) or 'msprobe' (msprobe HEAD thresholds)\n"
+    "  --standards FILE   precision standards JSON to use instead of the shipped "
+    "data/precision_standards.json\n"
+    "  -h, --help         this help\n";
+
+std::string json_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      o += '\\', o += c;
+    else if (c == '\n')
+      o += "\\n";
+    else
+      o += c;
+  }
+  return o;
+}
+
+}  // namespace
+
+int run_metrics(Args args) {
+  std::vector<std::string> files;
+  std::string api = "benchmark_default", standards, profile_text = "probe";
+  bool json = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&]() -> const std::string& {
+      if (i + 1 >= args.size()) throw Error(ErrorKind::InvalidArgument, a + " needs a value");
+      return args[++i];
+    };
+    if (a == "-h" || a == "--help") {
+      fmt::print("{}", kHelp);
+      return 0;
+    } else if (a == "--api")
+      api = value();
+    else if (a == "--json")
+      json = true;
+    else if (a == "--profile")
+      profile_text = value();
+    else if (a == "--standards")
+      standards = value();
+    else if (a == "--framework")
+      value();
+    else if (!a.empty() && a[0] == '-')
+      throw Error(ErrorKind::InvalidArgument, "unknown option " + a);
+    else
+      files.push_back(a);
+  }
+  if (files.size() != 2) {
+    fmt::print(stderr, "{}", kHelp);
+    return 1;
+  }
+  Profile profile = parse_profile(profile_text);
+  StandardsConfig cfg =
+      standards.empty() ? StandardsConfig::builtin(profile) : StandardsConfig::load(standards, profile);
+  Tensor bench = load_tensor_file(files[0]), device = load_tensor_file(files[1]);
+  std::string base = api_base_name(api).value_or(api);
+  DetailRow row = compare_item(base, Value(bench), Value(device), cfg);
+  std::vector<std::pair<std::string, std::string>> out = {
+      {"bench_dtype", std::string(torch_name(bench.dtype()))},
+      {"device_dtype", std::string(torch_name(device.dtype()))},
+      {"shape", shape_to_string(device.shape())},
+      {"profile", std::string(to_string(profile))}};
+  if (is_floating(bench.dtype()) && is_floating(device.dtype()) && bench.shape() == device.shape() &&
+      bench.numel() > 0) {
+    MetricParams p = cfg.metric_params(device.dtype());
+    TensorMetrics m = compute_metrics(bench, device, p);
+    const std::string dev(torch_name(device.dtype()));
+    Standard s = cfg.standard_for(base, dev);
+    out.insert(out.end(),
+               {{"standard", cfg.new_standard_supported(dev) ? std::string(standard_id(s)) : "none"},
+                {"cosine", m.cosine.format()},
+                {"max_abs_err", m.max_abs_err.format()},
+                {"hundredth", m.hundredth.format()},
+                {"thousandth", m.thousandth.format()},
+                {"ten_thousandth", m.ten_thousandth.format()},
+                {"binary_err_rate", m.binary_err_rate.format()},
+                {"error_balance", m.error_balance.format()},
+                {"rmse", m.rmse.format()},
+                {"small_value_err_ratio", m.small_value_err_ratio.format()},
+                {"max_rel_err", m.max_rel_err.format()},
+                {"mean_rel_err", m.mean_rel_err.format()},
+                {"inf_nan_err_ratio", m.inf_nan_err_ratio.format()},
+                {"rel_err_ratio", m.rel_err_ratio.format()},
+                {"abs_err_ratio", m.abs_err_ratio.format()},
+                {"acc_inf_nan_err_ratio", m.acc_inf_nan_err_ratio.format()},
+                {"acc_rel_err_ratio", m.acc_rel_err_ratio.format()},
+                {"acc_abs_err_ratio", m.acc_abs_err_ratio.format()},
+                {"ulp_max", m.ulp_max.format()},
+                {"ulp_mean", m.ulp_mean.format()},
+                {"ulp_ratio", m.ulp_ratio.format()}});
+    DumpCompareResult dc = dump_compare(device, bench);
+    out.insert(out.end(), {{"dump_cosine", dc.cosine.format(12)},
+                           {"dump_euc_dist", dc.euc_dist.format(12)},
+                           {"dump_max_abs", dc.max_abs.format(12)},
+                           {"dump_max_rel", dc.max_rel.format(12)},
+                           {"dump_one_thousandth", dc.one_thousandth.format(12)},
+                           {"dump_five_thousandths", dc.five_thousandths.format(12)},
+                           {"dump_accuracy_reached", dump_accuracy_reached(dc.cosine, dc.max_abs)}});
+  }
+  MindSporeRow ms = compare_mindspore(Value(bench), Value(device), cfg);
+  out.insert(out.end(), {{"status", row.status},
+                         {"message", row.message},
+                         {"mindspore_cosine", ms.cosine.format()},
+                         {"mindspore_max_abs", ms.max_abs.format()},
+                         {"mindspore_max_rel", ms.max_rel.format()},
+                         {"mindspore_status", ms.status}});
+  if (json) {
+    fmt::print("{{");
+    for (std::size_t i = 0; i < out.size(); ++i)
+      fmt::print("{}\"{}\": \"{}\"", i ? ", " : "", out[i].first, json_escape(out[i].second));
+    fmt::print("}}\n");
+  } else {
+    for (const auto& [k, v] : out) fmt::print("{:<24} {}\n", k, json_escape(v));
+  }
+  return 0;
+}
+
+}  // namespace probe::cli
