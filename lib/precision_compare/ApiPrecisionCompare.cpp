@@ -96,8 +96,10 @@ void check_input_path(const std::string& path, const char* flag) {
                 path, flag);
 }
 
-// Both outputs are written under a temporary name and renamed only once complete, so an interrupted or failed
-// run never leaves a file that looks like a finished result; the temporaries are removed on failure.
+// DECISIONS (proposed, api_precision_compare outputs): msprobe appends rows to the final names as it goes and
+// appends to an existing file of the same name. probe writes both outputs under a temporary name and renames
+// them only once complete, so an interrupted or failed run never leaves a file that looks like a finished
+// result (the temporaries are removed on failure), and it refuses to touch an existing output.
 class PendingOutput {
  public:
   PendingOutput(fs::path final_path, const CsvRow& header) : final_(std::move(final_path)) {

@@ -168,6 +168,8 @@ void DetailsTable::require_columns(const std::vector<std::string>& names) const 
   std::string hint;
   if (column("Forward Test Success"))
     hint = " (this looks like a result CSV; pass the accuracy_checking_details CSV)";
+  else if (column("Tested Dtype"))
+    hint = " (this looks like a MindSpore run_ut details CSV; api_precision_compare reads PyTorch ones)";
   else if (column("比对结果"))
     hint = " (this looks like an api_precision_compare output; pass a run_ut accuracy_checking_details CSV)";
   throw Error(ErrorKind::Format, "the " + role_ + " details CSV lacks the columns " + missing + hint, path_,

@@ -314,7 +314,8 @@ std::string judge_row(const Thresholds& t, const DetailsTable& npu, std::size_t 
       npu.raw(nrow, need(npu, kShape, nrow)) == t.zero_shape) {
     std::size_t mc = need(npu, kMessageCol, nrow);
     detail[kCompareResult] = kSkip;
-    // pandas hands msprobe NaN for an empty Message, which it prints as "nan"; probe keeps it empty.
+    // DECISIONS D11: pandas hands msprobe NaN for an empty Message, which it prints as "nan"; probe keeps it
+    // empty.
     detail[kMessage] = npu.raw(nrow, mc);
     return kSkip;
   }

@@ -340,6 +340,14 @@ TEST(PrecisionCompareJudge, SkipRowsAndUnsupportedDtypeGroups) {
   EXPECT_EQ(r.result[3][3], "This data type does not support benchmark compare.");
 }
 
+TEST(PrecisionCompareJudge, EmptyMessageCellStaysEmpty) {
+  // DECISIONS D11: msprobe would print pandas' NaN as "nan" here.
+  auto r = run_same("empty_msg", {row("Torch.empty_like.0.forward.output.0", " ", {{"Message", ""}})});
+  ASSERT_EQ(r.details.size(), 1u);
+  EXPECT_EQ(r.details[0][kMessage], "");
+  EXPECT_EQ(r.result[0], (CsvRow{"Torch.empty_like.0", "SKIP", " ", ""}));
+}
+
 TEST(PrecisionCompareJudge, GroupsAggregateForwardAndBackwardPerConsecutiveRun) {
   auto pass = Cells{{"二进制一致错误率", "0"}};
   auto fail = Cells{{"二进制一致错误率", "1"}};
