@@ -289,12 +289,14 @@ Tensor parse_npy(const std::shared_ptr<Storage>& buf, std::size_t begin, std::si
                 file);
 
   Tensor t;
-  if (fortran && shape.size() > 1) {
+  if (fortran && shape.size() > 1 && n > 0) {
+    // n > 0: no dimension is 0, so every partial product of dims fits (found by the npy fuzzer:
+    // with a 0 dimension the others may be huge).
     std::vector<std::int64_t> strides(shape.size());
     std::int64_t s = 1;
     for (std::size_t k = 0; k < shape.size(); ++k) {
       strides[k] = s;
-      s *= shape[k] == 0 ? 1 : shape[k];  // no overflow: the product of dims fits (numel checked)
+      s *= shape[k];
     }
     t = materialise(d->dtype, shape, strides, p + data_off);
   } else {

@@ -1,6 +1,7 @@
-// An allow-listed unpickler for torch.save's data.pkl (DECISIONS D10): it knows the pickle opcodes
-// torch emits and only the globals needed to rebuild tensors and storages. Any other global is
-// rejected before anything is called, so loading a dump never runs code from it.
+// An allow-listed unpickler for torch.save's data.pkl. It knows the pickle opcodes torch emits and
+// only the globals needed to rebuild tensors and storages.
+// DECISIONS D10: msprobe loads .pt with torch.load; probe rejects every other global (Security error)
+// before anything is called, so loading a dump never runs code from it.
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -354,10 +355,11 @@ class Unpickler {
     std::int64_t last = offset;  // index of the last element addressed
     bool contiguous = true;
     std::int64_t expect = 1;
-    for (std::size_t k = shape.size(); k-- > 0;) {
+    for (std::size_t k = shape.size(); k-- > 0 && n > 0;) {
+      // n > 0: no dimension is 0, so `expect` (a partial product of dims) cannot overflow.
       if (shape[k] != 1 && strides[k] != expect) contiguous = false;
-      if (shape[k] > 0) expect *= shape[k];
-      if (n > 0) {
+      expect *= shape[k];
+      {
         std::int64_t span;
         if (__builtin_mul_overflow(shape[k] - 1, strides[k], &span) ||
             __builtin_add_overflow(last, span, &last))

@@ -428,3 +428,44 @@ TEST(PickleRobustness, TensorsThatReachPastTheirStorage) {
 
 }  // namespace
 }  // namespace probe
+
+namespace probe {
+namespace {
+
+// Found by probe_fuzz_npy: a Fortran-order header with a 0 dimension beside huge ones overflowed
+// the stride computation (signed overflow); such an array is simply empty.
+TEST(FuzzRegressions, FortranOrderWithZeroAndHugeDims) {
+  test::TempDir dir;
+  std::string f = npy_with_header(
+      "{'descr': '>f8', 'fortran_order': True, 'shape': (0, 3727777, 7777772, 37277777777777), }");
+  Tensor t = load_npy(dir.file("fz.npy", f));
+  EXPECT_EQ(t.numel(), 0);
+  EXPECT_EQ(t.shape(), (Shape{0, 3727777, 7777772, 37277777777777}));
+  // The same shape through the pickle VM.
+  auto v = unpickle(tensor_pickle("(K\x00\x8a\x06\x00\x00\x00\x00\x00\x01\x8a\x06\x00\x00\x00\x00\x00\x01t"s,
+                                  "(K\x01K\x01K\x01t"s));
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].tensor.numel(), 0);
+}
+
+}  // namespace
+}  // namespace probe
+
+namespace probe {
+namespace {
+
+// Found by probe_fuzz_npy: the zip-bomb bound trusted the declared compressed size, so a tiny
+// archive claiming 3.6 GB compressed could make the reader allocate 3.6 GB.
+TEST(FuzzRegressions, DeclaredCompressedSizeBeyondTheArchive) {
+  test::TempDir dir;
+  std::string npy = read_bytes(tensors_dir() + "npy_float32.npy");
+  Member m = deflated("a.npy", npy);
+  std::string z = make_zip({m});
+  std::size_t cd = z.rfind("PK\x01\x02"s);
+  z[cd + 23] = '\x70';  // compressed size ~1.9 GB
+  z[cd + 27] = '\x70';  // uncompressed size likewise
+  expect_error([&] { load_npz(dir.file("fz.npz", z)); }, ErrorKind::Format, {"fz.npz"});
+}
+
+}  // namespace
+}  // namespace probe
