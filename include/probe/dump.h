@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -70,7 +72,7 @@ class DumpNode {
   };
 
   DumpNode() = default;
-  explicit DumpNode(TensorInfo t) : v_(std::move(t)) {}
+  explicit DumpNode(TensorInfo t) : v_(std::make_shared<const TensorInfo>(std::move(t))) {}
   explicit DumpNode(Leaf l) : v_(std::move(l)) {}
   explicit DumpNode(std::vector<DumpNode> items) : v_(std::move(items)) {}
   explicit DumpNode(std::vector<DumpMember> members) : v_(std::move(members)) {}
@@ -92,7 +94,10 @@ class DumpNode {
   probe::Value to_value() const;
 
  private:
-  std::variant<std::monostate, TensorInfo, Leaf, std::vector<DumpNode>, std::vector<DumpMember>> v_;
+  // Descriptors are shared, not copied: a node stays small and cheap to move while a dump is parsed.
+  std::variant<std::monostate, std::shared_ptr<const TensorInfo>, Leaf, std::vector<DumpNode>,
+               std::vector<DumpMember>>
+      v_;
 };
 
 /// What kind of record a dump.json key names (§1.2).
@@ -199,7 +204,7 @@ class Dump {
   Framework framework_ = Framework::Unknown;
   std::optional<std::string> dump_data_dir_;
   std::vector<DumpEntry> entries_;
-  std::vector<std::size_t> by_key_;  // entry indices sorted by key, for find()
+  std::unordered_map<std::string_view, std::size_t> by_key_;  // views of entries_[i].key, for find()
 };
 
 }  // namespace probe

@@ -11,9 +11,9 @@ namespace probe::dump_detail {
 /// Python-like text of a node, for opaque leaves and messages: "npu:0", "[0, 1]", "None".
 std::string render(const DumpNode& node);
 
-/// Parses the NUL-terminated, padded, writable `text` into `dump` (whose path is already set).
+/// Parses the NUL-terminated, padded, writable `text` of `size` bytes into `dump` (path already set).
 /// `original_text` re-supplies the unmodified text to locate a syntax error by line.
-void parse_dump_buffer(Dump& dump, char* text, const DumpParseOptions& options,
+void parse_dump_buffer(Dump& dump, char* text, std::size_t size, const DumpParseOptions& options,
                        const std::function<std::string()>& original_text);
 
 }  // namespace probe::dump_detail

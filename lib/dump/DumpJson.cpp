@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <limits>
@@ -27,10 +28,25 @@ constexpr unsigned kParseFlags = rapidjson::kParseInsituFlag | rapidjson::kParse
                                  rapidjson::kParseIterativeFlag | rapidjson::kParseFullPrecisionFlag |
                                  rapidjson::kParseNanAndInfFlag;
 
+// Equality with a string literal whose length the compiler knows, so the comparison is inlined: these
+// run for every key of every tensor object of a dump that may hold millions of them.
+template <std::size_t N>
+inline bool is(std::string_view s, const char (&lit)[N]) {
+  return s.size() == N - 1 && std::memcmp(s.data(), lit, N - 1) == 0;
+}
+template <std::size_t N>
+inline bool ends(std::string_view s, const char (&lit)[N]) {
+  return s.size() >= N - 1 && std::memcmp(s.data() + s.size() - (N - 1), lit, N - 1) == 0;
+}
+template <std::size_t N>
+inline bool starts(std::string_view s, const char (&lit)[N]) {
+  return s.size() >= N - 1 && std::memcmp(s.data(), lit, N - 1) == 0;
+}
+
 bool is_tensor_type(std::string_view type) {
   // torch.Tensor and its dumped subclasses (DTensor, FakeTensor, AsyncCollectiveTensor, NestedTensor),
   // mindspore.Tensor, Parameter classes, and numpy arrays (§1.4.4, §1.4.5, precheck §1.1).
-  return type.ends_with("Tensor") || type.ends_with("Parameter") || type == "numpy.ndarray";
+  return ends(type, "Tensor") || ends(type, "Parameter") || is(type, "numpy.ndarray");
 }
 
 bool is_numpy_scalar_type(std::string_view type) {
@@ -46,7 +62,9 @@ bool is_numpy_scalar_type(std::string_view type) {
 }  // namespace
 
 /// The SAX handler. Frames: [0] the top-level object, [1] "data" (when open), [2..] an entry body and
-/// the argument tree below it. Strings are views into the in-situ buffer until copied into the model.
+/// the argument tree below it. While an object or array is open its children are kept compact (scalars
+/// as views into the in-situ buffer, int arrays such as shapes as runs of ints, compound children by
+/// index); DumpNodes are made only when the container closes and its kind is known.
 class DumpBuilder {
  public:
   DumpBuilder(Dump& dump, const DumpParseOptions& options, rapidjson::InsituStringStream& stream)
@@ -55,28 +73,31 @@ class DumpBuilder {
   }
 
   // --- RapidJSON handler interface -------------------------------------------------------------
-  bool Null() { return scalar(Value()); }
-  bool Bool(bool b) { return scalar(Value(b)); }
-  bool Int(int i) { return scalar(Value(static_cast<std::int64_t>(i))); }
-  bool Uint(unsigned u) { return scalar(Value(static_cast<std::int64_t>(u))); }
-  bool Int64(std::int64_t i) { return scalar(Value(i)); }
+  bool Null() { return scalar(mk(Slot::Null)); }
+  bool Bool(bool b) {
+    return scalar(mk(Slot::Bool, [&](Slot& x) { x.b = b; }));
+  }
+  bool Int(int i) {
+    return scalar(mk(Slot::Int, [&](Slot& x) { x.i = i; }));
+  }
+  bool Uint(unsigned u) {
+    return scalar(mk(Slot::Int, [&](Slot& x) { x.i = u; }));
+  }
+  bool Int64(std::int64_t i) {
+    return scalar(mk(Slot::Int, [&](Slot& x) { x.i = i; }));
+  }
   bool Uint64(std::uint64_t u) {
     // Above int64: Python ints are unbounded; keep the magnitude as a float rather than wrap.
     if (u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
-      return scalar(Value(static_cast<double>(u)));
-    return scalar(Value(static_cast<std::int64_t>(u)));
+      return scalar(mk(Slot::Double, [&](Slot& x) { x.d = static_cast<double>(u); }));
+    return scalar(mk(Slot::Int, [&](Slot& x) { x.i = static_cast<std::int64_t>(u); }));
   }
-  bool Double(double d) { return scalar(Value(d)); }
+  bool Double(double d) {
+    return scalar(mk(Slot::Double, [&](Slot& x) { x.d = d; }));
+  }
   bool RawNumber(const char*, rapidjson::SizeType, bool) { return false; }  // not requested
   bool String(const char* s, rapidjson::SizeType n, bool) {
-    if (depth_ > 0) {
-      Frame& parent = frames_[depth_ - 1];
-      if (parent.role == Role::Tree && parent.is_object) {
-        parent.members.push_back(Member{parent.key, DumpNode(), std::string_view(s, n), true});
-        return true;
-      }
-    }
-    return scalar(Value(std::string(s, n)), std::string_view(s, n));
+    return scalar(mk(Slot::String, [&](Slot& x) { x.s = std::string_view(s, n); }));
   }
   bool Key(const char* s, rapidjson::SizeType n, bool) {
     frames_[depth_ - 1].key = std::string_view(s, n);
@@ -86,6 +107,8 @@ class DumpBuilder {
   bool StartArray() { return open(false); }
   bool EndObject(rapidjson::SizeType) { return close(); }
   bool EndArray(rapidjson::SizeType) { return close(); }
+
+  void reserve_entries(std::size_t n) { dump_.entries_.reserve(n); }
 
   void finish() {
     if (dump_.framework_field_ == "pytorch")
@@ -104,27 +127,31 @@ class DumpBuilder {
 
  private:
   enum class Role { Root, Data, Tree };
-  // A member of an open object. Strings stay views into the buffer until a dict or leaf needs them,
-  // so tensor descriptors copy each string once.
-  struct Member {
-    std::string_view key;
-    DumpNode node;
-    std::string_view str;
-    bool is_str = false;
-    DumpNode& materialize() {
-      if (is_str) {
-        node = DumpNode(DumpNode::Leaf{{}, Value(std::string(str))});
-        is_str = false;
-      }
-      return node;
-    }
+  // A child of an open container: a scalar, a run of ints in Frame::ints, or a node in Frame::nodes.
+  struct Slot {
+    enum Kind : std::uint8_t { Null, Bool, Int, Double, String, Ints, Node } kind = Null;
+    bool b = false;
+    std::int64_t i = 0;
+    double d = 0;
+    std::string_view s;
+    std::uint32_t index = 0, count = 0;
+    std::string_view key;  // objects only
   };
+  template <class F = void (*)(Slot&)>
+  static Slot mk(
+      Slot::Kind kind, F&& fill = [](Slot&) {}) {
+    Slot s;
+    s.kind = kind;
+    fill(s);
+    return s;
+  }
   struct Frame {
     bool is_object = false;
     Role role = Role::Tree;
     std::string_view key;
-    std::vector<Member> members;  // scratch, capacity reused
-    std::vector<DumpNode> items;
+    std::vector<Slot> slots;      // scratch, capacity reused
+    std::vector<DumpNode> nodes;  // compound children
+    std::vector<std::int64_t> ints;
   };
 
   [[noreturn]] void fail(const std::string& message, const std::string& field = {},
@@ -143,9 +170,16 @@ class DumpBuilder {
       if (frames_[i].is_object)
         out += frames_[i].key;
       else
-        out += std::to_string(frames_[i].items.size());
+        out += std::to_string(frames_[i].slots.size());
     }
     return out;
+  }
+
+  std::string join_field(int level, std::string_view key) const {
+    std::string p = field_path(level);
+    if (!p.empty()) p += '.';
+    p += key;
+    return p;
   }
 
   bool open(bool is_object) {
@@ -156,7 +190,7 @@ class DumpBuilder {
     if (depth_ == 0) {
       if (!is_object) fail("the top level must be a JSON object");
       role = Role::Root;
-    } else if (depth_ == 1 && frames_[0].key == "data") {
+    } else if (depth_ == 1 && is(frames_[0].key, "data")) {
       if (!is_object) fail("expected an object of records", "data");
       role = Role::Data;
     }
@@ -165,46 +199,81 @@ class DumpBuilder {
     f.is_object = is_object;
     f.role = role;
     f.key = {};
-    f.members.clear();
-    f.items.clear();
+    f.slots.clear();
+    f.nodes.clear();
+    f.ints.clear();
     return true;
   }
 
   bool close() {
-    Frame& f = frames_[depth_ - 1];
-    if (f.role == Role::Root || f.role == Role::Data) {
+    const int level = depth_ - 1;
+    Frame& f = frames_[level];
+    if (f.role != Role::Tree) {
       --depth_;
       return true;
     }
+    Frame& parent = frames_[level - 1];
+    if (!f.is_object && parent.role == Role::Tree &&
+        std::all_of(f.slots.begin(), f.slots.end(), [](const Slot& s) { return s.kind == Slot::Int; })) {
+      // An int array (a shape, torch.Size, slice bounds...): hand the parent a run of ints.
+      Slot run = mk(Slot::Ints);
+      run.index = static_cast<std::uint32_t>(parent.ints.size());
+      run.count = static_cast<std::uint32_t>(f.slots.size());
+      for (const Slot& s : f.slots) parent.ints.push_back(s.i);
+      --depth_;
+      return add_slot(parent, run);
+    }
     DumpNode node;
     if (f.is_object) {
-      node = make_object(depth_ - 1);
+      node = make_object(level);
     } else {
-      node = DumpNode(std::vector<DumpNode>(std::make_move_iterator(f.items.begin()),
-                                            std::make_move_iterator(f.items.end())));
-      f.items.clear();
+      std::vector<DumpNode> items;
+      items.reserve(f.slots.size());
+      for (const Slot& s : f.slots) items.push_back(materialize(f, s));
+      node = DumpNode(std::move(items));
     }
     --depth_;
-    deliver(std::move(node));
-    return true;
-  }
-
-  bool scalar(Value v, std::string_view text = {}) {
-    if (depth_ == 0) fail("the top level must be a JSON object");
-    Frame& parent = frames_[depth_ - 1];
-    if (parent.role == Role::Root) {
-      root_scalar(parent.key, v, text);
+    if (parent.role == Role::Tree) {
+      parent.nodes.push_back(std::move(node));
+      return add_slot(parent, mk(Slot::Node, [&](Slot& x) {
+                        x.index = static_cast<std::uint32_t>(parent.nodes.size() - 1);
+                      }));
+    }
+    if (parent.role == Role::Data) {
+      add_entry(parent.key, std::move(node));
       return true;
     }
-    deliver(v.is_none() ? DumpNode() : DumpNode(DumpNode::Leaf{{}, std::move(v)}));
+    if (parent.key == "data") fail("expected an object of records", "data");
+    return true;  // unknown compound top-level field: validated for depth, then dropped
+  }
+
+  bool add_slot(Frame& f, Slot s) {
+    s.key = f.key;
+    f.slots.push_back(s);
     return true;
   }
 
-  void root_scalar(std::string_view key, const Value& v, std::string_view text) {
+  bool scalar(Slot s) {
+    if (depth_ == 0) fail("the top level must be a JSON object");
+    Frame& parent = frames_[depth_ - 1];
+    switch (parent.role) {
+      case Role::Tree:
+        return add_slot(parent, s);
+      case Role::Root:
+        root_scalar(parent.key, s);
+        return true;
+      case Role::Data:
+        add_entry(parent.key, materialize(parent, s));
+        return true;
+    }
+    return true;
+  }
+
+  void root_scalar(std::string_view key, const Slot& v) {
     auto want_string = [&](std::string& out) {
-      if (v.is_none()) return;  // treated as absent
-      if (v.kind() != Value::Kind::String) fail("expected a string", std::string(key));
-      out = std::string(text);
+      if (v.kind == Slot::Null) return;  // treated as absent
+      if (v.kind != Slot::String) fail("expected a string", std::string(key));
+      out = std::string(v.s);
     };
     if (key == "task")
       want_string(dump_.task_);
@@ -213,10 +282,10 @@ class DumpBuilder {
     else if (key == "framework")
       want_string(dump_.framework_field_);
     else if (key == "dump_data_dir") {
-      if (v.is_none())
+      if (v.kind == Slot::Null)
         dump_.dump_data_dir_.reset();
-      else if (v.kind() == Value::Kind::String)
-        dump_.dump_data_dir_ = std::string(text);
+      else if (v.kind == Slot::String)
+        dump_.dump_data_dir_ = std::string(v.s);
       else
         fail("expected a string or null", "dump_data_dir");
     } else if (key == "data") {
@@ -225,22 +294,36 @@ class DumpBuilder {
     // Other top-level scalars are ignored: newer msprobe versions may add fields.
   }
 
-  void deliver(DumpNode node) {
-    Frame& parent = frames_[depth_ - 1];
-    switch (parent.role) {
-      case Role::Root:
-        if (parent.key == "data") fail("expected an object of records", "data");
-        return;  // unknown compound top-level field: validated for depth, then dropped
-      case Role::Data:
-        add_entry(parent.key, std::move(node));
-        return;
-      case Role::Tree:
-        if (parent.is_object)
-          parent.members.push_back(Member{parent.key, std::move(node), {}, false});
-        else
-          parent.items.push_back(std::move(node));
-        return;
+  // A bare JSON scalar as a node.
+  static DumpNode bare_node(Value v) {
+    DumpNode::Leaf leaf;
+    leaf.value = std::move(v);
+    return DumpNode(std::move(leaf));
+  }
+
+  // The DumpNode form of a slot of frame `f` (moves compound children out of the frame).
+  static DumpNode materialize(Frame& f, const Slot& s) {
+    switch (s.kind) {
+      case Slot::Null:
+        return DumpNode();
+      case Slot::Bool:
+        return bare_node(Value(s.b));
+      case Slot::Int:
+        return bare_node(Value(s.i));
+      case Slot::Double:
+        return bare_node(Value(s.d));
+      case Slot::String:
+        return bare_node(Value(std::string(s.s)));
+      case Slot::Ints: {
+        std::vector<DumpNode> items;
+        items.reserve(s.count);
+        for (std::uint32_t k = 0; k < s.count; ++k) items.push_back(bare_node(Value(f.ints[s.index + k])));
+        return DumpNode(std::move(items));
+      }
+      case Slot::Node:
+        return std::move(f.nodes[s.index]);
     }
+    return DumpNode();
   }
 
   void add_entry(std::string_view key, DumpNode body) {
@@ -252,15 +335,15 @@ class DumpBuilder {
           e.name.direction == EntryDirection::Forward || e.name.direction == EntryDirection::Backward;
       for (const auto& [name, section] : body.members()) {
         const auto k = section.kind();
-        if (name == "is_recompute") {
+        if (is(name, "is_recompute")) {
           if (k == DumpNode::Kind::Value && section.leaf().type.empty() &&
               section.leaf().value.kind() == Value::Kind::Bool)
             e.is_recompute = section.leaf().value.as_bool();
           else if (k != DumpNode::Kind::Null)
             fail("expected true or false", name, e.key);
-        } else if (ordinary && (name == "input_args" || name == "input" || name == "output")) {
+        } else if (ordinary && (is(name, "input_args") || is(name, "input") || is(name, "output"))) {
           if (k != DumpNode::Kind::List && k != DumpNode::Kind::Null) fail("expected a list", name, e.key);
-        } else if (ordinary && (name == "input_kwargs" || name == "parameters")) {
+        } else if (ordinary && (is(name, "input_kwargs") || is(name, "parameters"))) {
           if (k != DumpNode::Kind::Dict && k != DumpNode::Kind::Null) fail("expected an object", name, e.key);
         } else if (e.name.direction == EntryDirection::ParametersGrad) {
           if (k != DumpNode::Kind::List && k != DumpNode::Kind::Null)
@@ -275,66 +358,58 @@ class DumpBuilder {
   }
 
   void sniff(std::string_view type) {
-    if (type.starts_with("mindspore"))
+    if (starts(type, "mindspore"))
       saw_mindspore_ = true;
-    else if (type.starts_with("torch"))
+    else if (starts(type, "torch"))
       saw_torch_ = true;
   }
 
   // A closed JSON object at frames_[level]: tensor descriptor, leaf, or ordered dict.
   DumpNode make_object(int level) {
     Frame& f = frames_[level];
-    for (const Member& m : f.members) {
-      if (m.key != "type" || !m.is_str) continue;
-      sniff(m.str);
-      if (is_tensor_type(m.str)) return DumpNode(make_tensor(level));
-      return DumpNode(make_leaf(level, std::string(m.str)));
+    for (const Slot& s : f.slots) {
+      if (s.kind != Slot::String || !is(s.key, "type")) continue;
+      sniff(s.s);
+      if (is_tensor_type(s.s)) return DumpNode(make_tensor(level));
+      return DumpNode(make_leaf(level, std::string(s.s)));
     }
     std::vector<DumpMember> members;
-    members.reserve(f.members.size());
-    for (Member& m : f.members) members.emplace_back(std::string(m.key), std::move(m.materialize()));
-    f.members.clear();
+    members.reserve(f.slots.size());
+    for (const Slot& s : f.slots) members.emplace_back(std::string(s.key), materialize(f, s));
     return DumpNode(std::move(members));
   }
 
-  static bool bare(const DumpNode& n) { return n.kind() == DumpNode::Kind::Value && n.leaf().type.empty(); }
-
-  Statistic statistic(const DumpNode& n, int level, std::string_view key) const {
-    Statistic s;
-    if (n.is_null()) {
-      s.kind = Statistic::Kind::Null;
-      return s;
+  Statistic statistic(const Slot& s, int level) const {
+    Statistic st;
+    switch (s.kind) {
+      case Slot::Null:
+        st.kind = Statistic::Kind::Null;
+        return st;
+      case Slot::Bool:
+        st.kind = Statistic::Kind::Bool;
+        st.b = s.b;
+        return st;
+      case Slot::Int:
+        st.kind = Statistic::Kind::Int;
+        st.i = s.i;
+        return st;
+      case Slot::Double:
+        st.kind = Statistic::Kind::Float;
+        st.d = s.d;
+        return st;
+      default:
+        break;
     }
-    if (bare(n)) {
-      const Value& v = n.leaf().value;
-      switch (v.kind()) {
-        case Value::Kind::None:
-          s.kind = Statistic::Kind::Null;
-          return s;
-        case Value::Kind::Bool:
-          s.kind = Statistic::Kind::Bool;
-          s.b = v.as_bool();
-          return s;
-        case Value::Kind::Int:
-          s.kind = Statistic::Kind::Int;
-          s.i = v.as_int();
-          return s;
-        case Value::Kind::Float:
-          s.kind = Statistic::Kind::Float;
-          s.d = v.as_double();
-          return s;
-        default:
-          break;
-      }
-    }
-    fail("expected a number, a bool or null", join_field(level, key), entry_key());
+    fail("expected a number, a bool or null", join_field(level, s.key), entry_key());
   }
 
-  std::string join_field(int level, std::string_view key) const {
-    std::string p = field_path(level);
-    if (!p.empty()) p += '.';
-    p += key;
-    return p;
+  std::optional<DType> cached_dtype(std::string_view name) {
+    // A dump uses a handful of dtype spellings; parse_dtype compares against every spelling.
+    for (const auto& [n, t] : dtype_cache_)
+      if (n == name) return t;
+    const auto t = parse_dtype(name);
+    if (dtype_cache_.size() < 64) dtype_cache_.emplace_back(std::string(name), t);
+    return t;
   }
 
   TensorInfo make_tensor(int level) {
@@ -342,107 +417,125 @@ class DumpBuilder {
     TensorInfo t;
     t.field = field_path(level);
     bool has_dtype = false, has_shape = false;
-    for (Member& m : f.members) {
-      const std::string_view k = m.key;
-      const DumpNode& v = m.node;
+    for (const Slot& s : f.slots) {
+      const std::string_view k = s.key;
       auto want_string = [&](std::string& out) {
-        if (!m.is_str) fail("expected a string", join_field(level, k), entry_key());
-        out.assign(m.str);
+        if (s.kind != Slot::String) fail("expected a string", join_field(level, k), entry_key());
+        out.assign(s.s);
       };
-      if (k == "type") {
-        want_string(t.type);
-      } else if (k == "dtype") {
-        want_string(t.dtype_name);
-        t.dtype = parse_dtype(t.dtype_name);
-        has_dtype = true;
-      } else if (k == "shape") {
-        if (m.is_str || v.kind() != DumpNode::Kind::List)
-          fail("expected a list of ints", join_field(level, k), entry_key());
-        t.shape.reserve(v.items().size());
-        for (const DumpNode& d : v.items()) {
-          if (!bare(d) || d.leaf().value.kind() != Value::Kind::Int || d.leaf().value.as_int() < 0)
-            fail("expected a list of non-negative ints", join_field(level, k), entry_key());
-          t.shape.push_back(d.leaf().value.as_int());
-        }
-        has_shape = true;
-      } else if (m.is_str &&
-                 (k == "Max" || k == "Min" || k == "Mean" || k == "Norm" || k == "requires_grad" ||
-                  k == "Max_except_inf_nan" || k == "Min_except_inf_nan")) {
-        fail("expected a number, a bool or null, not a string", join_field(level, k), entry_key());
-      } else if (k == "Max") {
-        t.max = statistic(v, level, k);
-      } else if (k == "Min") {
-        t.min = statistic(v, level, k);
-      } else if (k == "Mean") {
-        t.mean = statistic(v, level, k);
-      } else if (k == "Norm") {
-        t.norm = statistic(v, level, k);
-      } else if (k == "Max_except_inf_nan") {
-        t.max_except_inf_nan = statistic(v, level, k);
-      } else if (k == "Min_except_inf_nan") {
-        t.min_except_inf_nan = statistic(v, level, k);
-      } else if (k == "requires_grad") {
-        if (bare(v) && v.leaf().value.kind() == Value::Kind::Bool)
-          t.requires_grad = v.leaf().value.as_bool();
-        else if (!v.is_null())
-          fail("expected true or false", join_field(level, k), entry_key());
-      } else if (k == "data_name") {
-        if (!v.is_null() || m.is_str) want_string(t.data_name);
-      } else if (k == "datapath") {
-        // Legacy dumps stored the writer's absolute path; the file lives in dump_tensor_data/ under the
-        // same base name, which is also the only place probe will read from.
-        if ((!v.is_null() || m.is_str) && t.data_name.empty()) {
-          std::string p;
-          want_string(p);
-          t.data_name = std::filesystem::path(p).filename().string();
-        }
-      } else if (k == "md5") {
-        want_string(t.md5);
+      // Dispatch on the first letter: this loop runs for every tensor of a big dump.
+      switch (k.empty() ? '\0' : k[0]) {
+        case 't':
+          if (is(k, "type")) want_string(t.type);
+          break;
+        case 'd':
+          if (is(k, "dtype")) {
+            want_string(t.dtype_name);
+            t.dtype = cached_dtype(t.dtype_name);
+            has_dtype = true;
+          } else if (is(k, "data_name")) {
+            if (s.kind != Slot::Null) want_string(t.data_name);
+          } else if (is(k, "datapath")) {
+            // Legacy dumps stored the writer's absolute path; the file lives in dump_tensor_data/ under
+            // the same base name, which is also the only place probe will read from.
+            if (s.kind != Slot::Null && t.data_name.empty()) {
+              std::string p;
+              want_string(p);
+              t.data_name = std::filesystem::path(p).filename().string();
+            }
+          }
+          break;
+        case 's':
+          if (is(k, "shape")) {
+            if (s.kind != Slot::Ints)
+              fail("expected a list of non-negative ints", join_field(level, k), entry_key());
+            t.shape.assign(f.ints.begin() + s.index, f.ints.begin() + s.index + s.count);
+            for (const std::int64_t dim : t.shape)
+              if (dim < 0) fail("expected a list of non-negative ints", join_field(level, k), entry_key());
+            has_shape = true;
+          }
+          break;
+        case 'M':
+          if (is(k, "Max"))
+            t.max = statistic(s, level);
+          else if (is(k, "Min"))
+            t.min = statistic(s, level);
+          else if (is(k, "Mean"))
+            t.mean = statistic(s, level);
+          else if (is(k, "Max_except_inf_nan"))
+            t.max_except_inf_nan = statistic(s, level);
+          else if (is(k, "Min_except_inf_nan"))
+            t.min_except_inf_nan = statistic(s, level);
+          break;
+        case 'N':
+          if (is(k, "Norm")) t.norm = statistic(s, level);
+          break;
+        case 'r':
+          if (is(k, "requires_grad")) {
+            if (s.kind == Slot::Bool)
+              t.requires_grad = s.b;
+            else if (s.kind != Slot::Null)
+              fail("expected true or false", join_field(level, k), entry_key());
+          }
+          break;
+        case 'm':
+          if (is(k, "md5")) want_string(t.md5);
+          break;
+        default:
+          break;  // device_mesh, placements, layout, hsdp_shard_size: sharding metadata probe does not use
       }
-      // device_mesh, placements, layout, hsdp_shard_size: sharding metadata probe does not use.
     }
     if (!has_dtype) fail("tensor descriptor without dtype", join_field(level, "dtype"), entry_key());
     if (!has_shape) fail("tensor descriptor without shape", join_field(level, "shape"), entry_key());
-    f.members.clear();
     return t;
   }
 
   DumpNode::Leaf make_leaf(int level, const std::string& type) {
     Frame& f = frames_[level];
+    auto member = [&](std::string_view key) -> std::optional<DumpNode> {
+      for (const Slot& s : f.slots)
+        if (s.key == key) return materialize(f, s);
+      return std::nullopt;
+    };
     DumpNode::Leaf leaf;
     leaf.type = type;
-    const DumpNode* value = nullptr;
-    for (Member& m : f.members)
-      if (m.key == "value") value = &m.materialize();
-    leaf.value = leaf_value(level, type, value);
-    f.members.clear();
+    const std::optional<DumpNode> value = member("value");
+    const DumpNode* v = value ? &*value : nullptr;
+    if (is(type, "torch.memory_format")) {
+      if (auto fmt_node = member("format"))
+        return {type, Value(OpaqueValue{type, dump_detail::render(*fmt_node)})};
+    } else if (type.ends_with("ProcessGroup")) {
+      if (auto ranks = member("group_ranks"))
+        return {type, Value(OpaqueValue{type, dump_detail::render(*ranks)})};
+    }
+    leaf.value = leaf_value(level, type, v);
     return leaf;
   }
 
+  static bool bare(const DumpNode& n) { return n.kind() == DumpNode::Kind::Value && n.leaf().type.empty(); }
+
   Value leaf_value(int level, const std::string& type, const DumpNode* value) {
-    Frame& f = frames_[level];
     auto opaque = [&](const DumpNode* n) {
       return Value(OpaqueValue{type, n ? dump_detail::render(*n) : ""});
     };
-    auto bare_value = [&]() -> const Value* {
-      return value && bare(*value) ? &value->leaf().value : nullptr;
-    };
-    if (type == "int" || type == "float" || type == "bool" || type == "str" || is_numpy_scalar_type(type)) {
-      const Value* v = bare_value();
-      if (!v && value && value->is_null()) return Value();
-      if (!v)
+    const Value* bare_value = value && bare(*value) ? &value->leaf().value : nullptr;
+    if (is(type, "int") || is(type, "float") || is(type, "bool") || is(type, "str") ||
+        is_numpy_scalar_type(type)) {
+      if (!bare_value && value && value->is_null()) return Value();
+      if (!bare_value)
         fail(fmt::format("a '{}' leaf needs a scalar value", type), join_field(level, "value"), entry_key());
-      if (type == "float" && v->kind() == Value::Kind::Int) return Value(static_cast<double>(v->as_int()));
-      return *v;
+      if (is(type, "float") && bare_value->kind() == Value::Kind::Int)
+        return Value(static_cast<double>(bare_value->as_int()));
+      return *bare_value;
     }
-    if (type == "slice") {
+    if (is(type, "slice")) {
       if (value && value->kind() == DumpNode::Kind::List && value->items().size() == 3) {
         Slice s;
         std::optional<std::int64_t>* parts[] = {&s.start, &s.stop, &s.step};
         bool ok = true;
         for (int i = 0; i < 3; ++i) {
           const DumpNode& p = value->items()[i];
-          if (p.is_null() || (bare(p) && p.leaf().value.is_none())) continue;
+          if (p.is_null()) continue;
           if (bare(p) && p.leaf().value.kind() == Value::Kind::Int)
             *parts[i] = p.leaf().value.as_int();
           else
@@ -452,8 +545,8 @@ class DumpBuilder {
       }
       return opaque(value);  // slices of tensors etc. carry no usable bounds
     }
-    if (type == "ellipsis") return Value(EllipsisValue{});
-    if (type == "torch.Size") {
+    if (is(type, "ellipsis")) return Value(EllipsisValue{});
+    if (is(type, "torch.Size")) {
       if (!value || value->kind() != DumpNode::Kind::List)
         fail("a torch.Size leaf needs a list of ints", join_field(level, "value"), entry_key());
       std::vector<Value> dims;
@@ -464,22 +557,11 @@ class DumpBuilder {
       }
       return Value(std::move(dims), true);
     }
-    if (type == "torch.dtype" || type == "mindspore.dtype") {
-      const Value* v = bare_value();
-      if (v && v->kind() == Value::Kind::String) {
-        if (auto d = parse_dtype(v->as_string())) return Value(*d);
-        return Value(OpaqueValue{type, v->as_string()});  // float8 etc.: carried, not computed with
+    if (is(type, "torch.dtype") || is(type, "mindspore.dtype")) {
+      if (bare_value && bare_value->kind() == Value::Kind::String) {
+        if (auto d = parse_dtype(bare_value->as_string())) return Value(*d);
+        return Value(OpaqueValue{type, bare_value->as_string()});  // float8 etc.: carried, not computed with
       }
-      return opaque(value);
-    }
-    if (type == "torch.memory_format") {
-      for (Member& m : f.members)
-        if (m.key == "format") return opaque(&m.materialize());
-      return opaque(value);
-    }
-    if (type.ends_with("ProcessGroup")) {
-      for (Member& m : f.members)
-        if (m.key == "group_ranks") return opaque(&m.materialize());
       return opaque(value);
     }
     // torch.device, ReduceOp and anything newer: opaque, keeping its text.
@@ -490,16 +572,20 @@ class DumpBuilder {
   const DumpParseOptions& options_;
   rapidjson::InsituStringStream& stream_;
   std::vector<Frame> frames_;
+  std::vector<std::pair<std::string, std::optional<DType>>> dtype_cache_;
   int depth_ = 0;
   bool saw_mindspore_ = false, saw_torch_ = false;
 };
 
 namespace dump_detail {
 
-void parse_dump_buffer(Dump& dump, char* text, const DumpParseOptions& options,
+void parse_dump_buffer(Dump& dump, char* text, std::size_t size, const DumpParseOptions& options,
                        const std::function<std::string()>& original_text) {
   rapidjson::InsituStringStream stream(text);
   DumpBuilder builder(dump, options, stream);
+  // msprobe records take a kilobyte or more of indented JSON; reserving address space (untouched pages
+  // cost nothing) avoids re-moving every record while the vector grows.
+  builder.reserve_entries(size / 1024 + 16);
   rapidjson::Reader reader;
   const rapidjson::ParseResult ok = reader.Parse<kParseFlags>(stream, builder);
   if (!ok) {

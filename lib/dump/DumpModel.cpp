@@ -64,7 +64,7 @@ namespace {
 }  // namespace
 
 const TensorInfo& DumpNode::tensor() const {
-  if (auto* t = std::get_if<TensorInfo>(&v_)) return *t;
+  if (auto* t = std::get_if<std::shared_ptr<const TensorInfo>>(&v_)) return **t;
   wrong_node("tensor", kind());
 }
 const DumpNode::Leaf& DumpNode::leaf() const {
@@ -161,25 +161,37 @@ std::string render(const DumpNode& node) {
 
 namespace {
 
-std::vector<std::string_view> split_dots(std::string_view s) {
-  std::vector<std::string_view> out;
-  std::size_t start = 0;
-  for (;;) {
-    const auto dot = s.find('.', start);
-    out.push_back(s.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
-    if (dot == std::string_view::npos) return out;
-    start = dot + 1;
+// Segment boundaries of a dotted key without allocating (this runs once per record of a big dump).
+class Segments {
+ public:
+  explicit Segments(std::string_view s) : s_(s) {
+    for (std::size_t i = 0; i < s.size(); ++i)
+      if (s[i] == '.') {
+        if (dots_ == kMax) {
+          overflow_ = true;
+          return;
+        }
+        dot_[dots_++] = i;
+      }
   }
-}
+  bool overflow() const { return overflow_; }
+  std::size_t size() const { return dots_ + 1; }
+  std::string_view operator[](std::size_t i) const { return join(i, i + 1); }
+  // Segments [from, to) with their dots.
+  std::string_view join(std::size_t from, std::size_t to) const {
+    if (to <= from) return {};
+    const std::size_t begin = from == 0 ? 0 : dot_[from - 1] + 1;
+    const std::size_t end = to == size() ? s_.size() : dot_[to - 1];
+    return s_.substr(begin, end - begin);
+  }
 
-std::string join(const std::vector<std::string_view>& parts, std::size_t from, std::size_t to) {
-  std::string out;
-  for (std::size_t i = from; i < to; ++i) {
-    if (i > from) out += '.';
-    out += parts[i];
-  }
-  return out;
-}
+ private:
+  static constexpr std::size_t kMax = 255;
+  std::string_view s_;
+  std::size_t dot_[kMax];
+  std::size_t dots_ = 0;
+  bool overflow_ = false;
+};
 
 bool is_counter(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
@@ -196,34 +208,35 @@ EntryDirection direction_of(std::string_view s) {
 
 EntryName parse_entry_name(std::string_view key) {
   EntryName n;
-  const auto parts = split_dots(key);
-  const std::size_t count = parts.size();
+  const Segments parts(key);
+  const std::size_t count = parts.overflow() ? 1 : parts.size();
   n.prefix = std::string(parts[0]);
   n.is_module = parts[0] == "Module" || parts[0] == "Cell";
-  n.full_name = std::string(key);
-  const std::string_view last = parts.back();
+  const std::string_view last = parts[count - 1];
   if (count >= 3 && (last == "forward" || last == "backward") && is_counter(parts[count - 2])) {
     // API: {Prefix}.{api}.{k}.forward
     n.direction = direction_of(last);
     n.call_index = std::string(parts[count - 2]);
-    n.api = join(parts, 1, count - 2);
-    n.full_name = join(parts, 0, count - 1);
+    n.api = std::string(parts.join(1, count - 2));
+    n.full_name = std::string(parts.join(0, count - 1));
   } else if (count >= 3 && is_counter(last) && direction_of(parts[count - 2]) != EntryDirection::Unknown) {
     // Module/Cell: {Module}.{path}.{Class}.forward.{k}; parameters_grad.{g}
     n.direction = direction_of(parts[count - 2]);
     n.call_index = std::string(last);
-    n.api = join(parts, 1, count - 2);
-    n.full_name = join(parts, 0, count - 2) + "." + n.call_index;
+    n.api = std::string(parts.join(1, count - 2));
+    n.full_name = std::string(parts.join(0, count - 2)) + "." + n.call_index;
   } else if (count >= 2 && last == "parameters_grad") {
     // before 2025-12: no counter
     n.direction = EntryDirection::ParametersGrad;
-    n.api = join(parts, 1, count - 1);
-    n.full_name = join(parts, 0, count - 1);
+    n.api = std::string(parts.join(1, count - 1));
+    n.full_name = std::string(parts.join(0, count - 1));
   } else if (count >= 3 && last == "debug" && is_counter(parts[count - 2])) {
     n.direction = EntryDirection::Debug;
     n.call_index = std::string(parts[count - 2]);
-    n.api = join(parts, 0, count - 2);
-    n.full_name = join(parts, 0, count - 1);
+    n.api = std::string(parts.join(0, count - 2));
+    n.full_name = std::string(parts.join(0, count - 1));
+  } else {
+    n.full_name = std::string(key);
   }
   return n;
 }
@@ -275,14 +288,11 @@ std::vector<const TensorInfo*> DumpEntry::tensors() const {
 }
 
 Dump Dump::open(const std::string& path, const DumpParseOptions& options) {
-  std::string buf = dump_detail::read_json_file(path);
+  dump_detail::JsonBuffer buf = dump_detail::read_json_file(path);
   Dump d;
   d.path_ = path;
-  dump_detail::parse_dump_buffer(d, buf.data(), options, [&] {
-    std::string again = dump_detail::read_json_file(path);
-    again.resize(again.size() - dump_detail::kJsonPadding);
-    return again;
-  });
+  dump_detail::parse_dump_buffer(d, buf.data(), buf.size, options,
+                                 [&] { return std::string(dump_detail::read_json_file(path).text()); });
   d.index();
   return d;
 }
@@ -294,23 +304,20 @@ Dump Dump::parse(std::string_view json, const std::string& path, const DumpParse
   buf.append(dump_detail::kJsonPadding, '\0');
   Dump d;
   d.path_ = path;
-  dump_detail::parse_dump_buffer(d, buf.data(), options, [&] { return std::string(json); });
+  dump_detail::parse_dump_buffer(d, buf.data(), json.size(), options, [&] { return std::string(json); });
   d.index();
   return d;
 }
 
 void Dump::index() {
-  by_key_.resize(entries_.size());
-  for (std::size_t i = 0; i < entries_.size(); ++i) by_key_[i] = i;
-  std::stable_sort(by_key_.begin(), by_key_.end(),
-                   [this](std::size_t a, std::size_t b) { return entries_[a].key < entries_[b].key; });
+  // The views stay valid when the Dump moves: the vector's buffer (and each key's) moves with it.
+  by_key_.reserve(entries_.size());
+  for (std::size_t i = 0; i < entries_.size(); ++i) by_key_.emplace(entries_[i].key, i);  // first one wins
 }
 
 const DumpEntry* Dump::find(std::string_view key) const noexcept {
-  auto it = std::lower_bound(by_key_.begin(), by_key_.end(), key,
-                             [this](std::size_t i, std::string_view k) { return entries_[i].key < k; });
-  if (it == by_key_.end() || entries_[*it].key != key) return nullptr;
-  return &entries_[*it];
+  const auto it = by_key_.find(key);
+  return it == by_key_.end() ? nullptr : &entries_[it->second];
 }
 
 Dump::RunUtMaps Dump::run_ut_maps() const {

@@ -14,7 +14,7 @@
 
 namespace probe::dump_detail {
 
-std::string read_json_file(const std::string& path) {
+JsonBuffer read_json_file(const std::string& path) {
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
   if (ec || !std::filesystem::exists(status)) throw Error(ErrorKind::Io, "file not found", path);
@@ -26,13 +26,13 @@ std::string read_json_file(const std::string& path) {
   if (size > kMaxJsonBytes)
     throw Error(ErrorKind::Unsupported,
                 fmt::format("{} bytes is above the 10 GiB limit for JSON files", size), path);
-  std::string buf;
-  buf.resize(static_cast<std::size_t>(size) + kJsonPadding);
-  std::size_t got = std::fread(buf.data(), 1, static_cast<std::size_t>(size), f.get());
+  JsonBuffer buf;
+  buf.bytes.reset(new char[static_cast<std::size_t>(size) + kJsonPadding]);
+  const std::size_t got = std::fread(buf.data(), 1, static_cast<std::size_t>(size), f.get());
   // The file may change between stat and read; trust what was read.
   if (std::ferror(f.get())) throw Error(ErrorKind::Io, "read error", path);
-  buf.resize(got + kJsonPadding);
-  std::fill(buf.end() - kJsonPadding, buf.end(), '\0');
+  buf.size = got;
+  std::fill(buf.data() + got, buf.data() + got + kJsonPadding, '\0');
   return buf;
 }
 

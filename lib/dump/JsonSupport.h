@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -14,9 +15,17 @@ inline constexpr std::uint64_t kMaxJsonBytes = 10ull << 30;
 /// whitespace skipping reads whole 16-byte blocks.
 inline constexpr std::size_t kJsonPadding = 16;
 
-/// Reads `path` whole into a string with kJsonPadding zero bytes after size() - kJsonPadding.
-/// Throws Io naming the file (missing, a directory, unreadable) or Unsupported (over 10 GiB).
-std::string read_json_file(const std::string& path);
+/// A whole file in memory, followed by kJsonPadding zero bytes (writable: in-situ parsing).
+struct JsonBuffer {
+  std::unique_ptr<char[]> bytes;  // not value-initialised: no zero-fill of hundreds of MB
+  std::size_t size = 0;           // without the padding
+  char* data() noexcept { return bytes.get(); }
+  std::string_view text() const noexcept { return {bytes.get(), size}; }
+};
+
+/// Reads `path` whole. Throws Io naming the file (missing, a directory, unreadable) or Unsupported
+/// (over 10 GiB).
+JsonBuffer read_json_file(const std::string& path);
 
 /// "line L, column C (byte offset O)" of `offset` in `text` (1-based line and column).
 std::string describe_position(std::string_view text, std::size_t offset);

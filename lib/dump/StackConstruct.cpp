@@ -46,9 +46,7 @@ std::vector<std::string> strings(const rapidjson::Value& v, const std::string& p
 }
 
 std::string unpadded_file(const std::string& path) {
-  std::string text = dump_detail::read_json_file(path);
-  text.resize(text.size() - dump_detail::kJsonPadding);
-  return text;
+  return std::string(dump_detail::read_json_file(path).text());
 }
 
 }  // namespace
