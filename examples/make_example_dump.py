@@ -54,7 +54,8 @@ class Recorder:
         self.data = {}
         self.counters = {}
         self.stacks = []  # (key, stack lines)
-        self.calls = []  # (full name, args, kwargs, outputs) for backward recording
+        self.calls = []  # (full name, args, kwargs, outputs, stack) for backward recording
+        self.compute = {}  # full name -> the function the call ran (to recompute local gradients)
         self.tensor_dir = os.path.join(out_dir, "dump_tensor_data")
         self.overrides = {}  # data_name -> tensor to save instead (the "device" result)
         self.save_filter = None  # callable(data_name) -> bool: which tensors get files (mixed dumps)
@@ -146,21 +147,37 @@ class Recorder:
     def record_backward(self):
         """Per API, the vector-Jacobian product of its own outputs' gradients onto its tensor
         inputs, as msprobe's backward hooks see it: input = grads of outputs, output = grads of inputs."""
+        # retain_grad hooks also fire inside torch.autograd.grad, which would inflate .grad of the
+        # tensors visited later: take every gradient of the real backward pass first.
+        if not hasattr(self, "_grads"):
+            self._grads = {}
+            for full, _, _, out, _ in self.calls:
+                outs = out if isinstance(out, (list, tuple)) else (out,)
+                self._grads[full] = [o.grad.detach().clone() if isinstance(o, torch.Tensor) and o.grad is not None
+                                     else None for o in outs]
         for full, args, kwargs, out, _ in reversed(self.calls):
             outs = out if isinstance(out, (list, tuple)) else (out,)
-            outs = [o for o in outs if isinstance(o, torch.Tensor) and o.requires_grad and o.grad is not None]
+            pairs = [(o, g) for o, g in zip(outs, self._grads[full]) if g is not None and o.requires_grad]
+            outs = [o for o, _ in pairs]
+            ograds = [g for _, g in pairs]
             if not outs:
                 continue
             tins = [a for a in args if isinstance(a, torch.Tensor)]
-            need = [a for a in tins if a.requires_grad]
-            if not need:
+            if not any(a.requires_grad for a in tins):
                 continue
-            grads = torch.autograd.grad(outs, need, grad_outputs=[o.grad for o in outs], retain_graph=True,
-                                        allow_unused=True)
+            # The API's own vector-Jacobian product: recompute it on detached inputs, so that paths
+            # from one input to another through earlier APIs do not leak in (a hook sees only this call).
+            local = [a.detach().requires_grad_(a.requires_grad) if isinstance(a, torch.Tensor) else a for a in args]
+            with torch.enable_grad():
+                rout = self.compute[full](*local, **kwargs)
+            routs = rout if isinstance(rout, (list, tuple)) else (rout,)
+            routs = [ro for ro, o in zip(routs, out if isinstance(out, (list, tuple)) else (out,)) if any(o is x for x in outs)]
+            need = [a for a in local if isinstance(a, torch.Tensor) and a.requires_grad]
+            grads = torch.autograd.grad(routs, need, grad_outputs=ograds, allow_unused=True)
             it = iter(grads)
-            gin = [next(it) if a.requires_grad else None for a in tins]
+            gin = [next(it) if a.requires_grad else None for a in local if isinstance(a, torch.Tensor)]
             key = full + ".backward"
-            self.data[key] = {"input": [self.encode(o.grad, f"{key}.input.{i}") for i, o in enumerate(outs)],
+            self.data[key] = {"input": [self.encode(g, f"{key}.input.{i}") for i, g in enumerate(ograds)],
                               "output": [self.encode(g, f"{key}.output.{i}") for i, g in enumerate(gin)]}
 
     def write(self):
@@ -185,8 +202,8 @@ class hooked:
 
     def __init__(self, rec, apis=None, upcast_half=False):
         self.rec = rec
-        # CPU torch lacks many float16 kernels: compute those in float32 and round the result,
-        # which is what a device with float32 accumulation does.
+        # CPU torch lacks many float16 kernels and accumulates bfloat16 matmuls in bfloat16: compute
+        # low-precision calls in float32 and round the result, as a device with float32 accumulation does.
         self.upcast_half = upcast_half
         self.apis = apis or [
             ("Functional", F, "linear"), ("Functional", F, "layer_norm"), ("Functional", F, "softmax"),
@@ -206,23 +223,30 @@ class hooked:
                 def wrapper(*args, **kwargs):
                     if getattr(_state, "inside", False):
                         return orig(*args, **kwargs)
-                    _state.inside = True
-                    try:
-                        if self.upcast_half:
-                            cargs = [a.float() if isinstance(a, torch.Tensor) and a.dtype == torch.float16 else a
-                                     for a in args]
+                    def compute(*args, **kwargs):
+                        low = [a.dtype for a in args if isinstance(a, torch.Tensor) and
+                               a.dtype in (torch.float16, torch.bfloat16)]
+                        if self.upcast_half and low:
+                            cargs = [a.float() if isinstance(a, torch.Tensor) and a.dtype in (torch.float16, torch.bfloat16)
+                                     else a for a in args]
                             out = orig(*cargs, **kwargs)
                             if isinstance(out, torch.Tensor) and out.dtype == torch.float32:
-                                out = out.half()
-                        else:
-                            out = orig(*args, **kwargs)
+                                out = out.to(low[0])
+                            return out
+                        return orig(*args, **kwargs)
+
+                    _state.inside = True
+                    try:
+                        out = compute(*args, **kwargs)
                     finally:
                         _state.inside = False
                     outs = out if isinstance(out, (list, tuple)) else (out,)
                     for o in outs:
                         if isinstance(o, torch.Tensor) and o.requires_grad:
                             o.retain_grad()
-                    rec.record_forward(rec.next_name(prefix, name), args, kwargs, out)
+                    full = rec.next_name(prefix, name)
+                    rec.compute[full] = compute
+                    rec.record_forward(full, args, kwargs, out)
                     return out
                 return wrapper
 
@@ -277,7 +301,7 @@ def main():
     # The broken API: the device result of the gelu in the MLP is off by a visible error.
     # (Only the recorded file changes; the model itself keeps running on the correct value.)
     broken = "Functional.gelu.0.forward.output.0"
-    with hooked(rec):
+    with hooked(rec, upcast_half=True):
         y = transformer_block(x, params)
     loss = y.float().pow(2).mean()
     loss.backward(retain_graph=True)

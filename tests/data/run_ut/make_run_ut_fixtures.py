@@ -31,7 +31,7 @@ import make_example_dump as mk  # noqa: E402
 
 
 def msprobe_cosine(b, d):
-    """§2.3 on float64 arrays; None for the SPACE cases."""
+    """§2.3 on float64 arrays; None for the SPACE cases, NaN when NaN/Inf make it NaN."""
     b = b.double().flatten()
     d = d.double().flatten()
     if b.numel() == 1:
@@ -41,7 +41,7 @@ def msprobe_cosine(b, d):
         return None
     d, b = d / nmax, b / bmax
     c = (d @ b / (d.norm() * b.norm())).item()
-    return None if math.isnan(c) else max(-1.0, min(1.0, c))
+    return c if math.isnan(c) else max(-1.0, min(1.0, c))
 
 
 def expected_for(rec, overrides_applied):
@@ -158,7 +158,7 @@ def block_body(dtype, seed):
 def main():
     pt_fp32_fwd()
     record(os.path.join(HERE, "pt_fp16_fwdbwd"), block_body(torch.float16, 2), upcast_half=True)
-    record(os.path.join(HERE, "pt_bf16_stats"), block_body(torch.bfloat16, 3), task="statistics")
+    record(os.path.join(HERE, "pt_bf16_stats"), block_body(torch.bfloat16, 3), task="statistics", upcast_half=True)
     # Mixed: every input_args tensor of the linears keeps its file, outputs of some APIs do not.
     record(os.path.join(HERE, "pt_mixed"), block_body(torch.float32, 4), backward=False,
            save_filter=lambda n: not (n.startswith("Functional.softmax") or ".input.1" in n))
