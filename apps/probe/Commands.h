@@ -20,5 +20,6 @@ int run_run_ut(Args args);
 int run_multi_run_ut(Args args);
 int run_api_precision_compare(Args args);
 int run_metrics(Args args);
+int run_runners(Args args);
 
 }  // namespace probe::cli

@@ -22,6 +22,7 @@ constexpr Command kCommands[] = {
     {"api_precision_compare", "judge NPU vs GPU run_ut details CSVs with the new precision standard",
      probe::cli::run_api_precision_compare},
     {"metrics", "every accuracy metric and standard verdict of two tensor files", probe::cli::run_metrics},
+    {"runners", "list the APIs probe can run (schema, backward)", probe::cli::run_runners},
 };
 
 void print_usage(std::FILE* out) {

@@ -1,0 +1,242 @@
+// Activations, dropout, softmax and log_softmax (float64 reference).
+#include <fmt/format.h>
+
+#include <cmath>
+#include <numbers>
+
+#include "probe/error.h"
+#include "runners/Ops.h"
+#include "runners/RunnerKit.h"
+
+namespace probe::runners {
+
+namespace {
+
+[[noreturn]] void invalid(const std::string& m) { throw Error(ErrorKind::InvalidArgument, m); }
+
+Var float_input(Ctx& c, const char* p = "input") {
+  Var x = c.t(p);
+  if (!is_floating(x.dtype()))
+    invalid(fmt::format("\"{}\" not implemented for '{}'", c.args.schema().name, name(x.dtype())));
+  return x;
+}
+
+// Softmax-like ops along one dim, with torch's backward formulas.
+struct DimRuns {
+  std::int64_t outer = 1, len = 1, inner = 1;
+  DimRuns(const Shape& s, int d) {
+    for (int i = 0; i < static_cast<int>(s.size()); ++i) {
+      const std::int64_t n = s[static_cast<std::size_t>(i)];
+      if (i < d)
+        outer *= n;
+      else if (i == d)
+        len = n;
+      else
+        inner *= n;
+    }
+  }
+  template <class F>
+  void each(F f) const {  // f(base, stride) per run along the dim
+    for (std::int64_t o = 0; o < outer; ++o)
+      for (std::int64_t i = 0; i < inner; ++i) f(o * len * inner + i, inner);
+  }
+};
+
+Var softmax_impl(Var x, std::int64_t dim, std::optional<DType> dtype, bool log) {
+  if (dtype) x = cast(x, *dtype);
+  if (!is_floating(x.dtype()))
+    invalid(fmt::format("\"{}softmax\" not implemented for '{}'", log ? "log_" : "", name(x.dtype())));
+  const int d = x.ndim() == 0 ? 0 : wrap_dim(dim, x.ndim());
+  const DimRuns r(x.shape(), d);
+  const Buffer& xd = x.data();
+  Buffer y(xd.size());
+  r.each([&](std::int64_t b, std::int64_t st) {
+    double m = -INFINITY;
+    for (std::int64_t k = 0; k < r.len; ++k) m = std::max(m, xd[static_cast<std::size_t>(b + k * st)]);
+    if (std::isinf(m)) m = m > 0 ? m : 0.0;  // an all -inf row gives NaN/-inf like torch
+    double s = 0;
+    for (std::int64_t k = 0; k < r.len; ++k) s += std::exp(xd[static_cast<std::size_t>(b + k * st)] - m);
+    const double ls = std::log(s);
+    for (std::int64_t k = 0; k < r.len; ++k) {
+      const auto i = static_cast<std::size_t>(b + k * st);
+      y[i] = log ? xd[i] - m - ls : std::exp(xd[i] - m) / s;
+    }
+  });
+  Buffer yv = y;
+  return make_result(x.shape(), std::move(y), x.dtype(), {x}, [r, yv, log](const Buffer& g) {
+    Buffer gx(g.size());
+    r.each([&](std::int64_t b, std::int64_t st) {
+      double acc = 0;
+      for (std::int64_t k = 0; k < r.len; ++k) {
+        const auto i = static_cast<std::size_t>(b + k * st);
+        acc += log ? g[i] : g[i] * yv[i];
+      }
+      for (std::int64_t k = 0; k < r.len; ++k) {
+        const auto i = static_cast<std::size_t>(b + k * st);
+        gx[i] = log ? g[i] - std::exp(yv[i]) * acc : yv[i] * (g[i] - acc);  // torch's formulas
+      }
+    });
+    return std::vector<Buffer>{std::move(gx)};
+  });
+}
+
+// torch.nn.functional._get_softmax_dim for dim=None (deprecated implicit dim).
+std::int64_t implicit_softmax_dim(int ndim) { return (ndim == 0 || ndim == 1 || ndim == 3) ? 0 : 1; }
+
+constexpr double kSqrt2 = std::numbers::sqrt2;
+constexpr double kInvSqrt2Pi = 0.3989422804014327;  // 1/sqrt(2*pi)
+
+double gelu_tanh(double x) {
+  const double beta = kSqrt2 * std::numbers::inv_sqrtpi, kappa = 0.044715;
+  return 0.5 * x * (1.0 + std::tanh(beta * (x + kappa * x * x * x)));
+}
+double gelu_tanh_grad(double x) {
+  const double beta = kSqrt2 * std::numbers::inv_sqrtpi, kappa = 0.044715;
+  const double t = std::tanh(beta * (x + kappa * x * x * x));
+  return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * beta * (1.0 + 3.0 * kappa * x * x);
+}
+
+}  // namespace
+
+Var ops::softmax(const Var& x, std::int64_t dim, bool log) { return softmax_impl(x, dim, std::nullopt, log); }
+
+void register_activation_runners(RunnerRegistry& reg) {
+  const unsigned act = kTorch | kTensor | kInplace | kFunctional | kMint | kMintFunctional | kMsOps;
+  def(reg, names("relu", act | kAten, {"Functional.relu_", "Torch.relu_"}),
+      "relu(Tensor input, bool inplace=False) -> Tensor", [](Ctx& c) -> Outs {
+        Var x = c.t("input");
+        if (x.dtype() == DType::Bool) invalid("\"clamp_min_cpu\" not implemented for 'Bool'");
+        return {map(
+            x, x.dtype(), [](double v) { return std::isnan(v) ? v
+                                                : v > 0       ? v
+                                                              : 0.0; },
+            [](double v, double) { return v > 0 ? 1.0 : 0.0; })};
+      });
+  def(reg, names("relu6", kFunctional | kMintFunctional | kMsOps),
+      "relu6(Tensor input, bool inplace=False) -> Tensor", [](Ctx& c) -> Outs {
+        Var x = c.t("input");
+        return {map(
+            x, x.dtype(), [](double v) { return std::isnan(v) ? v : std::min(std::max(v, 0.0), 6.0); },
+            [](double v, double) { return v > 0 && v < 6 ? 1.0 : 0.0; })};
+      });
+  def(reg, names("leaky_relu", kFunctional | kMintFunctional | kMsOps, {"Functional.leaky_relu_"}),
+      "leaky_relu(Tensor input, float negative_slope=0.01, bool inplace=False) -> Tensor",
+      [](Ctx& c) -> Outs {
+        const double s = c.f("negative_slope");
+        return {map(
+            float_input(c), c.t("input").dtype(), [s](double v) { return v > 0 ? v : v * s; },
+            [s](double v, double) { return v > 0 ? 1.0 : s; })};
+      });
+  def(reg, names("gelu", kFunctional | kMintFunctional | kMsOps | kAten, {"Torch._C._nn.gelu"}),
+      "gelu(Tensor input, *, str approximate='none') -> Tensor", [](Ctx& c) -> Outs {
+        const std::string ap = c.s("approximate");
+        Var x = float_input(c);
+        if (ap == "tanh")
+          return {map(x, x.dtype(), gelu_tanh, [](double v, double) { return gelu_tanh_grad(v); })};
+        if (ap != "none")
+          invalid(fmt::format("approximate argument must be either none or tanh, got '{}'", ap));
+        return {map(
+            x, x.dtype(), [](double v) { return 0.5 * v * (1.0 + std::erf(v / kSqrt2)); },
+            [](double v, double) {
+              return 0.5 * (1.0 + std::erf(v / kSqrt2)) + v * std::exp(-0.5 * v * v) * kInvSqrt2Pi;
+            })};
+      });
+  def(reg, names("silu", kFunctional | kMintFunctional | kMsOps | kAten),
+      "silu(Tensor input, bool inplace=False) -> Tensor", [](Ctx& c) -> Outs {
+        Var x = float_input(c);
+        return {map(
+            x, x.dtype(), [](double v) { return v / (1.0 + std::exp(-v)); },
+            [](double v, double) {
+              const double s = 1.0 / (1.0 + std::exp(-v));
+              return s * (1.0 + v * (1.0 - s));
+            })};
+      });
+  def(reg, names("elu", kFunctional | kMintFunctional | kMsOps, {"Functional.elu_"}),
+      "elu(Tensor input, float alpha=1.0, bool inplace=False) -> Tensor", [](Ctx& c) -> Outs {
+        const double a = c.f("alpha");
+        Var x = float_input(c);
+        return {map(
+            x, x.dtype(), [a](double v) { return v > 0 ? v : a * std::expm1(v); },
+            [a](double v, double) { return v > 0 ? 1.0 : a * std::exp(v); })};
+      });
+  def(reg, names("hardswish", kFunctional | kMintFunctional | kMsOps),
+      "hardswish(Tensor input, bool inplace=False) -> Tensor", [](Ctx& c) -> Outs {
+        Var x = float_input(c);
+        return {map(
+            x, x.dtype(), [](double v) { return v * std::min(std::max(v + 3.0, 0.0), 6.0) / 6.0; },
+            [](double v, double) { return v < -3   ? 0.0
+                                          : v <= 3 ? v / 3.0 + 0.5
+                                                   : 1.0; })};
+      });
+  def(reg, names("hardsigmoid", kFunctional | kMintFunctional | kMsOps),
+      "hardsigmoid(Tensor input, bool inplace=False) -> Tensor", [](Ctx& c) -> Outs {
+        Var x = float_input(c);
+        return {map(
+            x, x.dtype(), [](double v) { return std::min(std::max(v + 3.0, 0.0), 6.0) / 6.0; },
+            [](double v, double) { return v > -3 && v < 3 ? 1.0 / 6.0 : 0.0; })};
+      });
+  def(reg, names("softplus", kFunctional | kMintFunctional | kMsOps),
+      "softplus(Tensor input, float beta=1.0, float threshold=20.0) -> Tensor", [](Ctx& c) -> Outs {
+        const double beta = c.f("beta"), th = c.f("threshold");
+        Var x = float_input(c);
+        return {map(
+            x, x.dtype(),
+            [beta, th](double v) { return v * beta > th ? v : std::log1p(std::exp(v * beta)) / beta; },
+            [beta, th](double v, double) {
+              const double z = std::exp(v * beta);
+              return v * beta > th ? 1.0 : z / (z + 1.0);
+            })};
+      });
+  def(reg, names("mish", kFunctional | kMintFunctional | kMsOps),
+      "mish(Tensor input, bool inplace=False) -> Tensor", [](Ctx& c) -> Outs {
+        Var x = float_input(c);
+        return {map(
+            x, x.dtype(), [](double v) { return v * std::tanh(std::log1p(std::exp(v))); },
+            [](double v, double) {
+              const double sp = std::log1p(std::exp(v)), t = std::tanh(sp), s = 1.0 / (1.0 + std::exp(-v));
+              return t + v * s * (1.0 - t * t);
+            })};
+      });
+
+  // Dropout: the identity when not training (or p == 0); a training-mode call draws a random mask, which a
+  // reference cannot reproduce, so it is reported unsupported (run_ut turns that into SKIP with this reason).
+  auto dropout = [](const char* train_param) {
+    return [train_param](Ctx& c) -> Outs {
+      const double p = c.f("p");
+      if (p < 0 || p > 1)
+        invalid(fmt::format("dropout probability has to be between 0 and 1, but got {}", p));
+      if (c.b(train_param) && p > 0)
+        throw Error(
+            ErrorKind::Unsupported,
+            "dropout in training mode draws a random mask that the float64 reference cannot reproduce");
+      return {c.t("input")};
+    };
+  };
+  for (const char* fn :
+       {"dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"})
+    def(reg, names(fn, kFunctional | kMintFunctional),
+        std::string(fn) + "(Tensor input, float p=0.5, bool training=True, bool inplace=False) -> Tensor",
+        dropout("training"));
+  def(reg, names("dropout", kTorch, {"Torch.dropout_", "Torch.feature_dropout", "Torch.alpha_dropout"}),
+      "dropout(Tensor input, float p, bool train) -> Tensor", dropout("train"));
+
+  // softmax / log_softmax: Functional has the legacy `_stacklevel` third parameter.
+  for (const bool log : {false, true}) {
+    const std::string fn = log ? "log_softmax" : "softmax";
+    def(reg, names(fn, kFunctional | kMintFunctional),
+        fn + "(Tensor input, int? dim=None, int _stacklevel=3, ScalarType? dtype=None) -> Tensor",
+        [log](Ctx& c) -> Outs {
+          Var x = c.t("input");
+          const std::int64_t dim = c.none("dim") ? implicit_softmax_dim(x.ndim()) : c.i("dim");
+          return {softmax_impl(x, dim, c.dtype("dtype"), log)};
+        });
+    def(reg, names(fn, kTorch | kTensor | kMint, {"Torch.special." + fn}),
+        fn + "(Tensor input, int dim, ScalarType? dtype=None) -> Tensor",
+        [log](Ctx& c) -> Outs { return {softmax_impl(c.t("input"), c.i("dim"), c.dtype("dtype"), log)}; });
+    def(reg, names(fn, kMsOps | kMsTensor),
+        fn + "(Tensor input, int axis=-1, *, ScalarType? dtype=None) -> Tensor",
+        [log](Ctx& c) -> Outs { return {softmax_impl(c.t("input"), c.i("axis"), c.dtype("dtype"), log)}; });
+  }
+}
+
+}  // namespace probe::runners

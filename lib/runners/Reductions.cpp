@@ -1,0 +1,297 @@
+// Reductions, scans, norms, statistics, sort/topk (float64 reference).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "probe/error.h"
+#include "runners/Ops.h"
+#include "runners/RunnerKit.h"
+
+namespace probe::runners {
+
+namespace {
+
+[[noreturn]] void invalid(const std::string& m) { throw Error(ErrorKind::InvalidArgument, m); }
+
+std::vector<std::int64_t> dims_of(const Ctx& c, const char* p) {
+  if (c.none(p)) return {};
+  return c.ints(p);
+}
+
+// Integer/bool inputs of sum/prod/cumsum accumulate in int64 unless a dtype is given.
+DType acc_dtype(const Var& x, std::optional<DType> dt) {
+  if (dt) return *dt;
+  return is_floating(x.dtype()) ? x.dtype() : DType::Int64;
+}
+
+// Sorted order along `dim` (stable; NaN sorts as the largest value, like torch).
+std::pair<std::vector<std::int64_t>, Buffer> sort_along(const Var& x, int d, bool descending,
+                                                        std::int64_t k) {
+  Shape s = x.shape().empty() ? Shape{1} : x.shape();
+  std::int64_t outer = 1, len = s[static_cast<std::size_t>(d)], inner = 1;
+  for (int i = 0; i < d; ++i) outer *= s[static_cast<std::size_t>(i)];
+  for (std::size_t i = static_cast<std::size_t>(d) + 1; i < s.size(); ++i) inner *= s[i];
+  const Buffer& xd = x.data();
+  std::vector<std::int64_t> order(static_cast<std::size_t>(len)),
+      out_flat(static_cast<std::size_t>(outer * k * inner));
+  Buffer out_idx(out_flat.size());
+  auto less = [](double a, double b) { return std::isnan(b) ? !std::isnan(a) : a < b; };
+  for (std::int64_t o = 0; o < outer; ++o)
+    for (std::int64_t i = 0; i < inner; ++i) {
+      const std::int64_t base = o * len * inner + i;
+      std::iota(order.begin(), order.end(), 0);
+      auto val = [&](std::int64_t j) { return xd[static_cast<std::size_t>(base + j * inner)]; };
+      std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
+        return descending ? less(val(b), val(a)) : less(val(a), val(b));
+      });
+      for (std::int64_t j = 0; j < k; ++j) {
+        const auto at = static_cast<std::size_t>((o * k + j) * inner + i);
+        out_flat[at] = base + order[static_cast<std::size_t>(j)] * inner;
+        out_idx[at] = static_cast<double>(order[static_cast<std::size_t>(j)]);
+      }
+    }
+  return {out_flat, out_idx};
+}
+
+Var vector_norm(const Var& x0, double ord, const std::vector<std::int64_t>& dims, bool keepdim,
+                std::optional<DType> dtype) {
+  Var x = dtype ? cast(x0, *dtype) : x0;
+  if (!is_floating(x.dtype()))
+    invalid(fmt::format("linalg.vector_norm: Expected a floating point or complex tensor as input. Got {}",
+                        name(x.dtype())));
+  const auto rd = reduce_dims(x, dims);
+  if (std::isinf(ord)) return amax(ops::abs(x), rd, keepdim, ord < 0);
+  if (ord == 0) {
+    Var nz = map(
+        x, x.dtype(), [](double v) { return v != 0 ? 1.0 : 0.0; }, [](double, double) { return 0.0; });
+    return runners::sum(nz, rd, keepdim, x.dtype());
+  }
+  if (ord == 1) return runners::sum(ops::abs(x), rd, keepdim, x.dtype());
+  // sum(|x|^p)^(1/p) as one primitive so that the gradient at a zero norm is 0 (torch's masked formula).
+  Var p_sum = runners::sum(map(
+                               x, x.dtype(), [ord](double v) { return std::pow(std::fabs(v), ord); },
+                               [](double, double) { return 0.0; }),
+                           rd, keepdim, x.dtype());
+  Buffer nv(p_sum.data().size());
+  for (std::size_t i = 0; i < nv.size(); ++i)
+    nv[i] = ord == 2 ? std::sqrt(p_sum.data()[i]) : std::pow(p_sum.data()[i], 1.0 / ord);
+  detail::maybe_round_f32(nv, x.dtype());
+  const Shape keep = [&] {
+    Shape s = x.shape();
+    for (int d : rd) s[static_cast<std::size_t>(d)] = 1;
+    return s;
+  }();
+  const Buffer norms = nv;
+  return make_result(p_sum.shape(), std::move(nv), x.dtype(), {x}, [x, norms, keep, ord](const Buffer& g) {
+    // d||x||/dx = x |x|^(p-2) / ||x||^(p-1); 0 where the norm is 0.
+    Var gn = make_leaf(keep, g, DType::Float64), nn = make_leaf(keep, norms, DType::Float64);
+    Var ge = expand(gn, x.shape()), ne = expand(nn, x.shape());
+    Buffer gx(x.data().size());
+    for (std::size_t i = 0; i < gx.size(); ++i) {
+      const double v = x.data()[i], n = ne.data()[i];
+      if (n == 0) {
+        gx[i] = 0;
+        continue;
+      }
+      gx[i] = ord == 2 ? ge.data()[i] * v / n
+                       : ge.data()[i] * v * std::pow(std::fabs(v), ord - 2) / std::pow(n, ord - 1);
+    }
+    return std::vector<Buffer>{std::move(gx)};
+  });
+}
+
+// torch.var/std accept (dim, unbiased, keepdim), (unbiased) and (dim, *, correction, keepdim).
+Var var_std(Ctx& c, bool is_std) {
+  Var x = c.t("input");
+  std::vector<std::int64_t> dims;
+  double correction = 1;
+  const Value& d = c["dim"];
+  if (d.kind() == Value::Kind::Bool) {
+    correction = d.as_bool() ? 1 : 0;
+  } else if (!d.is_none()) {
+    dims = d.as_int_list();
+  }
+  if (!c.none("unbiased")) correction = c.b("unbiased") ? 1 : 0;
+  if (!c.none("correction")) correction = c.f("correction");
+  Var v = ops::var(x, dims, correction, c.b("keepdim"));
+  return is_std ? ops::sqrt(v) : v;
+}
+
+}  // namespace
+
+void register_reduction_runners(RunnerRegistry& reg) {
+  const unsigned red = kTorch | kTensor | kMint | kMsTensor;
+  def(reg, names("sum", red | kAten, {"Aten.sum.dim_IntList"}),
+      "sum(Tensor input, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+      [](Ctx& c) -> Outs {
+        return {ops::sum(c.t("input"), dims_of(c, "dim"), c.b("keepdim"), c.dtype("dtype"))};
+      });
+  def(reg, names("nansum", kTorch | kTensor),
+      "nansum(Tensor input, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+      [](Ctx& c) -> Outs {
+        Var x = c.t("input");
+        Var z = map(
+            x, x.dtype(), [](double v) { return std::isnan(v) ? 0.0 : v; },
+            [](double v, double) { return std::isnan(v) ? 0.0 : 1.0; });
+        return {ops::sum(z, dims_of(c, "dim"), c.b("keepdim"), c.dtype("dtype"))};
+      });
+  def(reg, names("mean", red | kAten, {"Aten.mean.dim"}),
+      "mean(Tensor input, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+      [](Ctx& c) -> Outs {
+        return {ops::mean(c.t("input"), dims_of(c, "dim"), c.b("keepdim"), c.dtype("dtype"))};
+      });
+  def(reg, names("prod", red),
+      "prod(Tensor input, int? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+      [](Ctx& c) -> Outs {
+        Var x = c.t("input");
+        const DType dt = acc_dtype(x, c.dtype("dtype"));
+        Var in = cast(x, dt);
+        std::vector<std::int64_t> dims;
+        if (auto d = c.opt_i("dim")) dims = {*d};
+        return {prod(in, reduce_dims(in, dims), c.none("dim") ? false : c.b("keepdim"), dt)};
+      });
+  def(reg, names("cumsum", kTorch | kTensor | kInplace | kMint | kMsOps),
+      "cumsum(Tensor input, int dim, *, ScalarType? dtype=None) -> Tensor", [](Ctx& c) -> Outs {
+        Var x = c.t("input");
+        const DType dt = acc_dtype(x, c.dtype("dtype"));
+        return {cumsum(cast(x, dt), static_cast<int>(c.i("dim")), dt)};
+      });
+  for (const bool is_min : {false, true}) {
+    const std::string fn = is_min ? "min" : "max";
+    // max(input) / max(input, dim, keepdim) -> (values, indices) / max(input, other) = maximum.
+    def(reg, names(fn, red | kMsOps), fn + "(Tensor input, Any dim=None, bool keepdim=False) -> Tensor",
+        [is_min](Ctx& c) -> Outs {
+          Var x = c.t("input");
+          const Value& d = c["dim"];
+          if (d.is_tensor()) return {is_min ? ops::minimum(x, c.t("dim")) : ops::maximum(x, c.t("dim"))};
+          if (d.is_none()) {
+            if (x.numel() == 0)
+              invalid(
+                  "max(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+                  "reduction "
+                  "dim with the 'dim' argument.");
+            return {amax(x, reduce_dims(x, {}), false, is_min)};
+          }
+          auto [v, i] = max_dim(x, static_cast<int>(d.as_int()), c.b("keepdim"), is_min);
+          return {v, i};
+        });
+    const std::string afn = is_min ? "amin" : "amax";
+    def(reg, names(afn, red | kMsOps), afn + "(Tensor input, int[1] dim=[], bool keepdim=False) -> Tensor",
+        [is_min](Ctx& c) -> Outs {
+          Var x = c.t("input");
+          return {amax(x, reduce_dims(x, c.ints("dim")), c.b("keepdim"), is_min)};
+        });
+    const std::string argfn = is_min ? "argmin" : "argmax";
+    def(
+        reg, names(argfn, red | kMsOps),
+        argfn + "(Tensor input, int? dim=None, bool keepdim=False) -> Tensor",
+        [is_min](Ctx& c) -> Outs {
+          Var x = c.t("input");
+          if (c.none("dim")) {
+            Var flat = reshape(x, {x.numel()});
+            auto r = max_dim(flat, 0, false, is_min).second;
+            return {c.b("keepdim") ? reshape(r, Shape(static_cast<std::size_t>(x.ndim()), 1)) : r};
+          }
+          return {max_dim(x, static_cast<int>(c.i("dim")), c.b("keepdim"), is_min).second};
+        },
+        false);
+  }
+  auto all_any = [&](const char* fn, bool is_all) {
+    def(
+        reg, names(fn, red),
+        std::string(fn) + "(Tensor input, int[1]? dim=None, bool keepdim=False) -> Tensor",
+        [is_all](Ctx& c) -> Outs {
+          Var x = c.t("input");
+          Var nz = map(
+              x, DType::Bool, [](double v) { return v != 0 ? 1.0 : 0.0; },
+              [](double, double) { return 0.0; });
+          Var m = amax(nz, reduce_dims(nz, dims_of(c, "dim")), c.b("keepdim"), is_all);
+          if (x.numel() == 0) m = full(m.shape(), is_all ? 1.0 : 0.0, DType::Bool);
+          return {cast(m, x.dtype() == DType::UInt8 ? DType::UInt8 : DType::Bool)};
+        },
+        false);
+  };
+  all_any("all", true);
+  all_any("any", false);
+
+  def(reg, names("logsumexp", kTorch | kTensor | kMint | kMsOps),
+      "logsumexp(Tensor input, int[1] dim, bool keepdim=False) -> Tensor", [](Ctx& c) -> Outs {
+        Var x = c.t("input");
+        if (!is_floating(x.dtype())) x = cast(x, DType::Float32);
+        const auto rd = reduce_dims(x, c.ints("dim"));
+        // max-shifted like torch; an infinite max is replaced by 0 so that all -inf rows give -inf.
+        Var m = detach(amax(x, rd, true, false));
+        for (double& v : m.node()->data)
+          if (std::isinf(v)) v = 0;
+        Var s = runners::sum(ops::exp(ops::sub(x, m)), rd, true, x.dtype());
+        Var r = ops::add(ops::log(s), m);
+        if (!c.b("keepdim"))
+          for (auto it = rd.rbegin(); it != rd.rend(); ++it) r = ops::squeeze(r, *it);
+        return {r};
+      });
+  def(reg, names("var", red),
+      "var(Tensor input, Any dim=None, bool? unbiased=None, bool keepdim=False, *, Scalar? correction=None) "
+      "-> Tensor",
+      [](Ctx& c) -> Outs { return {var_std(c, false)}; });
+  def(reg, names("std", red),
+      "std(Tensor input, Any dim=None, bool? unbiased=None, bool keepdim=False, *, Scalar? correction=None) "
+      "-> Tensor",
+      [](Ctx& c) -> Outs { return {var_std(c, true)}; });
+  def(reg, {"Torch.linalg.vector_norm", "Aten.linalg_vector_norm.default", "ms:Mint.linalg.vector_norm"},
+      "vector_norm(Tensor input, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? "
+      "dtype=None) -> Tensor",
+      [](Ctx& c) -> Outs {
+        return {vector_norm(c.t("input"), c.f("ord"), dims_of(c, "dim"), c.b("keepdim"), c.dtype("dtype"))};
+      });
+  def(reg, names("norm", kTorch | kTensor | kMint | kMsOps),
+      "norm(Tensor input, Any p='fro', int[1]? dim=None, bool keepdim=False, *, Tensor? out=None, "
+      "ScalarType? dtype=None) -> Tensor",
+      [](Ctx& c) -> Outs {
+        const Value& p = c["p"];
+        double ord = 2;
+        if (p.kind() == Value::Kind::String) {
+          if (p.as_string() != "fro")
+            throw Error(ErrorKind::Unsupported,
+                        fmt::format("norm with p='{}' is not supported", p.as_string()));
+        } else if (!p.is_none()) {
+          ord = p.as_double();
+        }
+        return {vector_norm(c.t("input"), ord, dims_of(c, "dim"), c.b("keepdim"), c.dtype("dtype"))};
+      });
+  def(reg, names("topk", kTorch | kTensor | kMint | kMsOps),
+      "topk(Tensor input, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor, Tensor)",
+      [](Ctx& c) -> Outs {
+        Var x = c.t("input");
+        const int d = x.ndim() == 0 ? 0 : wrap_dim(c.i("dim"), x.ndim());
+        const std::int64_t len = x.ndim() == 0 ? 1 : x.shape()[static_cast<std::size_t>(d)];
+        const std::int64_t k = c.i("k");
+        if (k < 0 || k > len) invalid("selected index k out of range");
+        auto [flat, idx] = sort_along(x, d, c.b("largest"), k);
+        Shape s = x.shape();
+        if (!s.empty()) s[static_cast<std::size_t>(d)] = k;
+        return {take(x, flat, s), make_leaf(s, idx, DType::Int64)};
+      });
+  def(reg, names("sort", kTorch | kTensor | kMint | kMsOps),
+      "sort(Tensor input, int dim=-1, bool descending=False, *, bool? stable=False) -> (Tensor, Tensor)",
+      [](Ctx& c) -> Outs {
+        Var x = c.t("input");
+        const int d = x.ndim() == 0 ? 0 : wrap_dim(c.i("dim"), x.ndim());
+        const std::int64_t len = x.ndim() == 0 ? 1 : x.shape()[static_cast<std::size_t>(d)];
+        auto [flat, idx] = sort_along(x, d, c.b("descending"), len);
+        return {take(x, flat, x.shape()), make_leaf(x.shape(), idx, DType::Int64)};
+      });
+  def(
+      reg, names("argsort", kTorch | kTensor | kMint),
+      "argsort(Tensor input, int dim=-1, bool descending=False, *, bool stable=False) -> Tensor",
+      [](Ctx& c) -> Outs {
+        Var x = c.t("input");
+        const int d = x.ndim() == 0 ? 0 : wrap_dim(c.i("dim"), x.ndim());
+        const std::int64_t len = x.ndim() == 0 ? 1 : x.shape()[static_cast<std::size_t>(d)];
+        return {make_leaf(x.shape(), sort_along(x, d, c.b("descending"), len).second, DType::Int64)};
+      },
+      false);
+}
+
+}  // namespace probe::runners

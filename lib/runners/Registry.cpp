@@ -1,0 +1,202 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+
+#include "probe/error.h"
+#include "probe/runner.h"
+#include "runners/Builtins.h"
+
+namespace probe {
+
+std::string_view to_string(Framework f) noexcept { return f == Framework::PyTorch ? "pytorch" : "mindspore"; }
+
+std::optional<ApiName> parse_api_name(std::string_view full) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (true) {
+    const auto dot = full.find('.', start);
+    parts.emplace_back(
+        full.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
+    if (dot == std::string_view::npos) break;
+    start = dot + 1;
+  }
+  for (const auto& p : parts)
+    if (p.empty()) return std::nullopt;
+  if (!parts.empty() && (parts.back() == "forward" || parts.back() == "backward")) parts.pop_back();
+  ApiName n;
+  if (parts.size() < 2) return std::nullopt;
+  n.prefix = parts[0];
+  // A trailing all-digit part is the call counter (precheck §6.3: 3 parts -> name, 4 parts -> name.overload).
+  const auto& last = parts.back();
+  const bool counted =
+      parts.size() >= 3 && std::all_of(last.begin(), last.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (counted) {
+    n.call_index = std::stoll(last);
+    parts.pop_back();
+  }
+  if (parts.size() == 2)
+    n.name = parts[1];
+  else if (parts.size() == 3)
+    n.name = parts[1] + "." + parts[2];
+  else
+    return std::nullopt;
+  return n;
+}
+
+struct RunnerRegistry::Impl {
+  struct Entry {
+    std::shared_ptr<const Runner> runner;
+    std::shared_ptr<const Schema> schema;
+  };
+  std::map<std::tuple<Framework, RunnerRole, std::string>, Entry, std::less<>> entries;
+};
+
+RunnerRegistry::RunnerRegistry() : impl_(std::make_shared<Impl>()) {}
+
+RunnerRegistry RunnerRegistry::with_builtins() {
+  static const RunnerRegistry builtins = [] {
+    RunnerRegistry r;
+    runners::register_builtin_runners(r);
+    return r;
+  }();
+  return builtins;
+}
+
+void RunnerRegistry::add(Framework fw, std::string_view api_key, Runner runner, RunnerRole role) {
+  if (!runner.forward)
+    throw Error(ErrorKind::InvalidArgument, fmt::format("runner for {} has no forward function", api_key));
+  auto schema = std::make_shared<const Schema>(parse_schema(runner.schema));
+  // Copies of a registry share their table until one of them changes it.
+  if (impl_.use_count() > 1) impl_ = std::make_shared<Impl>(*impl_);
+  impl_->entries[{fw, role, std::string(api_key)}] = {std::make_shared<const Runner>(std::move(runner)),
+                                                      schema};
+}
+
+namespace {
+std::string key_of(std::string_view api) {
+  if (auto n = parse_api_name(api)) return n->key();
+  return std::string(api);
+}
+}  // namespace
+
+const Runner* RunnerRegistry::find(Framework fw, std::string_view api, RunnerRole role) const {
+  auto it = impl_->entries.find(std::make_tuple(fw, role, key_of(api)));
+  return it == impl_->entries.end() ? nullptr : it->second.runner.get();
+}
+
+std::vector<std::string> RunnerRegistry::keys(Framework fw, RunnerRole role) const {
+  std::vector<std::string> out;
+  for (const auto& [k, e] : impl_->entries)
+    if (std::get<0>(k) == fw && std::get<1>(k) == role) out.push_back(std::get<2>(k));
+  return out;
+}
+
+namespace {
+[[noreturn]] void rethrow_with_api(std::string_view api) {
+  try {
+    throw;
+  } catch (const Error& e) {
+    throw e.with_context("", "", api);
+  } catch (const std::bad_alloc&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Error(ErrorKind::Internal, e.what(), "", "", std::string(api));
+  }
+}
+}  // namespace
+
+ApiResult RunnerRegistry::run_forward(Framework fw, std::string_view api, const ApiCall& call,
+                                      RunnerRole role) const {
+  const std::string key = key_of(api);
+  auto it = impl_->entries.find(std::make_tuple(fw, role, key));
+  if (it == impl_->entries.end())
+    throw Error(ErrorKind::Unsupported,
+                fmt::format("{} has no {} runner ({})", key, role == RunnerRole::Bench ? "bench" : "device",
+                            to_string(fw)),
+                "", "", std::string(api));
+  try {
+    BoundArgs a = bind(it->second.schema, call);
+    return it->second.runner->forward(a);
+  } catch (...) {
+    rethrow_with_api(api);
+  }
+}
+
+std::vector<InputGradient> RunnerRegistry::run_backward(Framework fw, std::string_view api,
+                                                        const ApiCall& call,
+                                                        const std::vector<Value>& grad_outputs,
+                                                        RunnerRole role) const {
+  const std::string key = key_of(api);
+  auto it = impl_->entries.find(std::make_tuple(fw, role, key));
+  if (it == impl_->entries.end())
+    throw Error(ErrorKind::Unsupported,
+                fmt::format("{} has no {} runner ({})", key, role == RunnerRole::Bench ? "bench" : "device",
+                            to_string(fw)),
+                "", "", std::string(api));
+  if (!it->second.runner->backward)
+    throw Error(ErrorKind::Unsupported, fmt::format("{} is not differentiable in probe", key), "", "",
+                std::string(api));
+  try {
+    BoundArgs a = bind(it->second.schema, call);
+    std::vector<Value> grads = it->second.runner->backward(a, grad_outputs);
+    // Order the gradients as the call lists its tensors: positional first, then keyword arguments.
+    struct Item {
+      bool kw;
+      std::size_t pos;
+      InputGradient g;
+    };
+    std::vector<Item> items;
+    auto kw_pos = [&](const std::string& name) {
+      for (std::size_t i = 0; i < call.kwargs.size(); ++i)
+        if (call.kwargs[i].first == name) return i;
+      return call.kwargs.size();
+    };
+    for (std::size_t i = 0; i < a.size() && i < grads.size(); ++i) {
+      const std::string& origin = a.origin(i);
+      if (origin.empty()) continue;
+      const bool kw = origin.rfind("kwargs.", 0) == 0;
+      const std::size_t pos = kw ? kw_pos(origin.substr(7)) : std::stoul(origin.substr(6));
+      const Value& in = a.at(i);
+      if (grads[i].is_tensor() && in.is_tensor()) {
+        items.push_back({kw, pos, {origin, grads[i].tensor(), in.tensor().dtype()}});
+      } else if (grads[i].is_list() && in.is_list()) {
+        // `Tensor... xs` passed as separate positional arguments: element j is input.<pos + j>.
+        const bool spread = a.schema().params[i].varargs && !kw && !call.args[pos].is_list();
+        for (std::size_t j = 0; j < grads[i].list().size() && j < in.list().size(); ++j)
+          if (grads[i].list()[j].is_tensor() && in.list()[j].is_tensor())
+            items.push_back({kw,
+                             spread ? pos + j : pos,
+                             {spread ? "input." + std::to_string(pos + j) : origin + "." + std::to_string(j),
+                              grads[i].list()[j].tensor(), in.list()[j].tensor().dtype()}});
+      }
+    }
+    std::stable_sort(items.begin(), items.end(), [](const Item& x, const Item& y) {
+      return std::tie(x.kw, x.pos) < std::tie(y.kw, y.pos);
+    });
+    std::vector<InputGradient> out;
+    for (auto& it2 : items) out.push_back(std::move(it2.g));
+    return out;
+  } catch (...) {
+    rethrow_with_api(api);
+  }
+}
+
+std::string runners_markdown(const RunnerRegistry& reg) {
+  std::string out = "| framework | API | schema | forward | backward | device |\n|---|---|---|---|---|---|\n";
+  for (Framework fw : {Framework::PyTorch, Framework::MindSpore}) {
+    for (const std::string& key : reg.keys(fw)) {
+      const Runner* r = reg.find(fw, key);
+      std::string schema = r->schema;
+      for (std::size_t p = schema.find('|'); p != std::string::npos; p = schema.find('|', p + 2))
+        schema.replace(p, 1, "\\|");
+      out += fmt::format("| {} | `{}` | `{}` | yes | {} | {} |\n", to_string(fw), key, schema,
+                         r->backward ? "yes" : "no",
+                         reg.find(fw, key, RunnerRole::Device) ? "emulated" : "none");
+    }
+  }
+  return out;
+}
+
+}  // namespace probe

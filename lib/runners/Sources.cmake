@@ -1,0 +1,13 @@
+set(PROBE_SOURCES
+  Autograd.cpp
+  Schema.cpp
+  RunnerKit.cpp
+  Registry.cpp
+  Builtins.cpp
+  Ops.cpp
+  Elementwise.cpp
+  Activations.cpp
+  Reductions.cpp
+  Shape.cpp
+  Linalg.cpp
+)
