@@ -14,14 +14,13 @@
 #include <vector>
 
 #include "probe/dtype.h"
+#include "probe/dump.h"
 #include "probe/value.h"
 
 namespace probe {
 
-/// Which framework produced a dump; API names mean different functions in each.
-enum class Framework { PyTorch, MindSpore };
-/// "pytorch" / "mindspore".
-std::string_view to_string(Framework f) noexcept;
+// probe::Framework (dump.h): API names mean different functions in each framework. The registry has a
+// PyTorch and a MindSpore table; MindTorch and Unknown dumps use the PyTorch table.
 
 /// An API name split as run_ut does (precheck §6.3): "Torch.linalg.vector_norm.0" -> {"Torch",
 /// "linalg.vector_norm", 0}. key() is "Torch.linalg.vector_norm", the registry's key.

@@ -10,8 +10,6 @@
 
 namespace probe {
 
-std::string_view to_string(Framework f) noexcept { return f == Framework::PyTorch ? "pytorch" : "mindspore"; }
-
 std::optional<ApiName> parse_api_name(std::string_view full) {
   std::vector<std::string> parts;
   std::size_t start = 0;
@@ -45,6 +43,13 @@ std::optional<ApiName> parse_api_name(std::string_view full) {
   return n;
 }
 
+namespace {
+// MindTorch dumps name PyTorch APIs; an unknown framework is treated as PyTorch (the common case).
+Framework table_of(Framework f) {
+  return f == Framework::MindSpore ? Framework::MindSpore : Framework::PyTorch;
+}
+}  // namespace
+
 struct RunnerRegistry::Impl {
   struct Entry {
     std::shared_ptr<const Runner> runner;
@@ -70,8 +75,8 @@ void RunnerRegistry::add(Framework fw, std::string_view api_key, Runner runner, 
   auto schema = std::make_shared<const Schema>(parse_schema(runner.schema));
   // Copies of a registry share their table until one of them changes it.
   if (impl_.use_count() > 1) impl_ = std::make_shared<Impl>(*impl_);
-  impl_->entries[{fw, role, std::string(api_key)}] = {std::make_shared<const Runner>(std::move(runner)),
-                                                      schema};
+  impl_->entries[{table_of(fw), role, std::string(api_key)}] = {
+      std::make_shared<const Runner>(std::move(runner)), schema};
 }
 
 namespace {
@@ -82,14 +87,14 @@ std::string key_of(std::string_view api) {
 }  // namespace
 
 const Runner* RunnerRegistry::find(Framework fw, std::string_view api, RunnerRole role) const {
-  auto it = impl_->entries.find(std::make_tuple(fw, role, key_of(api)));
+  auto it = impl_->entries.find(std::make_tuple(table_of(fw), role, key_of(api)));
   return it == impl_->entries.end() ? nullptr : it->second.runner.get();
 }
 
 std::vector<std::string> RunnerRegistry::keys(Framework fw, RunnerRole role) const {
   std::vector<std::string> out;
   for (const auto& [k, e] : impl_->entries)
-    if (std::get<0>(k) == fw && std::get<1>(k) == role) out.push_back(std::get<2>(k));
+    if (std::get<0>(k) == table_of(fw) && std::get<1>(k) == role) out.push_back(std::get<2>(k));
   return out;
 }
 
@@ -110,7 +115,7 @@ namespace {
 ApiResult RunnerRegistry::run_forward(Framework fw, std::string_view api, const ApiCall& call,
                                       RunnerRole role) const {
   const std::string key = key_of(api);
-  auto it = impl_->entries.find(std::make_tuple(fw, role, key));
+  auto it = impl_->entries.find(std::make_tuple(table_of(fw), role, key));
   if (it == impl_->entries.end())
     throw Error(ErrorKind::Unsupported,
                 fmt::format("{} has no {} runner ({})", key, role == RunnerRole::Bench ? "bench" : "device",
@@ -129,7 +134,7 @@ std::vector<InputGradient> RunnerRegistry::run_backward(Framework fw, std::strin
                                                         const std::vector<Value>& grad_outputs,
                                                         RunnerRole role) const {
   const std::string key = key_of(api);
-  auto it = impl_->entries.find(std::make_tuple(fw, role, key));
+  auto it = impl_->entries.find(std::make_tuple(table_of(fw), role, key));
   if (it == impl_->entries.end())
     throw Error(ErrorKind::Unsupported,
                 fmt::format("{} has no {} runner ({})", key, role == RunnerRole::Bench ? "bench" : "device",
