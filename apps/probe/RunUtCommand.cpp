@@ -174,12 +174,14 @@ class Progress {
       started_ = true;
       start_ = now;
       first_done_ = p.done;
-      last_print_ = now - std::chrono::hours(1);
+      last_print_ = tty_ ? now - std::chrono::hours(1) : now;
     }
     bool final = p.done >= p.total;
     double since_print = std::chrono::duration<double>(now - last_print_).count();
-    if (tty_ ? (since_print < 0.1 && !final) : (since_print < 10.0 && !final && p.done != first_done_))
-      return;
+    // A bar refreshes ten times a second; a log (not a terminal) gets a line every 10 s and at the end.
+    bool due = tty_ ? since_print >= 0.1 : (since_print >= 10.0 && p.done != first_done_);
+    if (!due && !final) return;
+    if (!tty_ && p.done == first_done_ && !final) return;
     last_print_ = now;
     double elapsed = std::chrono::duration<double>(now - start_).count();
     double rate = elapsed > 0 ? static_cast<double>(p.done - first_done_) / elapsed : 0.0;

@@ -37,6 +37,8 @@ RunUtSummary run_engine(const std::vector<std::string>& apis,
   summary.result_csv = config.paths.result;
   summary.details_csv = config.paths.details;
   ResumeState resumed;
+  // DECISIONS D4: both frameworks skip the APIs already in the result file (msprobe's MindSpore
+  // checker re-runs everything and appends duplicates).
   if (config.resume) resumed = load_and_repair(config.paths, config.framework);
   for (const auto& [f, b] : resumed.statuses) count(summary, f, b);
 

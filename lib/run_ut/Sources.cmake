@@ -3,5 +3,5 @@ set(PROBE_SOURCES
   Engine.cpp
   OutputFiles.cpp
   RandomInputs.cpp
-  RunUt.cpp
+  RunUtFlow.cpp
 )

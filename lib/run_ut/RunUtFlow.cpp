@@ -1,0 +1,655 @@
+// run_ut itself: reads the dump, decides per API what to run, builds inputs (dumped tensors or
+// random data from statistics), runs the float64 bench and the device side, compares, writes.
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "probe/dump.h"
+#include "probe/error.h"
+#include "probe/output_compare.h"
+#include "probe/precision_standard.h"
+#include "probe/run_ut.h"
+#include "probe/runner.h"
+#include "probe/tensor_file.h"
+#include "run_ut/ApiSelection.h"
+#include "run_ut/Engine.h"
+#include "run_ut/OutputFiles.h"
+#include "run_ut/RandomInputs.h"
+
+namespace probe {
+namespace rut {
+namespace {
+
+namespace fs = std::filesystem;
+using RunnerFramework = probe::Framework;
+
+std::string stat_text(const Statistic& s) {
+  switch (s.kind) {
+    case Statistic::Kind::Absent:
+    case Statistic::Kind::Null:
+      return "None";
+    case Statistic::Kind::Bool:
+      return s.b ? "True" : "False";
+    case Statistic::Kind::Int:
+      return std::to_string(s.i);
+    case Statistic::Kind::Float:
+      return std::to_string(s.d);
+  }
+  return "None";
+}
+
+std::optional<double> stat_number(const Statistic& s) {
+  if (!s.is_number()) return std::nullopt;
+  return s.as_double();
+}
+
+CsvRow skip_details_row(RunUtFramework fw, const std::string& name, const std::string& message) {
+  CsvRow r(details_header(fw).size(), kSpace);
+  r[0] = name;
+  r[r.size() - 2] = "SKIP";
+  r.back() = message;
+  return r;
+}
+
+// Everything one run shares between worker threads (read-only except the byte counter).
+struct Context {
+  const Dump* dump = nullptr;
+  RunUtFramework framework = RunUtFramework::PyTorch;
+  RunnerFramework runner_fw = RunnerFramework::PyTorch;
+  bool mindtorch = false;
+  RunnerRegistry registry;
+  RunUtConfig config;
+  std::optional<StandardsConfig> standards;
+  const RunUtOptions* options = nullptr;
+  std::map<std::string, const DumpEntry*> backward;
+  std::string error_data_dir;
+  mutable std::atomic<std::uint64_t> bytes{0};
+  mutable std::mutex error_dir_mutex;
+  mutable bool error_dir_made = false;
+};
+
+// Builds the Value of a dumped argument: tensors from their file when there is one (real-data
+// mode), else generated from the statistics (random mode); mixed dumps mix per tensor.
+class ValueBuilder {
+ public:
+  ValueBuilder(const Context& ctx, const DumpEntry& entry, const std::string& api)
+      : ctx_(ctx), entry_(entry), api_(api) {}
+
+  Value build(const DumpNode& node, const std::string& field, int depth = 0) {
+    if (depth > 400)
+      throw Error(ErrorKind::Format, "arguments nested deeper than 400 levels", "", field, api_);
+    switch (node.kind()) {
+      case DumpNode::Kind::Null:
+        return Value(NoneValue{});
+      case DumpNode::Kind::Tensor:
+        return Value(tensor(node.tensor(), field));
+      case DumpNode::Kind::Value:
+        return node.leaf().value;
+      case DumpNode::Kind::List: {
+        std::vector<Value> items;
+        const auto& src = node.items();
+        for (std::size_t i = 0; i < src.size(); ++i)
+          items.push_back(build(src[i], field + "." + std::to_string(i), depth + 1));
+        return Value(std::move(items));
+      }
+      case DumpNode::Kind::Dict:
+        if (node.members().empty()) return Value(NoneValue{});  // an object msprobe could not describe
+        throw Error(ErrorKind::Unsupported, "dict arguments are not supported", "", field, api_);
+    }
+    return Value(NoneValue{});
+  }
+
+  Tensor tensor(const TensorInfo& info, const std::string& field) {
+    if (!info.dtype)
+      throw Error(ErrorKind::Unsupported, "dtype " + info.dtype_name + " is not supported", "", field, api_);
+    if (info.has_file()) {
+      Tensor t = ctx_.dump->load_tensor(entry_, info);
+      if (t.shape() != info.shape)
+        throw Error(ErrorKind::Format,
+                    "tensor file has shape " + shape_to_string(t.shape()) + " but dump.json says " +
+                        shape_to_string(info.shape),
+                    info.data_name, field, api_);
+      ctx_.bytes += t.nbytes();
+      ++real_;
+      // bfloat16 tensors saved as .npy come back as float32: restore the dumped dtype.
+      return t.dtype() == *info.dtype ? t : t.to(*info.dtype);
+    }
+    ++random_;
+    RandomSpec s;
+    s.dtype = *info.dtype;
+    s.shape = info.shape;
+    const Statistic& lo = info.min_except_inf_nan.is_number() ? info.min_except_inf_nan : info.min;
+    const Statistic& hi = info.max_except_inf_nan.is_number() ? info.max_except_inf_nan : info.max;
+    s.low = stat_number(lo);
+    s.high = stat_number(hi);
+    s.low_origin = stat_number(info.min);
+    s.high_origin = stat_number(info.max);
+    s.min_text = stat_text(info.min);
+    s.max_text = stat_text(info.max);
+    return random_tensor(s, derive_seed(ctx_.options->seed, api_, field));
+  }
+
+  int real() const { return real_; }
+  int random() const { return random_; }
+
+ private:
+  const Context& ctx_;
+  const DumpEntry& entry_;
+  std::string api_;
+  int real_ = 0, random_ = 0;
+};
+
+// The dumped outputs as device values, or nullopt when some tensor has no file (then the device
+// runner computes them). DECISIONS D6.
+std::optional<std::vector<Value>> dumped_values(const Context& ctx, const DumpEntry& entry,
+                                                const DumpNode* list, const std::string& api,
+                                                const std::string& field) {
+  if (!list) return std::nullopt;
+  std::vector<const TensorInfo*> tensors;
+  list->collect_tensors(tensors);
+  if (tensors.empty() && list->items().empty()) return std::nullopt;
+  for (const auto* t : tensors)
+    if (!t->has_file()) return std::nullopt;
+  ValueBuilder vb(ctx, entry, api);
+  std::vector<Value> out;
+  for (std::size_t i = 0; i < list->items().size(); ++i)
+    out.push_back(vb.build(list->items()[i], field + "." + std::to_string(i)));
+  return out;
+}
+
+bool use_dumped_device(const Context& ctx) {
+  return ctx.options->device_runner.empty() || ctx.options->device_runner == "auto" ||
+         ctx.options->device_runner == "dump";
+}
+
+// Flattened positional tensor arguments with their dump paths ("input.0", "input.1.2").
+void positional_tensors(const Value& v, const std::string& path,
+                        std::vector<std::pair<std::string, const Tensor*>>& out) {
+  if (v.is_tensor()) {
+    out.emplace_back(path, &v.tensor());
+  } else if (v.is_list()) {
+    const auto& items = v.list();
+    for (std::size_t i = 0; i < items.size(); ++i)
+      positional_tensors(items[i], path + "." + std::to_string(i), out);
+  }
+}
+
+// Writes the values of a failing API as .npy files (§6.12 naming; probe saves .npy, not .pt).
+void save_values(const Context& ctx, const std::string& prefix, const std::vector<Value>& values) {
+  std::size_t counter = 0;
+  std::function<void(const Value&)> walk = [&](const Value& v) {
+    if (v.is_list()) {
+      for (const auto& x : v.list()) walk(x);
+      return;
+    }
+    if (v.is_tensor())
+      save_npy((fs::path(ctx.error_data_dir) / (prefix + "." + std::to_string(counter) + ".npy")).string(),
+               v.tensor());
+    ++counter;
+  };
+  for (const auto& v : values) walk(v);
+}
+
+class ApiChecker {
+ public:
+  explicit ApiChecker(const Context& ctx) : ctx_(ctx) {}
+
+  ApiRows check(const std::string& full, const DumpEntry& entry) const {
+    ApiRows rows;
+    rows.name = full;
+    const auto fw = ctx_.framework;
+    std::string api_name;
+    std::string runner_api = full;
+    if (fw == RunUtFramework::PyTorch) {
+      ApiName parsed = parse_pytorch_api_name(full);
+      if (auto reason = pytorch_skip_reason(parsed, ctx_.config)) return skip(full, *reason);
+      api_name = parsed.name;
+    } else {
+      auto parts = full.substr(full.find('.') + 1);
+      api_name = parts.substr(0, parts.rfind('.'));
+    }
+    try {
+      return run(full, api_name, runner_api, entry);
+    } catch (const Error& e) {
+      // Name the file (not its directory: the CSV stays the same on every machine) and the field.
+      std::string where;
+      if (!e.file().empty()) where += fs::path(e.file()).filename().string() + ": ";
+      if (!e.field().empty()) where += e.field() + ": ";
+      return skip(full, where + e.message());
+    } catch (const std::bad_alloc&) {
+      return skip(full, "out of memory while checking this API");
+    } catch (const std::exception& e) {
+      return skip(full, e.what());
+    }
+  }
+
+ private:
+  ApiRows skip(const std::string& full, const std::string& message) const {
+    ApiRows r;
+    r.name = full;
+    if (ctx_.framework == RunUtFramework::MindSpore) {
+      r.result = {full, "SKIP", "", message};
+    } else {
+      r.details.push_back(skip_details_row(ctx_.framework, full + ".forward.output.0", message));
+      r.result = {full, "SKIP", "SKIP", message};
+    }
+    return r;
+  }
+
+  ApiRows run(const std::string& full, const std::string& api_name, const std::string& runner_api,
+              const DumpEntry& entry) const {
+    ValueBuilder vb(ctx_, entry, full);
+    ApiCall call;
+    if (const DumpNode* in = entry.inputs()) {
+      const auto& items = in->items();
+      for (std::size_t i = 0; i < items.size(); ++i)
+        call.args.push_back(vb.build(items[i], "input." + std::to_string(i)));
+    }
+    bool has_out_kwarg = false;
+    if (const DumpNode* kw = entry.kwargs()) {
+      for (const auto& [key, node] : kw->members()) {
+        if (key == "out") has_out_kwarg = true;
+        if (node.kind() == DumpNode::Kind::Value && node.leaf().type == "torch.device") continue;  // §6.7
+        call.kwargs.emplace_back(key, vb.build(node, "kwargs." + key));
+      }
+    }
+    ApiResult bench = ctx_.registry.run_forward(ctx_.runner_fw, runner_api, call, RunnerRole::Bench);
+    std::vector<Value> device;
+    auto dumped =
+        use_dumped_device(ctx_) ? dumped_values(ctx_, entry, entry.outputs(), full, "output") : std::nullopt;
+    if (dumped) {
+      device = std::move(*dumped);
+    } else {
+      device = ctx_.registry.run_forward(ctx_.runner_fw, runner_api, call, RunnerRole::Device).outputs;
+    }
+    // Backward (D7): bench VJP in float64 vs the dumped gradients (or the device runner's).
+    std::string bwd_message = backward_message(api_name, has_out_kwarg);
+    auto bit = ctx_.backward.find(full);
+    std::vector<Value> grads_in, bench_grads, device_grads;
+    std::string bwd_skip;
+    bool have_grads = false;
+    if (bwd_message.empty() && bit != ctx_.backward.end()) {
+      bwd_skip = backward(runner_api, call, *bit->second, full, grads_in, bench_grads, device_grads);
+      have_grads = bwd_skip.empty();
+    }
+    ApiRows r;
+    r.name = full;
+    bool fwd_ok = false, bwd_ok = false;
+    if (ctx_.framework == RunUtFramework::MindSpore) {
+      mindspore_rows(full, bench.outputs, device, false, r, fwd_ok);
+      if (have_grads)
+        mindspore_rows(full, bench_grads, device_grads, true, r, bwd_ok);
+      else
+        bwd_ok = true;
+      if (!bwd_skip.empty()) {
+        r.result[2] = "SKIP";
+        r.result[3] += bwd_skip;
+      } else if (r.details.empty()) {
+        r.result.clear();  // nothing compared and nothing failed: msprobe writes no result row
+      }
+    } else {
+      OutputCompareInput in;
+      in.full_api_name = full;
+      in.bench_output = Value(bench.outputs);
+      in.device_output = Value(device);
+      if (have_grads) {
+        in.bench_grad = Value(bench_grads);
+        in.device_grad = Value(device_grads);
+      }
+      in.backward_message = bwd_message.empty() ? bwd_skip : bwd_message;
+      OutputCompareResult cmp = compare_output(in, *ctx_.standards);
+      for (const auto& row : cmp.rows) r.details.push_back(row.to_csv());
+      r.result = cmp.result_row;
+      fwd_ok = cmp.forward_ok;
+      bwd_ok = cmp.backward_ok;
+    }
+    if (ctx_.options->save_error_data && !ctx_.error_data_dir.empty() && !r.result.empty() &&
+        (!fwd_ok || !bwd_ok))
+      save_error_data(full, call, bench.outputs, device, grads_in, bench_grads, device_grads);
+    return r;
+  }
+
+  // §7.2-§7.4: MindSpore rows of one direction appended to `r`, and its part of the result row.
+  void mindspore_rows(const std::string& full, const std::vector<Value>& bench,
+                      const std::vector<Value>& tested, bool backward, ApiRows& r, bool& ok) const {
+    auto keep = [&](const Value& v) {
+      if (v.is_none()) return false;
+      return !backward || (v.is_tensor() && is_floating(v.tensor().dtype()));
+    };
+    std::vector<const Value*> b, t;
+    for (const auto& v : bench)
+      if (keep(v)) b.push_back(&v);
+    for (const auto& v : tested)
+      if (keep(v)) t.push_back(&v);
+    std::string status, message;
+    std::size_t n = std::min(b.size(), t.size());
+    auto dtype_text = [](const Value& v, const Value& like) -> std::string {
+      if (v.is_tensor())
+        return std::string(mindspore_name(like.is_tensor() ? like.tensor().dtype() : v.tensor().dtype()));
+      switch (v.kind()) {
+        case Value::Kind::Bool:
+          return "bool";
+        case Value::Kind::Int:
+          return "int";
+        case Value::Kind::Float:
+          return "float";
+        case Value::Kind::List:
+          return "tuple";
+        default:
+          return std::string(to_string(v.kind()));
+      }
+    };
+    for (std::size_t i = 0; i < n; ++i) {
+      MindSporeRow row = compare_mindspore(*b[i], *t[i], *ctx_.standards);
+      // The bench ran in float64 (D5); the CSV names the dtype the API has, as msprobe's same-dtype bench
+      // does.
+      CsvRow cells = {full + (backward ? ".backward.output." : ".forward.output.") + std::to_string(i),
+                      dtype_text(*b[i], *t[i]),
+                      dtype_text(*t[i], *t[i]),
+                      b[i]->is_tensor() ? shape_to_string(b[i]->tensor().shape()) : "()",
+                      row.cosine.format(),
+                      row.max_abs.format(),
+                      row.max_rel.format(),
+                      row.status,
+                      row.message};
+      for (int c : {4, 5, 6})
+        if (cells[c] == kSpace) cells[c].clear();  // MindSpore writes None as an empty cell
+      r.details.push_back(std::move(cells));
+      if (row.status != "pass") {
+        status = "error";
+        message += row.message;
+      }
+    }
+    if (n > 0 && status.empty()) status = "pass";
+    ok = status != "error";
+    if (r.result.empty()) r.result = {full, "", "", ""};
+    r.result[backward ? 2 : 1] = status;
+    if (status == "error") r.result[3] += message;
+  }
+
+  std::string backward_message(const std::string& api_name, bool has_out_kwarg) const {
+    if (ctx_.framework != RunUtFramework::PyTorch) return {};
+    std::string m;
+    if (has_out_kwarg)
+      m += "function with out=... arguments don't support automatic differentiation, skip backward.";
+    if (api_name == "repeat_interleave") m += "This API does not have backward input data, skip backward.";
+    if (api_name == "masked_select") m += "This API does not support backward ut, skip backward.";
+    return m;
+  }
+
+  // DECISIONS D7: the dumped backward `output` tensors are the device gradients when they map onto
+  // the API's tensor inputs unambiguously (by position, else by unique shape). Returns a SKIP
+  // message, or "" when both gradient lists were produced.
+  std::string backward(const std::string& runner_api, const ApiCall& call, const DumpEntry& bentry,
+                       const std::string& full, std::vector<Value>& grads_in, std::vector<Value>& bench_grads,
+                       std::vector<Value>& device_grads) const {
+    ValueBuilder vb(ctx_, bentry, full);
+    if (const DumpNode* gin = bentry.section("input")) {
+      const auto& items = gin->items();
+      for (std::size_t i = 0; i < items.size(); ++i)
+        grads_in.push_back(vb.build(items[i], "input." + std::to_string(i)));
+    }
+    if (grads_in.empty()) return "This API does not have backward input data, skip backward.";
+    std::vector<InputGradient> bench;
+    try {
+      bench = ctx_.registry.run_backward(ctx_.runner_fw, runner_api, call, grads_in, RunnerRole::Bench);
+    } catch (const Error& e) {
+      return e.message();
+    }
+    std::vector<std::pair<std::string, const Tensor*>> inputs;
+    for (std::size_t i = 0; i < call.args.size(); ++i)
+      positional_tensors(call.args[i], "input." + std::to_string(i), inputs);
+    auto by_path = [&](const std::vector<InputGradient>& gs, std::vector<Value>& out) {
+      for (const auto& in : inputs) {
+        auto it =
+            std::find_if(gs.begin(), gs.end(), [&](const InputGradient& g) { return g.path == in.first; });
+        out.push_back(it == gs.end() ? Value(NoneValue{}) : Value(it->grad));
+      }
+    };
+    // One entry per positional tensor input, None where no gradient reaches it (§6.8).
+    by_path(bench, bench_grads);
+    auto dumped = use_dumped_device(ctx_) ? dumped_values(ctx_, bentry, bentry.outputs(), full, "output")
+                                          : std::nullopt;
+    if (dumped) {
+      auto mapped = map_dumped_grads(*dumped, call, inputs);
+      if (!mapped)
+        return "The dumped backward outputs cannot be matched to the API's tensor inputs, skip backward.";
+      device_grads = std::move(*mapped);
+    } else {
+      try {
+        by_path(ctx_.registry.run_backward(ctx_.runner_fw, runner_api, call, grads_in, RunnerRole::Device),
+                device_grads);
+      } catch (const Error& e) {
+        return e.message();
+      }
+    }
+    return {};
+  }
+
+  static std::optional<std::vector<Value>> map_dumped_grads(
+      const std::vector<Value>& dumped, const ApiCall& call,
+      const std::vector<std::pair<std::string, const Tensor*>>& inputs) {
+    std::vector<Value> out;
+    // By position over all positional arguments (non-tensors carry None).
+    if (dumped.size() == call.args.size() && inputs.size() <= call.args.size()) {
+      bool flat =
+          std::all_of(call.args.begin(), call.args.end(), [](const Value& v) { return !v.is_list(); });
+      if (flat) {
+        for (const auto& [path, t] : inputs) {
+          std::size_t idx = std::stoul(path.substr(6));
+          const Value& g = dumped[idx];
+          if (!g.is_none() && (!g.is_tensor() || g.tensor().shape() != t->shape())) return std::nullopt;
+          out.push_back(g);
+        }
+        return out;
+      }
+    }
+    // By position over the tensor inputs.
+    if (dumped.size() == inputs.size()) {
+      for (std::size_t i = 0; i < inputs.size(); ++i) {
+        const Value& g = dumped[i];
+        if (!g.is_none() && (!g.is_tensor() || g.tensor().shape() != inputs[i].second->shape()))
+          return std::nullopt;
+        out.push_back(g);
+      }
+      return out;
+    }
+    // By shape, when every input's shape occurs exactly once among the gradients.
+    for (const auto& [path, t] : inputs) {
+      (void)path;
+      const Value* match = nullptr;
+      int count = 0;
+      for (const auto& g : dumped)
+        if (g.is_tensor() && g.tensor().shape() == t->shape()) {
+          match = &g;
+          ++count;
+        }
+      if (count > 1) return std::nullopt;
+      out.push_back(match ? *match : Value(NoneValue{}));
+    }
+    return out;
+  }
+
+  void save_error_data(const std::string& full, const ApiCall& call, const std::vector<Value>& bench,
+                       const std::vector<Value>& device, const std::vector<Value>& grads_in,
+                       const std::vector<Value>& bench_grads, const std::vector<Value>& device_grads) const {
+    {
+      std::lock_guard lock(ctx_.error_dir_mutex);
+      if (!ctx_.error_dir_made) {
+        std::error_code ec;
+        fs::create_directories(ctx_.error_data_dir, ec);
+        if (ec)
+          throw Error(ErrorKind::Io, "cannot create error data directory: " + ec.message(),
+                      ctx_.error_data_dir);
+        ctx_.error_dir_made = true;
+      }
+    }
+    save_values(ctx_, full + ".forward.input", call.args);
+    std::vector<Value> kw;
+    for (const auto& [k, v] : call.kwargs) kw.push_back(v);
+    save_values(ctx_, full + ".forward.kwargs", kw);
+    save_values(ctx_, full + ".forward.output.bench", bench);
+    save_values(ctx_, full + ".forward.output.device", device);
+    if (!grads_in.empty()) {
+      save_values(ctx_, full + ".backward.input", grads_in);
+      save_values(ctx_, full + ".backward.output.bench", bench_grads);
+      save_values(ctx_, full + ".backward.output.device", device_grads);
+    }
+  }
+
+  const Context& ctx_;
+};
+
+bool stat_equal(const Statistic& x, const Statistic& y) {
+  if (x.kind != y.kind) return false;
+  switch (x.kind) {
+    case Statistic::Kind::Bool:
+      return x.b == y.b;
+    case Statistic::Kind::Int:
+      return x.i == y.i;
+    case Statistic::Kind::Float:
+      return x.d == y.d;  // NaN != NaN, as Python compares floats
+    default:
+      return true;
+  }
+}
+
+bool node_equal(const DumpNode& a, const DumpNode& b, bool ignore_minmax) {
+  if (a.kind() != b.kind()) return false;
+  switch (a.kind()) {
+    case DumpNode::Kind::Null:
+      return true;
+    case DumpNode::Kind::Tensor: {
+      const TensorInfo &x = a.tensor(), &y = b.tensor();
+      return x.type == y.type && x.dtype_name == y.dtype_name && x.shape == y.shape &&
+             (ignore_minmax || (stat_equal(x.max, y.max) && stat_equal(x.min, y.min))) &&
+             stat_equal(x.mean, y.mean) && stat_equal(x.norm, y.norm) &&
+             stat_equal(x.max_except_inf_nan, y.max_except_inf_nan) &&
+             stat_equal(x.min_except_inf_nan, y.min_except_inf_nan) && x.requires_grad == y.requires_grad &&
+             x.data_name == y.data_name && x.md5 == y.md5;
+    }
+    case DumpNode::Kind::Value:
+      return a.leaf().type == b.leaf().type && a.leaf().value.kind() == b.leaf().value.kind() &&
+             a.leaf().value.to_string() == b.leaf().value.to_string();
+    case DumpNode::Kind::List: {
+      const auto &x = a.items(), &y = b.items();
+      if (x.size() != y.size()) return false;
+      for (std::size_t i = 0; i < x.size(); ++i)
+        if (!node_equal(x[i], y[i], false)) return false;
+      return true;
+    }
+    case DumpNode::Kind::Dict: {
+      const auto &x = a.members(), &y = b.members();
+      if (x.size() != y.size()) return false;
+      for (std::size_t i = 0; i < x.size(); ++i)
+        if (x[i].first != y[i].first || !node_equal(x[i].second, y[i].second, false)) return false;
+      return true;
+    }
+  }
+  return false;
+}
+
+// §6.4: msprobe's signature keeps only the dict elements of input_args (tensors and typed leaves),
+// without their Max/Min, and the complete input_kwargs.
+bool filter_equal(const DumpEntry& a, const DumpEntry& b) {
+  auto dict_args = [](const DumpEntry& e) {
+    std::vector<const DumpNode*> v;
+    if (const DumpNode* in = e.section("input_args"))
+      for (const auto& n : in->items())
+        if (n.is_tensor() || n.kind() == DumpNode::Kind::Dict ||
+            (n.kind() == DumpNode::Kind::Value && !n.leaf().type.empty()))
+          v.push_back(&n);
+    return v;
+  };
+  auto x = dict_args(a), y = dict_args(b);
+  if (x.size() != y.size()) return false;
+  for (std::size_t i = 0; i < x.size(); ++i)
+    if (!node_equal(*x[i], *y[i], true)) return false;
+  const DumpNode *ka = a.kwargs(), *kb = b.kwargs();
+  if (!ka || !kb) return ka == kb;
+  return node_equal(*ka, *kb, false);
+}
+
+}  // namespace
+}  // namespace rut
+
+RunUtSummary run_ut(const RunUtOptions& options, const RunUtProgressFn& progress) {
+  using namespace rut;
+  if (options.api_info.empty()) throw Error(ErrorKind::InvalidArgument, "-api_info DUMP.json is required");
+  if (options.profile != "probe" && options.profile != "msprobe")
+    throw Error(ErrorKind::InvalidArgument,
+                "profile must be probe or msprobe, got '" + options.profile + "'");
+  std::error_code ec;
+  if (fs::path(options.api_info).extension() != ".json")
+    throw Error(ErrorKind::InvalidArgument, "-api_info must name a .json file", options.api_info);
+  if (!fs::is_regular_file(options.api_info, ec))
+    throw Error(ErrorKind::Io, "dump.json does not exist or is not a regular file", options.api_info);
+
+  Context ctx;
+  ctx.options = &options;
+  if (!options.config_path.empty()) ctx.config = load_run_ut_config(options.config_path);
+  Dump dump = Dump::open(options.api_info);
+  ctx.dump = &dump;
+  ctx.mindtorch = dump.framework() == probe::Framework::MindTorch;
+  if (options.framework) {
+    ctx.framework = *options.framework;
+  } else {
+    ctx.framework =
+        dump.framework() == probe::Framework::MindSpore ? RunUtFramework::MindSpore : RunUtFramework::PyTorch;
+  }
+  ctx.runner_fw = ctx.framework == RunUtFramework::MindSpore && !ctx.mindtorch ? RunnerFramework::MindSpore
+                                                                               : RunnerFramework::PyTorch;
+  ctx.registry = RunnerRegistry::with_builtins();
+  ctx.standards = StandardsConfig::builtin(parse_profile(options.profile));
+
+  // The APIs to check, in dump order.
+  std::vector<std::string> names;
+  std::vector<const DumpEntry*> entries;
+  auto maps = dump.run_ut_maps();
+  for (const auto& [name, e] : maps.backward) ctx.backward.emplace(name, e);
+  std::map<std::string, std::vector<const DumpEntry*>> kept_by_base;
+  for (const auto& [name, e] : maps.forward) {
+    if (is_unsafe_api_name(name))
+      throw Error(ErrorKind::Security, "API name looks like a spreadsheet formula: " + name,
+                  options.api_info);
+    if (ctx.framework == RunUtFramework::MindSpore) {
+      if (!mindspore_bench_name(name, ctx.mindtorch)) continue;  // §7.1: not checkable, silently ignored
+    }
+    if (options.filter_api) {
+      std::string base = name.substr(0, name.rfind('.'));
+      auto& kept = kept_by_base[base];
+      bool dup = std::any_of(kept.begin(), kept.end(),
+                             [&](const DumpEntry* k) { return k && filter_equal(*k, *e); });
+      if (dup) continue;
+      kept.push_back(e);
+    }
+    names.push_back(name);
+    entries.push_back(e);
+  }
+
+  EngineConfig cfg;
+  if (!options.result_csv.empty()) {
+    cfg.paths = resume_output_paths(options.result_csv);
+    cfg.resume = true;
+  } else {
+    cfg.paths =
+        new_output_paths(options.out_dir, options.timestamp.empty() ? local_timestamp() : options.timestamp);
+  }
+  cfg.framework = ctx.framework;
+  cfg.threads = options.threads > 0 ? options.threads
+                                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (options.save_error_data)
+    ctx.error_data_dir =
+        (fs::path(ctx.config.error_data_path) / ("ut_error_data" + cfg.paths.timestamp)).string();
+
+  ApiChecker checker(ctx);
+  RunUtSummary s = run_engine(
+      names, [&](std::size_t i) { return checker.check(names[i], *entries[i]); }, cfg, progress, &ctx.bytes);
+  if (ctx.error_dir_made) s.error_data_dir = ctx.error_data_dir;
+  return s;
+}
+
+}  // namespace probe
