@@ -41,7 +41,11 @@ case "$mode" in
     ctest --test-dir build -j "$jobs" --output-on-failure --timeout 900
     ;;
   sanitize)
-    configure build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPROBE_SANITIZE=ON -DPROBE_BUILD_BENCHMARKS=OFF
+    # -Werror stays on in the main build; under sanitizer instrumentation GCC 12 emits false-positive
+    # -Wmaybe-uninitialized/-Wrestrict warnings inside libstdc++ (std::regex, std::string), so here
+    # warnings are reported but do not fail the build.
+    configure build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPROBE_SANITIZE=ON -DPROBE_BUILD_BENCHMARKS=OFF \
+      -DPROBE_WERROR=OFF
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       PROBE_UNDER_SANITIZER=1 ctest --test-dir build-asan -j "$jobs" --output-on-failure --timeout 1800 \
       -E '^packaging\.'
