@@ -672,7 +672,15 @@ Var where(const Var& cond, const Var& a, const Var& b) {
 Var cast(const Var& x, DType dtype) {
   if (dtype == x.dtype()) return x;
   if (is_complex(dtype)) fail(ErrorKind::Unsupported, "casts to complex dtypes are not supported");
-  if (is_floating(dtype) && is_floating(x.dtype())) return relabel(x, dtype);
+  if (is_floating(dtype) && is_floating(x.dtype())) {
+    // An explicit cast is exactly specified: the result holds the values of the target dtype (the bench
+    // stays float64 elsewhere, DECISIONS D5). The gradient passes straight through, as in torch.
+    if (dtype == DType::Float64) return relabel(x, dtype);
+    Buffer d = x.data();
+    for (double& v : d) v = round_to(v, dtype);
+    return make_result(x.shape(), std::move(d), dtype, {x},
+                       [](const Buffer& g) { return std::vector<Buffer>{g}; });
+  }
   Buffer d = x.data();
   if (!is_floating(dtype))
     for (double& v : d) v = round_to(v, dtype);

@@ -145,7 +145,8 @@ void apply_inplace(Ctx& c, Outs& outs) {
     throw Error(ErrorKind::InvalidArgument,
                 fmt::format("output with shape {} doesn't match the broadcast shape {}",
                             shape_to_string(self.tensor().shape()), shape_to_string(r.shape())));
-  outs[0] = Out(cast(r, want));
+  // DECISIONS D5: the bench keeps float64 values; only the label becomes self's dtype (ints truncate).
+  outs[0] = Out(is_floating(r.dtype()) && is_floating(want) ? relabel(r, want) : cast(r, want));
 }
 
 ApiResult to_result(const Outs& outs, bool device) {
@@ -156,7 +157,7 @@ ApiResult to_result(const Outs& outs, bool device) {
   };
   for (const Out& o : outs) {
     if (o.is_value) {
-      r.outputs.push_back(o.value);
+      r.outputs.push_back(*o.value);
     } else if (o.is_list) {
       std::vector<Value> items;
       for (const Var& v : o.vars) items.push_back(conv(v));

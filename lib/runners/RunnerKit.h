@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,10 +21,10 @@ namespace probe::runners {
 struct Out {
   Out(Var v) : var(std::move(v)) {}
   Out(std::vector<Var> vs) : vars(std::move(vs)), is_list(true) {}
-  Out(Value v) : value(std::move(v)), is_value(true) {}
+  Out(Value v) : value(std::make_shared<Value>(std::move(v))), is_value(true) {}
   Var var;
   std::vector<Var> vars;
-  Value value;
+  std::shared_ptr<Value> value;  // (a pointer: keeps Out cheap and GCC's uninitialised-variant warnings away)
   bool is_list = false, is_value = false;
 };
 using Outs = std::vector<Out>;

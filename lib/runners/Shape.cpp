@@ -62,6 +62,329 @@ Var stack(const std::vector<Var>& xs, std::int64_t dim) {
   return cat(u, wrap_dim(dim, xs.front().ndim() + 1));
 }
 
+// Flat offsets of every element of `shape` in a row-major tensor of that shape where coordinate `dim`
+// is replaced by `index[i]` (gather/scatter/index_add addressing). `index` has the element order of `shape`.
+std::vector<std::int64_t> along_dim_offsets(const Shape& target, const Shape& shape, int dim,
+                                            const std::vector<double>& index) {
+  const auto ts = contiguous_strides(target);
+  const std::size_t n = shape.size();
+  std::vector<std::int64_t> out(index.size());
+  std::vector<std::int64_t> pos(n, 0);
+  const std::int64_t len = target.empty() ? 1 : target[static_cast<std::size_t>(dim)];
+  for (std::size_t i = 0; i < index.size(); ++i) {
+    std::int64_t k = static_cast<std::int64_t>(index[i]);
+    if (k < -len || k >= len)
+      invalid(fmt::format("index {} is out of bounds for dimension {} with size {}", k, dim, len));
+    if (k < 0) k += len;
+    std::int64_t off = 0;
+    for (std::size_t d = 0; d < n; ++d) off += (static_cast<int>(d) == dim ? k : pos[d]) * ts[d];
+    out[i] = off;
+    for (std::size_t d = n; d-- > 0;) {
+      if (++pos[d] < shape[d]) break;
+      pos[d] = 0;
+    }
+  }
+  return out;
+}
+
+Var int_index(Ctx& c, const char* p) {
+  Var i = c.t(p);
+  if (is_floating(i.dtype()) || i.dtype() == DType::Bool)
+    invalid(fmt::format("{}(): Expected dtype int64 for index", c.args.schema().name));
+  return i;
+}
+
+void check_gather_shape(const Var& x, const Var& index, int d, bool scatter) {
+  if (index.ndim() != x.ndim() && !(index.ndim() <= 1 && x.ndim() <= 1))
+    invalid("Index tensor must have the same number of dimensions as input tensor");
+  for (int i = 0; i < index.ndim(); ++i)
+    if (i != d && index.shape()[static_cast<std::size_t>(i)] > x.shape()[static_cast<std::size_t>(i)])
+      invalid(fmt::format(
+          "Size does not match at dimension {} expected index {} to be smaller than self {} apart "
+          "from dimension {}",
+          i, shape_to_string(index.shape()), shape_to_string(x.shape()), d));
+  (void)scatter;
+}
+
+// src[i] for every position i of `shape` (src may be larger than shape in any dim, as in scatter).
+Var take_prefix(const Var& src, const Shape& shape) {
+  if (src.shape() == shape) return src;
+  const auto ss = contiguous_strides(src.shape());
+  std::vector<std::int64_t> idx(static_cast<std::size_t>(probe::numel(shape)));
+  std::vector<std::int64_t> pos(shape.size(), 0);
+  for (auto& v : idx) {
+    std::int64_t off = 0;
+    for (std::size_t d = 0; d < shape.size(); ++d) off += pos[d] * ss[d];
+    v = off;
+    for (std::size_t d = shape.size(); d-- > 0;) {
+      if (++pos[d] < shape[d]) break;
+      pos[d] = 0;
+    }
+  }
+  return take(src, std::move(idx), shape);
+}
+
+Var triangle(const Var& x, std::int64_t diagonal, bool lower) {
+  if (x.ndim() < 2) invalid("tril/triu: input tensor must have at least 2 dimensions");
+  const std::int64_t rows = x.size(-2), cols = x.size(-1);
+  Buffer keep(static_cast<std::size_t>(x.numel()));
+  for (std::size_t i = 0; i < keep.size(); ++i) {
+    const std::int64_t r = (static_cast<std::int64_t>(i) / cols) % rows,
+                       col = static_cast<std::int64_t>(i) % cols;
+    keep[i] = (lower ? col - r <= diagonal : col - r >= diagonal) ? 1.0 : 0.0;
+  }
+  Var mask = make_leaf(x.shape(), std::move(keep), DType::Bool);
+  return cast(where(mask, x, wrapped_scalar(0.0, is_floating(x.dtype()) ? DType::Float64 : DType::Int64)),
+              x.dtype());
+}
+
+Var repeat(const Var& x, std::vector<std::int64_t> reps) {
+  if (reps.size() < static_cast<std::size_t>(x.ndim()))
+    invalid("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor");
+  Shape xs = x.shape();
+  xs.insert(xs.begin(), reps.size() - xs.size(), 1);
+  Shape out(reps.size());
+  for (std::size_t i = 0; i < reps.size(); ++i) {
+    if (reps[i] < 0) invalid("Trying to create tensor with negative dimension");
+    out[i] = xs[i] * reps[i];
+  }
+  const auto st = contiguous_strides(xs);
+  std::vector<std::int64_t> idx(static_cast<std::size_t>(probe::numel(out)));
+  std::vector<std::int64_t> pos(out.size(), 0);
+  for (auto& v : idx) {
+    std::int64_t off = 0;
+    for (std::size_t d = 0; d < out.size(); ++d) off += (pos[d] % xs[d]) * st[d];
+    v = off;
+    for (std::size_t d = out.size(); d-- > 0;) {
+      if (++pos[d] < out[d]) break;
+      pos[d] = 0;
+    }
+  }
+  return take(x, std::move(idx), out);
+}
+
+std::vector<Var> split_sizes(const Var& x, const std::vector<std::int64_t>& sizes, std::int64_t dim) {
+  const int d = wrap_dim(dim, x.ndim());
+  std::vector<Var> out;
+  std::int64_t start = 0;
+  for (auto n : sizes) {
+    out.push_back(slice(x, d, start, start + n, 1));
+    start += n;
+  }
+  if (start != x.shape()[static_cast<std::size_t>(d)])
+    invalid(fmt::format("split_with_sizes expects split_sizes to sum exactly to {}",
+                        x.shape()[static_cast<std::size_t>(d)]));
+  return out;
+}
+
+std::vector<Var> split(const Var& x, const Value& how, std::int64_t dim) {
+  if (how.is_list()) return split_sizes(x, how.as_int_list(), dim);
+  const std::int64_t step = how.as_int();
+  if (step <= 0 && x.size(static_cast<int>(dim)) > 0) invalid("split_size must be positive");
+  const std::int64_t len = x.size(static_cast<int>(dim));
+  std::vector<std::int64_t> sizes;
+  for (std::int64_t s = 0; s < len; s += step) sizes.push_back(std::min(step, len - s));
+  if (sizes.empty()) sizes.push_back(0);
+  return split_sizes(x, sizes, dim);
+}
+
+std::vector<Var> chunk(const Var& x, std::int64_t chunks, std::int64_t dim) {
+  if (chunks <= 0) invalid("chunk expects `chunks` to be greater than 0");
+  const std::int64_t len = x.size(static_cast<int>(dim));
+  const std::int64_t step = (len + chunks - 1) / chunks;
+  if (step == 0)
+    return split_sizes(
+        x, std::vector<std::int64_t>(static_cast<std::size_t>(std::min<std::int64_t>(chunks, 1)), 0), dim);
+  return split(x, Value(step), dim);
+}
+
+// ---- __getitem__ (basic + advanced indexing, numpy/torch rules) ----------------------------------
+bool is_index_item_seq(const Value& v) {
+  // A list is a tuple of indices if it contains slices, None, Ellipsis, tensors or lists; else an index list.
+  for (const Value& it : v.list()) {
+    const auto k = it.kind();
+    if (k == Value::Kind::Slice || k == Value::Kind::None || k == Value::Kind::Ellipsis ||
+        k == Value::Kind::Tensor || k == Value::Kind::List)
+      return true;
+  }
+  return false;
+}
+
+std::vector<double> int_values(const Value& v) {
+  std::vector<double> out;
+  if (v.is_tensor()) return v.tensor().to_doubles();
+  for (const Value& it : v.list()) out.push_back(static_cast<double>(it.as_int()));
+  return out;
+}
+
+Var getitem(const Var& x0, const Value& index) {
+  std::vector<Value> items;
+  if (index.is_list() && is_index_item_seq(index))
+    items = index.list();
+  else
+    items.push_back(index);
+  // Expand bool tensors into one int index per dim they cover, count consumed dims.
+  struct Adv {
+    int dim;
+    Shape shape;
+    std::vector<double> values;
+  };
+  int consumed = 0;
+  for (const Value& it : items) {
+    if (it.is_tensor())
+      consumed += it.tensor().dtype() == DType::Bool ? std::max(it.tensor().ndim(), 0) : 1;
+    else if (it.kind() == Value::Kind::Bool)
+      consumed += 0;
+    else if (it.kind() != Value::Kind::None && it.kind() != Value::Kind::Ellipsis)
+      consumed += 1;
+  }
+  if (consumed > x0.ndim()) invalid(fmt::format("too many indices for tensor of dimension {}", x0.ndim()));
+  Var v = x0;
+  int dim = 0;  // current dim in v
+  bool seen_ellipsis = false;
+  std::vector<Adv> adv;
+  for (const Value& it : items) {
+    switch (it.kind()) {
+      case Value::Kind::Ellipsis:
+        if (seen_ellipsis) invalid("an index can only have a single ellipsis ('...')");
+        seen_ellipsis = true;
+        dim += x0.ndim() - consumed;
+        break;
+      case Value::Kind::None:
+        v = ops::unsqueeze(v, dim++);
+        break;
+      case Value::Kind::Bool: {  // x[True] adds a dim of 1, x[False] of 0
+        v = ops::unsqueeze(v, dim);
+        adv.push_back(
+            {dim++, {it.as_bool() ? 1 : 0}, it.as_bool() ? std::vector<double>{0} : std::vector<double>{}});
+        break;
+      }
+      case Value::Kind::Int: {
+        const std::int64_t k = it.as_int(), len = v.shape()[static_cast<std::size_t>(dim)];
+        if (k < -len || k >= len)
+          invalid(fmt::format("index {} is out of bounds for dimension {} with size {}", k, dim, len));
+        v = ops::squeeze(index_select(v, dim, {k}), dim);
+        break;
+      }
+      case Value::Kind::Slice: {
+        const Slice& sl = it.as_slice();
+        const std::int64_t len = v.shape()[static_cast<std::size_t>(dim)];
+        const std::int64_t step = sl.step.value_or(1);
+        if (step <= 0) invalid("step must be greater than zero");
+        v = slice(v, dim, sl.start.value_or(0), sl.stop.value_or(len), step);
+        ++dim;
+        break;
+      }
+      case Value::Kind::Tensor:
+      case Value::Kind::List: {
+        if (it.is_tensor() && it.tensor().dtype() == DType::Bool) {
+          const Tensor& m = it.tensor();
+          for (int k = 0; k < m.ndim(); ++k)
+            if (m.shape()[static_cast<std::size_t>(k)] != v.shape()[static_cast<std::size_t>(dim + k)])
+              invalid(fmt::format(
+                  "The shape of the mask {} at index {} does not match the shape of the indexed tensor {}",
+                  shape_to_string(m.shape()), k, shape_to_string(v.shape())));
+          // nonzero(): one coordinate vector per mask dim
+          std::vector<std::vector<double>> coords(static_cast<std::size_t>(m.ndim()));
+          const auto ms = contiguous_strides(m.shape());
+          for (std::int64_t i = 0; i < m.numel(); ++i)
+            if (m.at(i) != 0)
+              for (int k = 0; k < m.ndim(); ++k)
+                coords[static_cast<std::size_t>(k)].push_back(static_cast<double>(
+                    (i / ms[static_cast<std::size_t>(k)]) % m.shape()[static_cast<std::size_t>(k)]));
+          const std::int64_t nnz = m.ndim() ? static_cast<std::int64_t>(coords[0].size()) : 0;
+          for (int k = 0; k < m.ndim(); ++k)
+            adv.push_back({dim + k, {nnz}, coords[static_cast<std::size_t>(k)]});
+          if (m.ndim() == 0) {  // 0-d bool tensor behaves like a Python bool
+            v = ops::unsqueeze(v, dim);
+            adv.push_back(
+                {dim, {m.at(0) != 0 ? 1 : 0}, m.at(0) != 0 ? std::vector<double>{0} : std::vector<double>{}});
+            ++dim;
+            break;
+          }
+          dim += m.ndim();
+        } else {
+          if (it.is_tensor() && is_floating(it.tensor().dtype()))
+            invalid("tensors used as indices must be long, int, byte or bool tensors");
+          Shape sh =
+              it.is_tensor() ? it.tensor().shape() : Shape{static_cast<std::int64_t>(it.list().size())};
+          adv.push_back({dim++, sh, int_values(it)});
+        }
+        break;
+      }
+      default:
+        invalid(fmt::format("unsupported index {}", it.to_string()));
+    }
+  }
+  if (adv.empty()) return v;
+  // Advanced indexing on the result of basic indexing.
+  Shape b;
+  for (const Adv& a : adv) b = broadcast_shapes(b, a.shape);
+  bool adjacent = true;
+  for (std::size_t i = 1; i < adv.size(); ++i) adjacent = adjacent && adv[i].dim == adv[i - 1].dim + 1;
+  std::vector<int> rest;
+  for (int d = 0; d < v.ndim(); ++d)
+    if (std::none_of(adv.begin(), adv.end(), [d](const Adv& a) { return a.dim == d; })) rest.push_back(d);
+  const int insert_at = adjacent ? adv.front().dim : 0;
+  // output dims: rest dims before insert_at, B dims, remaining rest dims
+  Shape out;
+  std::vector<int> out_src;  // >= 0: dim of v; -1 - j: B dim j
+  std::size_t ri = 0;
+  for (; ri < rest.size() && rest[ri] < insert_at; ++ri) {
+    out.push_back(v.shape()[static_cast<std::size_t>(rest[ri])]);
+    out_src.push_back(rest[ri]);
+  }
+  if (!adjacent) ri = 0, out.clear(), out_src.clear();
+  for (std::size_t j = 0; j < b.size(); ++j) {
+    out.push_back(b[j]);
+    out_src.push_back(-1 - static_cast<int>(j));
+  }
+  for (; ri < rest.size(); ++ri) {
+    out.push_back(v.shape()[static_cast<std::size_t>(rest[ri])]);
+    out_src.push_back(rest[ri]);
+  }
+  // broadcast every index array to B
+  std::vector<std::vector<double>> bidx;
+  for (const Adv& a : adv) {
+    Var iv = expand(make_leaf(a.shape, a.values, DType::Int64), b);
+    bidx.push_back(iv.data());
+  }
+  const auto vs = contiguous_strides(v.shape());
+  const auto bs = contiguous_strides(b);
+  std::vector<std::int64_t> idx(static_cast<std::size_t>(probe::numel(out)));
+  std::vector<std::int64_t> pos(out.size(), 0);
+  for (auto& o : idx) {
+    std::int64_t off = 0, bflat = 0;
+    for (std::size_t k = 0; k < out.size(); ++k)
+      if (out_src[k] >= 0)
+        off += pos[k] * vs[static_cast<std::size_t>(out_src[k])];
+      else
+        bflat += pos[k] * bs[static_cast<std::size_t>(-1 - out_src[k])];
+    for (std::size_t a = 0; a < adv.size(); ++a) {
+      const std::int64_t len = v.shape()[static_cast<std::size_t>(adv[a].dim)];
+      std::int64_t k = static_cast<std::int64_t>(bidx[a][static_cast<std::size_t>(bflat)]);
+      if (k < -len || k >= len)
+        invalid(fmt::format("index {} is out of bounds for dimension {} with size {}", k, adv[a].dim, len));
+      if (k < 0) k += len;
+      off += k * vs[static_cast<std::size_t>(adv[a].dim)];
+    }
+    o = off;
+    for (std::size_t d = out.size(); d-- > 0;) {
+      if (++pos[d] < out[d]) break;
+      pos[d] = 0;
+    }
+  }
+  return take(v, std::move(idx), out);
+}
+
+// The dtype a `Tensor.to(...)`-style call asks for: a dtype argument, or the dtype of a tensor argument.
+std::optional<DType> requested_dtype(const Value& v) {
+  if (v.kind() == Value::Kind::DType) return v.as_dtype();
+  if (v.kind() == Value::Kind::String) return parse_dtype(v.as_string());
+  if (v.is_tensor()) return v.tensor().dtype();
+  return std::nullopt;
+}
+
 }  // namespace
 
 void register_shape_runners(RunnerRegistry& reg) {
@@ -116,6 +439,234 @@ void register_shape_runners(RunnerRegistry& reg) {
   def(reg, names("stack", kTorch | kMint | kMsOps),
       "stack(Tensor[] tensors, int dim=0, *, Tensor? out=None) -> Tensor",
       [](Ctx& c) -> Outs { return {stack(c.ts("tensors"), c.i("dim"))}; });
+
+  def(reg, names("expand", kTensor | kMsTensor), "expand(Tensor input, int... size) -> Tensor",
+      [](Ctx& c) -> Outs { return {expand(c.t("input"), c.ints("size"))}; });
+  def(reg, names("expand_as", kTensor | kMsTensor), "expand_as(Tensor input, Tensor other) -> Tensor",
+      [](Ctx& c) -> Outs { return {expand(c.t("input"), c.t("other").shape())}; });
+  def(reg, names("broadcast_to", kTorch | kTensor | kMint | kMsOps),
+      "broadcast_to(Tensor input, int[] size) -> Tensor",
+      [](Ctx& c) -> Outs { return {expand(c.t("input"), c.ints("size"))}; });
+  def(reg, names("repeat", kTensor | kMsTensor), "repeat(Tensor input, int... repeats) -> Tensor",
+      [](Ctx& c) -> Outs { return {repeat(c.t("input"), c.ints("repeats"))}; });
+  def(reg, names("tile", kTorch | kTensor | kMint | kMsOps), "tile(Tensor input, int[] dims) -> Tensor",
+      [](Ctx& c) -> Outs {
+        Var x = c.t("input");
+        auto reps = c.ints("dims");
+        if (reps.size() < static_cast<std::size_t>(x.ndim()))
+          reps.insert(reps.begin(), x.ndim() - reps.size(), 1);
+        return {repeat(x, reps)};
+      });
+  def(reg, names("repeat_interleave", kTorch | kTensor | kMint | kMsOps),
+      "repeat_interleave(Tensor input, Tensor repeats, int? dim=None, *, int? output_size=None) -> Tensor",
+      [](Ctx& c) -> Outs {
+        Var x = c.t("input");
+        if (c.none("dim")) x = reshape(x, {x.numel()});
+        const int d = c.none("dim") ? 0 : wrap_dim(c.i("dim"), x.ndim());
+        const std::int64_t len = x.ndim() ? x.shape()[static_cast<std::size_t>(d)] : 1;
+        Var r = c.t("repeats");
+        if (r.numel() != 1 && r.numel() != len)
+          invalid("repeats must have the same size as input along dim, or be a single value");
+        std::vector<std::int64_t> sel;
+        for (std::int64_t i = 0; i < len; ++i) {
+          const double n = r.data()[static_cast<std::size_t>(r.numel() == 1 ? 0 : i)];
+          if (n < 0) invalid("repeats can not be negative");
+          for (std::int64_t k = 0; k < static_cast<std::int64_t>(n); ++k) sel.push_back(i);
+        }
+        return {index_select(x, d, sel)};
+      });
+  def(reg, names("split", kTorch | kTensor | kMint | kMsOps),
+      "split(Tensor input, Any split_size_or_sections, int dim=0) -> Tensor[]", [](Ctx& c) -> Outs {
+        Outs o;
+        for (Var& v : split(c.t("input"), c["split_size_or_sections"], c.i("dim"))) o.push_back(v);
+        return o;
+      });
+  def(reg, names("split_with_sizes", kTorch | kTensor),
+      "split_with_sizes(Tensor input, int[] split_sizes, int dim=0) -> Tensor[]", [](Ctx& c) -> Outs {
+        Outs o;
+        for (Var& v : split_sizes(c.t("input"), c.ints("split_sizes"), c.i("dim"))) o.push_back(v);
+        return o;
+      });
+  def(reg, names("chunk", kTorch | kTensor | kMint | kMsOps),
+      "chunk(Tensor input, int chunks, int dim=0) -> Tensor[]", [](Ctx& c) -> Outs {
+        Outs o;
+        for (Var& v : chunk(c.t("input"), c.i("chunks"), c.i("dim"))) o.push_back(v);
+        return o;
+      });
+  def(reg, names("unbind", kTorch | kTensor | kMint), "unbind(Tensor input, int dim=0) -> Tensor[]",
+      [](Ctx& c) -> Outs {
+        Var x = c.t("input");
+        const int d = wrap_dim(c.i("dim"), x.ndim());
+        Outs o;
+        for (std::int64_t i = 0; i < x.shape()[static_cast<std::size_t>(d)]; ++i)
+          o.push_back(ops::squeeze(index_select(x, d, {i}), d));
+        return o;
+      });
+  def(reg, names("narrow", kTorch | kTensor | kMint | kMsOps),
+      "narrow(Tensor input, int dim, Tensor start, int length) -> Tensor", [](Ctx& c) -> Outs {
+        Var x = c.t("input");
+        const int d = wrap_dim(c.i("dim"), x.ndim());
+        const std::int64_t len = x.shape()[static_cast<std::size_t>(d)];
+        std::int64_t start = static_cast<std::int64_t>(c.f("start"));
+        const std::int64_t n = c.i("length");
+        if (start < -len || start > len) invalid("start out of range");
+        if (start < 0) start += len;
+        if (n < 0 || start + n > len)
+          invalid(fmt::format("start ({}) + length ({}) exceeds dimension size ({}).", start, n, len));
+        return {slice(x, d, start, start + n, 1)};
+      });
+  def(reg, {"Tensor.__getitem__", "ms:Tensor.__getitem__"}, "__getitem__(Tensor input, Any index) -> Tensor",
+      [](Ctx& c) -> Outs { return {getitem(c.t("input"), c["index"])}; });
+  def(reg, names("index_select", kTorch | kTensor | kMint | kMsOps),
+      "index_select(Tensor input, int dim, Tensor index) -> Tensor", [](Ctx& c) -> Outs {
+        Var i = int_index(c, "index");
+        if (i.ndim() > 1) invalid("index_select(): Index is supposed to be a vector");
+        std::vector<std::int64_t> sel;
+        for (double v : i.data()) sel.push_back(static_cast<std::int64_t>(v));
+        return {index_select(c.t("input"), c.i("dim"), sel)};
+      });
+  def(reg, names("gather", kTorch | kTensor | kMint),
+      "gather(Tensor input, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor", [](Ctx& c) -> Outs {
+        Var x = c.t("input"), i = int_index(c, "index");
+        const int d = x.ndim() == 0 ? 0 : wrap_dim(c.i("dim"), x.ndim());
+        check_gather_shape(x, i, d, false);
+        return {take(x, along_dim_offsets(x.shape(), i.shape(), d, i.data()), i.shape())};
+      });
+  auto scatter_fn = [](bool always_add) {
+    return [always_add](Ctx& c) -> Outs {
+      Var x = c.t("input"), i = int_index(c, "index");
+      const int d = x.ndim() == 0 ? 0 : wrap_dim(c.i("dim"), x.ndim());
+      check_gather_shape(x, i, d, true);
+      bool add = always_add;
+      if (!always_add && !c.none("reduce")) {
+        if (c.s("reduce") != "add")
+          throw Error(ErrorKind::Unsupported,
+                      fmt::format("scatter reduce='{}' is not supported", c.s("reduce")));
+        add = true;
+      }
+      const Value& sv = always_add ? c["src"] : (c.none("src") ? c["value"] : c["src"]);
+      if (sv.is_none()) invalid("scatter() needs `src` or `value`");
+      Var src =
+          sv.is_tensor() ? take_prefix(c.t("src"), i.shape()) : full(i.shape(), sv.as_double(), x.dtype());
+      return {put(x, along_dim_offsets(x.shape(), i.shape(), d, i.data()), cast(src, x.dtype()), add)};
+    };
+  };
+  def(reg, names("scatter", kTorch | kTensor | kInplace | kMint, {"Aten.scatter.src", "Aten.scatter.value"}),
+      "scatter(Tensor input, int dim, Tensor index, Tensor? src=None, *, Scalar? value=None, str? "
+      "reduce=None) -> Tensor",
+      scatter_fn(false));
+  def(reg, names("scatter_add", kTorch | kTensor | kInplace | kMint),
+      "scatter_add(Tensor input, int dim, Tensor index, Tensor src) -> Tensor", scatter_fn(true));
+  def(reg, names("index_add", kTorch | kTensor | kInplace | kMint),
+      "index_add(Tensor input, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor",
+      [](Ctx& c) -> Outs {
+        Var x = c.t("input"), i = int_index(c, "index"), src = c.t("source");
+        const int d = x.ndim() == 0 ? 0 : wrap_dim(c.i("dim"), x.ndim());
+        if (i.ndim() > 1) invalid("index_add_(): Index is supposed to be a vector");
+        // per source element: its index along d comes from index[coord_d]
+        std::vector<double> along(static_cast<std::size_t>(src.numel()));
+        const auto ss = contiguous_strides(src.shape());
+        const std::int64_t sl = src.ndim() ? src.shape()[static_cast<std::size_t>(d)] : 1;
+        if (sl != i.numel()) invalid("index_add_(): Number of indices should be equal to source.size(dim)");
+        for (std::size_t k = 0; k < along.size(); ++k) {
+          const std::int64_t coord =
+              src.ndim() ? (static_cast<std::int64_t>(k) / ss[static_cast<std::size_t>(d)]) % sl : 0;
+          along[k] = i.data()[static_cast<std::size_t>(coord)];
+        }
+        const double alpha = c.f("alpha");
+        Var scaled = alpha == 1 ? src : ops::mul(src, wrapped_scalar(alpha, DType::Float64));
+        return {put(x, along_dim_offsets(x.shape(), src.shape(), d, along), cast(scaled, x.dtype()), true)};
+      });
+  def(reg, names("masked_select", kTorch | kTensor | kMint | kMsOps),
+      "masked_select(Tensor input, Tensor mask) -> Tensor", [](Ctx& c) -> Outs {
+        Var x = c.t("input"), m = c.t("mask");
+        if (m.dtype() != DType::Bool) invalid("masked_select: expected BoolTensor for mask");
+        const Shape s = broadcast_shapes(x.shape(), m.shape());
+        Var xe = expand(x, s), me = expand(m, s);
+        std::vector<std::int64_t> idx;
+        for (std::size_t k = 0; k < me.data().size(); ++k)
+          if (me.data()[k] != 0) idx.push_back(static_cast<std::int64_t>(k));
+        const auto n = static_cast<std::int64_t>(idx.size());
+        return {take(xe, std::move(idx), {n})};
+      });
+  def(reg, names("tril", kTorch | kTensor | kInplace | kMint | kMsOps),
+      "tril(Tensor input, int diagonal=0) -> Tensor",
+      [](Ctx& c) -> Outs { return {triangle(c.t("input"), c.i("diagonal"), true)}; });
+  def(reg, names("triu", kTorch | kTensor | kInplace | kMint | kMsOps),
+      "triu(Tensor input, int diagonal=0) -> Tensor",
+      [](Ctx& c) -> Outs { return {triangle(c.t("input"), c.i("diagonal"), false)}; });
+  def(reg, names("flip", kTorch | kTensor | kMint | kMsOps), "flip(Tensor input, int... dims) -> Tensor",
+      [](Ctx& c) -> Outs {
+        Var x = c.t("input");
+        for (auto d : c.ints("dims")) {
+          const int w = wrap_dim(d, x.ndim());
+          std::vector<std::int64_t> sel;
+          for (std::int64_t i = x.shape()[static_cast<std::size_t>(w)]; i-- > 0;) sel.push_back(i);
+          x = index_select(x, w, sel);
+        }
+        return {x};
+      });
+
+  // ---- casts and constructors ---------------------------------------------------------------------
+  def(reg, {"Tensor.to", "ms:Tensor.to"},
+      "to(Tensor input, Any a=None, Any b=None, bool non_blocking=False, bool copy=False, *, ScalarType? "
+      "dtype=None, "
+      "Any device=None, Any memory_format=None) -> Tensor",
+      [](Ctx& c) -> Outs {
+        std::optional<DType> dt = c.dtype("dtype");
+        if (!dt) dt = requested_dtype(c["a"]);
+        if (!dt) dt = requested_dtype(c["b"]);
+        Var x = c.t("input");
+        if (!dt) {
+          // Only a device (or nothing) was given: the values and dtype stay.
+          for (const char* p : {"a", "b"})
+            if (c[p].kind() == Value::Kind::Opaque && c[p].to_string().empty())
+              throw Error(ErrorKind::Unsupported,
+                          "Tensor.to: the dump did not record the positional dtype argument");
+          return {x};
+        }
+        return {cast(x, *dt)};
+      });
+  const std::pair<const char*, DType> casts[] = {{"float", DType::Float32},     {"half", DType::Float16},
+                                                 {"bfloat16", DType::BFloat16}, {"double", DType::Float64},
+                                                 {"int", DType::Int32},         {"long", DType::Int64},
+                                                 {"bool", DType::Bool},         {"short", DType::Int16},
+                                                 {"char", DType::Int8},         {"byte", DType::UInt8}};
+  for (const auto& [fn, dt] : casts)
+    def(reg, {std::string("Tensor.") + fn},
+        std::string(fn) + "(Tensor input, Any memory_format=None) -> Tensor",
+        [dt = dt](Ctx& c) -> Outs { return {cast(c.t("input"), dt)}; });
+  def(reg, {"Tensor.type", "ms:Tensor.astype"},
+      "type(Tensor input, Any dtype=None, bool non_blocking=False) -> Tensor", [](Ctx& c) -> Outs {
+        auto dt = requested_dtype(c["dtype"]);
+        if (!dt) throw Error(ErrorKind::Unsupported, "Tensor.type() without a dtype returns a string");
+        return {cast(c.t("input"), *dt)};
+      });
+  def(reg, {"Tensor.type_as"}, "type_as(Tensor input, Tensor other) -> Tensor",
+      [](Ctx& c) -> Outs { return {cast(c.t("input"), c.t("other").dtype())}; });
+  def(reg, names("clone", kTorch | kTensor | kMint | kMsOps),
+      "clone(Tensor input, *, Any memory_format=None) -> Tensor",
+      [](Ctx& c) -> Outs { return {c.t("input")}; });
+  def(reg, names("detach", kTorch | kTensor), "detach(Tensor input) -> Tensor",
+      [](Ctx& c) -> Outs { return {detach(c.t("input"))}; });
+  auto like = [](const char* value_param, double fixed) {
+    return [value_param, fixed](Ctx& c) -> Outs {
+      Var x = c.t("input");
+      const double v = value_param ? c.f(value_param) : fixed;
+      DType dt = c.dtype("dtype").value_or(x.dtype());
+      // D5: a floating fill value stays float64 in the bench; integer dtypes truncate like torch.
+      return {full(x.shape(), is_floating(dt) ? v : round_to(v, dt), dt)};
+    };
+  };
+  const char* like_tail =
+      ", *, ScalarType? dtype=None, Any layout=None, Any device=None, bool? pin_memory=None, "
+      "bool? requires_grad=False, Any memory_format=None) -> Tensor";
+  def(reg, names("zeros_like", kTorch | kMint | kMsOps), std::string("zeros_like(Tensor input") + like_tail,
+      like(nullptr, 0.0), false);
+  def(reg, names("ones_like", kTorch | kMint | kMsOps), std::string("ones_like(Tensor input") + like_tail,
+      like(nullptr, 1.0), false);
+  def(reg, names("full_like", kTorch | kMint | kMsOps),
+      std::string("full_like(Tensor input, Scalar fill_value") + like_tail, like("fill_value", 0.0), false);
 }
 
 }  // namespace probe::runners

@@ -78,7 +78,12 @@ class S:
 
 class C:
     def __init__(self, api, name, args, kwargs=None, grad=True, rtol=None, atol=None, tol_reason=None,
-                 framework="pytorch"):
+                 framework="pytorch", raise_dtype_args=True, raise_tensors=True):
+        # raise_dtype_args: dtype arguments (sum(..., dtype=float16)) become float64 in the bench like the
+        # tensors; casts (Tensor.to) keep them, since a cast's result is exactly the target dtype's value.
+        self.raise_dtype_args = raise_dtype_args
+        # raise_tensors=False: torch runs on the original dtypes (APIs that msprobe never raises, e.g. type_as).
+        self.raise_tensors = raise_tensors
         self.api, self.name, self.args, self.kwargs = api, name, args, kwargs or {}
         self.grad, self.rtol, self.atol, self.tol_reason, self.framework = grad, rtol, atol, tol_reason, framework
 
@@ -163,20 +168,20 @@ def build(spec, gen):
     return spec
 
 
-def raise64(v, leaves, path, want_grad):
+def raise64(v, leaves, path, want_grad, raise_dtype=True, raise_tensors=True):
     """Bench copy: floating tensors to float64 (grad-tracking leaves), everything else unchanged."""
     if isinstance(v, torch.Tensor):
-        if v.dtype.is_floating_point:
+        if v.dtype.is_floating_point and raise_tensors:
             r = v.detach().to(torch.float64).requires_grad_(want_grad)
             if want_grad:
                 leaves.append((path, r))
             return r
         return v.clone()
     if isinstance(v, list):
-        return [raise64(x, leaves, f"{path}.{i}", want_grad) for i, x in enumerate(v)]
+        return [raise64(x, leaves, f"{path}.{i}", want_grad, raise_dtype, raise_tensors) for i, x in enumerate(v)]
     if isinstance(v, tuple):
-        return tuple(raise64(x, leaves, f"{path}.{i}", want_grad) for i, x in enumerate(v))
-    if isinstance(v, torch.dtype) and v in (torch.float16, torch.bfloat16, torch.float32):
+        return tuple(raise64(x, leaves, f"{path}.{i}", want_grad, raise_dtype, raise_tensors) for i, x in enumerate(v))
+    if raise_dtype and isinstance(v, torch.dtype) and v in (torch.float16, torch.bfloat16, torch.float32):
         return torch.float64
     return v
 
@@ -210,8 +215,10 @@ def run_case(case, seed):
     leaves = []
     torch.set_default_dtype(torch.float64)  # int -> float ops then stay exact (probe's bench is float64)
     try:
-        a64 = [raise64(a, leaves, f"input.{i}", case.grad) for i, a in enumerate(args)]
-        k64 = {k: raise64(v, leaves, f"kwargs.{k}", case.grad) for k, v in kwargs.items()}
+        a64 = [raise64(a, leaves, f"input.{i}", case.grad, case.raise_dtype_args, case.raise_tensors)
+               for i, a in enumerate(args)]
+        k64 = {k: raise64(v, leaves, f"kwargs.{k}", case.grad, case.raise_dtype_args, case.raise_tensors)
+               for k, v in kwargs.items()}
         out = as_list(fn(*a64, **k64))
     finally:
         torch.set_default_dtype(torch.float32)
@@ -440,6 +447,67 @@ def core_cases():
           C("Torch.cat", "dim1", [[f32(2, 3), f32(2, 1)]], {"dim": 1}),
           C("Torch.cat", "promote_and_skip_empty", [[T("float16", (2,)), f32(3), f32(0)]]),
           C("Torch.stack", "dim_neg", [[f32(2, 3), f32(2, 3)]], {"dim": -1})]
+    c += [C("Tensor.expand", "varargs", [f32(3, 1), 2, 3, -1]),
+          C("Tensor.expand", "list_new_dim", [f32(3), [2, 3]]),
+          C("Tensor.expand_as", "other", [f32(1, 3), f32(2, 3)]),
+          C("Tensor.repeat", "varargs", [f32(2, 3), 2, 1, 2]),
+          C("Torch.repeat_interleave", "int_dim", [f32(2, 3), 2], {"dim": 1}),
+          C("Torch.repeat_interleave", "tensor_flat", [f32(2, 2), I([1, 0, 2, 1])]),
+          C("Torch.split", "size", [f32(5, 2), 2]),
+          C("Tensor.split", "sections_dim1", [f32(2, 5), [1, 4]], {"dim": 1}),
+          C("Torch.chunk", "uneven", [f32(5, 3), 3]),
+          C("Tensor.chunk", "dim1", [f32(2, 4), 2, 1]),
+          C("Torch.narrow", "neg_start", [f32(3, 5), 1, -3, 2]),
+          C("Tensor.__getitem__", "int", [f32(3, 4), 1]),
+          C("Tensor.__getitem__", "neg_int", [f32(3, 4), -1]),
+          C("Tensor.__getitem__", "slice_step", [f32(5, 4), S(1, None, 2)]),
+          C("Tensor.__getitem__", "tuple_mixed", [f32(3, 4, 5), [S(None, 2), None, 1, S(1, -1)]]),
+          C("Tensor.__getitem__", "ellipsis", [f32(2, 3, 4), [Ellipsis, 0]]),
+          C("Tensor.__getitem__", "ellipsis_none", [f32(2, 3), [None, Ellipsis, None]]),
+          C("Tensor.__getitem__", "bool_mask", [f32(3, 4), T("bool", (3, 4))]),
+          C("Tensor.__getitem__", "bool_rows", [f32(4, 2), T("bool", (4,), values=[1, 0, 1, 1])]),
+          C("Tensor.__getitem__", "int_tensor", [f32(5, 3), I([[0, 4], [2, 2]])]),
+          C("Tensor.__getitem__", "int_list", [f32(5, 3), [4, 0, 4]]),
+          C("Tensor.__getitem__", "two_adjacent_adv", [f32(2, 4, 5), [S(), I([0, 3]), I([1, 4])]]),
+          C("Tensor.__getitem__", "separated_adv", [f32(3, 4, 5), [I([0, 2]), S(), I([1, 3])]]),
+          C("Tensor.__getitem__", "adv_after_slice", [f32(3, 4), [S(1, 3), I([3, 0, 1])]]),
+          C("Tensor.__getitem__", "empty_slice", [f32(3, 4), S(2, 1)]),
+          C("Torch.index_select", "dim1", [f32(3, 4), 1, I([3, 0, 3])]),
+          C("Torch.gather", "dim1", [f32(3, 4), 1, I([[0, 3], [1, 1], [2, 0]])]),
+          C("Torch.gather", "dim0_neg_idx", [f32(3, 2), 0, I([[2, 0], [1, 1]])]),
+          C("Torch.scatter", "src", [f32(3, 4), 1, I([[0, 3], [1, 2], [2, 0]]), f32(3, 2)]),
+          C("Torch.scatter", "value", [f32(3, 4), 0, I([[0, 1, 2, 0]])], {"value": 1.5}, grad=False),
+          C("Torch.scatter", "reduce_add", [f32(3, 4), 1, I([[0, 0], [1, 1], [3, 3]]), f32(3, 2)], {"reduce": "add"},
+            grad=False),
+          C("Torch.scatter_add", "dup", [f32(3, 4), 1, I([[0, 0], [1, 1], [3, 3]]), f32(3, 2)]),
+          C("Tensor.index_add_", "dim0", [f32(4, 3), 0, I([0, 2, 0]), f32(3, 3)]),
+          C("Torch.index_add", "alpha_dim1", [f32(2, 4), 1, I([3, 1]), f32(2, 2)], {"alpha": -2.0}),
+          C("Torch.masked_select", "broadcast", [f32(3, 4), T("bool", (4,))]),
+          C("Torch.tril", "default", [f32(4, 5)]),
+          C("Torch.triu", "diag1_batched", [f32(2, 3, 3), 1]),
+          C("Tensor.tril", "diag_neg_int", [T("int64", (3, 3), low=-5, high=5), -1]),
+          C("Torch.flip", "dims", [f32(2, 3, 2), [0, 2]]),
+          C("Tensor.to", "dtype_kw", [f32(2, 3)], {"dtype": torch.float16}, raise_dtype_args=False),
+          C("Tensor.to", "dtype_pos", [T("bfloat16", (3,)), torch.float32], raise_dtype_args=False),
+          C("Tensor.to", "narrowing_pos", [f32(3), torch.bfloat16], raise_dtype_args=False),
+          C("Tensor.to", "int_trunc", [f32(5, low=-3, high=3), torch.int64]),
+          C("Tensor.to", "other_tensor", [f32(3), T("float64", (1,))]),
+          C("Tensor.float", "from_half", [T("float16", (4,))]),
+          C("Tensor.half", "f32", [f32(4)]),
+          C("Tensor.bfloat16", "f32", [f32(4)]),
+          C("Tensor.long", "f32", [f32(4, low=-3, high=3)]),
+          C("Tensor.bool", "f32", [T("float32", (3,), values=[0.0, -1.0, 0.5])]),
+          C("Tensor.int", "bool", [T("bool", (3,))]),
+          C("Tensor.type", "dtype", [f32(3), torch.float16], raise_dtype_args=False),
+          C("Tensor.type_as", "bf16", [f32(3), T("bfloat16", (1,))], grad=False, raise_tensors=False),
+          C("Tensor.type_as", "widen", [T("float16", (3,)), f32(1)]),
+          C("Torch.zeros_like", "f16", [T("float16", (2, 3))], grad=False),
+          C("Torch.ones_like", "dtype", [f32(2)], {"dtype": torch.int32}, grad=False),
+          C("Torch.full_like", "int_trunc", [T("int64", (3,)), 2.7], grad=False),
+          C("Torch.full_like", "bf16", [T("bfloat16", (3,)), 0.1], grad=False),
+          C("Torch.clone", "f32", [f32(2, 2)]),
+          C("Tensor.detach", "f32", [f32(2)]),
+          C("Torch.unbind", "dim1", [f32(2, 3), 1])]
     return c
 
 
