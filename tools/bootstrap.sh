@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 mode=${1:-}
 case "$mode" in example|test|sanitize) ;; *) echo "usage: $0 example|test|sanitize" >&2; exit 2;; esac
 
-packages=(cmake ninja-build g++ pkg-config rapidjson-dev libxtensor-dev xtl-dev libzip-dev
+packages=(cmake ninja-build g++ pkg-config rapidjson-dev libxtensor-dev xtl-dev libzip-dev libxlsxwriter-dev
           libeigen3-dev libfmt-dev zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev)
 missing=()
 for p in "${packages[@]}"; do

@@ -21,5 +21,6 @@ int run_multi_run_ut(Args args);
 int run_api_precision_compare(Args args);
 int run_metrics(Args args);
 int run_runners(Args args);
+int run_compare(Args args);
 
 }  // namespace probe::cli

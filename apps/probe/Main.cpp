@@ -23,6 +23,8 @@ constexpr Command kCommands[] = {
      probe::cli::run_api_precision_compare},
     {"metrics", "every accuracy metric and standard verdict of two tensor files", probe::cli::run_metrics},
     {"runners", "list the APIs probe can run (schema, backward)", probe::cli::run_runners},
+    {"compare", "compare an NPU dump with a bench dump: real data, statistics or md5 (msprobe compare)",
+     probe::cli::run_compare},
 };
 
 void print_usage(std::FILE* out) {

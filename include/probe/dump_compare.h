@@ -1,0 +1,79 @@
+// `compare`: msprobe's offline accuracy compare of an NPU dump against a bench dump (dump-and-compare §3):
+// rows flattened from both dump.json files, matched by name (exact, fuzzy or mapped), compared by real
+// data, statistics or md5 (CRC-32), judged, highlighted, and written as CSV plus xlsx.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace probe {
+
+/// What the dumps hold, which decides the columns (§3.2).
+enum class DumpCompareMode { RealData, Statistics, Md5 };
+/// "all", "summary", "md5" (msprobe's names of the modes).
+const char* to_string(DumpCompareMode mode) noexcept;
+
+/// The contents of compare.json (§3.1). Relative paths stay relative to the current directory, as msprobe.
+struct CompareInput {
+  std::string npu_path, bench_path;  ///< both dump.json / debug.json files, or both step directories
+  std::string stack_path;            ///< "" when absent
+  bool is_print_compare_log = true;
+};
+/// Reads compare.json. Throws Io (unreadable), Format (bad JSON, wrong types, missing npu_path/bench_path).
+CompareInput read_compare_json(const std::string& path);
+
+/// How to compare and where to write.
+struct DumpCompareOptions {
+  std::string framework;       ///< "pytorch" / "mindspore" (msprobe's -f); "" = the NPU dump's own framework
+  std::string out_dir = "./output";
+  bool stack_mode = false;     ///< -s: show NPU_Stack_Info when compare.json names stack_path
+  bool fuzzy_match = false;    ///< -f after the sub-command (§3.4.2)
+  bool highlight = false;      ///< -hl: red/yellow rules (§3.9), appended to Err_message and coloured in xlsx
+  bool compare_only = false;   ///< -c: no advisor file
+  bool write_xlsx = true;      ///< also write the .xlsx beside the CSV
+  std::string data_mapping;    ///< -dm file: {NPU row name: bench row name} (YAML or JSON)
+  bool api_mapping = false;    ///< -am (MindSpore vs PyTorch): Mint.* -> Torch.*, MintFunctional.* -> Functional.*
+  bool cell_mapping = false;   ///< -cm (MindSpore vs PyTorch): Cell -> Module
+  std::string cell_mapping_file;  ///< optional -cm file {cell_path.Class: module_path.Class}
+  std::string profile = "probe";  ///< "probe" or "msprobe" (see DECISIONS.md profiles)
+  std::string timestamp;          ///< 14 digits for the file names; "" = local time now
+};
+
+/// Fill of a result row (§3.9).
+enum class RowColour { None, Yellow, Red };
+/// What a cell holds in msprobe's table (numbers and booleans are typed cells in the xlsx).
+enum class CellKind : unsigned char { Text, Number, Bool };
+
+/// One compare result table: header and formatted cells exactly as msprobe writes them.
+struct DumpCompareTable {
+  DumpCompareMode mode = DumpCompareMode::Statistics;
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::vector<CellKind>> kinds;  ///< same shape as rows
+  std::vector<RowColour> colours;  ///< one per row (all None without highlighting)
+  /// Index of the first row the advisor reports ("No" / "Different" / "Warning"), or rows.size().
+  std::size_t first_suspect = 0;
+};
+
+/// Compares one NPU dump.json (or debug.json) with one bench dump.json. `stack_json` = "" looks for stack.json
+/// beside the NPU file. Nothing is written. Throws probe::Error naming the file on bad input.
+DumpCompareTable compare_dump_files(const std::string& npu_json, const std::string& bench_json,
+                                    const std::string& stack_json, const DumpCompareOptions& options);
+
+/// What run_dump_compare wrote.
+struct DumpCompareSummary {
+  struct Output {
+    std::string rank_suffix;             ///< "" for single files, "_rank0", "_rank" for directories
+    std::string csv, xlsx, advisor;      ///< "" when not written
+    DumpCompareMode mode = DumpCompareMode::Statistics;
+    std::size_t rows = 0, suspects = 0;  ///< suspects: rows judged No / Different / Warning
+  };
+  std::vector<Output> outputs;
+};
+
+/// Runs the whole compare of compare.json's inputs (files or multi-rank step directories, §3.11) and
+/// writes compare_result{suffix}_{ts}.csv (+ .xlsx, + advisor) into options.out_dir.
+DumpCompareSummary run_dump_compare(const CompareInput& input, const DumpCompareOptions& options);
+
+}  // namespace probe

@@ -1,0 +1,289 @@
+// compare.json, multi-rank pairing and the output files of `compare` (dump-and-compare §3.1, §3.10, §3.11).
+#include <fmt/format.h>
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
+#include <sys/stat.h>
+#include <xlsxwriter.h>
+
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "dump_compare/DumpCompareInternal.h"
+#include "probe/csv.h"
+#include "probe/error.h"
+
+namespace probe {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::uintmax_t kMaxJsonBytes = 10ull << 30;  // msprobe's limit on inputs
+
+std::string read_small_file(const std::string& path) {
+  std::error_code ec;
+  const auto size = fs::file_size(path, ec);
+  if (ec) throw Error(ErrorKind::Io, "cannot read compare.json: " + ec.message(), path);
+  if (size > (16u << 20)) throw Error(ErrorKind::Format, "compare.json larger than 16 MiB", path);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorKind::Io, "cannot open compare.json", path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string local_timestamp() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d%H%M%S", &tm);
+  return buf;
+}
+
+void make_out_dir(const std::string& dir) {
+  std::error_code ec;
+  if (fs::is_directory(dir, ec)) return;
+  fs::create_directories(dir, ec);
+  if (ec) throw Error(ErrorKind::Io, "cannot create the output directory: " + ec.message(), dir);
+  ::chmod(dir.c_str(), 0750);
+}
+
+void remove_existing(const std::string& path) {
+  std::error_code ec;
+  fs::remove(path, ec);
+}
+
+void write_csv(const std::string& path, const DumpCompareTable& t) {
+  remove_existing(path);
+  {
+    CsvWriter w(path, t.header);
+    for (const auto& r : t.rows) w.write_row(r);
+  }
+  ::chmod(path.c_str(), 0640);
+}
+
+void xlsx_check(lxw_error err, const std::string& path) {
+  if (err != LXW_NO_ERROR) throw Error(ErrorKind::Io, std::string("xlsx: ") + lxw_strerror(err), path);
+}
+
+// Numbers and booleans as typed cells (pandas' writer), or everything as text when highlighting (openpyxl's
+// path, §3.9); whole rows filled red or yellow.
+void write_xlsx(const std::string& path, const DumpCompareTable& t, bool highlighted) {
+  remove_existing(path);
+  lxw_workbook* wb = workbook_new(path.c_str());
+  if (!wb) throw Error(ErrorKind::Io, "cannot create the xlsx file", path);
+  lxw_format* red = workbook_add_format(wb);
+  format_set_bg_color(red, 0xFF0000);
+  format_set_pattern(red, LXW_PATTERN_SOLID);
+  lxw_format* yellow = workbook_add_format(wb);
+  format_set_bg_color(yellow, 0xFFFF00);
+  format_set_pattern(yellow, LXW_PATTERN_SOLID);
+  constexpr std::size_t kSheetRows = 1048500;
+  const std::size_t parts = t.rows.size() >= kSheetRows ? (t.rows.size() + kSheetRows - 1) / kSheetRows : 1;
+  const std::size_t per = parts == 1 ? t.rows.size() : (t.rows.size() + parts - 1) / parts;
+  for (std::size_t p = 0; p < parts; ++p) {
+    const std::string name = parts > 1 ? fmt::format("part_{}", p) : highlighted ? "Sheet" : "Sheet1";
+    lxw_worksheet* ws = workbook_add_worksheet(wb, name.c_str());
+    for (std::size_t c = 0; c < t.header.size(); ++c)
+      worksheet_write_string(ws, 0, static_cast<lxw_col_t>(c), t.header[c].c_str(), nullptr);
+    const std::size_t begin = p * per, end = std::min(t.rows.size(), begin + per);
+    for (std::size_t r = begin; r < end; ++r) {
+      const auto row = static_cast<lxw_row_t>(r - begin + 1);
+      lxw_format* fill = t.colours[r] == RowColour::Red ? red : t.colours[r] == RowColour::Yellow ? yellow : nullptr;
+      if (fill) worksheet_set_row(ws, row, LXW_DEF_ROW_HEIGHT, fill);
+      for (std::size_t c = 0; c < t.rows[r].size(); ++c) {
+        const auto col = static_cast<lxw_col_t>(c);
+        const std::string& s = t.rows[r][c];
+        const CellKind k = t.kinds[r][c];
+        if (k == CellKind::Number && !highlighted) {
+          const double v = std::strtod(s.c_str(), nullptr);
+          if (std::isfinite(v)) {
+            worksheet_write_number(ws, row, col, v, fill);
+            continue;
+          }
+        } else if (k == CellKind::Number && highlighted) {
+          const double v = std::strtod(s.c_str(), nullptr);
+          if (std::isfinite(v)) {
+            worksheet_write_number(ws, row, col, v, fill);
+            continue;
+          }
+          worksheet_write_string(ws, row, col, (s + "\t").c_str(), fill);  // inf/nan as text + TAB
+          continue;
+        } else if (k == CellKind::Bool && !highlighted) {
+          worksheet_write_boolean(ws, row, col, s == "True", fill);
+          continue;
+        }
+        if (s.empty() && !highlighted) {
+          if (fill) worksheet_write_blank(ws, row, col, fill);
+          continue;
+        }
+        worksheet_write_string(ws, row, col, s.c_str(), fill);
+      }
+    }
+  }
+  xlsx_check(workbook_close(wb), path);
+  ::chmod(path.c_str(), 0640);
+}
+
+void write_advisor(const std::string& path, const DumpCompareTable& t) {
+  remove_existing(path);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw Error(ErrorKind::Io, "cannot write the advisor file", path);
+  if (t.first_suspect >= t.rows.size()) {
+    out << "Line: NA\nSuspect Nodes: NA\nExpert Advice: NA\n";
+  } else {
+    const char* advice = t.mode == DumpCompareMode::RealData
+                             ? "The first API whose result is not accurate enough; check it and its inputs first."
+                         : t.mode == DumpCompareMode::Md5
+                             ? "The first API whose data differs between the two runs; check it and its inputs first."
+                             : "The first API whose statistics differ by more than half; check it and its inputs "
+                               "first.";
+    out << "Line: " << t.first_suspect << "\nSuspect Nodes: " << t.rows[t.first_suspect][0]
+        << "\nExpert Advice: " << advice << "\n";
+  }
+  if (!out) throw Error(ErrorKind::Io, "cannot write the advisor file", path);
+  out.close();
+  ::chmod(path.c_str(), 0640);
+}
+
+DumpCompareSummary::Output compare_pair(const std::string& npu_json, const std::string& bench_json,
+                                        const std::string& stack_json, const std::string& suffix,
+                                        const DumpCompareOptions& options, const std::string& ts) {
+  const bool debug = fs::path(npu_json).filename() == "debug.json";
+  const DumpCompareTable t = compare_dump_files(npu_json, bench_json, stack_json, options);
+  DumpCompareSummary::Output o;
+  o.rank_suffix = suffix;
+  o.mode = t.mode;
+  o.rows = t.rows.size();
+  const auto col = [&](const char* name) -> std::size_t {
+    auto it = std::find(t.header.begin(), t.header.end(), name);
+    return static_cast<std::size_t>(it - t.header.begin());
+  };
+  const std::size_t verdict = t.mode == DumpCompareMode::RealData ? col("Accuracy Reached or Not") : col("Result");
+  const char* bad = t.mode == DumpCompareMode::RealData ? "No" : t.mode == DumpCompareMode::Md5 ? "Different" : "Warning";
+  for (const auto& r : t.rows)
+    if (r[verdict] == bad) ++o.suspects;
+  const std::string stem = std::string(debug ? "debug_compare_result" : "compare_result") + suffix + "_" + ts;
+  make_out_dir(options.out_dir);
+  o.csv = (fs::path(options.out_dir) / (stem + ".csv")).string();
+  write_csv(o.csv, t);
+  if (options.write_xlsx) {
+    o.xlsx = (fs::path(options.out_dir) / (stem + ".xlsx")).string();
+    write_xlsx(o.xlsx, t, options.highlight && !debug && t.mode != DumpCompareMode::Md5);
+  }
+  if (!options.compare_only) {
+    o.advisor = (fs::path(options.out_dir) / ("advisor" + suffix + "_" + ts + ".txt")).string();
+    write_advisor(o.advisor, t);
+  }
+  return o;
+}
+
+struct RankDir {
+  std::string name;
+  long long index = -1;  // -1 for "rank" without a number
+};
+
+std::vector<RankDir> rank_dirs(const std::string& step_dir) {
+  static const std::regex kRank("^rank(0|[1-9][0-9]*)?$");
+  std::vector<RankDir> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(step_dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (!e.is_directory() || !std::regex_match(name, kRank))
+      throw Error(ErrorKind::InvalidArgument,
+                  "a multi-rank compare needs step directories holding only rank* directories, found '" + name + "'",
+                  step_dir);
+    RankDir r{name, -1};
+    if (name.size() > 4) {
+      if (name.size() > 18) throw Error(ErrorKind::InvalidArgument, "rank number too large", step_dir, name);
+      r.index = std::stoll(name.substr(4));
+    }
+    out.push_back(r);
+  }
+  if (ec) throw Error(ErrorKind::Io, "cannot list the directory: " + ec.message(), step_dir);
+  std::sort(out.begin(), out.end(), [](const RankDir& a, const RankDir& b) { return a.index < b.index; });
+  return out;
+}
+
+}  // namespace
+
+CompareInput read_compare_json(const std::string& path) {
+  const std::string text = read_small_file(path);
+  rapidjson::Document doc;
+  doc.Parse(text.c_str(), text.size());
+  if (doc.HasParseError())
+    throw Error(ErrorKind::Format,
+                fmt::format("invalid JSON at byte {}: {}", doc.GetErrorOffset(),
+                            rapidjson::GetParseError_En(doc.GetParseError())),
+                path);
+  if (!doc.IsObject()) throw Error(ErrorKind::Format, "compare.json must hold a JSON object", path);
+  CompareInput in;
+  auto str = [&](const char* key, std::string& out, bool required) {
+    auto it = doc.FindMember(key);
+    if (it == doc.MemberEnd() || it->value.IsNull()) {
+      if (required) throw Error(ErrorKind::Format, std::string("missing key '") + key + "'", path, key);
+      return;
+    }
+    if (!it->value.IsString()) throw Error(ErrorKind::Format, "expected a string", path, key);
+    out = it->value.GetString();
+    if (required && out.empty()) throw Error(ErrorKind::Format, "empty path", path, key);
+  };
+  str("npu_path", in.npu_path, true);
+  str("bench_path", in.bench_path, true);
+  str("stack_path", in.stack_path, false);
+  if (auto it = doc.FindMember("is_print_compare_log"); it != doc.MemberEnd()) {
+    if (!it->value.IsBool()) throw Error(ErrorKind::Format, "expected true or false", path, "is_print_compare_log");
+    in.is_print_compare_log = it->value.GetBool();
+  }
+  return in;
+}
+
+DumpCompareSummary run_dump_compare(const CompareInput& input, const DumpCompareOptions& options) {
+  const std::string ts = options.timestamp.empty() ? local_timestamp() : options.timestamp;
+  if (ts.size() != 14 || !std::all_of(ts.begin(), ts.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    throw Error(ErrorKind::InvalidArgument, "expected 14 digits YYYYmmddHHMMSS", {}, "--timestamp");
+  std::error_code ec;
+  for (const std::string* p : {&input.npu_path, &input.bench_path})
+    if (!fs::exists(*p, ec))
+      throw Error(ErrorKind::Io, "no such file or directory", *p, p == &input.npu_path ? "npu_path" : "bench_path");
+  for (const std::string* p : {&input.npu_path, &input.bench_path})
+    if (fs::is_regular_file(*p, ec) && fs::file_size(*p, ec) > kMaxJsonBytes)
+      throw Error(ErrorKind::InvalidArgument, "file larger than 10 GiB", *p);
+  const bool npu_dir = fs::is_directory(input.npu_path), bench_dir = fs::is_directory(input.bench_path);
+  if (npu_dir != bench_dir)
+    throw Error(ErrorKind::InvalidArgument, "npu_path and bench_path must both be files or both be directories",
+                input.bench_path, "bench_path");
+  DumpCompareSummary s;
+  if (!npu_dir) {
+    s.outputs.push_back(compare_pair(input.npu_path, input.bench_path, input.stack_path, "", options, ts));
+    return s;
+  }
+  const auto npu_ranks = rank_dirs(input.npu_path), bench_ranks = rank_dirs(input.bench_path);
+  if (npu_ranks.size() != bench_ranks.size())
+    throw Error(ErrorKind::InvalidArgument,
+                fmt::format("the NPU step has {} rank directories, the bench step {}", npu_ranks.size(),
+                            bench_ranks.size()),
+                input.bench_path);
+  if (npu_ranks.empty()) throw Error(ErrorKind::InvalidArgument, "no rank directories", input.npu_path);
+  for (std::size_t i = 0; i < npu_ranks.size(); ++i) {
+    const fs::path n = fs::path(input.npu_path) / npu_ranks[i].name, b = fs::path(input.bench_path) / bench_ranks[i].name;
+    bool any = false;
+    for (const char* file : {"dump.json", "debug.json"}) {
+      if (!fs::is_regular_file(n / file) || !fs::is_regular_file(b / file)) continue;
+      any = true;
+      // Stack is auto-detected per rank (stack.json beside the NPU file).
+      s.outputs.push_back(compare_pair((n / file).string(), (b / file).string(), "", "_" + npu_ranks[i].name, options, ts));
+    }
+    if (!any)
+      throw Error(ErrorKind::Io, "no dump.json or debug.json present in both rank directories", n.string(),
+                  npu_ranks[i].name);
+  }
+  return s;
+}
+
+}  // namespace probe

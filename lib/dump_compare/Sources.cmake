@@ -1,0 +1,1 @@
+set(PROBE_SOURCES Rows.cpp Match.cpp Compare.cpp Output.cpp)

@@ -1,0 +1,421 @@
+// `compare` against msprobe-shaped dump pairs from tests/data/make_dump_compare_fixtures.py; expected metrics
+// and statistics were computed there with numpy float64 (dump-and-compare §3.6-§3.8).
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "dump_compare/DumpCompareInternal.h"
+#include "probe/csv.h"
+#include "probe/dump_compare.h"
+#include "probe/error.h"
+
+namespace fs = std::filesystem;
+using namespace probe;
+
+namespace {
+
+const std::string kData = std::string(PROBE_TEST_DATA_DIR) + "/dump_compare/";
+
+std::string rank0(const std::string& c, const std::string& side) { return kData + c + "/" + side + "/step0/rank0/dump.json"; }
+
+rapidjson::Document load_json(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  rapidjson::Document d;
+  d.Parse<rapidjson::kParseNanAndInfFlag>(ss.str().c_str());
+  EXPECT_FALSE(d.HasParseError()) << path;
+  return d;
+}
+
+struct Table {
+  DumpCompareTable t;
+  std::size_t col(const std::string& name) const {
+    for (std::size_t i = 0; i < t.header.size(); ++i)
+      if (t.header[i] == name) return i;
+    ADD_FAILURE() << "no column " << name;
+    return 0;
+  }
+  const std::vector<std::string>& row(const std::string& name) const {
+    for (const auto& r : t.rows)
+      if (r[0] == name) return r;
+    static const std::vector<std::string> none;
+    ADD_FAILURE() << "no row " << name;
+    return none;
+  }
+  const std::string& cell(const std::string& row_name, const std::string& col_name) const {
+    static const std::string empty;
+    const auto& r = row(row_name);
+    return r.empty() ? empty : r[col(col_name)];
+  }
+};
+
+Table compare(const std::string& c, DumpCompareOptions o = {}) {
+  return Table{compare_dump_files(rank0(c, "npu"), rank0(c, "bench"), "", o)};
+}
+
+void expect_metric(const rapidjson::Value& want, const std::string& got, const std::string& what) {
+  if (want.IsString()) {
+    EXPECT_EQ(got, want.GetString()) << what;
+  } else {
+    char* end = nullptr;
+    const double g = std::strtod(got.c_str(), &end);
+    ASSERT_TRUE(end && *end == 0 && !got.empty()) << what << ": '" << got << "'";
+    // 12-decimal rounding in both; the last digit may differ by summation order.
+    EXPECT_NEAR(g, want.GetDouble(), 2e-12 + 1e-12 * std::fabs(want.GetDouble())) << what;
+  }
+}
+
+std::string tmp_dir(const std::string& name) {
+  const fs::path p = fs::temp_directory_path() / ("probe_dump_compare_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p.string();
+}
+
+}  // namespace
+
+TEST(DumpCompareRealData, MetricsMatchNumpyFloat64) {
+  const Table t = compare("real");
+  ASSERT_EQ(t.t.mode, DumpCompareMode::RealData);
+  const auto expected = load_json(kData + "real/expected.json");
+  const char* cols[] = {"Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr", "One Thousandth Err Ratio",
+                        "Five Thousandths Err Ratio"};
+  int checked = 0;
+  for (auto& m : expected.GetObject()) {
+    const std::string name = m.name.GetString();
+    if (!m.value.HasMember("metrics")) continue;
+    for (int k = 0; k < 6; ++k) expect_metric(m.value["metrics"][k], t.cell(name, cols[k]), name + " " + cols[k]);
+    EXPECT_EQ(t.cell(name, "Accuracy Reached or Not"), m.value["accuracy"].GetString()) << name;
+    const std::string err = t.cell(name, "Err_message");
+    const std::string msg = m.value["message"].GetString();
+    if (name.rfind("Torch.exp", 0) == 0)
+      EXPECT_EQ(err, "Requires_grad inconsistent. " + msg) << name;
+    else
+      EXPECT_EQ(err, msg) << name;
+    ++checked;
+  }
+  EXPECT_GE(checked, 20);
+}
+
+TEST(DumpCompareRealData, RowOrderUnmatchedAndNoFileRows) {
+  const Table t = compare("real");
+  ASSERT_EQ(t.t.rows.size(), 28u);
+  EXPECT_EQ(t.t.rows.front()[0], "Functional.linear.0.forward.input.0");
+  EXPECT_EQ(t.t.rows.back()[0], "Torch.tanh.0.forward.output.0");
+  const std::vector<std::string> header = {
+      "NPU Name", "Bench Name", "NPU Dtype", "Bench Dtype", "NPU Tensor Shape", "Bench Tensor Shape",
+      "NPU Requires_grad", "Bench Requires_grad", "Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr",
+      "One Thousandth Err Ratio", "Five Thousandths Err Ratio", "NPU max", "NPU min", "NPU mean", "NPU l2norm",
+      "Bench max", "Bench min", "Bench mean", "Bench l2norm", "Requires_grad Consistent", "Accuracy Reached or Not",
+      "Err_message", "NPU_Stack_Info", "Data_name"};
+  EXPECT_EQ(t.t.header, header);
+  // NPU-only API: bench cells N/A, requires_grad False vs N/A is inconsistent and overwrites the message.
+  const std::string m = "Torch.matmul.0.forward.output.0";
+  EXPECT_EQ(t.cell(m, "Bench Name"), "N/A");
+  EXPECT_EQ(t.cell(m, "Bench max"), "N/A");
+  EXPECT_EQ(t.cell(m, "Cosine"), "unsupported");
+  EXPECT_EQ(t.cell(m, "Accuracy Reached or Not"), "None");
+  EXPECT_EQ(t.cell(m, "Err_message"), "Requires_grad inconsistent. Bench api/module unmatched.");
+  EXPECT_EQ(t.cell(m, "Data_name"), "['Torch.matmul.0.forward.output.0.pt', 'N/A']");
+  // Empty tensors have no file; int leaves neither.
+  EXPECT_EQ(t.cell("Torch.cat.0.forward.output.0", "Err_message"), "NPU does not have data file.");
+  EXPECT_EQ(t.cell("Torch.cat.0.forward.output.0", "NPU max"), "None");
+  EXPECT_EQ(t.cell("Tensor.__add__.0.forward.input.1", "NPU Dtype"), "<class 'int'>");
+  EXPECT_EQ(t.cell("Tensor.__add__.0.forward.input.1", "NPU max"), "1");
+  EXPECT_EQ(t.cell("Tensor.__add__.0.forward.input.1", "Data_name"), "['-1', '-1']");
+  // Stack on the first row of the entry only, as a Python list repr.
+  EXPECT_EQ(t.cell("Functional.linear.0.forward.input.0", "NPU_Stack_Info"),
+            "['File /work/model.py, line 12, in forward, \\n y = F.linear(x, w)', "
+            "'File /work/train.py, line 3, in <module>, \\n main()']");
+  EXPECT_EQ(t.cell("Functional.linear.0.forward.input.1", "NPU_Stack_Info"), "N/A");
+  EXPECT_EQ(t.cell("Torch.exp.0.forward.input.0", "Requires_grad Consistent"), "False");
+  EXPECT_EQ(t.cell("Torch.exp.0.forward.input.0", "NPU Requires_grad"), "True");
+  EXPECT_EQ(t.cell("Torch.mul.0.forward.output.0", "NPU max"), "inf");
+  EXPECT_EQ(t.cell("Functional.relu.0.forward.output.0", "NPU max"), "Nan");
+  EXPECT_EQ(t.t.first_suspect, 11u);  // Torch.mul output: inf positions differ -> "No"
+}
+
+TEST(DumpCompareRealData, ProfilesDifferOnlyInTheZeroDimMessage) {
+  DumpCompareOptions o;
+  o.profile = "msprobe";
+  const Table ms = compare("real", o);
+  const Table pr = compare("real");
+  const std::string one =
+      "This is type of 0-d tensor, can not calculate 'Cosine', 'EucDist', 'One Thousandth Err Ratio' and 'Five "
+      "Thousandths Err Ratio'. ";
+  std::string sixteen;
+  for (int i = 0; i < 16; ++i) sixteen += one;
+  // DECISIONS (compare, 0-d message): probe writes it once, msprobe HEAD 16 times.
+  EXPECT_EQ(pr.cell("Torch.sum.0.forward.output.0", "Err_message"), one);
+  EXPECT_EQ(ms.cell("Torch.sum.0.forward.output.0", "Err_message"), sixteen);
+  ASSERT_EQ(ms.t.rows.size(), pr.t.rows.size());
+  for (std::size_t i = 0; i < ms.t.rows.size(); ++i) {
+    if (ms.t.rows[i][0] != "Torch.sum.0.forward.output.0") {
+      EXPECT_EQ(ms.t.rows[i], pr.t.rows[i]);
+    }
+  }
+}
+
+TEST(DumpCompareRealData, HighlightRules) {
+  DumpCompareOptions o;
+  o.highlight = true;
+  const Table t = compare("real", o);
+  auto colour = [&](const std::string& name) {
+    for (std::size_t i = 0; i < t.t.rows.size(); ++i)
+      if (t.t.rows[i][0] == name) return t.t.colours[i];
+    return RowColour::None;
+  };
+  // inf in NPU max -> red.
+  EXPECT_EQ(colour("Torch.mul.0.forward.output.0"), RowColour::Red);
+  EXPECT_EQ(t.cell("Torch.mul.0.forward.output.0", "Err_message"),
+            "The position of inf or nan in NPU and bench Tensor do not match.\nmaximum or minimum is nan, -inf, or inf");
+  // Inputs identical (ratio 1.0), output ratio 0 -> red one-thousandth rule.
+  EXPECT_EQ(colour("Torch.tanh.0.forward.output.0"), RowColour::Red);
+  EXPECT_EQ(t.cell("Torch.tanh.0.forward.output.0", "Err_message"),
+            "The input/parameter's one thousandth err ratio exceeds 0.9, while the output's is below 0.6");
+  // linear output 0.6875 vs inputs 1.0: yellow, once per input (msprobe repeats per pair).
+  EXPECT_EQ(colour("Functional.linear.0.forward.output.0"), RowColour::Yellow);
+  const std::string y =
+      "The output's one thousandth err ratio decreases by more than 0.1 compared to the input/parameter's";
+  EXPECT_EQ(t.cell("Functional.linear.0.forward.output.0", "Err_message"), y + "\n" + y);
+  // requires_grad inconsistent -> yellow on every such row.
+  EXPECT_EQ(colour("Torch.exp.0.forward.input.0"), RowColour::Yellow);
+  EXPECT_EQ(t.cell("Torch.exp.0.forward.input.0", "Err_message"),
+            "Requires_grad inconsistent. \nrequires_grad is inconsistent");
+  EXPECT_EQ(colour("Torch.argsort.0.forward.output.0"), RowColour::None);
+  EXPECT_EQ(colour("Functional.linear.0.forward.input.0"), RowColour::None);
+}
+
+TEST(DumpCompareStatistics, DiffsRelativeTextAndWarnings) {
+  const Table t = compare("stats");
+  ASSERT_EQ(t.t.mode, DumpCompareMode::Statistics);
+  EXPECT_EQ(t.t.header.size(), 27u);
+  EXPECT_EQ(t.t.header[8], "Max diff");
+  EXPECT_EQ(t.t.header[26], "Err_message");
+  const auto expected = load_json(kData + "stats/expected.json");
+  const char* diff_cols[] = {"Max diff", "Min diff", "Mean diff", "L2norm diff"};
+  const char* rel_cols[] = {"MaxRelativeErr", "MinRelativeErr", "MeanRelativeErr", "NormRelativeErr"};
+  int checked = 0;
+  for (auto& m : expected.GetObject()) {
+    const std::string name = m.name.GetString();
+    if (!m.value.HasMember("stats")) continue;
+    for (int k = 0; k < 4; ++k) {
+      const auto& s = m.value["stats"][k];
+      if (s.IsNull()) {
+        EXPECT_EQ(t.cell(name, diff_cols[k]), "N/A") << name;
+        continue;
+      }
+      std::string diff = t.cell(name, diff_cols[k]);
+      if (!diff.empty() && diff.back() == '\t') diff.pop_back();  // inf/nan text + TAB (§3.6)
+      if (s[0].IsString())
+        EXPECT_EQ(diff, s[0].GetString()) << name;
+      else if (std::isinf(s[0].GetDouble()))
+        EXPECT_EQ(diff, s[0].GetDouble() > 0 ? "inf" : "-inf") << name;
+      else
+        EXPECT_EQ(std::strtod(diff.c_str(), nullptr), s[0].GetDouble()) << name << " " << diff_cols[k];
+      EXPECT_EQ(t.cell(name, rel_cols[k]), s[1].GetString()) << name << " " << rel_cols[k];
+    }
+    EXPECT_EQ(t.cell(name, "Result"), m.value["result"].GetString()) << name;
+    EXPECT_EQ(t.cell(name, "Err_message"),
+              std::string(m.value["result"].GetString()) == "Warning" ? "Need double check api accuracy. " : "")
+        << name;
+    ++checked;
+  }
+  EXPECT_GE(checked, 8);
+  EXPECT_EQ(t.cell("Torch.add.0.forward.output.0", "Result"), "Warning");
+  EXPECT_EQ(t.cell("Torch.log.0.forward.output.0", "NPU max"), "inf\t");
+  EXPECT_EQ(t.cell("Torch.matmul.0.forward.input.0", "Result"), "N/A");
+  EXPECT_EQ(t.cell("Torch.matmul.0.forward.input.0", "Max diff"), "N/A");
+  EXPECT_EQ(t.cell("Torch.matmul.0.forward.input.0", "Err_message"), "No bench data matched.Requires_grad inconsistent. ");
+  EXPECT_EQ(t.cell("Functional.linear.0.forward.input.1", "Max diff"), "0");  // int leaf 3 - 3
+  EXPECT_EQ(t.cell("Functional.linear.0.forward.input.1", "MaxRelativeErr"), "0.0%");
+  EXPECT_EQ(t.t.first_suspect, 4u);
+}
+
+TEST(DumpCompareMd5, CrcPassDifferentAndUnmatched) {
+  const Table t = compare("md5");
+  ASSERT_EQ(t.t.mode, DumpCompareMode::Md5);
+  const std::vector<std::string> tail(t.t.header.begin() + 8, t.t.header.end());
+  EXPECT_EQ(tail, (std::vector<std::string>{"NPU MD5", "BENCH MD5", "Requires_grad Consistent", "Result"}));
+  const auto expected = load_json(kData + "md5/expected.json");
+  for (auto& m : expected.GetObject()) {
+    const std::string name = m.name.GetString();
+    if (m.value.HasMember("bench_missing")) {
+      EXPECT_EQ(t.cell(name, "Result"), "N/A");
+      continue;
+    }
+    if (m.value.HasMember("leaf")) {
+      EXPECT_EQ(t.cell(name, "NPU MD5"), m.value["md5"].GetString()) << name;
+      continue;
+    }
+    const std::string n = m.value["md5"][0].GetString(), b = m.value["md5"][1].GetString();
+    EXPECT_EQ(t.cell(name, "NPU MD5"), n);
+    EXPECT_EQ(t.cell(name, "BENCH MD5"), b);
+    EXPECT_EQ(t.cell(name, "Result"), n == b ? "pass" : "Different") << name;
+  }
+  EXPECT_EQ(t.cell("Torch.add.0.forward.output.0", "Result"), "Different");
+  EXPECT_EQ(t.cell("Tensor.mul.0.forward.output.0", "Result"), "pass");
+}
+
+TEST(DumpCompareMatching, FuzzyMatchIgnoresCallCounters) {
+  const Table exact = compare("fuzzy");
+  EXPECT_EQ(exact.cell("Functional.conv2d.1.forward.input.0", "Bench Name"), "N/A");
+  EXPECT_EQ(exact.cell("Torch.relu.0.forward.output.0", "Bench Name"), "Torch.relu.0.forward.output.0");
+  DumpCompareOptions o;
+  o.fuzzy_match = true;
+  const Table fuzzy = compare("fuzzy", o);
+  EXPECT_EQ(fuzzy.cell("Functional.conv2d.1.forward.input.0", "Bench Name"), "Functional.conv2d.0.forward.input.0");
+  EXPECT_EQ(fuzzy.cell("Functional.conv2d.1.forward.output.0", "Bench Name"), "Functional.conv2d.0.forward.output.0");
+  EXPECT_EQ(fuzzy.cell("Functional.conv2d.1.forward.output.0", "Result"), "");
+  EXPECT_EQ(fuzzy.cell("Torch.relu.0.forward.output.0", "Bench Name"), "Torch.relu.0.forward.output.0");
+}
+
+TEST(DumpCompareMatching, DataMappingYaml) {
+  DumpCompareOptions o;
+  o.data_mapping = kData + "fuzzy/map.yaml";
+  const Table t = compare("fuzzy", o);
+  EXPECT_EQ(t.cell("Functional.conv2d.1.forward.input.0", "Bench Name"), "Functional.conv2d.0.forward.input.0");
+  EXPECT_EQ(t.cell("Functional.conv2d.1.forward.output.0", "Bench Name"), "Functional.conv2d.0.forward.output.0");
+  EXPECT_EQ(t.cell("Torch.relu.0.forward.input.0", "Bench Name"), "Torch.relu.0.forward.input.0");
+  o.data_mapping = kData + "fuzzy/bad_map.yaml";
+  try {
+    compare("fuzzy", o);
+    FAIL() << "nested YAML accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Format);
+    EXPECT_NE(std::string(e.what()).find("line 1"), std::string::npos) << e.what();
+  }
+  o.data_mapping = kData + "fuzzy/no_such_map.yaml";
+  EXPECT_THROW(
+      try { compare("fuzzy", o); } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::Io);
+        throw;
+      },
+      Error);
+}
+
+TEST(DumpCompareMatching, MindSporeAgainstPyTorchWithApiMapping) {
+  DumpCompareOptions o;
+  o.framework = "mindspore";
+  const Table plain = compare("cross", o);
+  EXPECT_EQ(plain.cell("Mint.add.0.forward.output.0", "Bench Name"), "N/A");
+  o.api_mapping = true;
+  const Table t = compare("cross", o);
+  const std::string r = "Mint.add.0.forward.output.0";
+  EXPECT_EQ(t.cell(r, "Bench Name"), "Torch.add.0.forward.output.0");
+  EXPECT_EQ(t.cell(r, "NPU Dtype"), "Float32");
+  EXPECT_EQ(t.cell(r, "Bench Dtype"), "torch.float32");
+  // MindSpore has no requires_grad: N/A vs False is inconsistent (msprobe quirk §3.13).
+  EXPECT_EQ(t.cell(r, "NPU Requires_grad"), "N/A");
+  EXPECT_EQ(t.cell(r, "Requires_grad Consistent"), "False");
+  const auto expected = load_json(kData + "cross/expected.json");
+  const auto& m = expected[r.c_str()];
+  const char* cols[] = {"Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr", "One Thousandth Err Ratio",
+                        "Five Thousandths Err Ratio"};
+  for (int k = 0; k < 6; ++k) expect_metric(m["metrics"][k], t.cell(r, cols[k]), cols[k]);
+  EXPECT_EQ(t.cell(r, "Accuracy Reached or Not"), m["accuracy"].GetString());
+  // A PyTorch NPU dump cannot be compared with a MindSpore bench, and -f must agree with the dump.
+  o.framework = "pytorch";
+  EXPECT_THROW(compare("cross", o), Error);
+}
+
+TEST(DumpCompareRun, MultiRankDirectoriesWriteOneResultPerRank) {
+  const std::string out = tmp_dir("multi");
+  CompareInput in;
+  in.npu_path = kData + "multi/npu/step0";
+  in.bench_path = kData + "multi/bench/step0";
+  DumpCompareOptions o;
+  o.out_dir = out;
+  o.timestamp = "20250101120000";
+  const DumpCompareSummary s = run_dump_compare(in, o);
+  ASSERT_EQ(s.outputs.size(), 2u);
+  EXPECT_EQ(s.outputs[0].rank_suffix, "_rank0");
+  EXPECT_EQ(s.outputs[1].rank_suffix, "_rank1");
+  EXPECT_EQ(fs::path(s.outputs[1].csv).filename(), "compare_result_rank1_20250101120000.csv");
+  EXPECT_EQ(s.outputs[0].suspects, 0u);
+  EXPECT_EQ(s.outputs[1].suspects, 1u);  // rank1's NPU output is twice the bench's
+  const auto rows = csv_read_file(s.outputs[1].csv);
+  ASSERT_EQ(rows.size(), 5u);  // header, input.0, input.group (None), output.0, output.1 (None)
+  EXPECT_EQ(rows[1][0], "Distributed.all_reduce.0.forward.input.0");
+  EXPECT_EQ(rows[2][0], "Distributed.all_reduce.0.forward.input.group");
+  EXPECT_EQ(rows[2][2], "None");
+  std::ifstream x(s.outputs[0].xlsx, std::ios::binary);
+  char pk[2] = {};
+  x.read(pk, 2);
+  EXPECT_EQ(std::string(pk, 2), "PK");
+  std::ifstream adv(s.outputs[1].advisor);
+  std::string line;
+  std::getline(adv, line);
+  EXPECT_EQ(line, "Line: 2");
+  fs::remove_all(out);
+}
+
+TEST(DumpCompareRun, BadInputsGiveClearErrors) {
+  auto kind_of = [](const std::string& compare_json) {
+    try {
+      const fs::path cwd = fs::current_path();
+      fs::current_path(kData + "bad");
+      CompareInput in;
+      try {
+        in = read_compare_json(compare_json);
+        DumpCompareOptions o;
+        o.out_dir = tmp_dir("bad");
+        run_dump_compare(in, o);
+      } catch (...) {
+        fs::current_path(cwd);
+        throw;
+      }
+      fs::current_path(cwd);
+    } catch (const Error& e) {
+      return e.kind();
+    }
+    return ErrorKind::Internal;
+  };
+  EXPECT_EQ(kind_of("missing_bench.json"), ErrorKind::Format);
+  EXPECT_EQ(kind_of("not_json.json"), ErrorKind::Format);
+  EXPECT_EQ(kind_of("missing_file.json"), ErrorKind::Io);
+  EXPECT_EQ(kind_of("task_mismatch.json"), ErrorKind::InvalidArgument);
+  EXPECT_EQ(kind_of("md5_one_side.json"), ErrorKind::InvalidArgument);
+  EXPECT_EQ(kind_of("file_and_dir.json"), ErrorKind::InvalidArgument);
+  EXPECT_EQ(kind_of("no_such_compare.json"), ErrorKind::Io);
+}
+
+TEST(DumpCompareRows, FuzzyKeyAndReprs) {
+  using namespace probe::dump_compare_detail;
+  EXPECT_EQ(fuzzy_key("Functional.conv2d.3.forward.input.0"), fuzzy_key("Functional.conv2d.0.forward.input.0"));
+  EXPECT_NE(fuzzy_key("Functional.conv2d.3.forward.input.0"), fuzzy_key("Functional.conv2d.3.backward.input.0"));
+  EXPECT_NE(fuzzy_key("Functional.conv2d.3.forward.input.0"), fuzzy_key("Functional.conv2d.3.forward.input.1"));
+  EXPECT_EQ(python_str_repr("it's"), "\"it's\"");
+  EXPECT_EQ(python_str_repr("a\nb"), "'a\\nb'");
+  EXPECT_EQ(python_list_repr({"x.pt", "N/A"}), "['x.pt', 'N/A']");
+  EXPECT_EQ(crc32_hex(""), "00000000");
+  EXPECT_EQ(crc32_hex("3"), "6dd28e9b");  // zlib.crc32(b"3")
+}
+
+TEST(DumpCompareRows, FlatMappingParser) {
+  using namespace probe::dump_compare_detail;
+  const std::string dir = tmp_dir("map");
+  const std::string json = dir + "/m.json";
+  std::ofstream(json) << R"({"A.0.forward.input.0": "B.0.forward.input.0"})";
+  auto m = read_flat_mapping(json);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].second, "B.0.forward.input.0");
+  const std::string bad = dir + "/bad.json";
+  std::ofstream(bad) << R"({"a": 1})";
+  EXPECT_THROW(read_flat_mapping(bad), Error);
+  const std::string yaml = dir + "/m.yaml";
+  std::ofstream(yaml) << "a.input.0: b.input.0  # comment\n\n'c: d': \"e\"\n";
+  m = read_flat_mapping(yaml);
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0].second, "b.input.0");
+  EXPECT_EQ(m[1].first, "c: d");
+  EXPECT_EQ(m[1].second, "e");
+  fs::remove_all(dir);
+}
