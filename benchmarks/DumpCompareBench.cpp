@@ -1,5 +1,5 @@
-// Real-data dump compare throughput (probe compare on two tensor dumps) against a streaming read() of the same
-// tensor files, both from a warm page cache, in one run. Counter `vs_read` = read time / compare time.
+// Real-data dump compare throughput (probe compare on two tensor dumps) against a streaming read() of the
+// same tensor files, both from a warm page cache, in one run. Counter `vs_read` = read time / compare time.
 //   probe_dumpcomparebench [--benchmark_min_time=1]   (PROBE_BENCH_MB=1024 sets the size of EACH dump;
 //   PROBE_BENCH_TENSORS=8 the number of float32 .pt tensors it is split into)
 #include <benchmark/benchmark.h>
@@ -51,14 +51,16 @@ struct Dumps {
         files.push_back(path);
         bytes += t.nbytes();
         data += fmt::format(
-            "{}  \"{}\": {{\n   \"input_args\": [],\n   \"input_kwargs\": {{}},\n   \"output\": [\n    {{\"type\": "
+            "{}  \"{}\": {{\n   \"input_args\": [],\n   \"input_kwargs\": {{}},\n   \"output\": [\n    "
+            "{{\"type\": "
             "\"torch.Tensor\", \"dtype\": \"torch.float32\", \"shape\": [{}], \"Max\": 0.499, \"Min\": -0.5, "
             "\"Mean\": 0.0, \"Norm\": 1.0, \"requires_grad\": false, \"data_name\": \"{}\"}}\n   ]\n  }}",
             k ? ",\n" : "", key, n, name);
       }
-      std::ofstream(rank / "dump.json")
-          << "{\n \"task\": \"tensor\",\n \"level\": \"L1\",\n \"framework\": \"pytorch\",\n \"dump_data_dir\": \""
-          << (rank / "dump_tensor_data").string() << "\",\n \"data\": {\n" << data << "\n }\n}";
+      std::ofstream(rank / "dump.json") << "{\n \"task\": \"tensor\",\n \"level\": \"L1\",\n \"framework\": "
+                                           "\"pytorch\",\n \"dump_data_dir\": \""
+                                        << (rank / "dump_tensor_data").string() << "\",\n \"data\": {\n"
+                                        << data << "\n }\n}";
       (std::string(side) == "npu" ? npu_json : bench_json) = (rank / "dump.json").string();
     }
   }
@@ -82,7 +84,8 @@ void timed(benchmark::State& state, F&& body, double* out_seconds) {
   }
   const double per_iter = total / static_cast<double>(state.iterations());
   if (out_seconds) *out_seconds = per_iter;
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(dumps().bytes));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) *
+                          static_cast<std::int64_t>(dumps().bytes));
   if (!out_seconds && g_read_seconds > 0) state.counters["vs_read"] = g_read_seconds / per_iter;
 }
 
@@ -99,7 +102,8 @@ void BM_StreamRead(benchmark::State& state) {
           for (;;) {
             ssize_t n = ::read(fd, buf.data(), buf.size());
             if (n <= 0) break;
-            for (ssize_t i = 0; i < n; i += 64) acc += static_cast<unsigned char>(buf[static_cast<std::size_t>(i)]);
+            for (ssize_t i = 0; i < n; i += 64)
+              acc += static_cast<unsigned char>(buf[static_cast<std::size_t>(i)]);
           }
           ::close(fd);
         }

@@ -111,8 +111,10 @@ int run_compare(Args args) {
     } else if (flag == "-am" || flag == "--api_mapping") {
       options.api_mapping = true;
       if (i + 1 < args.size() && args[i + 1].rfind("-", 0) != 0)
-        throw Error(ErrorKind::Unsupported, "user API mapping files are not supported yet; -am alone maps Mint/"
-                    "MintFunctional names", args[i + 1], flag);
+        throw Error(ErrorKind::Unsupported,
+                    "user API mapping files are not supported yet; -am alone maps Mint/"
+                    "MintFunctional names",
+                    args[i + 1], flag);
     } else if (flag == "-cm" || flag == "--cell_mapping") {
       options.cell_mapping = true;
       if (i + 1 < args.size() && args[i + 1].rfind("-", 0) != 0) options.cell_mapping_file = args[++i];
@@ -125,8 +127,8 @@ int run_compare(Args args) {
     } else if (flag == "--profile") {
       if (!needs(options.profile)) return usage_error(flag + " needs a value");
       if (options.profile != "probe" && options.profile != "msprobe")
-        throw Error(ErrorKind::InvalidArgument, "expected probe or msprobe, got '" + options.profile + "'", {},
-                    "--profile");
+        throw Error(ErrorKind::InvalidArgument, "expected probe or msprobe, got '" + options.profile + "'",
+                    {}, "--profile");
     } else if (flag == "--timestamp") {
       if (!needs(options.timestamp)) return usage_error(flag + " needs a value");
     } else {

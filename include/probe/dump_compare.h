@@ -25,16 +25,17 @@ CompareInput read_compare_json(const std::string& path);
 
 /// How to compare and where to write.
 struct DumpCompareOptions {
-  std::string framework;       ///< "pytorch" / "mindspore" (msprobe's -f); "" = the NPU dump's own framework
+  std::string framework;  ///< "pytorch" / "mindspore" (msprobe's -f); "" = the NPU dump's own framework
   std::string out_dir = "./output";
-  bool stack_mode = false;     ///< -s: show NPU_Stack_Info when compare.json names stack_path
-  bool fuzzy_match = false;    ///< -f after the sub-command (§3.4.2)
-  bool highlight = false;      ///< -hl: red/yellow rules (§3.9), appended to Err_message and coloured in xlsx
-  bool compare_only = false;   ///< -c: no advisor file
-  bool write_xlsx = true;      ///< also write the .xlsx beside the CSV
-  std::string data_mapping;    ///< -dm file: {NPU row name: bench row name} (YAML or JSON)
-  bool api_mapping = false;    ///< -am (MindSpore vs PyTorch): Mint.* -> Torch.*, MintFunctional.* -> Functional.*
-  bool cell_mapping = false;   ///< -cm (MindSpore vs PyTorch): Cell -> Module
+  bool stack_mode = false;    ///< -s: show NPU_Stack_Info when compare.json names stack_path
+  bool fuzzy_match = false;   ///< -f after the sub-command (§3.4.2)
+  bool highlight = false;     ///< -hl: red/yellow rules (§3.9), appended to Err_message and coloured in xlsx
+  bool compare_only = false;  ///< -c: no advisor file
+  bool write_xlsx = true;     ///< also write the .xlsx beside the CSV
+  std::string data_mapping;   ///< -dm file: {NPU row name: bench row name} (YAML or JSON)
+  bool api_mapping =
+      false;  ///< -am (MindSpore vs PyTorch): Mint.* -> Torch.*, MintFunctional.* -> Functional.*
+  bool cell_mapping = false;      ///< -cm (MindSpore vs PyTorch): Cell -> Module
   std::string cell_mapping_file;  ///< optional -cm file {cell_path.Class: module_path.Class}
   std::string profile = "probe";  ///< "probe" or "msprobe" (see DECISIONS.md profiles)
   std::string timestamp;          ///< 14 digits for the file names; "" = local time now
@@ -51,21 +52,21 @@ struct DumpCompareTable {
   std::vector<std::string> header;
   std::vector<std::vector<std::string>> rows;
   std::vector<std::vector<CellKind>> kinds;  ///< same shape as rows
-  std::vector<RowColour> colours;  ///< one per row (all None without highlighting)
+  std::vector<RowColour> colours;            ///< one per row (all None without highlighting)
   /// Index of the first row the advisor reports ("No" / "Different" / "Warning"), or rows.size().
   std::size_t first_suspect = 0;
 };
 
-/// Compares one NPU dump.json (or debug.json) with one bench dump.json. `stack_json` = "" looks for stack.json
-/// beside the NPU file. Nothing is written. Throws probe::Error naming the file on bad input.
+/// Compares one NPU dump.json (or debug.json) with one bench dump.json. `stack_json` = "" looks for
+/// stack.json beside the NPU file. Nothing is written. Throws probe::Error naming the file on bad input.
 DumpCompareTable compare_dump_files(const std::string& npu_json, const std::string& bench_json,
                                     const std::string& stack_json, const DumpCompareOptions& options);
 
 /// What run_dump_compare wrote.
 struct DumpCompareSummary {
   struct Output {
-    std::string rank_suffix;             ///< "" for single files, "_rank0", "_rank" for directories
-    std::string csv, xlsx, advisor;      ///< "" when not written
+    std::string rank_suffix;         ///< "" for single files, "_rank0", "_rank" for directories
+    std::string csv, xlsx, advisor;  ///< "" when not written
     DumpCompareMode mode = DumpCompareMode::Statistics;
     std::size_t rows = 0, suspects = 0;  ///< suspects: rows judged No / Different / Warning
   };

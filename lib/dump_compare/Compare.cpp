@@ -15,9 +15,12 @@ namespace probe {
 
 const char* to_string(DumpCompareMode mode) noexcept {
   switch (mode) {
-    case DumpCompareMode::RealData: return "all";
-    case DumpCompareMode::Statistics: return "summary";
-    case DumpCompareMode::Md5: return "md5";
+    case DumpCompareMode::RealData:
+      return "all";
+    case DumpCompareMode::Statistics:
+      return "summary";
+    case DumpCompareMode::Md5:
+      return "md5";
   }
   return "?";
 }
@@ -34,7 +37,9 @@ struct Cell {
 Cell text(std::string s) { return {std::move(s), CellKind::Text}; }
 Cell number(double v) { return {python_repr(v), CellKind::Number}; }
 Cell boolean(bool b) { return {b ? "True" : "False", CellKind::Bool}; }
-Cell stat(const StatCell& s) { return {s.text, s.numeric && !std::isnan(s.value) ? CellKind::Number : CellKind::Text}; }
+Cell stat(const StatCell& s) {
+  return {s.text, s.numeric && !std::isnan(s.value) ? CellKind::Number : CellKind::Text};
+}
 Cell metric(const MetricValue& m) {
   if (m.is_number()) return number(m.value);
   return text(m.kind == MetricKind::Blank ? "" : m.text);
@@ -55,7 +60,8 @@ bool has_md5(const Dump& d) {
 DumpCompareMode detect_mode(const Dump& npu, const Dump& bench) {
   if (npu.task() != bench.task())
     throw Error(ErrorKind::InvalidArgument,
-                fmt::format("the NPU dump's task '{}' differs from the bench dump's task '{}'", npu.task(), bench.task()),
+                fmt::format("the NPU dump's task '{}' differs from the bench dump's task '{}'", npu.task(),
+                            bench.task()),
                 bench.path(), "task");
   if (npu.task() == "tensor") return DumpCompareMode::RealData;
   if (npu.task() == "statistics") {
@@ -65,8 +71,9 @@ DumpCompareMode detect_mode(const Dump& npu, const Dump& bench) {
                   a ? bench.path() : npu.path(), "md5");
     return a ? DumpCompareMode::Md5 : DumpCompareMode::Statistics;
   }
-  throw Error(ErrorKind::Unsupported, fmt::format("task '{}' cannot be compared (tensor or statistics only)", npu.task()),
-              npu.path(), "task");
+  throw Error(ErrorKind::Unsupported,
+              fmt::format("task '{}' cannot be compared (tensor or statistics only)", npu.task()), npu.path(),
+              "task");
 }
 
 std::optional<double> num(const StatCell& s) {
@@ -79,10 +86,10 @@ std::optional<double> num(const MetricValue& m) {
   return std::nullopt;
 }
 
-const std::vector<std::string> kPrefix = {"NPU Name",           "Bench Name",        "NPU Dtype",
-                                          "Bench Dtype",        "NPU Tensor Shape",  "Bench Tensor Shape",
-                                          "NPU Requires_grad",  "Bench Requires_grad"};
-const std::vector<std::string> kStatCols = {"NPU max", "NPU min", "NPU mean", "NPU l2norm",
+const std::vector<std::string> kPrefix = {"NPU Name",          "Bench Name",         "NPU Dtype",
+                                          "Bench Dtype",       "NPU Tensor Shape",   "Bench Tensor Shape",
+                                          "NPU Requires_grad", "Bench Requires_grad"};
+const std::vector<std::string> kStatCols = {"NPU max",   "NPU min",   "NPU mean",   "NPU l2norm",
                                             "Bench max", "Bench min", "Bench mean", "Bench l2norm"};
 
 std::vector<std::string> header_of(DumpCompareMode mode, bool stack) {
@@ -100,8 +107,8 @@ std::vector<std::string> header_of(DumpCompareMode mode, bool stack) {
       add({"Data_name"});
       break;
     case DumpCompareMode::Statistics:
-      add({"Max diff", "Min diff", "Mean diff", "L2norm diff", "MaxRelativeErr", "MinRelativeErr", "MeanRelativeErr",
-           "NormRelativeErr"});
+      add({"Max diff", "Min diff", "Mean diff", "L2norm diff", "MaxRelativeErr", "MinRelativeErr",
+           "MeanRelativeErr", "NormRelativeErr"});
       h.insert(h.end(), kStatCols.begin(), kStatCols.end());
       add({"Requires_grad Consistent", "Result", "Err_message"});
       if (stack) add({"NPU_Stack_Info"});
@@ -138,9 +145,8 @@ struct BuiltRow {
 
 std::vector<Cell> prefix_cells(const OpItem& n, const OpItem* b) {
   const std::string na = "N/A";
-  return {text(n.name),          text(b ? b->name : na),  text(n.dtype),
-          text(b ? b->dtype : na), text(n.shape),         text(b ? b->shape : na),
-          text(n.requires_grad), text(b ? b->requires_grad : na)};
+  return {text(n.name),  text(b ? b->name : na),  text(n.dtype),         text(b ? b->dtype : na),
+          text(n.shape), text(b ? b->shape : na), text(n.requires_grad), text(b ? b->requires_grad : na)};
 }
 
 Cell stack_cell(const OpItem& n) {
@@ -161,7 +167,8 @@ BuiltRow real_data_row(const Context& c, std::size_t i) {
   if (!row.rg_consistent) err = "Requires_grad inconsistent. ";
   DumpCompareResult r;
   auto all = [&](const char* t) {
-    r.cosine = r.euc_dist = r.max_abs = r.max_rel = r.one_thousandth = r.five_thousandths = MetricValue::str(t);
+    r.cosine = r.euc_dist = r.max_abs = r.max_rel = r.one_thousandth = r.five_thousandths =
+        MetricValue::str(t);
   };
   const std::string bench_dn = b ? b->data_name : "N/A";
   if (n.data_name == "-1") {
@@ -189,7 +196,8 @@ BuiltRow real_data_row(const Context& c, std::size_t i) {
       all("unsupported");
       err += fmt::format("Dump file: {} not found or read failed.", failed);
     } else {
-      // msprobe reads bf16 .pt tensors as float32 before anything else (§3.8), so bf16 vs fp32 is no mismatch.
+      // msprobe reads bf16 .pt tensors as float32 before anything else (§3.8), so bf16 vs fp32 is no
+      // mismatch.
       if (nt->dtype() == DType::BFloat16) nt = nt->to(DType::Float32);
       if (bt->dtype() == DType::BFloat16) bt = bt->to(DType::Float32);
       r = dump_compare(*nt, *bt);
@@ -208,7 +216,8 @@ BuiltRow real_data_row(const Context& c, std::size_t i) {
     }
   }
   const std::string acc = dump_accuracy_reached(r.cosine, r.max_abs);
-  for (const MetricValue* m : {&r.cosine, &r.euc_dist, &r.max_abs, &r.max_rel, &r.one_thousandth, &r.five_thousandths})
+  for (const MetricValue* m :
+       {&r.cosine, &r.euc_dist, &r.max_abs, &r.max_rel, &r.one_thousandth, &r.five_thousandths})
     row.cells.push_back(metric(*m));
   for (const StatCell& s : n.stats) row.cells.push_back(stat(s));
   for (int k = 0; k < 4; ++k) row.cells.push_back(b ? stat(b->stats[k]) : text("N/A"));
@@ -325,25 +334,29 @@ void highlight(const std::vector<OpItem>& npu, std::vector<BuiltRow>& rows, Dump
       if (npu[o].state != RowState::Output || !red[o].empty() || !three(o)) continue;
       const RowNums& out = rows[o].nums;
       for (std::size_t in = start; in < end; ++in) {
-        if ((npu[in].state != RowState::Input && npu[in].state != RowState::Parameters) || !three(in)) continue;
+        if ((npu[in].state != RowState::Input && npu[in].state != RowState::Parameters) || !three(in))
+          continue;
         const RowNums& inp = rows[in].nums;
         const double a = std::fabs(*inp.max_diff), c = std::fabs(*out.max_diff);
         if (a <= c && a > 1 && c > 1 && std::log10(c) - std::log10(a) >= 1)
           yellow[o].push_back(
-              "maximum absolute error of both input/parameters and output exceed 1, with the output larger by an "
+              "maximum absolute error of both input/parameters and output exceed 1, with the output larger "
+              "by an "
               "order of magnitude");
         if (real) {
           if (inp.one_thousandth && out.one_thousandth) {
             if (*inp.one_thousandth > 0.9 && *out.one_thousandth < 0.6)
               red[o].push_back(
-                  "The input/parameter's one thousandth err ratio exceeds 0.9, while the output's is below 0.6");
+                  "The input/parameter's one thousandth err ratio exceeds 0.9, while the output's is below "
+                  "0.6");
             else if (*inp.one_thousandth - *out.one_thousandth > 0.1)
               yellow[o].push_back(
                   "The output's one thousandth err ratio decreases by more than 0.1 compared to the "
                   "input/parameter's");
           }
           if (inp.cosine && out.cosine && *inp.cosine - *out.cosine > 0.1)
-            yellow[o].push_back("The output's cosine decreases by more than 0.1 compared to the input/parameter's");
+            yellow[o].push_back(
+                "The output's cosine decreases by more than 0.1 compared to the input/parameter's");
         } else if (out.max_rel) {
           if (*out.max_rel > 0.5) red[o].push_back("maximum relative error exceeds 0.5");
           if (inp.max_rel && *out.max_rel > 0.1 && *inp.max_rel < 0.01)
@@ -394,8 +407,8 @@ DumpCompareTable compare_dump_files(const std::string& npu_json, const std::stri
     else if (options.framework == "mindspore" || options.framework == "ms")
       npu_fw = Framework::MindSpore;
     else
-      throw Error(ErrorKind::InvalidArgument, "expected pytorch or mindspore, got '" + options.framework + "'", {},
-                  "-f");
+      throw Error(ErrorKind::InvalidArgument,
+                  "expected pytorch or mindspore, got '" + options.framework + "'", {}, "-f");
     if (npu_dump.framework() != Framework::Unknown && npu_dump.framework() != npu_fw)
       throw Error(ErrorKind::InvalidArgument,
                   fmt::format("-f {} but the NPU dump is a {} dump", options.framework,
@@ -439,13 +452,16 @@ DumpCompareTable compare_dump_files(const std::string& npu_json, const std::stri
   const std::vector<OpItem> bench = flatten_dump(bench_dump, nullptr);
   const MatchResult match = match_rows(npu, bench, cfg);
 
-  const Context ctx{npu_dump, bench_dump, npu, bench, match, mode, stack.has_value(), options.profile == "msprobe"};
+  const Context ctx{
+      npu_dump, bench_dump, npu, bench, match, mode, stack.has_value(), options.profile == "msprobe"};
   std::vector<BuiltRow> built(npu.size());
   if (mode == DumpCompareMode::RealData) {
     // Rows in parallel, each loading and releasing its own two tensors; output order is the NPU order.
-    detail::parallel_for(0, static_cast<std::int64_t>(npu.size()), 1, [&](std::int64_t b, std::int64_t e, int) {
-      for (std::int64_t i = b; i < e; ++i) built[i] = real_data_row(ctx, static_cast<std::size_t>(i));
-    });
+    detail::parallel_for(0, static_cast<std::int64_t>(npu.size()), 1,
+                         [&](std::int64_t b, std::int64_t e, int) {
+                           for (std::int64_t i = b; i < e; ++i)
+                             built[i] = real_data_row(ctx, static_cast<std::size_t>(i));
+                         });
   } else {
     for (std::size_t i = 0; i < npu.size(); ++i)
       built[i] = mode == DumpCompareMode::Md5 ? md5_row(ctx, i) : statistics_row(ctx, i);

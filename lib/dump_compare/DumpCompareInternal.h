@@ -73,6 +73,7 @@ struct MatchConfig {
 struct MatchResult {
   std::vector<std::optional<std::size_t>> bench;
 };
-MatchResult match_rows(const std::vector<OpItem>& npu, const std::vector<OpItem>& bench, const MatchConfig& cfg);
+MatchResult match_rows(const std::vector<OpItem>& npu, const std::vector<OpItem>& bench,
+                       const MatchConfig& cfg);
 
 }  // namespace probe::dump_compare_detail

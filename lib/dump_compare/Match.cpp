@@ -42,7 +42,8 @@ std::string yaml_scalar(std::string_view raw, const std::string& path, std::size
   if (!s.empty() && (s.front() == '\'' || s.front() == '"' || s.front() == '[' || s.front() == '{' ||
                      s.front() == '&' || s.front() == '*' || s.front() == '|' || s.front() == '>'))
     throw Error(ErrorKind::Format,
-                fmt::format("line {}: only plain or quoted scalars are supported in a name mapping", line), path);
+                fmt::format("line {}: only plain or quoted scalars are supported in a name mapping", line),
+                path);
   // Plain scalars end at a comment.
   if (auto c = s.find(" #"); c != std::string::npos) s = trim(s.substr(0, c));
   return s;
@@ -56,13 +57,16 @@ std::size_t key_colon(std::string_view s) {
       if (s[i] == q) q = 0;
       continue;
     }
-    if (s[i] == '\'' || s[i] == '"') q = s[i];
-    else if (s[i] == ':' && (i + 1 == s.size() || s[i + 1] == ' ' || s[i + 1] == '\t')) return i;
+    if (s[i] == '\'' || s[i] == '"')
+      q = s[i];
+    else if (s[i] == ':' && (i + 1 == s.size() || s[i + 1] == ' ' || s[i + 1] == '\t'))
+      return i;
   }
   return std::string_view::npos;
 }
 
-std::vector<std::pair<std::string, std::string>> parse_json_mapping(const std::string& text, const std::string& path) {
+std::vector<std::pair<std::string, std::string>> parse_json_mapping(const std::string& text,
+                                                                    const std::string& path) {
   rapidjson::Document doc;
   doc.Parse(text.c_str(), text.size());
   if (doc.HasParseError())
@@ -100,8 +104,10 @@ std::vector<std::pair<std::string, std::string>> read_flat_mapping(const std::st
     if (t.empty() || t.front() == '#' || t == "---" || t == "...") continue;
     if (t == "{}") continue;
     if (line.front() == ' ' || line.front() == '\t')
-      throw Error(ErrorKind::Format,
-                  fmt::format("line {}: nested YAML is not a flat {{NPU row name: bench row name}} mapping", n), path);
+      throw Error(
+          ErrorKind::Format,
+          fmt::format("line {}: nested YAML is not a flat {{NPU row name: bench row name}} mapping", n),
+          path);
     if (t.front() == '-')
       throw Error(ErrorKind::Format, fmt::format("line {}: a YAML list is not a name mapping", n), path);
     const std::size_t colon = key_colon(t);
@@ -110,9 +116,10 @@ std::vector<std::pair<std::string, std::string>> read_flat_mapping(const std::st
     std::string key = yaml_scalar(std::string_view(t).substr(0, colon), path, n);
     std::string value = yaml_scalar(std::string_view(t).substr(colon + 1), path, n);
     if (key.empty() || value.empty())
-      throw Error(ErrorKind::Format,
-                  fmt::format("line {}: empty name in 'npu_name: bench_name' (nested YAML is not a flat mapping)", n),
-                  path);
+      throw Error(
+          ErrorKind::Format,
+          fmt::format("line {}: empty name in 'npu_name: bench_name' (nested YAML is not a flat mapping)", n),
+          path);
     out.emplace_back(std::move(key), std::move(value));
   }
   return out;
@@ -123,8 +130,8 @@ namespace {
 std::string dtype_class(const std::string& d) {
   auto starts = [&](const char* p) { return d.rfind(p, 0) == 0; };
   if (starts("Int") || starts("UInt") || starts("torch.int") || starts("torch.uint")) return "int";
-  if (starts("Float") || starts("BFloat") || starts("torch.float") || starts("torch.bfloat") || d == "torch.half" ||
-      d == "torch.double")
+  if (starts("Float") || starts("BFloat") || starts("torch.float") || starts("torch.bfloat") ||
+      d == "torch.half" || d == "torch.double")
     return "float";
   if (d == "Bool" || d == "torch.bool") return "bool";
   if (starts("Complex") || starts("torch.complex")) return "complex";
@@ -170,7 +177,8 @@ std::string cell_mapped(const std::string& name, const std::map<std::string, std
 
 }  // namespace
 
-MatchResult match_rows(const std::vector<OpItem>& npu, const std::vector<OpItem>& bench, const MatchConfig& cfg) {
+MatchResult match_rows(const std::vector<OpItem>& npu, const std::vector<OpItem>& bench,
+                       const MatchConfig& cfg) {
   MatchResult r;
   r.bench.assign(npu.size(), std::nullopt);
   std::vector<std::string> keys(npu.size());
@@ -204,7 +212,9 @@ MatchResult match_rows(const std::vector<OpItem>& npu, const std::vector<OpItem>
     std::vector<std::string> nk(npu.size()), bk(bench.size());
     for (std::size_t i = 0; i < npu.size(); ++i) nk[i] = fuzzy_key(keys[i]);
     for (std::size_t j = 0; j < bench.size(); ++j) bk[j] = fuzzy_key(bench[j].name);
-    auto fits = [&](std::size_t i, std::size_t j) { return nk[i] == bk[j] && npu[i].shape == bench[j].shape; };
+    auto fits = [&](std::size_t i, std::size_t j) {
+      return nk[i] == bk[j] && npu[i].shape == bench[j].shape;
+    };
     std::vector<std::size_t> nq, bq;
     const std::size_t n = npu.size(), b = bench.size();
     for (std::size_t i = 0; i < std::max(n, b); ++i) {

@@ -94,7 +94,9 @@ void write_xlsx(const std::string& path, const DumpCompareTable& t, bool highlig
     const std::size_t begin = p * per, end = std::min(t.rows.size(), begin + per);
     for (std::size_t r = begin; r < end; ++r) {
       const auto row = static_cast<lxw_row_t>(r - begin + 1);
-      lxw_format* fill = t.colours[r] == RowColour::Red ? red : t.colours[r] == RowColour::Yellow ? yellow : nullptr;
+      lxw_format* fill = t.colours[r] == RowColour::Red      ? red
+                         : t.colours[r] == RowColour::Yellow ? yellow
+                                                             : nullptr;
       if (fill) worksheet_set_row(ws, row, LXW_DEF_ROW_HEIGHT, fill);
       for (std::size_t c = 0; c < t.rows[r].size(); ++c) {
         const auto col = static_cast<lxw_col_t>(c);
@@ -137,12 +139,13 @@ void write_advisor(const std::string& path, const DumpCompareTable& t) {
   if (t.first_suspect >= t.rows.size()) {
     out << "Line: NA\nSuspect Nodes: NA\nExpert Advice: NA\n";
   } else {
-    const char* advice = t.mode == DumpCompareMode::RealData
-                             ? "The first API whose result is not accurate enough; check it and its inputs first."
-                         : t.mode == DumpCompareMode::Md5
-                             ? "The first API whose data differs between the two runs; check it and its inputs first."
-                             : "The first API whose statistics differ by more than half; check it and its inputs "
-                               "first.";
+    const char* advice =
+        t.mode == DumpCompareMode::RealData
+            ? "The first API whose result is not accurate enough; check it and its inputs first."
+        : t.mode == DumpCompareMode::Md5
+            ? "The first API whose data differs between the two runs; check it and its inputs first."
+            : "The first API whose statistics differ by more than half; check it and its inputs "
+              "first.";
     out << "Line: " << t.first_suspect << "\nSuspect Nodes: " << t.rows[t.first_suspect][0]
         << "\nExpert Advice: " << advice << "\n";
   }
@@ -164,8 +167,11 @@ DumpCompareSummary::Output compare_pair(const std::string& npu_json, const std::
     auto it = std::find(t.header.begin(), t.header.end(), name);
     return static_cast<std::size_t>(it - t.header.begin());
   };
-  const std::size_t verdict = t.mode == DumpCompareMode::RealData ? col("Accuracy Reached or Not") : col("Result");
-  const char* bad = t.mode == DumpCompareMode::RealData ? "No" : t.mode == DumpCompareMode::Md5 ? "Different" : "Warning";
+  const std::size_t verdict =
+      t.mode == DumpCompareMode::RealData ? col("Accuracy Reached or Not") : col("Result");
+  const char* bad = t.mode == DumpCompareMode::RealData ? "No"
+                    : t.mode == DumpCompareMode::Md5    ? "Different"
+                                                        : "Warning";
   for (const auto& r : t.rows)
     if (r[verdict] == bad) ++o.suspects;
   const std::string stem = std::string(debug ? "debug_compare_result" : "compare_result") + suffix + "_" + ts;
@@ -195,9 +201,10 @@ std::vector<RankDir> rank_dirs(const std::string& step_dir) {
   for (const auto& e : fs::directory_iterator(step_dir, ec)) {
     const std::string name = e.path().filename().string();
     if (!e.is_directory() || !std::regex_match(name, kRank))
-      throw Error(ErrorKind::InvalidArgument,
-                  "a multi-rank compare needs step directories holding only rank* directories, found '" + name + "'",
-                  step_dir);
+      throw Error(
+          ErrorKind::InvalidArgument,
+          "a multi-rank compare needs step directories holding only rank* directories, found '" + name + "'",
+          step_dir);
     RankDir r{name, -1};
     if (name.size() > 4) {
       if (name.size() > 18) throw Error(ErrorKind::InvalidArgument, "rank number too large", step_dir, name);
@@ -237,7 +244,8 @@ CompareInput read_compare_json(const std::string& path) {
   str("bench_path", in.bench_path, true);
   str("stack_path", in.stack_path, false);
   if (auto it = doc.FindMember("is_print_compare_log"); it != doc.MemberEnd()) {
-    if (!it->value.IsBool()) throw Error(ErrorKind::Format, "expected true or false", path, "is_print_compare_log");
+    if (!it->value.IsBool())
+      throw Error(ErrorKind::Format, "expected true or false", path, "is_print_compare_log");
     in.is_print_compare_log = it->value.GetBool();
   }
   return in;
@@ -250,14 +258,16 @@ DumpCompareSummary run_dump_compare(const CompareInput& input, const DumpCompare
   std::error_code ec;
   for (const std::string* p : {&input.npu_path, &input.bench_path})
     if (!fs::exists(*p, ec))
-      throw Error(ErrorKind::Io, "no such file or directory", *p, p == &input.npu_path ? "npu_path" : "bench_path");
+      throw Error(ErrorKind::Io, "no such file or directory", *p,
+                  p == &input.npu_path ? "npu_path" : "bench_path");
   for (const std::string* p : {&input.npu_path, &input.bench_path})
     if (fs::is_regular_file(*p, ec) && fs::file_size(*p, ec) > kMaxJsonBytes)
       throw Error(ErrorKind::InvalidArgument, "file larger than 10 GiB", *p);
   const bool npu_dir = fs::is_directory(input.npu_path), bench_dir = fs::is_directory(input.bench_path);
   if (npu_dir != bench_dir)
-    throw Error(ErrorKind::InvalidArgument, "npu_path and bench_path must both be files or both be directories",
-                input.bench_path, "bench_path");
+    throw Error(ErrorKind::InvalidArgument,
+                "npu_path and bench_path must both be files or both be directories", input.bench_path,
+                "bench_path");
   DumpCompareSummary s;
   if (!npu_dir) {
     s.outputs.push_back(compare_pair(input.npu_path, input.bench_path, input.stack_path, "", options, ts));
@@ -271,13 +281,15 @@ DumpCompareSummary run_dump_compare(const CompareInput& input, const DumpCompare
                 input.bench_path);
   if (npu_ranks.empty()) throw Error(ErrorKind::InvalidArgument, "no rank directories", input.npu_path);
   for (std::size_t i = 0; i < npu_ranks.size(); ++i) {
-    const fs::path n = fs::path(input.npu_path) / npu_ranks[i].name, b = fs::path(input.bench_path) / bench_ranks[i].name;
+    const fs::path n = fs::path(input.npu_path) / npu_ranks[i].name,
+                   b = fs::path(input.bench_path) / bench_ranks[i].name;
     bool any = false;
     for (const char* file : {"dump.json", "debug.json"}) {
       if (!fs::is_regular_file(n / file) || !fs::is_regular_file(b / file)) continue;
       any = true;
       // Stack is auto-detected per rank (stack.json beside the NPU file).
-      s.outputs.push_back(compare_pair((n / file).string(), (b / file).string(), "", "_" + npu_ranks[i].name, options, ts));
+      s.outputs.push_back(
+          compare_pair((n / file).string(), (b / file).string(), "", "_" + npu_ranks[i].name, options, ts));
     }
     if (!any)
       throw Error(ErrorKind::Io, "no dump.json or debug.json present in both rank directories", n.string(),

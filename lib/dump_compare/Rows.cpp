@@ -68,19 +68,22 @@ LeafText leaf_text(const DumpNode::Leaf& leaf) {
     case Value::Kind::String:
       return {v.as_string(), "<class 'str'>"};
     case Value::Kind::DType:
-      return {std::string(leaf.type == "mindspore.dtype" ? mindspore_name(v.as_dtype()) : torch_name(v.as_dtype())),
+      return {std::string(leaf.type == "mindspore.dtype" ? mindspore_name(v.as_dtype())
+                                                         : torch_name(v.as_dtype())),
               "<class 'str'>"};
     case Value::Kind::List: {
       std::string s = "[";
       const auto& items = v.list();
       for (std::size_t i = 0; i < items.size(); ++i)
-        s += (i ? ", " : "") + (items[i].kind() == Value::Kind::Int ? std::to_string(items[i].as_int())
-                                                                   : items[i].to_string());
+        s += (i ? ", " : "") +
+             (items[i].kind() == Value::Kind::Int ? std::to_string(items[i].as_int()) : items[i].to_string());
       return {s + "]", "<class 'list'>"};
     }
     case Value::Kind::Slice: {
       const Slice& sl = v.as_slice();
-      auto part = [](const std::optional<std::int64_t>& p) { return p ? std::to_string(*p) : std::string("None"); };
+      auto part = [](const std::optional<std::int64_t>& p) {
+        return p ? std::to_string(*p) : std::string("None");
+      };
       return {"[" + part(sl.start) + ", " + part(sl.stop) + ", " + part(sl.step) + "]", "<class 'list'>"};
     }
     case Value::Kind::Ellipsis:
@@ -255,13 +258,20 @@ std::string python_str_repr(std::string_view s) {
   const char q = has_single && !has_double ? '"' : '\'';
   std::string out(1, q);
   for (unsigned char c : s) {
-    if (c == '\\') out += "\\\\";
-    else if (c == static_cast<unsigned char>(q)) out += std::string("\\") + q;
-    else if (c == '\n') out += "\\n";
-    else if (c == '\r') out += "\\r";
-    else if (c == '\t') out += "\\t";
-    else if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
-    else out += static_cast<char>(c);
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == static_cast<unsigned char>(q))
+      out += std::string("\\") + q;
+    else if (c == '\n')
+      out += "\\n";
+    else if (c == '\r')
+      out += "\\r";
+    else if (c == '\t')
+      out += "\\t";
+    else if (c < 0x20 || c == 0x7f)
+      out += fmt::format("\\x{:02x}", c);
+    else
+      out += static_cast<char>(c);
   }
   return out + q;
 }
@@ -286,13 +296,15 @@ std::vector<OpItem> flatten_dump(const Dump& dump, const StackInfo* stack) {
           for (const auto& [k, v] : e.body.members())
             f.walk(v, e.key + "." + k, RowState::ParametersGrad, true, 1);
       } else if (e.body.kind() == DumpNode::Kind::Dict) {
-        static constexpr std::pair<const char*, RowState> kGroups[] = {
-            {"input_args", RowState::Input}, {"input_kwargs", RowState::Input}, {"input", RowState::Input},
-            {"output", RowState::Output},    {"parameters", RowState::Parameters}};
+        static constexpr std::pair<const char*, RowState> kGroups[] = {{"input_args", RowState::Input},
+                                                                       {"input_kwargs", RowState::Input},
+                                                                       {"input", RowState::Input},
+                                                                       {"output", RowState::Output},
+                                                                       {"parameters", RowState::Parameters}};
         for (const auto& [group, state] : kGroups) {
           const DumpNode* n = e.section(group);
           if (!n) continue;
-          const char* suffix = state == RowState::Input ? ".input"
+          const char* suffix = state == RowState::Input    ? ".input"
                                : state == RowState::Output ? ".output"
                                                            : ".parameters";
           f.walk(*n, e.key + suffix, state, false, 1);
@@ -301,8 +313,9 @@ std::vector<OpItem> flatten_dump(const Dump& dump, const StackInfo* stack) {
     } catch (const Error& err) {
       throw err.with_context(dump.path(), {}, e.key);
     }
-    std::stable_sort(entry_rows.begin(), entry_rows.end(),
-                     [](const OpItem& a, const OpItem& b) { return state_rank(a.state) < state_rank(b.state); });
+    std::stable_sort(entry_rows.begin(), entry_rows.end(), [](const OpItem& a, const OpItem& b) {
+      return state_rank(a.state) < state_rank(b.state);
+    });
     if (!entry_rows.empty()) {
       entry_rows.front().first_of_entry = true;
       if (stack) entry_rows.front().stack = stack->frames_of(e.key);

@@ -22,7 +22,9 @@ namespace {
 
 const std::string kData = std::string(PROBE_TEST_DATA_DIR) + "/dump_compare/";
 
-std::string rank0(const std::string& c, const std::string& side) { return kData + c + "/" + side + "/step0/rank0/dump.json"; }
+std::string rank0(const std::string& c, const std::string& side) {
+  return kData + c + "/" + side + "/step0/rank0/dump.json";
+}
 
 rapidjson::Document load_json(const std::string& path) {
   std::ifstream in(path);
@@ -73,7 +75,8 @@ void expect_metric(const rapidjson::Value& want, const std::string& got, const s
 }
 
 std::string tmp_dir(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() / ("probe_dump_compare_" + name + "_" + std::to_string(::getpid()));
+  const fs::path p =
+      fs::temp_directory_path() / ("probe_dump_compare_" + name + "_" + std::to_string(::getpid()));
   fs::remove_all(p);
   fs::create_directories(p);
   return p.string();
@@ -85,13 +88,18 @@ TEST(DumpCompareRealData, MetricsMatchNumpyFloat64) {
   const Table t = compare("real");
   ASSERT_EQ(t.t.mode, DumpCompareMode::RealData);
   const auto expected = load_json(kData + "real/expected.json");
-  const char* cols[] = {"Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr", "One Thousandth Err Ratio",
+  const char* cols[] = {"Cosine",
+                        "EucDist",
+                        "MaxAbsErr",
+                        "MaxRelativeErr",
+                        "One Thousandth Err Ratio",
                         "Five Thousandths Err Ratio"};
   int checked = 0;
   for (auto& m : expected.GetObject()) {
     const std::string name = m.name.GetString();
     if (!m.value.HasMember("metrics")) continue;
-    for (int k = 0; k < 6; ++k) expect_metric(m.value["metrics"][k], t.cell(name, cols[k]), name + " " + cols[k]);
+    for (int k = 0; k < 6; ++k)
+      expect_metric(m.value["metrics"][k], t.cell(name, cols[k]), name + " " + cols[k]);
     EXPECT_EQ(t.cell(name, "Accuracy Reached or Not"), m.value["accuracy"].GetString()) << name;
     const std::string err = t.cell(name, "Err_message");
     const std::string msg = m.value["message"].GetString();
@@ -109,12 +117,33 @@ TEST(DumpCompareRealData, RowOrderUnmatchedAndNoFileRows) {
   ASSERT_EQ(t.t.rows.size(), 28u);
   EXPECT_EQ(t.t.rows.front()[0], "Functional.linear.0.forward.input.0");
   EXPECT_EQ(t.t.rows.back()[0], "Torch.tanh.0.forward.output.0");
-  const std::vector<std::string> header = {
-      "NPU Name", "Bench Name", "NPU Dtype", "Bench Dtype", "NPU Tensor Shape", "Bench Tensor Shape",
-      "NPU Requires_grad", "Bench Requires_grad", "Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr",
-      "One Thousandth Err Ratio", "Five Thousandths Err Ratio", "NPU max", "NPU min", "NPU mean", "NPU l2norm",
-      "Bench max", "Bench min", "Bench mean", "Bench l2norm", "Requires_grad Consistent", "Accuracy Reached or Not",
-      "Err_message", "NPU_Stack_Info", "Data_name"};
+  const std::vector<std::string> header = {"NPU Name",
+                                           "Bench Name",
+                                           "NPU Dtype",
+                                           "Bench Dtype",
+                                           "NPU Tensor Shape",
+                                           "Bench Tensor Shape",
+                                           "NPU Requires_grad",
+                                           "Bench Requires_grad",
+                                           "Cosine",
+                                           "EucDist",
+                                           "MaxAbsErr",
+                                           "MaxRelativeErr",
+                                           "One Thousandth Err Ratio",
+                                           "Five Thousandths Err Ratio",
+                                           "NPU max",
+                                           "NPU min",
+                                           "NPU mean",
+                                           "NPU l2norm",
+                                           "Bench max",
+                                           "Bench min",
+                                           "Bench mean",
+                                           "Bench l2norm",
+                                           "Requires_grad Consistent",
+                                           "Accuracy Reached or Not",
+                                           "Err_message",
+                                           "NPU_Stack_Info",
+                                           "Data_name"};
   EXPECT_EQ(t.t.header, header);
   // NPU-only API: bench cells N/A, requires_grad False vs N/A is inconsistent and overwrites the message.
   const std::string m = "Torch.matmul.0.forward.output.0";
@@ -148,7 +177,8 @@ TEST(DumpCompareRealData, ProfilesDifferOnlyInTheZeroDimMessage) {
   const Table ms = compare("real", o);
   const Table pr = compare("real");
   const std::string one =
-      "This is type of 0-d tensor, can not calculate 'Cosine', 'EucDist', 'One Thousandth Err Ratio' and 'Five "
+      "This is type of 0-d tensor, can not calculate 'Cosine', 'EucDist', 'One Thousandth Err Ratio' and "
+      "'Five "
       "Thousandths Err Ratio'. ";
   std::string sixteen;
   for (int i = 0; i < 16; ++i) sixteen += one;
@@ -175,7 +205,8 @@ TEST(DumpCompareRealData, HighlightRules) {
   // inf in NPU max -> red.
   EXPECT_EQ(colour("Torch.mul.0.forward.output.0"), RowColour::Red);
   EXPECT_EQ(t.cell("Torch.mul.0.forward.output.0", "Err_message"),
-            "The position of inf or nan in NPU and bench Tensor do not match.\nmaximum or minimum is nan, -inf, or inf");
+            "The position of inf or nan in NPU and bench Tensor do not match.\nmaximum or minimum is nan, "
+            "-inf, or inf");
   // Inputs identical (ratio 1.0), output ratio 0 -> red one-thousandth rule.
   EXPECT_EQ(colour("Torch.tanh.0.forward.output.0"), RowColour::Red);
   EXPECT_EQ(t.cell("Torch.tanh.0.forward.output.0", "Err_message"),
@@ -223,8 +254,9 @@ TEST(DumpCompareStatistics, DiffsRelativeTextAndWarnings) {
       EXPECT_EQ(t.cell(name, rel_cols[k]), s[1].GetString()) << name << " " << rel_cols[k];
     }
     EXPECT_EQ(t.cell(name, "Result"), m.value["result"].GetString()) << name;
-    EXPECT_EQ(t.cell(name, "Err_message"),
-              std::string(m.value["result"].GetString()) == "Warning" ? "Need double check api accuracy. " : "")
+    EXPECT_EQ(t.cell(name, "Err_message"), std::string(m.value["result"].GetString()) == "Warning"
+                                               ? "Need double check api accuracy. "
+                                               : "")
         << name;
     ++checked;
   }
@@ -233,7 +265,8 @@ TEST(DumpCompareStatistics, DiffsRelativeTextAndWarnings) {
   EXPECT_EQ(t.cell("Torch.log.0.forward.output.0", "NPU max"), "inf\t");
   EXPECT_EQ(t.cell("Torch.matmul.0.forward.input.0", "Result"), "N/A");
   EXPECT_EQ(t.cell("Torch.matmul.0.forward.input.0", "Max diff"), "N/A");
-  EXPECT_EQ(t.cell("Torch.matmul.0.forward.input.0", "Err_message"), "No bench data matched.Requires_grad inconsistent. ");
+  EXPECT_EQ(t.cell("Torch.matmul.0.forward.input.0", "Err_message"),
+            "No bench data matched.Requires_grad inconsistent. ");
   EXPECT_EQ(t.cell("Functional.linear.0.forward.input.1", "Max diff"), "0");  // int leaf 3 - 3
   EXPECT_EQ(t.cell("Functional.linear.0.forward.input.1", "MaxRelativeErr"), "0.0%");
   EXPECT_EQ(t.t.first_suspect, 4u);
@@ -271,8 +304,10 @@ TEST(DumpCompareMatching, FuzzyMatchIgnoresCallCounters) {
   DumpCompareOptions o;
   o.fuzzy_match = true;
   const Table fuzzy = compare("fuzzy", o);
-  EXPECT_EQ(fuzzy.cell("Functional.conv2d.1.forward.input.0", "Bench Name"), "Functional.conv2d.0.forward.input.0");
-  EXPECT_EQ(fuzzy.cell("Functional.conv2d.1.forward.output.0", "Bench Name"), "Functional.conv2d.0.forward.output.0");
+  EXPECT_EQ(fuzzy.cell("Functional.conv2d.1.forward.input.0", "Bench Name"),
+            "Functional.conv2d.0.forward.input.0");
+  EXPECT_EQ(fuzzy.cell("Functional.conv2d.1.forward.output.0", "Bench Name"),
+            "Functional.conv2d.0.forward.output.0");
   EXPECT_EQ(fuzzy.cell("Functional.conv2d.1.forward.output.0", "Result"), "");
   EXPECT_EQ(fuzzy.cell("Torch.relu.0.forward.output.0", "Bench Name"), "Torch.relu.0.forward.output.0");
 }
@@ -281,8 +316,10 @@ TEST(DumpCompareMatching, DataMappingYaml) {
   DumpCompareOptions o;
   o.data_mapping = kData + "fuzzy/map.yaml";
   const Table t = compare("fuzzy", o);
-  EXPECT_EQ(t.cell("Functional.conv2d.1.forward.input.0", "Bench Name"), "Functional.conv2d.0.forward.input.0");
-  EXPECT_EQ(t.cell("Functional.conv2d.1.forward.output.0", "Bench Name"), "Functional.conv2d.0.forward.output.0");
+  EXPECT_EQ(t.cell("Functional.conv2d.1.forward.input.0", "Bench Name"),
+            "Functional.conv2d.0.forward.input.0");
+  EXPECT_EQ(t.cell("Functional.conv2d.1.forward.output.0", "Bench Name"),
+            "Functional.conv2d.0.forward.output.0");
   EXPECT_EQ(t.cell("Torch.relu.0.forward.input.0", "Bench Name"), "Torch.relu.0.forward.input.0");
   o.data_mapping = kData + "fuzzy/bad_map.yaml";
   try {
@@ -317,7 +354,11 @@ TEST(DumpCompareMatching, MindSporeAgainstPyTorchWithApiMapping) {
   EXPECT_EQ(t.cell(r, "Requires_grad Consistent"), "False");
   const auto expected = load_json(kData + "cross/expected.json");
   const auto& m = expected[r.c_str()];
-  const char* cols[] = {"Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr", "One Thousandth Err Ratio",
+  const char* cols[] = {"Cosine",
+                        "EucDist",
+                        "MaxAbsErr",
+                        "MaxRelativeErr",
+                        "One Thousandth Err Ratio",
                         "Five Thousandths Err Ratio"};
   for (int k = 0; k < 6; ++k) expect_metric(m["metrics"][k], t.cell(r, cols[k]), cols[k]);
   EXPECT_EQ(t.cell(r, "Accuracy Reached or Not"), m["accuracy"].GetString());
@@ -389,9 +430,12 @@ TEST(DumpCompareRun, BadInputsGiveClearErrors) {
 
 TEST(DumpCompareRows, FuzzyKeyAndReprs) {
   using namespace probe::dump_compare_detail;
-  EXPECT_EQ(fuzzy_key("Functional.conv2d.3.forward.input.0"), fuzzy_key("Functional.conv2d.0.forward.input.0"));
-  EXPECT_NE(fuzzy_key("Functional.conv2d.3.forward.input.0"), fuzzy_key("Functional.conv2d.3.backward.input.0"));
-  EXPECT_NE(fuzzy_key("Functional.conv2d.3.forward.input.0"), fuzzy_key("Functional.conv2d.3.forward.input.1"));
+  EXPECT_EQ(fuzzy_key("Functional.conv2d.3.forward.input.0"),
+            fuzzy_key("Functional.conv2d.0.forward.input.0"));
+  EXPECT_NE(fuzzy_key("Functional.conv2d.3.forward.input.0"),
+            fuzzy_key("Functional.conv2d.3.backward.input.0"));
+  EXPECT_NE(fuzzy_key("Functional.conv2d.3.forward.input.0"),
+            fuzzy_key("Functional.conv2d.3.forward.input.1"));
   EXPECT_EQ(python_str_repr("it's"), "\"it's\"");
   EXPECT_EQ(python_str_repr("a\nb"), "'a\\nb'");
   EXPECT_EQ(python_list_repr({"x.pt", "N/A"}), "['x.pt', 'N/A']");
