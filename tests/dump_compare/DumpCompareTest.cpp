@@ -2,7 +2,9 @@
 // and statistics were computed there with numpy float64 (dump-and-compare §3.6-§3.8).
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
+#include <zip.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -462,4 +464,183 @@ TEST(DumpCompareRows, FlatMappingParser) {
   EXPECT_EQ(m[1].first, "c: d");
   EXPECT_EQ(m[1].second, "e");
   fs::remove_all(dir);
+}
+
+namespace {
+
+std::vector<probe::dump_compare_detail::OpItem> flatten_text(const std::string& json) {
+  static std::vector<Dump> keep;  // rows point into their dump
+  keep.push_back(Dump::parse(json, "/nonexistent/dump.json"));
+  return probe::dump_compare_detail::flatten_dump(keep.back(), nullptr);
+}
+
+}  // namespace
+
+TEST(DumpCompareRows, FlatteningFollowsSection3_3) {
+  using probe::dump_compare_detail::RowState;
+  const auto rows = flatten_text(R"({"task": "statistics", "level": "mix", "framework": "pytorch", "data": {
+ "Module.fc.Linear.forward.0": {
+  "input_args": [{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2, 3], "Max": 1.5, "Min": -1, "Mean": 0.25,
+                  "Norm": 2.0, "requires_grad": true}],
+  "input_kwargs": {"scale": {"type": "float", "value": 0.5}, "shape": {"type": "torch.Size", "value": [2, 3]},
+                   "idx": {"type": "slice", "value": [1, null, 2]}, "flag": {"type": "bool", "value": true},
+                   "none": null, "nested": [[{"type": "int", "value": 7}], {"k": {"type": "str", "value": "sum"}}],
+                   "dst": {"type": "int", "value": 3}, "group": {"type": "torch.ProcessGroup", "group_ranks": [0, 1],
+                   "group_id": "abc"}, "dtype": {"type": "torch.dtype", "value": "torch.bfloat16"}},
+  "output": [{"type": "torch.Tensor", "dtype": "torch.bool", "shape": [], "Max": true, "Min": false, "Mean": null,
+              "Norm": null, "requires_grad": false}],
+  "parameters": {"weight": {"type": "torch.Tensor", "dtype": "torch.float32", "shape": [3], "Max": 1.0, "Min": 0.0,
+                 "Mean": 0.5, "Norm": 1.0, "requires_grad": true}}
+ },
+ "Module.fc.Linear.parameters_grad.0": {"weight": [{"type": "torch.Tensor", "dtype": "torch.float32", "shape": [3],
+   "Max": NaN, "Min": -Infinity, "Mean": 0.5, "Norm": 1.0, "requires_grad": false}]}
+}})");
+  std::vector<std::string> names;
+  for (const auto& r : rows) names.push_back(r.name);
+  const std::string m = "Module.fc.Linear.forward.0";
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       m + ".input.0", m + ".input.scale", m + ".input.shape", m + ".input.idx",
+                       m + ".input.flag", m + ".input.none", m + ".input.nested.0.0", m + ".input.nested.1.k",
+                       m + ".input.dst", m + ".input.group", m + ".input.dtype", m + ".parameters.weight",
+                       m + ".output.0", "Module.fc.Linear.parameters_grad.0.weight"}));
+  EXPECT_EQ(rows[0].shape, "[2, 3]");
+  EXPECT_EQ(rows[0].stats[1].text, "-1");  // JSON int stays an int
+  EXPECT_EQ(rows[0].requires_grad, "True");
+  EXPECT_EQ(rows[0].md5, "00000000");  // tensors without md5: CRC of ""
+  EXPECT_TRUE(rows[0].first_of_entry);
+  EXPECT_FALSE(rows[1].first_of_entry);
+  EXPECT_EQ(rows[1].dtype, "<class 'float'>");
+  EXPECT_EQ(rows[1].stats[0].text, "0.5");
+  EXPECT_TRUE(rows[1].stats[0].numeric);
+  EXPECT_EQ(rows[1].requires_grad, "N/A");
+  EXPECT_EQ(rows[2].dtype, "torch.Size");
+  EXPECT_EQ(rows[2].shape, "[2, 3]");
+  EXPECT_EQ(rows[2].stats[0].text, "None");
+  EXPECT_EQ(rows[3].dtype, "slice");
+  EXPECT_EQ(rows[3].shape, "(3,)");
+  EXPECT_EQ(rows[3].md5, probe::dump_compare_detail::crc32_hex("[1, None, 2]"));
+  EXPECT_EQ(rows[4].dtype, "<class 'bool'>");
+  EXPECT_EQ(rows[4].stats[0].text, "True");
+  EXPECT_FALSE(rows[4].stats[0].numeric);
+  EXPECT_EQ(rows[5].dtype, "None");
+  EXPECT_EQ(rows[5].shape, "None");
+  EXPECT_EQ(rows[5].md5, "N/A");
+  EXPECT_EQ(rows[7].dtype, "<class 'str'>");
+  EXPECT_EQ(rows[7].stats[0].text, "sum");
+  EXPECT_EQ(rows[8].dtype, "int");  // src/dst keep their type string and use the value text as md5
+  EXPECT_EQ(rows[8].md5, "3");
+  EXPECT_EQ(rows[9].dtype, "torch.ProcessGroup");
+  EXPECT_EQ(rows[9].stats[0].text, "[0, 1]");
+  EXPECT_EQ(rows[10].stats[0].text, "torch.bfloat16");
+  EXPECT_EQ(rows[11].state, RowState::Parameters);
+  EXPECT_EQ(rows[12].state, RowState::Output);
+  EXPECT_EQ(rows[12].stats[0].text, "True");
+  EXPECT_EQ(rows[12].stats[2].text, "None");
+  EXPECT_EQ(rows[13].state, RowState::ParametersGrad);
+  EXPECT_EQ(rows[13].stats[0].text, "Nan");
+  EXPECT_TRUE(rows[13].stats[0].numeric);
+  EXPECT_EQ(rows[13].stats[1].text, "-inf");
+  EXPECT_TRUE(rows[13].first_of_entry);
+}
+
+TEST(DumpCompareRows, TensorFileNamesOverrideRowNames) {
+  // In tensor mode kwargs rows are named after their files (".kwargs."), not ".input.".
+  const auto rows = flatten_text(R"({"task": "tensor", "level": "L1", "framework": "pytorch", "data": {
+ "Functional.cross_entropy.0.forward": {"input_args": [], "input_kwargs": {"target": {"type": "torch.Tensor",
+   "dtype": "torch.int64", "shape": [4], "Max": 3, "Min": 0, "Mean": 1.5, "Norm": 3.7, "requires_grad": false,
+   "data_name": "Functional.cross_entropy.0.forward.kwargs.target.pt"}}, "output": []}}})");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].name, "Functional.cross_entropy.0.forward.kwargs.target");
+  EXPECT_EQ(rows[0].data_name, "Functional.cross_entropy.0.forward.kwargs.target.pt");
+}
+
+TEST(DumpCompareRun, StackPathNeedsStackModeAndDebugJsonPairs) {
+  const std::string out = tmp_dir("stack");
+  CompareInput in;
+  in.npu_path = rank0("real", "npu");
+  in.bench_path = rank0("real", "bench");
+  in.stack_path = kData + "real/npu/step0/rank0/stack.json";
+  DumpCompareOptions o;
+  o.out_dir = out;
+  o.timestamp = "20250101000001";
+  o.write_xlsx = false;
+  auto header = [&] { return csv_read_file(run_dump_compare(in, o).outputs.at(0).csv).at(0); };
+  auto has = [](const std::vector<std::string>& h, const char* c) {
+    return std::find(h.begin(), h.end(), c) != h.end();
+  };
+  EXPECT_FALSE(has(header(), "NPU_Stack_Info"));  // stack_path given: only with -s
+  o.stack_mode = true;
+  EXPECT_TRUE(has(header(), "NPU_Stack_Info"));
+
+  // debug.json pairs: debug_compare_result_*, rows named after the saved variables.
+  const std::string dir = tmp_dir("debug");
+  for (const char* side : {"npu", "bench"}) {
+    fs::create_directories(dir + "/" + side);
+    std::ofstream(dir + "/" + side + "/debug.json")
+        << R"({"task": "statistics", "level": "debug", "framework": "pytorch", "dump_data_dir": null, "data": {
+ "x.0.debug": {"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2], "Max": )"
+        << (std::string(side) == "npu" ? "4.0" : "1.0")
+        << R"(, "Min": 0.0, "Mean": 0.5, "Norm": 1.0, "requires_grad": false}}})";
+  }
+  in = CompareInput{dir + "/npu/debug.json", dir + "/bench/debug.json", "", true};
+  o.stack_mode = false;
+  const auto s = run_dump_compare(in, o);
+  EXPECT_EQ(fs::path(s.outputs.at(0).csv).filename(), "debug_compare_result_20250101000001.csv");
+  const auto rows = csv_read_file(s.outputs[0].csv);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[1][0], "x.0.debug");
+  EXPECT_EQ(rows[1][8], "3.0");  // Max diff
+  EXPECT_EQ(rows[1][12], "300.0%");
+  // dump.json against debug.json is refused.
+  in.bench_path = rank0("stats", "bench");
+  EXPECT_THROW(run_dump_compare(in, o), Error);
+  fs::remove_all(dir);
+  fs::remove_all(out);
+}
+
+namespace {
+
+std::string zip_member(const std::string& zip_path, const char* member) {
+  int err = 0;
+  zip_t* z = zip_open(zip_path.c_str(), ZIP_RDONLY, &err);
+  if (!z) return {};
+  std::string text;
+  zip_stat_t st;
+  if (zip_stat(z, member, 0, &st) == 0) {
+    zip_file_t* f = zip_fopen(z, member, 0);
+    text.resize(st.size);
+    if (f) {
+      zip_fread(f, text.data(), st.size);
+      zip_fclose(f);
+    }
+  }
+  zip_close(z);
+  return text;
+}
+
+}  // namespace
+
+TEST(DumpCompareRun, HighlightedXlsxHasRedAndYellowRowsOnSheet) {
+  const std::string out = tmp_dir("xlsx");
+  CompareInput in{rank0("real", "npu"), rank0("real", "bench"), "", true};
+  DumpCompareOptions o;
+  o.out_dir = out;
+  o.timestamp = "20250101000002";
+  o.highlight = true;
+  const auto s = run_dump_compare(in, o);
+  const std::string x = s.outputs.at(0).xlsx;
+  EXPECT_NE(zip_member(x, "xl/workbook.xml").find("name=\"Sheet\""), std::string::npos);
+  const std::string styles = zip_member(x, "xl/styles.xml");
+  EXPECT_NE(styles.find("FFFF0000"), std::string::npos) << styles;
+  EXPECT_NE(styles.find("FFFFFF00"), std::string::npos);
+  const std::string sheet = zip_member(x, "xl/worksheets/sheet1.xml");
+  // 28 data rows + header; filled rows carry a row style (customFormat).
+  EXPECT_NE(sheet.find("<row r=\"29\""), std::string::npos);
+  EXPECT_NE(sheet.find("customFormat=\"1\""), std::string::npos);
+  o.highlight = false;
+  o.timestamp = "20250101000003";
+  const std::string plain = run_dump_compare(in, o).outputs.at(0).xlsx;
+  EXPECT_NE(zip_member(plain, "xl/workbook.xml").find("name=\"Sheet1\""), std::string::npos);
+  EXPECT_EQ(zip_member(plain, "xl/worksheets/sheet1.xml").find("customFormat=\"1\""), std::string::npos);
+  fs::remove_all(out);
 }
