@@ -154,6 +154,29 @@ Var relabel(const Var& v, DType dtype) {
                      [](const Buffer& g) { return std::vector<Buffer>{g}; });
 }
 
+namespace {
+// Lets a float64 result become a Tensor without copying its buffer.
+class BufferStorage final : public Storage {
+public:
+  explicit BufferStorage(Buffer b) : b_(std::move(b)) {}
+  std::byte* data() noexcept override { return reinterpret_cast<std::byte*>(b_.data()); }
+  std::size_t size() const noexcept override { return b_.size() * sizeof(double); }
+
+private:
+  Buffer b_;
+};
+}  // namespace
+
+Tensor to_tensor(Var&& v) {
+  // Sole owner of a result without graph: hand its buffer over instead of copying it.
+  if (is_floating(v.dtype()) && v.ptr().use_count() == 1 && !v.requires_grad()) {
+    Node* n = v.node();
+    const Shape shape = n->shape;
+    return Tensor::from_storage(DType::Float64, shape, std::make_shared<BufferStorage>(std::move(n->data)));
+  }
+  return to_tensor(static_cast<const Var&>(v));
+}
+
 Tensor to_tensor(const Var& v) {
   const DType dt = v.dtype();
   if (is_floating(dt)) return Tensor::from_values<double>(v.data(), v.shape());
@@ -896,7 +919,9 @@ Buffer batched(const Var& a, const Var& b, const Shape& batch, std::int64_t m, s
   Shape full_a = batch, full_b = batch;
   full_a.insert(full_a.end(), {m, k});
   full_b.insert(full_b.end(), {k, n});
-  Var ea = expand(detach(a), full_a), eb = expand(detach(b), full_b);
+  // Operands already of the full batch shape are used in place (no copy); others are broadcast without graph.
+  GradMode no_graph(false);
+  Var ea = a.shape() == full_a ? a : expand(a, full_a), eb = b.shape() == full_b ? b : expand(b, full_b);
   const std::int64_t nb = probe::numel(batch);
   Buffer c(static_cast<std::size_t>(nb * m * n));
   const bool f32 = t_emulate;

@@ -94,6 +94,8 @@ Var relabel(const Var& v, DType dtype);
 
 /// Converts a result to a probe::Tensor: floating -> Float64 data, integers/bools in their own dtype.
 Tensor to_tensor(const Var& v);
+/// Same, taking over the buffer when `v` is the last reference to a graph-free result.
+Tensor to_tensor(Var&& v);
 /// Rounds floating data to the logical dtype and returns a Tensor of that dtype (device emulation).
 Tensor to_device_tensor(const Var& v);
 /// Rounds a double as a cast to `dtype` would (float16/bfloat16/float32 rounding; ints truncate).

@@ -149,18 +149,19 @@ void apply_inplace(Ctx& c, Outs& outs) {
   outs[0] = Out(is_floating(r.dtype()) && is_floating(want) ? relabel(r, want) : cast(r, want));
 }
 
-ApiResult to_result(const Outs& outs, bool device) {
+ApiResult to_result(Outs&& outs, bool device) {
   ApiResult r;
-  auto conv = [&](const Var& v) -> Value {
+  auto conv = [&](Var& v) -> Value {
     r.device_dtypes.push_back(v.dtype());
-    return Value(device ? to_device_tensor(v) : to_tensor(v));
+    if (device) return Value(to_device_tensor(v));
+    return Value(to_tensor(std::move(v)));
   };
-  for (const Out& o : outs) {
+  for (Out& o : outs) {
     if (o.is_value) {
       r.outputs.push_back(*o.value);
     } else if (o.is_list) {
       std::vector<Value> items;
-      for (const Var& v : o.vars) items.push_back(conv(v));
+      for (Var& v : o.vars) items.push_back(conv(v));
       r.outputs.push_back(Value(std::move(items)));
     } else {
       r.outputs.push_back(conv(o.var));
@@ -222,7 +223,7 @@ void def(RunnerRegistry& reg, const std::vector<std::string>& apis, std::string_
         Ctx c(a);
         Outs outs = fn(c);
         if (inplace) apply_inplace(c, outs);
-        return to_result(outs, emulate);
+        return to_result(std::move(outs), emulate);
       };
       if (differentiable) {
         r.backward = [fn, inplace, emulate](const BoundArgs& a, const std::vector<Value>& gouts) {
