@@ -53,7 +53,8 @@ void BM_EigenGemm(benchmark::State& state) {
     c.noalias() = a * b;
     benchmark::DoNotOptimize(c.data());
   }
-  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * n * n * n * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(2.0 * n * n * n * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void BM_ProbeMatmul(benchmark::State& state) {
@@ -70,7 +71,8 @@ void BM_ProbeMatmul(benchmark::State& state) {
     benchmark::DoNotOptimize(r.outputs[0].tensor().bytes());
     best = std::min(best, cpu_seconds() - t0);
   }
-  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * n * n * n * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(2.0 * n * n * n * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
   // best-of probe vs best-of Eigen in the same process (thread CPU time)
   state.counters["vs_eigen"] = eigen / best;
 }
@@ -82,7 +84,8 @@ void BM_PlainAddLoop(benchmark::State& state) {
     for (std::size_t i = 0; i < c.size(); ++i) c[i] = a[i] + b[i];
     benchmark::DoNotOptimize(c.data());
   }
-  state.counters["Gelem/s"] = benchmark::Counter(static_cast<double>(n) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["Gelem/s"] =
+      benchmark::Counter(static_cast<double>(n) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 // Torch.add(float32 [n], float32 [n]) end to end: float32 -> float64 input conversion, the zip kernel,
@@ -97,7 +100,8 @@ void BM_ProbeAdd(benchmark::State& state) {
     probe::ApiResult r = reg.run_forward(probe::Framework::PyTorch, "Torch.add.0", call);
     benchmark::DoNotOptimize(r.outputs[0].tensor().bytes());
   }
-  state.counters["Gelem/s"] = benchmark::Counter(static_cast<double>(n) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["Gelem/s"] =
+      benchmark::Counter(static_cast<double>(n) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 // Broadcast add [rows, cols] + [cols] (the strided inner-run path).
@@ -111,8 +115,8 @@ void BM_ProbeAddBroadcast(benchmark::State& state) {
     probe::ApiResult r = reg.run_forward(probe::Framework::PyTorch, "Torch.add.0", call);
     benchmark::DoNotOptimize(r.outputs[0].tensor().bytes());
   }
-  state.counters["Gelem/s"] =
-      benchmark::Counter(static_cast<double>(rows * cols) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["Gelem/s"] = benchmark::Counter(static_cast<double>(rows * cols) * 1e-9,
+                                                 benchmark::Counter::kIsIterationInvariantRate);
 }
 
 }  // namespace

@@ -157,12 +157,12 @@ Var relabel(const Var& v, DType dtype) {
 namespace {
 // Lets a float64 result become a Tensor without copying its buffer.
 class BufferStorage final : public Storage {
-public:
+ public:
   explicit BufferStorage(Buffer b) : b_(std::move(b)) {}
   std::byte* data() noexcept override { return reinterpret_cast<std::byte*>(b_.data()); }
   std::size_t size() const noexcept override { return b_.size() * sizeof(double); }
 
-private:
+ private:
   Buffer b_;
 };
 }  // namespace

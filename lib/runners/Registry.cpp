@@ -56,6 +56,24 @@ struct RunnerRegistry::Impl {
     std::shared_ptr<const Schema> schema;
   };
   std::map<std::tuple<Framework, RunnerRole, std::string>, Entry, std::less<>> entries;
+
+  // Exact key first. An `Aten.<op>.<overload>` without a runner of its own falls back to `Torch.<op>`,
+  // then `Tensor.<op>` (aten overloads take the same positional arguments as the Python API; `.out`
+  // overloads are excluded because their extra argument is the output buffer).
+  const Entry* lookup(Framework fw, RunnerRole role, const std::string& key) const {
+    auto it = entries.find(std::make_tuple(table_of(fw), role, key));
+    if (it != entries.end()) return &it->second;
+    if (table_of(fw) != Framework::PyTorch || key.rfind("Aten.", 0) != 0) return nullptr;
+    const std::string rest = key.substr(5);
+    const auto dot = rest.find('.');
+    const std::string op = rest.substr(0, dot);
+    if (dot != std::string::npos && rest.substr(dot + 1).find("out") == 0) return nullptr;
+    for (const char* prefix : {"Torch.", "Tensor."}) {
+      it = entries.find(std::make_tuple(Framework::PyTorch, role, prefix + op));
+      if (it != entries.end()) return &it->second;
+    }
+    return nullptr;
+  }
 };
 
 RunnerRegistry::RunnerRegistry() : impl_(std::make_shared<Impl>()) {}
@@ -87,8 +105,8 @@ std::string key_of(std::string_view api) {
 }  // namespace
 
 const Runner* RunnerRegistry::find(Framework fw, std::string_view api, RunnerRole role) const {
-  auto it = impl_->entries.find(std::make_tuple(table_of(fw), role, key_of(api)));
-  return it == impl_->entries.end() ? nullptr : it->second.runner.get();
+  const Impl::Entry* e = impl_->lookup(fw, role, key_of(api));
+  return e ? e->runner.get() : nullptr;
 }
 
 std::vector<std::string> RunnerRegistry::keys(Framework fw, RunnerRole role) const {
@@ -115,15 +133,15 @@ namespace {
 ApiResult RunnerRegistry::run_forward(Framework fw, std::string_view api, const ApiCall& call,
                                       RunnerRole role) const {
   const std::string key = key_of(api);
-  auto it = impl_->entries.find(std::make_tuple(table_of(fw), role, key));
-  if (it == impl_->entries.end())
+  const Impl::Entry* it = impl_->lookup(fw, role, key);
+  if (!it)
     throw Error(ErrorKind::Unsupported,
                 fmt::format("{} has no {} runner ({})", key, role == RunnerRole::Bench ? "bench" : "device",
                             to_string(fw)),
                 "", "", std::string(api));
   try {
-    BoundArgs a = bind(it->second.schema, call);
-    return it->second.runner->forward(a);
+    BoundArgs a = bind(it->schema, call);
+    return it->runner->forward(a);
   } catch (...) {
     rethrow_with_api(api);
   }
@@ -134,18 +152,18 @@ std::vector<InputGradient> RunnerRegistry::run_backward(Framework fw, std::strin
                                                         const std::vector<Value>& grad_outputs,
                                                         RunnerRole role) const {
   const std::string key = key_of(api);
-  auto it = impl_->entries.find(std::make_tuple(table_of(fw), role, key));
-  if (it == impl_->entries.end())
+  const Impl::Entry* it = impl_->lookup(fw, role, key);
+  if (!it)
     throw Error(ErrorKind::Unsupported,
                 fmt::format("{} has no {} runner ({})", key, role == RunnerRole::Bench ? "bench" : "device",
                             to_string(fw)),
                 "", "", std::string(api));
-  if (!it->second.runner->backward)
+  if (!it->runner->backward)
     throw Error(ErrorKind::Unsupported, fmt::format("{} is not differentiable in probe", key), "", "",
                 std::string(api));
   try {
-    BoundArgs a = bind(it->second.schema, call);
-    std::vector<Value> grads = it->second.runner->backward(a, grad_outputs);
+    BoundArgs a = bind(it->schema, call);
+    std::vector<Value> grads = it->runner->backward(a, grad_outputs);
     // Order the gradients as the call lists its tensors: positional first, then keyword arguments.
     struct Item {
       bool kw;

@@ -78,7 +78,9 @@ class S:
 
 class C:
     def __init__(self, api, name, args, kwargs=None, grad=True, rtol=None, atol=None, tol_reason=None,
-                 framework="pytorch", raise_dtype_args=True, raise_tensors=True):
+                 framework="pytorch", raise_dtype_args=True, raise_tensors=True, torch_api=None):
+        # torch_api: the PyTorch function computing the expected values of a MindSpore API (mint mirrors torch)
+        self.torch_api = torch_api
         # raise_dtype_args: dtype arguments (sum(..., dtype=float16)) become float64 in the bench like the
         # tensors; casts (Tensor.to) keep them, since a cast's result is exactly the target dtype's value.
         self.raise_dtype_args = raise_dtype_args
@@ -208,7 +210,7 @@ def device_dtypes(fn, args, kwargs):
 
 def run_case(case, seed):
     gen = torch.Generator().manual_seed(seed)
-    fn = resolve(case.api)
+    fn = resolve(case.torch_api or case.api)
     args = build(case.args, gen)
     kwargs = build(case.kwargs, gen)
     dts = device_dtypes(fn, args, kwargs)
@@ -508,6 +510,23 @@ def core_cases():
           C("Torch.clone", "f32", [f32(2, 2)]),
           C("Tensor.detach", "f32", [f32(2)]),
           C("Torch.unbind", "dim1", [f32(2, 3), 1])]
+    # ---- MindSpore names (mint mirrors torch; expected values from the torch function named in torch_api)
+    ms = dict(framework="mindspore")
+    c += [C("Mint.add", "alpha", [f32(2, 3), f32(3)], {"alpha": 2.0}, torch_api="Torch.add", **ms),
+          C("Mint.matmul", "2d", [f32(2, 3), f32(3, 2)], torch_api="Torch.matmul", **ms),
+          C("MintFunctional.relu", "f32", [f32(5)], torch_api="Functional.relu", **ms),
+          C("MintFunctional.gelu", "tanh", [f32(5)], {"approximate": "tanh"}, torch_api="Functional.gelu", **ms),
+          C("Functional.softmax", "axis_positional", [f32(2, 3), 0], torch_api="Torch.softmax", **ms),
+          C("Tensor.sum", "dim", [f32(2, 3), 1], torch_api="Tensor.sum", **ms),
+          C("Mint.mean", "keepdim", [f32(2, 3)], {"dim": 1, "keepdim": True}, torch_api="Torch.mean", **ms)]
+    # ---- Aten overloads (explicit ones and the Torch./Tensor. fallback)
+    c += [C("Aten.add.Tensor", "alpha", [f32(3), f32(3)], {"alpha": 3}),
+          C("Aten.mul.Scalar", "scalar", [f32(3), 0.5]),
+          C("Aten.gelu.default", "f32", [f32(4)]),
+          C("Aten.sum.dim_IntList", "dims", [f32(2, 3), [1]]),
+          C("Aten.exp.default", "fallback", [f32(3)]),
+          C("Aten.transpose.int", "fallback", [f32(2, 3), 0, 1]),
+          C("Aten.mm.default", "f32", [f32(2, 3), f32(3, 2)])]
     return c
 
 
