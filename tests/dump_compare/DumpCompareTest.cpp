@@ -644,3 +644,24 @@ TEST(DumpCompareRun, HighlightedXlsxHasRedAndYellowRowsOnSheet) {
   EXPECT_EQ(zip_member(plain, "xl/worksheets/sheet1.xml").find("customFormat=\"1\""), std::string::npos);
   fs::remove_all(out);
 }
+
+TEST(DumpCompareRows, FormulaTextIsWrittenAsLiteralText) {
+  // DECISIONS (compare, CSV injection): msprobe aborts on such strings; probe prefixes an apostrophe.
+  const std::string dir = tmp_dir("inject");
+  for (const char* side : {"npu", "bench"}) {
+    fs::create_directories(dir + "/" + side);
+    std::ofstream(dir + "/" + side + "/dump.json")
+        << R"J({"task": "statistics", "level": "L1", "framework": "pytorch", "dump_data_dir": null, "data": {
+ "Torch.einsum.0.forward": {"input_args": [{"type": "str", "value": "=HYPERLINK(\"x\")"},
+   {"type": "str", "value": "-1"}, {"type": "str", "value": "a;@b"}], "input_kwargs": {}, "output": []}}})J";
+  }
+  const auto t = compare_dump_files(dir + "/npu/dump.json", dir + "/bench/dump.json", "", {});
+  ASSERT_EQ(t.rows.size(), 3u);
+  const std::size_t npu_max = 16;
+  ASSERT_EQ(t.header[npu_max], "NPU max");
+  EXPECT_EQ(t.rows[0][npu_max], "'=HYPERLINK(\"x\")");
+  EXPECT_EQ(t.rows[1][npu_max], "-1");  // Python's float() accepts it: not a formula for msprobe either
+  EXPECT_EQ(t.rows[2][npu_max], "'a;@b");
+  EXPECT_EQ(t.rows[0][8], "N/A");  // str statistics are not numbers
+  fs::remove_all(dir);
+}
