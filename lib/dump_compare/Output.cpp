@@ -217,6 +217,31 @@ std::vector<RankDir> rank_dirs(const std::string& step_dir) {
   return out;
 }
 
+void compare_step(const std::string& npu_step, const std::string& bench_step,
+                  const DumpCompareOptions& options, const std::string& ts, DumpCompareSummary& s) {
+  const auto npu_ranks = rank_dirs(npu_step), bench_ranks = rank_dirs(bench_step);
+  if (npu_ranks.size() != bench_ranks.size())
+    throw Error(ErrorKind::InvalidArgument,
+                fmt::format("the NPU step has {} rank directories, the bench step {}", npu_ranks.size(),
+                            bench_ranks.size()),
+                bench_step);
+  if (npu_ranks.empty()) throw Error(ErrorKind::InvalidArgument, "no rank directories", npu_step);
+  for (std::size_t i = 0; i < npu_ranks.size(); ++i) {
+    const fs::path n = fs::path(npu_step) / npu_ranks[i].name, b = fs::path(bench_step) / bench_ranks[i].name;
+    bool any = false;
+    for (const char* file : {"dump.json", "debug.json"}) {
+      if (!fs::is_regular_file(n / file) || !fs::is_regular_file(b / file)) continue;
+      any = true;
+      // Stack is auto-detected per rank (stack.json beside the NPU file).
+      s.outputs.push_back(
+          compare_pair((n / file).string(), (b / file).string(), "", "_" + npu_ranks[i].name, options, ts));
+    }
+    if (!any)
+      throw Error(ErrorKind::Io, "no dump.json or debug.json present in both rank directories", n.string(),
+                  npu_ranks[i].name);
+  }
+}
+
 }  // namespace
 
 CompareInput read_compare_json(const std::string& path) {
@@ -273,28 +298,25 @@ DumpCompareSummary run_dump_compare(const CompareInput& input, const DumpCompare
     s.outputs.push_back(compare_pair(input.npu_path, input.bench_path, input.stack_path, "", options, ts));
     return s;
   }
-  const auto npu_ranks = rank_dirs(input.npu_path), bench_ranks = rank_dirs(input.bench_path);
-  if (npu_ranks.size() != bench_ranks.size())
-    throw Error(ErrorKind::InvalidArgument,
-                fmt::format("the NPU step has {} rank directories, the bench step {}", npu_ranks.size(),
-                            bench_ranks.size()),
-                input.bench_path);
-  if (npu_ranks.empty()) throw Error(ErrorKind::InvalidArgument, "no rank directories", input.npu_path);
-  for (std::size_t i = 0; i < npu_ranks.size(); ++i) {
-    const fs::path n = fs::path(input.npu_path) / npu_ranks[i].name,
-                   b = fs::path(input.bench_path) / bench_ranks[i].name;
-    bool any = false;
-    for (const char* file : {"dump.json", "debug.json"}) {
-      if (!fs::is_regular_file(n / file) || !fs::is_regular_file(b / file)) continue;
-      any = true;
-      // Stack is auto-detected per rank (stack.json beside the NPU file).
-      s.outputs.push_back(
-          compare_pair((n / file).string(), (b / file).string(), "", "_" + npu_ranks[i].name, options, ts));
+  // MindSpore jit dumps: {root}/{graph|pynative}/step*/rank*; each common step is compared into
+  // {out}/{graph|pynative}/{step}/ (§3.11).
+  bool mix = false;
+  for (const char* mode : {"graph", "pynative"}) {
+    const fs::path n = fs::path(input.npu_path) / mode, b = fs::path(input.bench_path) / mode;
+    if (!fs::is_directory(n) || !fs::is_directory(b)) continue;
+    mix = true;
+    std::vector<std::string> steps;
+    for (const auto& e : fs::directory_iterator(n, ec))
+      if (e.is_directory() && fs::is_directory(b / e.path().filename()))
+        steps.push_back(e.path().filename().string());
+    std::sort(steps.begin(), steps.end());
+    for (const auto& step : steps) {
+      DumpCompareOptions o = options;
+      o.out_dir = (fs::path(options.out_dir) / mode / step).string();
+      compare_step((n / step).string(), (b / step).string(), o, ts, s);
     }
-    if (!any)
-      throw Error(ErrorKind::Io, "no dump.json or debug.json present in both rank directories", n.string(),
-                  npu_ranks[i].name);
   }
+  if (!mix) compare_step(input.npu_path, input.bench_path, options, ts, s);
   return s;
 }
 

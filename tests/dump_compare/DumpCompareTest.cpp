@@ -665,3 +665,76 @@ TEST(DumpCompareRows, FormulaTextIsWrittenAsLiteralText) {
   EXPECT_EQ(t.rows[0][8], "N/A");  // str statistics are not numbers
   fs::remove_all(dir);
 }
+
+TEST(DumpCompareMatching, CellMappingAndDtypeClasses) {
+  using namespace probe::dump_compare_detail;
+  auto item = [](std::string name, std::string entry, std::string dtype, std::string shape = "[2]") {
+    OpItem o;
+    o.name = std::move(name);
+    o.entry_key = std::move(entry);
+    o.dtype = std::move(dtype);
+    o.shape = std::move(shape);
+    return o;
+  };
+  const std::vector<OpItem> npu = {
+      item("Cell.net.fc1.Dense.forward.0.input.0", "Cell.net.fc1.Dense.forward.0", "Float32"),
+      item("Cell.net.fc1.Dense.forward.0.output.0", "Cell.net.fc1.Dense.forward.0", "BFloat16"),
+      item("Cell.net.fc2.Dense.forward.0.output.0", "Cell.net.fc2.Dense.forward.0", "Int32"),
+      item("Mint.add.0.forward.output.0", "Mint.add.0.forward", "Int64")};
+  const std::vector<OpItem> bench = {
+      item("Module.model.fc1.Linear.forward.0.input.0", "Module.model.fc1.Linear.forward.0", "torch.float32"),
+      item("Module.model.fc1.Linear.forward.0.output.0", "Module.model.fc1.Linear.forward.0",
+           "torch.float16"),
+      item("Module.net.fc2.Dense.forward.0.output.0", "Module.net.fc2.Dense.forward.0", "torch.int64"),
+      item("Torch.add.0.forward.output.0", "Torch.add.0.forward", "torch.float32")};
+  MatchConfig cfg;
+  cfg.cross_framework = true;
+  cfg.cell_mapping = true;
+  cfg.api_mapping = true;
+  auto r = match_rows(npu, bench, cfg);
+  EXPECT_FALSE(r.bench[0]);   // path differs without a mapping file
+  EXPECT_EQ(r.bench[2], 2u);  // Cell -> Module; Int32 vs torch.int64 are both "int" across frameworks
+  EXPECT_FALSE(r.bench[3]);   // Int64 vs torch.float32: different classes -> unmatched
+  cfg.cell_map["net.fc1.Dense"] = "model.fc1.Linear";
+  r = match_rows(npu, bench, cfg);
+  EXPECT_EQ(r.bench[0], 0u);
+  EXPECT_EQ(r.bench[1], 1u);  // BFloat16 vs torch.float16: both floats
+  // Same framework: int32 vs int64 is a mismatch, fp16/fp32/bf16 are compatible.
+  const std::vector<OpItem> a = {item("T.x.0.forward.output.0", "T.x.0.forward", "torch.int32"),
+                                 item("T.y.0.forward.output.0", "T.y.0.forward", "torch.bfloat16")};
+  const std::vector<OpItem> b = {item("T.x.0.forward.output.0", "T.x.0.forward", "torch.int64"),
+                                 item("T.y.0.forward.output.0", "T.y.0.forward", "torch.float32")};
+  r = match_rows(a, b, MatchConfig{});
+  EXPECT_FALSE(r.bench[0]);
+  EXPECT_EQ(r.bench[1], 1u);
+  // Shapes must agree for an exact match, not for a data-mapped one.
+  const std::vector<OpItem> c = {item("T.y.0.forward.output.0", "T.y.0.forward", "torch.float32", "[3]")};
+  EXPECT_FALSE(match_rows(c, b, MatchConfig{}).bench[0]);
+  MatchConfig dm;
+  dm.data_mapping = true;
+  EXPECT_EQ(match_rows(c, b, dm).bench[0], 1u);
+}
+
+TEST(DumpCompareRun, MindSporeGraphAndPynativeLayout) {
+  const std::string root = tmp_dir("mix"), out = root + "/out";
+  for (const char* side : {"npu", "bench"})
+    for (const char* mode : {"graph", "pynative"})
+      for (const char* rank : {"rank0", "rank1"}) {
+        const fs::path dst = fs::path(root) / side / mode / "step0" / rank;
+        fs::create_directories(dst);
+        fs::copy_file(kData + "multi/" + side + "/step0/" + rank + "/dump.json", dst / "dump.json");
+      }
+  CompareInput in{root + "/npu", root + "/bench", "", true};
+  DumpCompareOptions o;
+  o.out_dir = out;
+  o.timestamp = "20250101000004";
+  o.write_xlsx = false;
+  const auto s = run_dump_compare(in, o);
+  ASSERT_EQ(s.outputs.size(), 4u);
+  EXPECT_EQ(fs::path(s.outputs[0].csv),
+            fs::path(out) / "graph" / "step0" / "compare_result_rank0_20250101000004.csv");
+  EXPECT_EQ(fs::path(s.outputs[3].csv),
+            fs::path(out) / "pynative" / "step0" / "compare_result_rank1_20250101000004.csv");
+  EXPECT_EQ(s.outputs[3].suspects, 1u);
+  fs::remove_all(root);
+}
