@@ -9,12 +9,14 @@
 // per-block results are merged in block order: results never depend on the thread count. The float64
 // sums (cosine dot products, dump-compare norms) use the same fixed structure.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <type_traits>
 #include <vector>
 
+#include "metrics/KernelControl.h"
 #include "metrics/NumpyFloat.h"
 #include "probe/error.h"
 #include "probe/metrics.h"
@@ -72,6 +74,90 @@ inline bool finite(T x) noexcept {
   return std::isfinite(x);
 }
 
+std::atomic<bool> g_scalar_only{false};
+
+// All vector helpers are internal (anonymous namespace): the psABI note about passing 32/64-byte
+// vectors without AVX concerns only calls across translation units.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+// ---- 8-lane vectors -------------------------------------------------------------------------------
+// numpy's 8 interleaved pairwise accumulators are 8 SIMD lanes: element g+j of a leaf goes to lane j in
+// both the scalar and the vector code, so the vector code performs exactly the scalar operations, lane by
+// lane (IEEE operations, no FMA contraction, conversions round to nearest as static_cast does).
+typedef double v8d __attribute__((vector_size(64)));
+typedef float v8f __attribute__((vector_size(32)));
+typedef std::int64_t v8l __attribute__((vector_size(64)));
+typedef std::int32_t v8i __attribute__((vector_size(32)));
+typedef std::uint32_t v8u __attribute__((vector_size(32)));
+typedef std::uint16_t v8h __attribute__((vector_size(16)));
+
+template <class T>
+struct VecOf;
+template <>
+struct VecOf<double> {
+  using V = v8d;
+  using M = v8l;
+};
+template <>
+struct VecOf<float> {
+  using V = v8f;
+  using M = v8i;
+};
+template <class T>
+using Vec = typename VecOf<T>::V;
+template <class T>
+using Mask = typename VecOf<T>::M;
+
+#define PROBE_VINLINE [[gnu::always_inline]] inline
+PROBE_VINLINE v8d vabs(v8d x) noexcept { return (v8d)((v8l)x & std::numeric_limits<std::int64_t>::max()); }
+PROBE_VINLINE v8f vabs(v8f x) noexcept { return (v8f)((v8i)x & std::numeric_limits<std::int32_t>::max()); }
+// Masks as 32-bit lanes (for counting) or as the mask type of element type T (for selects).
+PROBE_VINLINE v8i m32(v8l m) noexcept { return __builtin_convertvector(m, v8i); }
+PROBE_VINLINE v8i m32(v8i m) noexcept { return m; }
+template <class T, class M>
+PROBE_VINLINE Mask<T> mask_as(M m) noexcept {
+  if constexpr (std::is_same_v<M, Mask<T>>)
+    return m;
+  else
+    return __builtin_convertvector(m, Mask<T>);
+}
+template <class To, class V>
+PROBE_VINLINE Vec<To> vcvt(V v) noexcept {
+  if constexpr (std::is_same_v<V, Vec<To>>)
+    return v;
+  else
+    return __builtin_convertvector(v, Vec<To>);
+}
+template <class V>
+PROBE_VINLINE V vmax(V m, V x) noexcept {
+  return x > m ? x : m;
+}
+PROBE_VINLINE bool all_set(v8i m) noexcept {
+  typedef std::uint64_t v4q __attribute__((vector_size(32)));
+  v4q q = (v4q)m;
+  return (q[0] & q[1] & q[2] & q[3]) == ~std::uint64_t{0};
+}
+template <class V>
+PROBE_VINLINE V splat(typename std::remove_reference_t<decltype(V{}[0])> x) noexcept {
+  V v = {};
+  return v + x;
+}
+
+// Loads 8 elements of a raw array as numpy precision K (bf16: a 16-bit shift).
+template <class Raw, NK K>
+PROBE_VINLINE Vec<Store<K>> vload(const Raw* p, std::int64_t i) noexcept {
+  if constexpr (std::is_same_v<Raw, bfloat16_t>) {
+    v8h h;
+    std::memcpy(&h, p + i, sizeof h);
+    v8u u = __builtin_convertvector(h, v8u) << 16;
+    return vcvt<Store<K>>((v8f)u);
+  } else {
+    Vec<Raw> v;
+    std::memcpy(&v, p + i, sizeof v);
+    return vcvt<Store<K>>(v);
+  }
+}
+
 // Per-block statistics. Counts are exact; maxima skip NaN and count them (numpy's max returns NaN).
 struct Block {
   std::int64_t fin = 0, lt[3] = {0, 0, 0}, eb_gt = 0, eb_lt = 0;
@@ -93,329 +179,61 @@ struct Thresholds {
   int ulp_min_eb, ulp_mant;
 };
 
-template <class RawB, class RawD, bool Ulp, bool Extra>
-struct Kernel {
-  static constexpr bool kDevBf16 = std::is_same_v<RawD, bfloat16_t>;
-  static constexpr NK NB = raw_nk<RawB>(kDevBf16);
-  static constexpr NK ND = kDevBf16 ? NK::F : raw_nk<RawD>(false);
-  static constexpr NK NC = max_nk(NB, ND);
-  // numpy sums of half arrays accumulate in float32.
-  static constexpr NK NS = NC == NK::H ? NK::F : NC;
-  // ULP arithmetic: float64 for float32 devices, else float32 (§2.9).
-  static constexpr NK NU = std::is_same_v<RawD, float> ? NK::D : NK::F;
-  using B = Store<NB>;
-  using D = Store<ND>;
-  using C = Store<NC>;
-  using S = Store<NS>;
-  using U = Store<NU>;
+namespace isa_base {
+#include "metrics/KernelBody.inc"
+}  // namespace isa_base
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define PROBE_KERNEL_ISAS 1
+// Runtime-dispatched copies for AVX2 and AVX-512 (no FMA: results must match the scalar path bit for bit).
+#pragma GCC push_options
+#pragma GCC target("avx2,f16c,bmi,bmi2,popcnt,lzcnt")
+namespace isa_v3 {
+#include "metrics/KernelBody.inc"
+}  // namespace isa_v3
+#pragma GCC pop_options
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512vl,avx512bw,avx512dq,avx512cd,avx2,f16c,bmi,bmi2,popcnt,lzcnt")
+namespace isa_v4 {
+#include "metrics/KernelBody.inc"
+}  // namespace isa_v4
+#pragma GCC pop_options
+#endif
 
-  const RawB* bp;
-  const RawD* dp;
-  Thresholds th;
-  B eps;
-  // Thresholds cast to the dtype of the array they are compared with (numpy value-based casting).
-  C t_c[3], b_atol_c, a_atol_c, rtol_c, c_bound_c;
-  B b_small_b, a_small_b, c_small_b;
-  D lo_d, hi_d;
+std::atomic<int> g_max_isa{2};
 
-  Kernel(const RawB* b, const RawD* d, const Thresholds& t, double eps_value) : bp(b), dp(d), th(t) {
-    eps = rnd<NB>(eps_value);
-    for (int k = 0; k < 3; ++k) t_c[k] = rnd<NC>(t.t[k]);
-    b_atol_c = rnd<NC>(t.b_atol);
-    a_atol_c = rnd<NC>(t.a_atol);
-    rtol_c = rnd<NC>(t.rtol);
-    c_bound_c = rnd<NC>(t.c_bound);
-    b_small_b = rnd<NB>(t.b_small);
-    a_small_b = rnd<NB>(t.a_small);
-    c_small_b = rnd<NB>(t.c_small);
-    lo_d = static_cast<D>(t.clip_lo);
-    hi_d = static_cast<D>(t.clip_hi);
+int isa_level() noexcept {
+  int level = 0;
+#ifdef PROBE_KERNEL_ISAS
+  static const int cpu = [] {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("bmi2"))
+      return 2;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("popcnt"))
+      return 1;
+    return 0;
+  }();
+  level = std::min(cpu, g_max_isa.load(std::memory_order_relaxed));
+#endif
+  return level;
+}
+
+// Calls f(TypeTag<Kernel>) with the kernel compiled for the best instruction set this CPU has.
+template <class RawB, class RawD, bool Ulp, bool Extra, class F>
+void with_isa_kernel(F&& f) {
+#ifdef PROBE_KERNEL_ISAS
+  switch (isa_level()) {
+    case 2:
+      return f(detail::TypeTag<isa_v4::Kernel<RawB, RawD, Ulp, Extra>>{});
+    case 1:
+      return f(detail::TypeTag<isa_v3::Kernel<RawB, RawD, Ulp, Extra>>{});
+    default:
+      break;
   }
-
-  // Bench cast to the device numpy dtype.
-  static D to_dev(B b) noexcept {
-    if constexpr (ND == NK::H && NB != NK::H)
-      return round_half(b);
-    else
-      return static_cast<D>(b);
-  }
-
-  // Base quantities of element i shared by the main pass and the mean-relative-error pass.
-  struct Elem {
-    B b;
-    D d;
-    D g;  // bench in device dtype
-    C abs_err;
-    B abs_b, abs_b_eps;
-    C rel;  // |abs_err / abs_bench_eps|
-    bool fin;
-  };
-  inline Elem elem(std::int64_t i) const noexcept {
-    Elem e;
-    e.b = load<RawB, NB>(bp, i);
-    e.d = load<RawD, ND>(dp, i);
-    e.g = to_dev(e.b);
-    e.abs_err = std::fabs(rnd<NC>(static_cast<C>(e.d) - static_cast<C>(e.b)));
-    e.abs_b = std::fabs(e.b);
-    e.abs_b_eps = rnd<NB>(e.abs_b + eps);
-    e.rel = rnd<NC>(e.abs_err / static_cast<C>(e.abs_b_eps));
-    e.fin = finite(e.d) && finite(e.g);
-    return e;
-  }
-  // Benchmark standard: is element i in the relative-error mean (not small, both finite)?
-  inline bool selected(const Elem& e) const noexcept { return e.fin && !(e.abs_b <= b_small_b); }
-
-  // Inf/nan error check of the absolute-threshold method for a non-finite element.
-  inline bool inf_nan_fails(const Elem& e, C rtol) const noexcept {
-    D gc = std::isnan(e.g) ? e.g : std::min(std::max(e.g, lo_d), hi_d);
-    D dc = std::isnan(e.d) ? e.d : std::min(std::max(e.d, lo_d), hi_d);
-    D diff = std::fabs(rnd<ND>(dc - gc));
-    C cre = rnd<NC>(static_cast<C>(diff) / static_cast<C>(e.abs_b_eps));
-    bool pass = cre <= rtol || (std::isnan(e.d) && std::isnan(gc));
-    return !pass;
-  }
-
-  inline U ulp_err(const Elem& e) const noexcept {
-    double eb;
-    if (e.abs_b == 0)
-      eb = 0;
-    else if (!std::isfinite(e.abs_b))
-      eb = static_cast<double>(e.abs_b);  // inf or nan
-    else if constexpr (NB == NK::D)
-      eb = detail::floor_log2_f64(e.abs_b);
-    else if constexpr (NB == NK::F)
-      eb = detail::floor_log2_f32(e.abs_b);
-    else
-      eb = detail::floor_log2_f16(e.abs_b);
-    if (!(eb >= th.ulp_min_eb) && !std::isnan(eb)) eb = th.ulp_min_eb;
-    double k = th.ulp_mant - eb;  // exact small integer, or +-inf/nan
-    U factor;
-    if (std::isnan(k))
-      factor = static_cast<U>(k);
-    else if (std::isinf(k))
-      factor = k > 0 ? std::numeric_limits<U>::infinity() : U(0);
-    else {
-      // 2^k in the bench dtype, then cast to the ULP dtype (overflow -> inf, underflow -> 0).
-      double p = std::ldexp(1.0, static_cast<int>(k));
-      if constexpr (NB == NK::H)
-        p = round_half(p);
-      else if constexpr (NB == NK::F)
-        p = static_cast<float>(p);
-      factor = static_cast<U>(p);
-    }
-    using P = Store<max_nk(NU, NB)>;
-    U diff = static_cast<U>(static_cast<P>(static_cast<U>(e.d)) - static_cast<P>(e.b));
-    return std::fabs(static_cast<U>(diff * factor));
-  }
-
-  // Lane sums of one leaf.
-  struct Sums {
-    S mse = 0, rel = 0;
-    U ulp = 0;
-    double sdb = 0, sdd = 0, sbb = 0, zdb = 0, zdd = 0, zbb = 0, zdiff2 = 0;
-    void add(const Sums& o) noexcept {
-      mse = static_cast<S>(mse + o.mse);
-      rel = static_cast<S>(rel + o.rel);
-      ulp = static_cast<U>(ulp + o.ulp);
-      sdb += o.sdb;
-      sdd += o.sdd;
-      sbb += o.sbb;
-      zdb += o.zdb;
-      zdd += o.zdd;
-      zbb += o.zbb;
-      zdiff2 += o.zdiff2;
-    }
-  };
-
-  // All statistics of element i; sums go to the given accumulators.
-  inline void visit(std::int64_t i, Block& k, S& mse, S& rel, U& ulp, double* f) const noexcept {
-    Elem e = elem(i);
-    k.fin += e.fin;
-    for (int t = 0; t < 3; ++t) k.lt[t] += e.rel < t_c[t];
-    k.eb_gt += e.d > e.g;
-    k.eb_lt += e.d < e.g;
-    if (std::isnan(e.abs_err))
-      ++k.nan_abs;
-    else if (e.abs_err > k.max_abs)
-      k.max_abs = e.abs_err;
-    // Benchmark.
-    bool bs = e.fin && e.abs_b <= b_small_b;
-    k.b_small += bs;
-    k.b_small_err += bs && e.abs_err > b_atol_c;
-    bool sel = e.fin && !bs;
-    k.b_sel += sel;
-    if (sel && e.rel > k.max_rel) k.max_rel = e.rel;
-    rel = static_cast<S>(rel + (sel ? static_cast<S>(e.rel) : S(0)));
-    C ae = sel ? e.abs_err : C(0);
-    mse = static_cast<S>(mse + static_cast<S>(rnd<NC>(ae * ae)));
-    // Absolute threshold and accumulative error.
-    bool as = e.fin && e.abs_b <= a_small_b;
-    k.a_small += as;
-    k.a_small_err += as && e.abs_err > a_atol_c;
-    k.a_normal_err += e.fin && !as && e.rel > rtol_c;
-    bool cs = e.fin && e.abs_b <= c_small_b;
-    k.c_small += cs;
-    k.c_small_err += cs && e.abs_err > c_bound_c;
-    k.c_normal_err += e.fin && !cs && e.rel > c_bound_c;
-    if (!e.fin) [[unlikely]] {
-      k.a_inf_fail += inf_nan_fails(e, rtol_c);
-      k.c_inf_fail += inf_nan_fails(e, c_bound_c);
-    }
-    double bd = static_cast<double>(e.b), dd = static_cast<double>(e.d);
-    k.bin_ne += !(bd == dd);
-    double ad = std::fabs(dd), ab = std::fabs(bd);
-    if (std::isnan(ad))
-      ++k.nan_d;
-    else if (ad > k.max_d)
-      k.max_d = ad;
-    if (std::isnan(ab))
-      ++k.nan_b;
-    else if (ab > k.max_b)
-      k.max_b = ab;
-    f[0] += dd * bd;
-    f[1] += dd * dd;
-    f[2] += bd * bd;
-    if constexpr (Ulp) {
-      U u = ulp_err(e);
-      if (std::isnan(u))
-        ++k.nan_ulp;
-      else if (u > k.ulp_max)
-        k.ulp_max = u;
-      k.ulp_gt += u > static_cast<U>(th.ulp_thr);
-      ulp = static_cast<U>(ulp + u);
-    }
-    if constexpr (Extra) {
-      double msd = std::fabs(bd - dd);
-      if (std::isnan(msd))
-        ++k.nan_ms_abs;
-      else if (msd > k.ms_max_abs)
-        k.ms_max_abs = msd;
-      double msr = msd / (ab + (bd == 0 ? 1e-8 : 0.0));
-      if (std::isnan(msr))
-        ++k.nan_ms_rel;
-      else if (msr > k.ms_max_rel)
-        k.ms_max_rel = msr;
-      // Dump compare: inf/nan must sit at the same positions; they are then zeroed in both.
-      bool di = std::isinf(dd), bi = std::isinf(bd), dn = std::isnan(dd), bn = std::isnan(bd);
-      k.dump_mismatch += (di != bi) || (dn != bn);
-      bool both = std::isfinite(dd) && std::isfinite(bd);
-      double zn = both ? dd : 0.0, zb = both ? bd : 0.0;
-      double zd = zn - zb;
-      f[3] += zn * zb;
-      f[4] += zn * zn;
-      f[5] += zb * zb;
-      f[6] += zd * zd;
-      double azd = std::fabs(zd);
-      if (azd > k.dump_max_abs) k.dump_max_abs = azd;
-      double re = zb == 0 ? std::fabs((zn + kF64Eps) - (zb + kF64Eps)) / kF64Eps : azd / std::fabs(zb);
-      if (re > k.dump_max_re) k.dump_max_re = re;
-      k.dump_lt1 += re < 0.001;
-      k.dump_lt5 += re < 0.005;
-    }
-  }
-
-  // numpy's pairwise_sum over [i0, i0+n): leaves of <= 128 elements with 8 interleaved accumulators.
-  Sums tree(std::int64_t i0, std::int64_t n, Block& k) const noexcept {
-    Sums s;
-    if (n < 8) {
-      double f[7] = {0, 0, 0, 0, 0, 0, 0};
-      for (std::int64_t i = 0; i < n; ++i) visit(i0 + i, k, s.mse, s.rel, s.ulp, f);
-      s.sdb = f[0];
-      s.sdd = f[1];
-      s.sbb = f[2];
-      s.zdb = f[3];
-      s.zdd = f[4];
-      s.zbb = f[5];
-      s.zdiff2 = f[6];
-      return s;
-    }
-    if (n <= 128) {
-      S mse[8] = {}, rel[8] = {};
-      U ulp[8] = {};
-      double f[8][7] = {};
-      std::int64_t full = n - n % 8;
-      for (std::int64_t g = 0; g < full; g += 8)
-        for (int j = 0; j < 8; ++j) visit(i0 + g + j, k, mse[j], rel[j], ulp[j], f[j]);
-      auto comb = [](auto* r) {
-        using T = std::remove_reference_t<decltype(r[0])>;
-        return static_cast<T>(static_cast<T>(static_cast<T>(r[0] + r[1]) + static_cast<T>(r[2] + r[3])) +
-                              static_cast<T>(static_cast<T>(r[4] + r[5]) + static_cast<T>(r[6] + r[7])));
-      };
-      s.mse = comb(mse);
-      s.rel = comb(rel);
-      s.ulp = comb(ulp);
-      double fl[7];
-      for (int q = 0; q < 7; ++q) {
-        double r[8];
-        for (int j = 0; j < 8; ++j) r[j] = f[j][q];
-        fl[q] = comb(r);
-      }
-      for (std::int64_t i = full; i < n; ++i) visit(i0 + i, k, s.mse, s.rel, s.ulp, fl);
-      s.sdb = fl[0];
-      s.sdd = fl[1];
-      s.sbb = fl[2];
-      s.zdb = fl[3];
-      s.zdd = fl[4];
-      s.zbb = fl[5];
-      s.zdiff2 = fl[6];
-      return s;
-    }
-    std::int64_t n2 = n / 2;
-    n2 -= n2 % 8;
-    Sums l = tree(i0, n2, k);
-    l.add(tree(i0 + n2, n - n2, k));
-    return l;
-  }
-
-  void run_block(std::int64_t i0, std::int64_t n, Block& k) const noexcept {
-    Sums s = tree(i0, n, k);
-    k.mse = s.mse;
-    k.rel = s.rel;
-    k.ulp = s.ulp;
-    k.sdb = s.sdb;
-    k.sdd = s.sdd;
-    k.sbb = s.sbb;
-    k.zdb = s.zdb;
-    k.zdd = s.zdd;
-    k.zbb = s.zbb;
-    k.zdiff2 = s.zdiff2;
-  }
-
-  // Second pass for the mean relative error over the selected subset: numpy sums the compacted array,
-  // whose block and leaf boundaries are only known once the selection is counted.
-  S compacted_tree(std::int64_t& i, std::int64_t n) const noexcept {
-    auto next = [&]() -> S {
-      for (;; ++i) {
-        Elem e = elem(i);
-        if (selected(e)) {
-          ++i;
-          return static_cast<S>(e.rel);
-        }
-      }
-    };
-    if (n < 8) {
-      S r = 0;
-      for (std::int64_t q = 0; q < n; ++q) r = static_cast<S>(r + next());
-      return r;
-    }
-    if (n <= 128) {
-      S r[8];
-      for (int j = 0; j < 8; ++j) r[j] = next();
-      std::int64_t q = 8;
-      for (; q < n - n % 8; q += 8)
-        for (int j = 0; j < 8; ++j) r[j] = static_cast<S>(r[j] + next());
-      S res = static_cast<S>(static_cast<S>(static_cast<S>(r[0] + r[1]) + static_cast<S>(r[2] + r[3])) +
-                             static_cast<S>(static_cast<S>(r[4] + r[5]) + static_cast<S>(r[6] + r[7])));
-      for (; q < n; ++q) res = static_cast<S>(res + next());
-      return res;
-    }
-    std::int64_t n2 = n / 2;
-    n2 -= n2 % 8;
-    S l = compacted_tree(i, n2);
-    S r = compacted_tree(i, n - n2);
-    return static_cast<S>(l + r);
-  }
-};
+#endif
+  f(detail::TypeTag<isa_base::Kernel<RawB, RawD, Ulp, Extra>>{});
+}
 
 double dtype_eps(DType t) {
   switch (t) {
@@ -440,7 +258,7 @@ double nan_max(double m, std::int64_t nans) { return nans ? std::numeric_limits<
 
 template <class RawB, class RawD, bool Ulp, bool Extra>
 TensorMetrics run(const Tensor& bench, const Tensor& device, const MetricParams& p) {
-  using K = Kernel<RawB, RawD, Ulp, Extra>;
+  using K = isa_base::Kernel<RawB, RawD, Ulp, Extra>;
   const std::int64_t n = bench.numel();
   Thresholds th{};
   th.t[0] = 0.01;
@@ -469,15 +287,21 @@ TensorMetrics run(const Tensor& bench, const Tensor& device, const MetricParams&
   th.clip_lo = -th.clip_hi;
   double eps = dev_bf16 ? 0x1p-8 : dtype_eps(nk_dtype(K::NB));
   K kern(bench.data<RawB>(), device.data<RawD>(), th, eps);
+  kern.scalar_only = g_scalar_only.load(std::memory_order_relaxed);
 
   const std::int64_t nblocks = (n + kBlock - 1) / kBlock;
   std::vector<Block> blocks(static_cast<std::size_t>(nblocks));
   // Roughly 64K elements per task so that small tensors stay on the calling thread.
-  detail::parallel_for(0, nblocks, 8, [&](std::int64_t b0, std::int64_t b1, int) {
-    for (std::int64_t b = b0; b < b1; ++b) {
-      std::int64_t i0 = b * kBlock;
-      kern.run_block(i0, std::min(kBlock, n - i0), blocks[static_cast<std::size_t>(b)]);
-    }
+  with_isa_kernel<RawB, RawD, Ulp, Extra>([&](auto tag) {
+    using KV = typename decltype(tag)::type;
+    KV kv(bench.data<RawB>(), device.data<RawD>(), th, eps);
+    kv.scalar_only = kern.scalar_only;
+    detail::parallel_for(0, nblocks, 8, [&](std::int64_t b0, std::int64_t b1, int) {
+      for (std::int64_t b = b0; b < b1; ++b) {
+        std::int64_t i0 = b * kBlock;
+        kv.run_block(i0, std::min(kBlock, n - i0), blocks[static_cast<std::size_t>(b)]);
+      }
+    });
   });
 
   Block t;
@@ -543,12 +367,26 @@ TensorMetrics run(const Tensor& bench, const Tensor& device, const MetricParams&
     const std::int64_t cblocks = (nsel + kBlock - 1) / kBlock;
     std::vector<S> csum(static_cast<std::size_t>(cblocks));
     detail::parallel_for(0, cblocks, 4, [&](std::int64_t c0, std::int64_t c1, int) {
+      std::vector<S> buf;
       for (std::int64_t c = c0; c < c1; ++c) {
         std::int64_t first = c * kBlock;
         // Source block holding the first selected element of this compacted block, then skip within it.
         auto it = std::upper_bound(prefix.begin(), prefix.end(), first);
         std::int64_t sb = (it - prefix.begin()) - 1;
         std::int64_t i = sb * kBlock, skip = first - prefix[static_cast<std::size_t>(sb)];
+        if constexpr (K::kVec) {
+          if (!kern.scalar_only) {
+            const std::int64_t m = std::min(kBlock, nsel - first);
+            buf.resize(static_cast<std::size_t>(skip + m + 8));
+            with_isa_kernel<RawB, RawD, Ulp, Extra>([&](auto tag) {
+              using KV = typename decltype(tag)::type;
+              KV kv(bench.data<RawB>(), device.data<RawD>(), th, eps);
+              kv.gather_selected(i, n, skip + m, buf.data());
+              csum[static_cast<std::size_t>(c)] = KV::pairwise(buf.data() + skip, m);
+            });
+            continue;
+          }
+        }
         while (skip > 0) {
           if (kern.selected(kern.elem(i))) --skip;
           ++i;
@@ -704,6 +542,13 @@ decltype(auto) visit_float(DType t, F&& f) {
 }
 
 }  // namespace
+
+namespace detail {
+void set_metrics_scalar_only(bool on) noexcept { g_scalar_only.store(on); }
+void set_metrics_max_isa(int level) noexcept { g_max_isa.store(level); }
+int metrics_isa() noexcept { return isa_level(); }
+bool metrics_scalar_only() noexcept { return g_scalar_only.load(); }
+}  // namespace detail
 
 DType metric_compute_dtype(DType bench, DType device) {
   if (device == DType::BFloat16) return DType::Float32;

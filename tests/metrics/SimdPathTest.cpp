@@ -1,0 +1,191 @@
+// The fused kernel's SIMD path (full 8-lane groups of finite values) against its scalar per-element path
+// (tails, groups with non-finite lanes, float16 pairs): every metric must have identical bits, for lengths
+// around the vector width, the 128-element pairwise leaves and the 8192-element numpy buffers, with
+// NaN/Inf/zero/subnormal/threshold values placed in every lane, for every dtype pair and metric set.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <random>
+#include <string>
+
+#include "metrics/KernelControl.h"
+#include "probe/metrics.h"
+#include "probe/parallel.h"
+
+namespace probe {
+namespace {
+
+const double kInf = std::numeric_limits<double>::infinity();
+const double kNan = std::numeric_limits<double>::quiet_NaN();
+
+// Exact bits, except that every NaN is one value: its sign and payload depend on which operand the
+// compiler put first in a commutative operation, and msprobe prints every NaN as "nan".
+std::string bits(double v) {
+  if (std::isnan(v)) return "nan,";
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%016llx,",
+                static_cast<unsigned long long>(std::bit_cast<std::uint64_t>(v)));
+  return buf;
+}
+std::string cell(const MetricValue& v) {
+  return std::to_string(static_cast<int>(v.kind)) + ":" + bits(v.value) + v.text + ";";
+}
+// Every field of TensorMetrics, exactly.
+std::string fingerprint(const TensorMetrics& m) {
+  std::string s = std::to_string(m.count) + std::string(name(m.compute_dtype)) + m.cosine_message +
+                  (m.cosine_ok ? "ok;" : "no;") + (m.dump_inf_nan_mismatch ? "mm;" : "-;");
+  for (const MetricValue* v : {&m.cosine,
+                               &m.max_abs_err,
+                               &m.hundredth,
+                               &m.thousandth,
+                               &m.ten_thousandth,
+                               &m.error_balance,
+                               &m.rmse,
+                               &m.small_value_err_ratio,
+                               &m.max_rel_err,
+                               &m.mean_rel_err,
+                               &m.inf_nan_err_ratio,
+                               &m.rel_err_ratio,
+                               &m.abs_err_ratio,
+                               &m.acc_inf_nan_err_ratio,
+                               &m.acc_rel_err_ratio,
+                               &m.acc_abs_err_ratio,
+                               &m.binary_err_rate,
+                               &m.ulp_max,
+                               &m.ulp_mean,
+                               &m.ulp_ratio})
+    s += cell(*v);
+  for (double v :
+       {m.ms_cosine, m.ms_max_abs, m.ms_max_rel, m.dump_cosine, m.dump_euc, m.dump_max_abs, m.dump_max_rel,
+        m.dump_one_thousandth, m.dump_five_thousandths, m.dump_norm_device, m.dump_norm_bench})
+    s += bits(v);
+  return s;
+}
+
+struct ScalarOnly {
+  ScalarOnly() { detail::set_metrics_scalar_only(true); }
+  ~ScalarOnly() { detail::set_metrics_scalar_only(false); }
+};
+
+// Pattern 0: smooth data; 1: one special value per lane (each lane of some group gets each special, in
+// bench or device); 2: dense specials; 3: values at the small-value/rtol thresholds, equal values, zeros.
+void make_data(int pattern, std::size_t n, std::mt19937_64& rng, std::vector<double>& b,
+               std::vector<double>& d) {
+  std::normal_distribution<double> nd;
+  std::uniform_int_distribution<int> pick(0, 1 << 20);
+  b.resize(n);
+  d.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    b[i] = nd(rng);
+    d[i] = b[i] * (1 + 1e-3 * nd(rng));
+  }
+  const double specials[] = {kNan,  kInf, -kInf,   0.0,     -0.0, 1e-310, 3e-45,
+                             1e-40, 5e-8, 0x1p-20, 0x1p-10, 1e39, 70000.0};
+  const std::size_t ns = std::size(specials);
+  if (pattern == 1) {
+    for (std::size_t s = 0; s < 2 * ns; ++s) {
+      for (std::size_t lane = 0; lane < 8; ++lane) {
+        std::size_t i = ((s * 8 + lane) * 8 + lane + 8 * (s % 3)) % std::max<std::size_t>(n, 1);
+        if (i >= n) continue;
+        if (s < ns)
+          b[i] = specials[s];
+        else
+          d[i] = specials[s - ns];
+      }
+    }
+  } else if (pattern == 2) {
+    for (std::size_t i = 0; i < n; ++i) {
+      int k = pick(rng) % 40;
+      if (k < static_cast<int>(ns)) b[i] = specials[k];
+      k = pick(rng) % 40;
+      if (k < static_cast<int>(ns)) d[i] = specials[k];
+    }
+  } else if (pattern == 3) {
+    const double levels[] = {0x1p-20, 0x1p-10, 1.0, 0x1p-21, 0x1p-11, 0.999, 0.0, 1e-6, 1e-3};
+    for (std::size_t i = 0; i < n; ++i) {
+      int k = pick(rng);
+      double lv = levels[k % std::size(levels)] * ((k >> 8) % 2 ? -1 : 1);
+      b[i] = lv * (1 + 1e-4 * nd(rng) * ((k >> 9) % 2));
+      switch ((k >> 10) % 4) {
+        case 0:
+          d[i] = b[i];
+          break;
+        case 1:
+          d[i] = b[i] * (1 + 0x1p-11);
+          break;
+        case 2:
+          d[i] = b[i] + 0x1p-31;
+          break;
+        default:
+          d[i] = b[i] * (1 + 1e-2 * nd(rng));
+          break;
+      }
+    }
+  }
+}
+
+Tensor make(const std::vector<double>& v, DType t) {
+  return Tensor::from_values<double>(v, Shape{static_cast<std::int64_t>(v.size())}).to(t);
+}
+
+TEST(MetricsSimd, VectorAndScalarPathsAgreeBitForBit) {
+  set_num_threads(2);
+  // Every instruction set this CPU runs (SSE2, AVX2, AVX-512 copies of the same vector code).
+  const int best_isa = detail::metrics_isa();
+  std::mt19937_64 rng(2024);
+  const std::size_t lengths[] = {1,   7,   8,    9,    15,   16,   17,   127,          128,
+                                 129, 135, 1000, 8191, 8192, 8193, 8200, 3 * 8192 + 77};
+  std::vector<double> b, d;
+  for (std::size_t n : lengths) {
+    for (int pattern = 0; pattern < 4; ++pattern) {
+      make_data(pattern, n, rng, b, d);
+      for (DType bt : {DType::Float64, DType::Float32, DType::BFloat16, DType::Float16}) {
+        for (DType dt : {DType::Float32, DType::BFloat16, DType::Float64, DType::Float16}) {
+          Tensor bench = make(b, bt), device = make(d, dt);
+          for (int flags = 0; flags < 4; ++flags) {
+            // The full metric set everywhere; the reduced sets on the largest length only (fast suite).
+            if (flags != 3 && n < 8192) continue;
+            MetricParams p;
+            p.compute_ulp = flags & 1;
+            p.compute_extra = flags & 2;
+            if (pattern == 3) p.small_value = 0x1p-10;  // bf16/fp16 profile threshold
+            std::string scalar;
+            {
+              ScalarOnly guard;
+              scalar = fingerprint(compute_metrics(bench, device, p));
+            }
+            for (int isa = 0; isa <= best_isa; ++isa) {
+              detail::set_metrics_max_isa(isa);
+              std::string simd = fingerprint(compute_metrics(bench, device, p));
+              detail::set_metrics_max_isa(best_isa);
+              ASSERT_EQ(simd, scalar) << "n=" << n << " pattern=" << pattern << " bench=" << name(bt)
+                                      << " device=" << name(dt) << " flags=" << flags << " isa=" << isa;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// A float32 mean over a partially selected array is summed by numpy over the compacted selection: the
+// second pass gathers it with SIMD code, across several compacted 8192-element buffers.
+TEST(MetricsSimd, CompactedMeanAgreesAcrossBlocks) {
+  std::mt19937_64 rng(5);
+  std::vector<double> b, d;
+  make_data(3, 5 * 8192 + 3, rng, b, d);
+  Tensor bench = make(b, DType::Float32), device = make(d, DType::BFloat16);
+  MetricParams p;
+  p.small_value = 0x1p-10;
+  TensorMetrics simd = compute_metrics(bench, device, p);
+  ScalarOnly guard;
+  TensorMetrics scalar = compute_metrics(bench, device, p);
+  EXPECT_EQ(simd.mean_rel_err, scalar.mean_rel_err);
+  EXPECT_EQ(fingerprint(simd), fingerprint(scalar));
+}
+
+}  // namespace
+}  // namespace probe
