@@ -1,7 +1,6 @@
 // dump.json → probe::Dump in one SAX pass (RapidJSON, in-situ). A big model's dump.json is hundreds of MB,
 // so no intermediate DOM is built: each JSON object is collected into a per-depth scratch list and turned
 // into a tensor descriptor, a leaf value or an ordered dict when it closes.
-#define RAPIDJSON_SSE2 1  // whitespace skipping; the read buffer is padded (JsonSupport.h)
 #include <fmt/format.h>
 #include <rapidjson/reader.h>
 
@@ -24,9 +23,7 @@ using dump_detail::describe_position;
 
 namespace {
 
-constexpr unsigned kParseFlags = rapidjson::kParseInsituFlag | rapidjson::kParseValidateEncodingFlag |
-                                 rapidjson::kParseIterativeFlag | rapidjson::kParseFullPrecisionFlag |
-                                 rapidjson::kParseNanAndInfFlag;
+constexpr unsigned kParseFlags = dump_detail::kReaderFlags;  // in situ, numbers as text: see JsonSupport.h
 
 // Equality with a string literal whose length the compiler knows, so the comparison is inlined: these
 // run for every key of every tensor object of a dump that may hold millions of them.
@@ -95,7 +92,12 @@ class DumpBuilder {
   bool Double(double d) {
     return scalar(mk(Slot::Double, [&](Slot& x) { x.d = d; }));
   }
-  bool RawNumber(const char*, rapidjson::SizeType, bool) { return false; }  // not requested
+  bool RawNumber(const char* s, rapidjson::SizeType n, bool) {
+    dump_detail::JsonNumber num;
+    if (!dump_detail::parse_json_number(std::string_view(s, n), num)) fail("malformed number");
+    if (num.is_int) return Int64(num.i);
+    return Double(num.d);
+  }
   bool String(const char* s, rapidjson::SizeType n, bool) {
     return scalar(mk(Slot::String, [&](Slot& x) { x.s = std::string_view(s, n); }));
   }
@@ -596,6 +598,11 @@ void parse_dump_buffer(Dump& dump, char* text, std::size_t size, const DumpParse
                             parse_error_text(ok.Code())),
                 dump.path());
   }
+  if (stream.Tell() < size)  // RapidJSON stops at a NUL byte as if the text ended there
+    throw Error(
+        ErrorKind::Format,
+        fmt::format("NUL byte in the JSON text at {}", describe_position(original_text(), stream.Tell())),
+        dump.path());
   builder.finish();
 }
 

@@ -2,12 +2,15 @@
 
 #include <fmt/format.h>
 #include <rapidjson/error/en.h>
+#include <rapidjson/reader.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <memory>
 
 #include "probe/error.h"
@@ -47,6 +50,38 @@ std::string describe_position(std::string_view text, std::size_t offset) {
 
 std::string_view parse_error_text(int code) {
   return rapidjson::GetParseError_En(static_cast<rapidjson::ParseErrorCode>(code));
+}
+
+static_assert(kReaderFlags == (rapidjson::kParseInsituFlag | rapidjson::kParseValidateEncodingFlag |
+                               rapidjson::kParseNumbersAsStringsFlag | rapidjson::kParseNanAndInfFlag));
+
+bool parse_json_number(std::string_view text, JsonNumber& out) {
+  const char* first = text.data();
+  const char* last = first + text.size();
+  const bool integral = text.find_first_of(".eEIN") == std::string_view::npos;  // NaN, Infinity
+  if (integral) {
+    const auto [p, ec] = std::from_chars(first, last, out.i);
+    if (ec == std::errc() && p == last) {
+      out.is_int = true;
+      return true;
+    }
+    // Python ints are unbounded; beyond int64 keep the magnitude as a float.
+  }
+  out.is_int = false;
+  // from_chars takes no leading '+'; RapidJSON never produces one.
+  const auto [p, ec] = std::from_chars(first, last, out.d);
+  if (p != last) return false;
+  if (ec == std::errc::result_out_of_range) {
+    // 1e400 is Infinity for Python's json; a denormal underflow is 0.0.
+    const bool negative = text.starts_with('-');
+    const bool tiny =
+        text.find_first_of("eE") != std::string_view::npos && text[text.find_first_of("eE") + 1] == '-';
+    out.d = tiny ? (negative ? -0.0 : 0.0)
+                 : (negative ? -std::numeric_limits<double>::infinity()
+                             : std::numeric_limits<double>::infinity());
+    return true;
+  }
+  return ec == std::errc();
 }
 
 }  // namespace probe::dump_detail

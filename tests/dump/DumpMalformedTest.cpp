@@ -121,6 +121,11 @@ TEST(DumpMalformed, InlineWrongTypes) {
   EXPECT_EQ(parse_error("{\"data\": {\"A.b.0.forward\": {\"input_args\": [\"\\ud800\"]}}}").kind(),
             ErrorKind::Format);  // lone surrogate escape
   EXPECT_EQ(parse_error(std::string_view("{\"da\0ta\": {}}", 13)).kind(), ErrorKind::Format);
+  EXPECT_EQ(parse_error("{\"data\": {\"A.b.0.forward\": {\"input_args\": [\":\xe7").kind(),
+            ErrorKind::Format);
+  // a NUL after a complete document must not hide what follows it
+  const Error nul = parse_error(std::string_view("{\"data\": {}}\0{\"x\": 1}", 21));
+  EXPECT_NE(nul.message().find("NUL byte"), std::string::npos) << nul.what();
 }
 
 TEST(DumpEdgeCases, LenientValuesParse) {
@@ -263,6 +268,42 @@ TEST(DumpTensorFiles, NoDataName) {
   } catch (const Error& err) {
     EXPECT_EQ(err.kind(), ErrorKind::InvalidArgument);
   }
+}
+
+}  // namespace
+}  // namespace probe
+
+namespace probe {
+namespace {
+
+// Numbers arrive as text and are converted by std::from_chars: correctly rounded like Python's float(),
+// ints kept exact within int64.
+TEST(DumpEdgeCases, NumberConversion) {
+  const Dump d = Dump::parse(R"({"data": {"A.b.0.forward": {"input_args": [
+    0.1, 2.2250738585072014e-308, 1.7976931348623157e+308, 5e-324, 1e300, -1e-400, 1.0, -0,
+    123456789012345678901234, -9223372036854775809, 1E2, 0.30000000000000004, -Infinity, NaN]}}})",
+                             "n.json");
+  const auto& a = d.entries().at(0).inputs()->items();
+  auto num = [&](std::size_t i) { return a.at(i).leaf().value; };
+  EXPECT_EQ(num(0).as_double(), 0.1);
+  EXPECT_EQ(num(1).as_double(), 2.2250738585072014e-308);
+  EXPECT_EQ(num(2).as_double(), 1.7976931348623157e+308);
+  EXPECT_EQ(num(3).as_double(), 5e-324);
+  EXPECT_EQ(num(4).as_double(), 1e300);
+  EXPECT_EQ(num(5).as_double(), 0.0);
+  EXPECT_TRUE(std::signbit(num(5).as_double()));
+  EXPECT_EQ(num(6).kind(), Value::Kind::Float);  // "1.0" stays a float
+  EXPECT_EQ(num(7).kind(), Value::Kind::Int);
+  EXPECT_EQ(num(7).as_int(), 0);
+  EXPECT_EQ(num(8).kind(), Value::Kind::Float);  // beyond int64
+  EXPECT_EQ(num(8).as_double(), 123456789012345678901234.0);
+  EXPECT_EQ(num(9).as_double(), -9223372036854775809.0);
+  EXPECT_EQ(num(10).as_double(), 100.0);
+  EXPECT_EQ(num(11).as_double(), 0.1 + 0.2);
+  EXPECT_EQ(num(12).as_double(), -INFINITY);
+  EXPECT_TRUE(std::isnan(num(13).as_double()));
+  // Python reads 1e400 as inf, RapidJSON rejects it; msprobe writes Infinity, never an overflowing literal.
+  EXPECT_THROW(Dump::parse(R"({"data": {"A.b.0.forward": {"input_args": [1e400]}}})", "n.json"), Error);
 }
 
 }  // namespace

@@ -56,6 +56,11 @@ TEST(StackJson, FailureMessageAndErrors) {
   EXPECT_THROW(StackInfo::parse(R"({"0": [["A"], [1]]})", "s.json"), Error);
   EXPECT_THROW(StackInfo::parse("[", "s.json"), Error);
   EXPECT_THROW(StackInfo::parse(std::string(100000, '['), "s.json"), Error);
+  EXPECT_THROW(StackInfo::parse(std::string_view("{}\0{", 4), "s.json"), Error);
+  // a multi-byte UTF-8 sequence cut by the end of the file (found by DumpJsonFuzzer)
+  EXPECT_THROW(StackInfo::parse("{\"0\": [[\":\xe7", "s.json"), Error);
+  EXPECT_THROW(ConstructInfo::parse("{\"a\": \"\xf0\x9f", "c.json"), Error);
+  EXPECT_THROW(StackInfo::parse("{\"0\": [[\"a\"], [\"\xff\"]]}", "s.json"), Error);  // invalid UTF-8
   EXPECT_THROW(StackInfo::open(kDumps + "/nope.json"), Error);
 }
 
