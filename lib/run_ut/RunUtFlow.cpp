@@ -78,6 +78,18 @@ class ValueBuilder {
   ValueBuilder(const Context& ctx, const DumpEntry& entry, const std::string& api)
       : ctx_(ctx), entry_(entry), api_(api) {}
 
+  /// msprobe's per-API input fixes (§6.5): cross_entropy targets are int64 and non-negative,
+  /// histc takes floating input. `api_name` is the base name ("cross_entropy").
+  void set_api_rules(const std::string& api_name) {
+    if (api_name == "cross_entropy") {
+      convert_ = {DType::Int32, DType::Int64};
+      min_zero_field_ = "input.1";
+    } else if (api_name == "histc") {
+      convert_ = {DType::Int64, DType::Float32};
+      float_field_ = "input.0";
+    }
+  }
+
   Value build(const DumpNode& node, const std::string& field, int depth = 0) {
     if (depth > 400)
       throw Error(ErrorKind::Format, "arguments nested deeper than 400 levels", "", field, api_);
@@ -103,6 +115,12 @@ class ValueBuilder {
   }
 
   Tensor tensor(const TensorInfo& info, const std::string& field) {
+    Tensor t = load_or_generate(info, field);
+    if (convert_ && t.dtype() == convert_->first) t = t.to(convert_->second);
+    return t;
+  }
+
+  Tensor load_or_generate(const TensorInfo& info, const std::string& field) {
     if (!info.dtype)
       throw Error(ErrorKind::Unsupported, "dtype " + info.dtype_name + " is not supported", "", field, api_);
     if (info.has_file()) {
@@ -120,6 +138,9 @@ class ValueBuilder {
     ++random_;
     RandomSpec s;
     s.dtype = *info.dtype;
+    if (field == float_field_ &&
+        (s.dtype == DType::Int8 || s.dtype == DType::Int32 || s.dtype == DType::Int64))
+      s.dtype = DType::Float32;
     s.shape = info.shape;
     const Statistic& lo = info.min_except_inf_nan.is_number() ? info.min_except_inf_nan : info.min;
     const Statistic& hi = info.max_except_inf_nan.is_number() ? info.max_except_inf_nan : info.max;
@@ -129,6 +150,7 @@ class ValueBuilder {
     s.high_origin = stat_number(info.max);
     s.min_text = stat_text(info.min);
     s.max_text = stat_text(info.max);
+    if (field == min_zero_field_ && s.low && *s.low <= 0) s.low = 0.0;  // class indices are never negative
     return random_tensor(s, derive_seed(ctx_.options->seed, api_, field));
   }
 
@@ -140,6 +162,8 @@ class ValueBuilder {
   const DumpEntry& entry_;
   std::string api_;
   int real_ = 0, random_ = 0;
+  std::optional<std::pair<DType, DType>> convert_;
+  std::string min_zero_field_, float_field_;
 };
 
 // The dumped outputs as device values, or nullopt when some tensor has no file (then the device
@@ -242,6 +266,7 @@ class ApiChecker {
   ApiRows run(const std::string& full, const std::string& api_name, const std::string& runner_api,
               const DumpEntry& entry) const {
     ValueBuilder vb(ctx_, entry, full);
+    vb.set_api_rules(api_name);
     ApiCall call;
     if (const DumpNode* in = entry.inputs()) {
       const auto& items = in->items();

@@ -292,7 +292,7 @@ TEST(RunUtE2e, ResumeAfterKillGivesTheUninterruptedFiles) {
   }
 }
 
-TEST(RunUtE2e, SaveErrorDataConfigListsAndFilter) {
+TEST(RunUtE2e, SaveErrorDataAndConfigLists) {
   TempDir t("errdata");
   fs::path cfg = t.path / "config.json";
   std::ofstream(cfg)
@@ -338,6 +338,43 @@ TEST(RunUtE2e, MindSporeResumeSkipsDoneApis) {
   EXPECT_NE(c.out.find("apis 4 "), std::string::npos) << c.out;
   EXPECT_EQ(slurp(part.path / want.result.filename()), res);
   EXPECT_EQ(slurp(part.path / want.details.filename()), det);
+}
+
+}  // namespace
+
+namespace {
+
+// multi_run_ut takes msprobe's -n/-d and gives run_ut's files: dump order, no temp files next to dump.json.
+TEST(RunUtE2e, MultiRunUtMatchesRunUt) {
+  TempDir a("multi_a"), b("multi_b");
+  UtRun one = run_ut("pt_fp16_fwdbwd", a.path, "-n 1");
+  Cli c = run_cli("-f pytorch multi_run_ut -api_info " + kData + "/pt_fp16_fwdbwd/dump.json -o " +
+                  b.path.string() + " --timestamp " + kTs + " -q -n 32 -d 0 1");
+  ASSERT_EQ(c.code, 0) << c.out;
+  EXPECT_EQ(slurp(b.path / one.result.filename()), slurp(one.result));
+  EXPECT_EQ(slurp(b.path / one.details.filename()), slurp(one.details));
+  for (const auto& e : fs::directory_iterator(kData + "/pt_fp16_fwdbwd"))
+    EXPECT_EQ(e.path().filename().string().rfind("temp_part", 0), std::string::npos) << e.path();
+}
+
+}  // namespace
+
+namespace {
+
+// §6.4: -f drops a forward entry identical (Max/Min aside) to an earlier kept call of the same API.
+TEST(RunUtE2e, FilterApiDropsRepeatedCalls) {
+  TempDir a("filter_off"), b("filter_on"), c("filter_long");
+  UtRun all = run_ut("pt_dup_stats", a.path);
+  ASSERT_EQ(all.cli.code, 0) << all.cli.out;
+  EXPECT_EQ(all.result_rows.size(), 6u);
+  UtRun f = run_ut("pt_dup_stats", b.path, "-f");
+  ASSERT_EQ(f.cli.code, 0) << f.cli.out;
+  std::vector<std::string> names;
+  for (std::size_t i = 1; i < f.result_rows.size(); ++i) names.push_back(f.result_rows[i][0]);
+  EXPECT_EQ(names, (std::vector<std::string>{"Functional.relu.0", "Functional.relu.2", "Functional.gelu.0",
+                                             "Functional.gelu.1"}));
+  UtRun l = run_ut("pt_dup_stats", c.path, "--filter_api");
+  EXPECT_EQ(slurp(l.result), slurp(f.result));
 }
 
 }  // namespace

@@ -12,6 +12,7 @@ mode, dump_tensor_data/) recorded by examples/make_example_dump.py's recorder:
   pt_bad_files     tensor mode with one missing and one corrupt (truncated) .pt file
   ms_fp32_tensor   MindSpore naming (Mint/MintFunctional/Tensor), .npy files, forward + backward
   ms_fp16_stats    MindSpore naming, statistics mode
+  pt_dup_stats     statistics mode with a repeated call, for -f / --filter_api
 
 expected.json in each tensor-mode fixture holds, per forward output, msprobe's cosine (§2.3) and
 max abs error of the dumped output against torch's float64 result on the dumped inputs.
@@ -187,6 +188,20 @@ def main():
            apis=ms_apis)
     record(os.path.join(HERE, "ms_fp16_stats"), ms_body(torch.float16, 7), framework="mindspore",
            task="statistics", apis=ms_apis, upcast_half=True)
+    # -f / --filter_api: relu.1 repeats relu.0 exactly; relu.2 has other data; gelu.1 other kwargs.
+    g = gen(8)
+
+    def dup_body():
+        x = torch.randn(4, 5, generator=g)
+        F.relu(x)
+        F.relu(x)
+        F.relu(torch.randn(4, 5, generator=g))
+        F.gelu(x)
+        F.gelu(x, approximate="tanh")
+        return None
+
+    record(os.path.join(HERE, "pt_dup_stats"), dup_body, task="statistics", backward=False,
+           apis=[("Functional", F, "relu"), ("Functional", F, "gelu")])
     print("fixtures written to", HERE)
 
 
