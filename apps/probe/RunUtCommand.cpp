@@ -93,7 +93,9 @@ void print_help(bool multi) {
       "  --seed N                          seed of generated inputs (default 1234)\n"
       "  --profile probe|msprobe           thresholds and roll-up: probe's (default) or msprobe's exact "
       "ones\n"
-      "  --device_runner NAME              compute the device side with this registered runner\n"
+      "  --device_runner auto|emulated     device side: auto = the dumped outputs where the dump has their\n"
+      "                                    files, else the registry's device runner; emulated = always the\n"
+      "                                    registry's device runner (built-in low-precision emulation)\n"
       "  --timestamp YYYYmmddHHMMSS        fixed timestamp for the output file names (default: now)\n"
       "  -q, --quiet                       no progress on stderr\n"
       "  -h, --help                        this help\n\n"
@@ -299,6 +301,8 @@ int run(Args args, bool multi) {
         o.timestamp = value;
         break;
       case Opt::DeviceRunner:
+        if (value != "auto" && value != "emulated")
+          bad("--device_runner must be auto or emulated, got '" + value + "'");
         o.device_runner = value;
         break;
       case Opt::Quiet:

@@ -28,8 +28,8 @@ struct RunUtOptions {
   std::uint64_t seed = 1234;      ///< seed of random inputs generated from statistics dumps
   std::string profile = "probe";  ///< thresholds/roll-up profile: "probe" or "msprobe"
   std::string timestamp;          ///< 14-digit file timestamp; empty = local time at start
-  /// Device runner for the device side; empty = dumped outputs (tensor dumps) or the built-in
-  /// low-precision emulation (statistics dumps).
+  /// Device side: "" or "auto" = dumped outputs where their files exist, else the runner registry's
+  /// device runner (DECISIONS D6); "emulated" = always the registry's device runner.
   std::string device_runner;
 };
 

@@ -184,10 +184,7 @@ std::optional<std::vector<Value>> dumped_values(const Context& ctx, const DumpEn
   return out;
 }
 
-bool use_dumped_device(const Context& ctx) {
-  return ctx.options->device_runner.empty() || ctx.options->device_runner == "auto" ||
-         ctx.options->device_runner == "dump";
-}
+bool use_dumped_device(const Context& ctx) { return ctx.options->device_runner != "emulated"; }
 
 // Flattened positional tensor arguments with their dump paths ("input.0", "input.1.2").
 void positional_tensors(const Value& v, const std::string& path,
@@ -604,6 +601,10 @@ bool filter_equal(const DumpEntry& a, const DumpEntry& b) {
 RunUtSummary run_ut(const RunUtOptions& options, const RunUtProgressFn& progress) {
   using namespace rut;
   if (options.api_info.empty()) throw Error(ErrorKind::InvalidArgument, "-api_info DUMP.json is required");
+  if (!options.device_runner.empty() && options.device_runner != "auto" &&
+      options.device_runner != "emulated")
+    throw Error(ErrorKind::InvalidArgument,
+                "device_runner must be auto or emulated, got '" + options.device_runner + "'");
   if (options.profile != "probe" && options.profile != "msprobe")
     throw Error(ErrorKind::InvalidArgument,
                 "profile must be probe or msprobe, got '" + options.profile + "'");

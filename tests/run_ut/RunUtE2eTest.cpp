@@ -378,3 +378,22 @@ TEST(RunUtE2e, FilterApiDropsRepeatedCalls) {
 }
 
 }  // namespace
+
+namespace {
+
+// DECISIONS D6: in a tensor dump the dumped outputs are the device side, so the deliberately broken
+// gelu output is an error; with --device_runner emulated the registry's emulation recomputes the
+// device side from the same inputs and the break is no longer seen.
+TEST(RunUtE2e, DeviceSideIsTheDumpUnlessEmulationIsAskedFor) {
+  TempDir a("dev_auto"), b("dev_emul");
+  UtRun dumped = run_ut("pt_fp32_fwd", a.path);
+  UtRun emulated = run_ut("pt_fp32_fwd", b.path, "--device_runner emulated");
+  ASSERT_EQ(emulated.cli.code, 0) << emulated.cli.out;
+  EXPECT_EQ(dumped.result_by_name["Functional.gelu.0"][1], "error");
+  EXPECT_NE(emulated.result_by_name["Functional.gelu.0"][1], "error");
+  EXPECT_NE(emulated.result_by_name["Functional.gelu.0"][1], "SKIP");
+  Cli bad = run_cli("run_ut -api_info " + kData + "/pt_fp32_fwd/dump.json --device_runner npu");
+  EXPECT_EQ(bad.code, 2) << bad.out;
+}
+
+}  // namespace
