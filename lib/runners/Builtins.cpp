@@ -12,6 +12,13 @@ void register_builtin_runners(RunnerRegistry& reg) {
   register_reduction_runners(reg);
   register_shape_runners(reg);
   register_linalg_runners(reg);
+  // ---- neural-network runners ----
+  register_conv_runners(reg);
+  register_pooling_runners(reg);
+  register_norm_runners(reg);
+  register_loss_runners(reg);
+  register_attention_runners(reg);
+  // ---- end of neural-network runners ----
 }
 
 }  // namespace probe::runners

@@ -94,5 +94,12 @@ void register_reduction_runners(RunnerRegistry& reg);
 void register_shape_runners(RunnerRegistry& reg);
 void register_linalg_runners(RunnerRegistry& reg);
 void register_activation_runners(RunnerRegistry& reg);
+// ---- neural-network runners (Conv.cpp, Pooling.cpp, Norms.cpp, Losses.cpp, Attention.cpp) ----
+void register_conv_runners(RunnerRegistry& reg);
+void register_pooling_runners(RunnerRegistry& reg);
+void register_norm_runners(RunnerRegistry& reg);
+void register_loss_runners(RunnerRegistry& reg);
+void register_attention_runners(RunnerRegistry& reg);
+// ---- end of neural-network runners ----
 
 }  // namespace probe::runners

@@ -10,4 +10,11 @@ set(PROBE_SOURCES
   Reductions.cpp
   Shape.cpp
   Linalg.cpp
+  # neural-network runners
+  NnKit.cpp
+  Conv.cpp
+  Pooling.cpp
+  Norms.cpp
+  Losses.cpp
+  Attention.cpp
 )

@@ -1,0 +1,191 @@
+// cross_entropy, nll_loss, mse_loss, l1_loss (float64 reference), following torch's decomposition
+// (cross_entropy = log_softmax + nll_loss, label smoothing as in aten's cross_entropy_loss).
+#include <fmt/format.h>
+
+#include "probe/error.h"
+#include "runners/NnKit.h"
+#include "runners/Ops.h"
+
+namespace probe::runners::nn {
+
+namespace {
+
+Var scalar(double v) { return wrapped_scalar(v, DType::Float64); }
+
+struct Targets {
+  std::vector<std::int64_t> pick;  // flat index into the input of every target position (-1: ignored)
+  std::vector<double> weight;      // class weight of every position (0 when ignored)
+  Shape shape;                     // shape of the unreduced loss (= target shape)
+};
+
+// Maps class-index targets onto an input of shape [C], [N, C] or [N, C, d1, ...].
+Targets resolve_targets(const Var& input, const Var& target, const std::optional<Var>& weight,
+                        std::int64_t ignore_index) {
+  if (target.dtype() != DType::Int64 && target.dtype() != DType::Int32 && target.dtype() != DType::UInt8 &&
+      target.dtype() != DType::Int16 && target.dtype() != DType::Int8)
+    invalid(fmt::format("expected scalar type Long but found {}", name(target.dtype())));
+  const Shape& xs = input.shape();
+  const int cd = input.ndim() == 1 ? 0 : 1;
+  if (input.ndim() < 1) invalid("nll_loss: input tensor should be 1D or more");
+  const std::int64_t C = xs[static_cast<std::size_t>(cd)];
+  Shape want = xs;
+  want.erase(want.begin() + cd);
+  if (target.shape() != want)
+    invalid(fmt::format("Expected target size {}, got {}", shape_to_string(want),
+                        shape_to_string(target.shape())));
+  if (weight && (weight->ndim() != 1 || weight->numel() != C))
+    invalid(
+        fmt::format("weight tensor should be defined either for all {} classes or no classes but got weight "
+                    "tensor of shape: {}",
+                    C, shape_to_string(weight->shape())));
+  std::int64_t inner = 1;
+  for (std::size_t i = static_cast<std::size_t>(cd) + 1; i < xs.size(); ++i) inner *= xs[i];
+  Targets r;
+  r.shape = want;
+  const Buffer& td = target.data();
+  for (std::size_t k = 0; k < td.size(); ++k) {
+    const auto t = static_cast<std::int64_t>(td[k]);
+    if (t == ignore_index) {
+      r.pick.push_back(-1);
+      r.weight.push_back(0.0);
+      continue;
+    }
+    if (t < 0 || t >= C) invalid(fmt::format("Target {} is out of bounds.", t));
+    const std::int64_t n = static_cast<std::int64_t>(k) / inner, s = static_cast<std::int64_t>(k) % inner;
+    r.pick.push_back((n * C + t) * inner + s);
+    r.weight.push_back(weight ? weight->data()[static_cast<std::size_t>(t)] : 1.0);
+  }
+  return r;
+}
+
+// -w[t] * input[t] per target position (0 where ignored), as one primitive so that ignored positions
+// never touch the input (a -inf there must not turn into NaN).
+Var picked_loss(const Var& input, const Targets& t) {
+  Buffer out(t.pick.size());
+  for (std::size_t k = 0; k < out.size(); ++k)
+    out[k] = t.pick[k] < 0 ? 0.0 : -t.weight[k] * input.data()[static_cast<std::size_t>(t.pick[k])];
+  return make_result(t.shape, std::move(out), input.dtype(), {input},
+                     [t, n = input.data().size()](const Buffer& g) {
+                       Buffer gx(n, 0.0);
+                       for (std::size_t k = 0; k < t.pick.size(); ++k)
+                         if (t.pick[k] >= 0) gx[static_cast<std::size_t>(t.pick[k])] -= t.weight[k] * g[k];
+                       return std::vector<Buffer>{std::move(gx)};
+                     });
+}
+
+double total_weight(const Targets& t) {
+  double s = 0;
+  for (double w : t.weight) s += w;
+  return s;
+}
+
+Var nll(const Var& input, const Targets& t, const std::string& reduction) {
+  Var loss = picked_loss(input, t);
+  if (reduction == "none") return loss;
+  Var s = ops::sum(loss);
+  if (reduction == "sum") return s;
+  if (reduction != "mean") invalid(fmt::format("{} is not a valid value for reduction", reduction));
+  return ops::div(s, scalar(total_weight(t)));  // all ignored: 0/0 = NaN, like torch
+}
+
+std::optional<Var> class_weight(Ctx& c) {
+  auto w = c.opt_t("weight");
+  if (w) return detach(*w);  // torch has no derivative for the class weights
+  return std::nullopt;
+}
+
+Var nll_loss(Ctx& c) {
+  Var x = c.t("input");
+  need_floating(x, "nll_loss_forward_reduce_cuda_kernel_2d_index");
+  const Targets t = resolve_targets(x, c.t("target"), class_weight(c), c.i("ignore_index"));
+  return nll(x, t, reduction_of(c));
+}
+
+Var cross_entropy(Ctx& c) {
+  Var x = c.t("input"), target = c.t("target");
+  need_floating(x, "log_softmax");
+  const std::string reduction = reduction_of(c);
+  const double ls = c.f("label_smoothing");
+  if (ls < 0 || ls > 1) invalid(fmt::format("label_smoothing must be between 0.0 and 1.0. Got: {}", ls));
+  auto w = class_weight(c);
+  const int cd = x.ndim() == 1 ? 0 : 1;
+  if (x.ndim() < 1) invalid("cross_entropy: input must have at least one dimension");
+  const std::int64_t C = x.shape()[static_cast<std::size_t>(cd)];
+  Var logp = ops::softmax(x, cd, true);
+  std::optional<Var> wb;
+  if (w) {
+    Shape s(static_cast<std::size_t>(x.ndim()), 1);
+    s[static_cast<std::size_t>(cd)] = C;
+    if (w->numel() != C) invalid("cross_entropy: weight must have one element per class");
+    wb = reshape(*w, s);
+  }
+  if (is_floating(target.dtype())) {  // class probabilities
+    if (target.shape() != x.shape())
+      invalid(
+          fmt::format("Expected input batch_size and target batch_size to match, got input {} and target {}",
+                      shape_to_string(x.shape()), shape_to_string(target.shape())));
+    Var tt =
+        ls > 0 ? ops::add(ops::mul(target, scalar(1 - ls)), scalar(ls / static_cast<double>(C))) : target;
+    Var prod = ops::mul(logp, tt);
+    if (wb) prod = ops::mul(prod, *wb);
+    Var loss = ops::neg(ops::sum(prod, {cd}));
+    if (reduction == "none") return loss;
+    if (reduction == "sum") return ops::sum(loss);
+    if (reduction != "mean") invalid(fmt::format("{} is not a valid value for reduction", reduction));
+    if (x.numel() == 0) return ops::div(ops::sum(loss), scalar(0.0));
+    return ops::div(ops::sum(loss), scalar(static_cast<double>(x.numel() / C)));
+  }
+  const Targets t = resolve_targets(logp, target, w, c.i("ignore_index"));
+  Var loss = nll(logp, t, reduction);
+  if (ls <= 0) return loss;
+  Var smooth = ops::neg(ops::sum(wb ? ops::mul(logp, *wb) : logp, {cd}));
+  Buffer keep(t.pick.size());
+  for (std::size_t k = 0; k < keep.size(); ++k) keep[k] = t.pick[k] < 0 ? 0.0 : 1.0;
+  smooth = where(make_leaf(smooth.shape(), keep, DType::Bool), smooth, scalar(0.0));
+  Var sred;
+  if (reduction == "none")
+    sred = smooth;
+  else if (reduction == "sum")
+    sred = ops::sum(smooth);
+  else  // mean: normalised like nll_loss, by the (weighted) count of non-ignored targets
+    sred = ops::div(ops::sum(smooth), scalar(total_weight(t)));
+  return ops::add(ops::mul(loss, scalar(1 - ls)), ops::mul(sred, scalar(ls / static_cast<double>(C))));
+}
+
+Var pointwise_loss(Ctx& c, bool squared) {
+  Var x = c.t("input"), t = c.t("target");
+  need_floating(x, squared ? "mse_loss" : "l1_loss");
+  Var d = ops::sub(x, t);
+  return reduce_loss(squared ? ops::square(d) : ops::abs(d), reduction_of(c));
+}
+
+}  // namespace
+
+}  // namespace probe::runners::nn
+
+namespace probe::runners {
+
+void register_loss_runners(RunnerRegistry& reg) {
+  using namespace nn;
+  const unsigned fns = kFunctional | kMintFunctional;
+  def(reg, names("cross_entropy", fns),
+      "cross_entropy(Tensor input, Tensor target, Tensor? weight=None, Any size_average=None, int "
+      "ignore_index=-100, "
+      "Any reduce=None, str reduction='mean', float label_smoothing=0.0) -> Tensor",
+      [](Ctx& c) -> Outs { return {cross_entropy(c)}; });
+  def(reg, names("nll_loss", fns),
+      "nll_loss(Tensor input, Tensor target, Tensor? weight=None, Any size_average=None, int "
+      "ignore_index=-100, Any "
+      "reduce=None, str reduction='mean') -> Tensor",
+      [](Ctx& c) -> Outs { return {nll_loss(c)}; });
+  def(reg, names("mse_loss", fns),
+      "mse_loss(Tensor input, Tensor target, Any size_average=None, Any reduce=None, str reduction='mean') "
+      "-> Tensor",
+      [](Ctx& c) -> Outs { return {pointwise_loss(c, true)}; });
+  def(reg, names("l1_loss", fns),
+      "l1_loss(Tensor input, Tensor target, Any size_average=None, Any reduce=None, str reduction='mean') -> "
+      "Tensor",
+      [](Ctx& c) -> Outs { return {pointwise_loss(c, false)}; });
+}
+
+}  // namespace probe::runners

@@ -1,0 +1,201 @@
+// layer_norm, rms_norm (and NPU.npu_rms_norm), batch_norm, group_norm (float64 reference), written as
+// compositions of autograd ops: torch's fused kernels compute the same expressions, and the composite
+// backward equals torch's closed-form one up to float64 rounding.
+#include <fmt/format.h>
+
+#include <limits>
+
+#include "probe/error.h"
+#include "runners/NnKit.h"
+#include "runners/Ops.h"
+
+namespace probe::runners::nn {
+
+namespace {
+
+Var scalar(double v) { return wrapped_scalar(v, DType::Float64); }
+
+// The last `k` dims of x.
+std::vector<std::int64_t> last_dims(const Var& x, std::size_t k) {
+  std::vector<std::int64_t> d;
+  for (std::size_t i = 0; i < k; ++i)
+    d.push_back(x.ndim() - static_cast<std::int64_t>(k) + static_cast<std::int64_t>(i));
+  return d;
+}
+
+void check_normalized_shape(const Var& x, const std::vector<std::int64_t>& ns, const std::optional<Var>& w,
+                            const std::optional<Var>& b, const char* fn) {
+  if (ns.empty()) invalid(fmt::format("{}: Expected normalized_shape to be at least 1-dimensional", fn));
+  bool ok = static_cast<std::size_t>(x.ndim()) >= ns.size();
+  for (std::size_t i = 0; ok && i < ns.size(); ++i) ok = x.shape()[x.shape().size() - ns.size() + i] == ns[i];
+  if (!ok)
+    invalid(
+        fmt::format("Given normalized_shape={}, expected input with shape [*, {}], but got input of size{}",
+                    shape_to_string(Shape(ns.begin(), ns.end())),
+                    shape_to_string(Shape(ns.begin(), ns.end())), shape_to_string(x.shape())));
+  for (const auto* p : {&w, &b})
+    if (*p && (*p)->shape() != Shape(ns.begin(), ns.end()))
+      invalid(
+          fmt::format("{}: Expected weight/bias to be of same shape as normalized_shape, but got shape {}",
+                      fn, shape_to_string((*p)->shape())));
+}
+
+Var affine(Var y, const std::optional<Var>& w, const std::optional<Var>& b) {
+  if (w) y = ops::mul(y, *w);
+  if (b) y = ops::add(y, *b);
+  return y;
+}
+
+Var layer_norm(Ctx& c) {
+  Var x = c.t("input");
+  need_floating(x, "LayerNormKernelImpl");
+  const auto ns = c.ints("normalized_shape");
+  auto w = c.opt_t("weight"), b = c.opt_t("bias");
+  check_normalized_shape(x, ns, w, b, "layer_norm");
+  const auto dims = last_dims(x, ns.size());
+  Var mean = ops::mean(x, dims, true);
+  Var rstd = ops::rsqrt(ops::add(ops::var(x, dims, 0.0, true), scalar(c.f("eps"))));
+  return affine(ops::mul(ops::sub(x, mean), rstd), w, b);
+}
+
+// x * rsqrt(mean(x^2) + eps) over the last `k` dims; returns (normalised, rstd).
+std::pair<Var, Var> rms(const Var& x, std::size_t k, double eps) {
+  const auto dims = last_dims(x, k);
+  Var rstd = ops::rsqrt(ops::add(ops::mean(ops::square(x), dims, true), scalar(eps)));
+  return {ops::mul(x, rstd), rstd};
+}
+
+Var rms_norm(Ctx& c) {
+  Var x = c.t("input");
+  need_floating(x, "rms_norm");
+  const auto ns = c.ints("normalized_shape");
+  auto w = c.opt_t("weight");
+  check_normalized_shape(x, ns, w, std::nullopt, "rms_norm");
+  // eps=None: the machine epsilon of the op's compute type (float32 for half types), as torch does.
+  const double eps = !c.none("eps") ? c.f("eps")
+                     : x.dtype() == DType::Float64
+                         ? std::numeric_limits<double>::epsilon()
+                         : static_cast<double>(std::numeric_limits<float>::epsilon());
+  return affine(rms(x, ns.size(), eps).first, w, std::nullopt);
+}
+
+// Per-channel statistics of [N, C, *] shaped for broadcasting: [1, C, 1, ...].
+Var per_channel(const Var& v, const Var& x, const char* what) {
+  const std::int64_t C = x.ndim() >= 2 ? x.shape()[1] : 1;
+  if (v.ndim() != 1 || v.numel() != C)
+    invalid(fmt::format("batch_norm: expected {} to have {} elements, got {}", what, C,
+                        shape_to_string(v.shape())));
+  Shape s(static_cast<std::size_t>(x.ndim()), 1);
+  s[1] = C;
+  return reshape(v, s);
+}
+
+Var batch_norm(Ctx& c) {
+  Var x = c.t("input");
+  need_floating(x, "batch_norm");
+  if (x.ndim() < 2) invalid(fmt::format("batch_norm: expected 2D or more input (got {}D input)", x.ndim()));
+  const bool training = c.b("training");
+  const double eps = c.f("eps");
+  auto w = c.opt_t("weight"), b = c.opt_t("bias");
+  Var mean, var;
+  if (training) {
+    std::int64_t per = 1;
+    std::vector<std::int64_t> dims{0};
+    for (int i = 2; i < x.ndim(); ++i) dims.push_back(i);
+    for (auto d : dims) per *= x.shape()[static_cast<std::size_t>(d)];
+    if (per <= 1)
+      invalid(fmt::format("Expected more than 1 value per channel when training, got input size {}",
+                          shape_to_string(x.shape())));
+    mean = ops::mean(x, dims, true);
+    var = ops::var(x, dims, 0.0, true);
+  } else {
+    if (c.none("running_mean") || c.none("running_var"))
+      invalid("batch_norm: running_mean and running_var must be defined in evaluation mode");
+    // running statistics are buffers: no gradient flows into them
+    mean = per_channel(detach(c.t("running_mean")), x, "running_mean");
+    var = per_channel(detach(c.t("running_var")), x, "running_var");
+  }
+  Var y = ops::mul(ops::sub(x, mean), ops::rsqrt(ops::add(var, scalar(eps))));
+  if (w) y = ops::mul(y, per_channel(*w, x, "weight"));
+  if (b) y = ops::add(y, per_channel(*b, x, "bias"));
+  return y;
+}
+
+Var group_norm(Ctx& c) {
+  Var x = c.t("input");
+  need_floating(x, "GroupNormKernelImpl");
+  const std::int64_t G = c.i("num_groups");
+  if (x.ndim() < 2)
+    invalid(fmt::format("Expected at least 2 dimensions for input tensor but received {}", x.ndim()));
+  const std::int64_t N = x.shape()[0], C = x.shape()[1];
+  if (G <= 0 || C % G != 0)
+    invalid(fmt::format(
+        "Expected number of channels in input to be divisible by num_groups, but got input of shape "
+        "{} and num_groups={}",
+        shape_to_string(x.shape()), G));
+  auto w = c.opt_t("weight"), b = c.opt_t("bias");
+  for (const auto* p : {&w, &b})
+    if (*p && ((*p)->ndim() != 1 || (*p)->numel() != C))
+      invalid(fmt::format("group_norm: expected weight/bias of {} elements, got {}", C,
+                          shape_to_string((*p)->shape())));
+  Var g = reshape(x, {N, G, N * G > 0 ? x.numel() / (N * G) : 0});
+  Var mean = ops::mean(g, {2}, true);
+  Var rstd = ops::rsqrt(ops::add(ops::var(g, {2}, 0.0, true), scalar(c.f("eps"))));
+  Var y = reshape(ops::mul(ops::sub(g, mean), rstd), x.shape());
+  Shape s(static_cast<std::size_t>(x.ndim()), 1);
+  s[1] = C;
+  if (w) y = ops::mul(y, reshape(*w, s));
+  if (b) y = ops::add(y, reshape(*b, s));
+  return y;
+}
+
+}  // namespace
+
+}  // namespace probe::runners::nn
+
+namespace probe::runners {
+
+void register_norm_runners(RunnerRegistry& reg) {
+  using namespace nn;
+  const unsigned fns = kFunctional | kMintFunctional;
+  def(reg, names("layer_norm", fns | kTorch, {"NPU.npu_layer_norm_eval"}),
+      "layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float "
+      "eps=1e-05) -> "
+      "Tensor",
+      [](Ctx& c) -> Outs { return {layer_norm(c)}; });
+  def(reg, names("rms_norm", fns | kTorch),
+      "rms_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor",
+      [](Ctx& c) -> Outs { return {rms_norm(c)}; });
+  // torch_npu documents epsilon=1e-06 (msprobe's CPU stand-in defaults to 1e-05; dumps normally carry it).
+  // The normalised dims are the trailing gamma.dim() dims; rstd keeps them as size 1 and is float32.
+  def(reg, {"NPU.npu_rms_norm"},
+      "npu_rms_norm(Tensor input, Tensor gamma, float epsilon=1e-06) -> (Tensor, Tensor)",
+      [](Ctx& c) -> Outs {
+        Var x = c.t("input"), g = c.t("gamma");
+        need_floating(x, "npu_rms_norm");
+        if (g.ndim() < 1 || g.ndim() > x.ndim()) invalid("npu_rms_norm: gamma must have 1..input.dim() dims");
+        for (int i = 0; i < g.ndim(); ++i)
+          if (g.shape()[static_cast<std::size_t>(i)] !=
+              x.shape()[static_cast<std::size_t>(x.ndim() - g.ndim() + i)])
+            invalid(fmt::format("npu_rms_norm: gamma shape {} does not match the trailing dims of input {}",
+                                shape_to_string(g.shape()), shape_to_string(x.shape())));
+        auto [y, rstd] = rms(x, static_cast<std::size_t>(g.ndim()), c.f("epsilon"));
+        return {relabel(ops::mul(y, g), x.dtype()), relabel(rstd, DType::Float32)};
+      });
+  def(reg, names("batch_norm", fns),
+      "batch_norm(Tensor input, Tensor? running_mean, Tensor? running_var, Tensor? weight=None, Tensor? "
+      "bias=None, "
+      "bool training=False, float momentum=0.1, float eps=1e-05) -> Tensor",
+      [](Ctx& c) -> Outs { return {batch_norm(c)}; });
+  def(reg, names("batch_norm", kTorch),
+      "batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, "
+      "bool "
+      "training, float momentum, float eps, bool cudnn_enabled) -> Tensor",
+      [](Ctx& c) -> Outs { return {batch_norm(c)}; });
+  def(reg, names("group_norm", fns | kTorch),
+      "group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05) -> "
+      "Tensor",
+      [](Ctx& c) -> Outs { return {group_norm(c)}; });
+}
+
+}  // namespace probe::runners
