@@ -246,8 +246,9 @@ void register_attention_runners(RunnerRegistry& reg) {
       "scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float "
       "dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor",
       [](Ctx& c) -> Outs { return {sdpa(c)}; });
-  // DECISIONS-style note: scale defaults to 1.0 as torch_npu documents; msprobe's CPU stand-in uses
-  // 1/sqrt(d) when the dump has no scale kwarg.
+  // Deviation from msprobe's CPU stand-in (to be listed in DECISIONS.md): scale defaults to 1.0 as the
+  // torch_npu signature documents, where msprobe uses 1/sqrt(d) when the dump has no scale kwarg (tested by
+  // the bf16_default_scale fixture).
   def(reg, {"NPU.npu_fusion_attention"},
       "npu_fusion_attention(Tensor query, Tensor key, Tensor value, int head_num, str input_layout, Tensor? "
       "pse=None, Tensor? padding_mask=None, Tensor? atten_mask=None, float scale=1.0, float keep_prob=1.0, "

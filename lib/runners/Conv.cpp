@@ -1,6 +1,8 @@
 // conv1d / conv2d / conv_transpose2d (float64 reference): im2col + one Eigen GEMM per (batch, group),
 // with explicit VJPs (the transposed GEMMs and col2im), so the backward pass costs two more GEMMs
 // instead of a graph of per-element primitives.
+// DECISIONS D5: conv1d/conv2d are benched in float64 like every floating API (msprobe keeps float32 conv
+// inputs in float32 with HF32 rounding on the bench side).
 #include "runners/Conv.h"
 
 #include <fmt/format.h>
@@ -33,14 +35,25 @@ struct Geom {
            p.pad_lo[1] == 0 && OH == H && OW == W;
   }
 
-  // col [K, P] of group g of one image xn [C, H, W].
+  // Output columns [lo, hi) of a kernel tap with offset `off` read inside [0, W): iw = ow * sw + off.
+  static void valid_range(std::int64_t off, std::int64_t sw, std::int64_t W, std::int64_t OW,
+                          std::int64_t& lo, std::int64_t& hi) {
+    lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
+    hi = W - off <= 0 ? 0 : std::min(OW, (W - off + sw - 1) / sw);
+    lo = std::min(lo, hi);
+  }
+
+  // col [K, P] of group g of one image xn [C, H, W]; rows of taps are copied as runs, not per element.
   void im2col(const double* xn, std::int64_t g, double* col) const {
-    const std::int64_t P_ = P();
+    const std::int64_t P_ = P(), sw = p.stride[1];
     for (std::int64_t c = 0; c < Cg(); ++c)
       for (std::int64_t i = 0; i < kh; ++i)
         for (std::int64_t j = 0; j < kw; ++j) {
           double* row = col + ((c * kh + i) * kw + j) * P_;
           const double* plane = xn + (g * Cg() + c) * H * W;
+          const std::int64_t off = j * p.dilation[1] - p.pad_lo[1];
+          std::int64_t lo, hi;
+          valid_range(off, sw, W, OW, lo, hi);
           for (std::int64_t oh = 0; oh < OH; ++oh) {
             const std::int64_t ih = oh * p.stride[0] - p.pad_lo[0] + i * p.dilation[0];
             double* r = row + oh * OW;
@@ -48,33 +61,33 @@ struct Geom {
               std::fill(r, r + OW, 0.0);
               continue;
             }
-            const double* src = plane + ih * W;
-            const std::int64_t off = j * p.dilation[1] - p.pad_lo[1], sw = p.stride[1];
-            for (std::int64_t ow = 0; ow < OW; ++ow) {
-              const std::int64_t iw = ow * sw + off;
-              r[ow] = iw >= 0 && iw < W ? src[iw] : 0.0;
-            }
+            const double* src = plane + ih * W;  // iw = ow * sw + off is inside the row for ow in [lo, hi)
+            std::fill(r, r + lo, 0.0);
+            if (sw == 1 && hi > lo)
+              std::copy(src + lo + off, src + hi + off, r + lo);
+            else
+              for (std::int64_t ow = lo; ow < hi; ++ow) r[ow] = src[ow * sw + off];
+            std::fill(r + hi, r + OW, 0.0);
           }
         }
   }
   // The transpose of im2col: accumulates col [K, P] into xn [C, H, W] (group g).
   void col2im(const double* col, std::int64_t g, double* xn) const {
-    const std::int64_t P_ = P();
+    const std::int64_t P_ = P(), sw = p.stride[1];
     for (std::int64_t c = 0; c < Cg(); ++c)
       for (std::int64_t i = 0; i < kh; ++i)
         for (std::int64_t j = 0; j < kw; ++j) {
           const double* row = col + ((c * kh + i) * kw + j) * P_;
           double* plane = xn + (g * Cg() + c) * H * W;
+          const std::int64_t off = j * p.dilation[1] - p.pad_lo[1];
+          std::int64_t lo, hi;
+          valid_range(off, sw, W, OW, lo, hi);
           for (std::int64_t oh = 0; oh < OH; ++oh) {
             const std::int64_t ih = oh * p.stride[0] - p.pad_lo[0] + i * p.dilation[0];
             if (ih < 0 || ih >= H) continue;
             const double* r = row + oh * OW;
             double* dst = plane + ih * W;
-            const std::int64_t off = j * p.dilation[1] - p.pad_lo[1], sw = p.stride[1];
-            for (std::int64_t ow = 0; ow < OW; ++ow) {
-              const std::int64_t iw = ow * sw + off;
-              if (iw >= 0 && iw < W) dst[iw] += r[ow];
-            }
+            for (std::int64_t ow = lo; ow < hi; ++ow) dst[ow * sw + off] += r[ow];
           }
         }
   }

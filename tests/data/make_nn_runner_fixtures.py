@@ -156,6 +156,20 @@ REFS = {
 _resolve = mrf.resolve
 mrf.resolve = lambda api: REFS[api] if api in REFS else _resolve(api)
 
+# Backward of softmax (p * (g - <g, p>)) and of normalisations (g - mean(g) - x_hat * mean(g x_hat)) subtracts
+# O(1) terms: an element that cancels to ~1e-6 keeps an absolute rounding error of ~1e-16 * O(1), which torch's
+# fused kernels and probe's composite round differently. Relative 1e-12 plus absolute 1e-14 covers exactly that.
+CANCEL_TOL = dict(atol=1e-14, tol_reason="softmax/normalisation backward cancels O(1) terms: absolute rounding "
+                                         "~1e-16 of the summed terms, summed in a different order than torch")
+
+
+def tol(cases):
+    for c in cases:
+        if c.atol is None:
+            c.rtol, c.atol, c.tol_reason = 1e-12, CANCEL_TOL["atol"], CANCEL_TOL["tol_reason"]
+    return cases
+
+
 def conv_cases():
     c = []
     c += [C("Functional.conv2d", "bias", [f32(2, 3, 5, 5), f32(4, 3, 3, 3), f32(4)]),
@@ -168,6 +182,9 @@ def conv_cases():
           C("Functional.conv2d", "unbatched", [f32(3, 5, 5), f32(2, 3, 3, 3), f32(2)]),
           C("Functional.conv2d", "empty_batch", [f32(0, 3, 5, 5), f32(2, 3, 3, 3), f32(2)]),
           C("Functional.conv2d", "noncontig", [f32(2, 3, 4, 4, noncontig=True), f32(2, 3, 3, 3)]),
+          C("Functional.conv2d", "nan_inf", [T("float32", (1, 1, 4, 4), values=[0.5] * 5 + [float("nan")] + [1.0] * 9
+                                                + [float("inf")]), f32(2, 1, 2, 2)]),
+          C("Functional.conv2d", "f16", [T("float16", (1, 2, 4, 4)), T("float16", (3, 2, 3, 3))]),
           C("Functional.conv2d", "pointwise", [f32(2, 8, 4, 4), f32(5, 8, 1, 1), f32(5)]),
           C("Functional.conv2d", "depthwise", [f32(2, 4, 5, 5), f32(4, 1, 3, 3)], {"groups": 4, "padding": 1}),
           C("Functional.conv2d", "bf16", [T("bfloat16", (1, 2, 4, 4)), T("bfloat16", (3, 2, 3, 3))]),
@@ -213,6 +230,7 @@ def pool_cases():
          C("Functional.pad", "constant_value", [f32(2, 3, 4)], {"pad": [1, 2, 0, 1], "value": 0.5}),
          C("Functional.pad", "constant_crop", [f32(2, 3, 4)], {"pad": [-1, 2, 1, -1]}),
          C("Functional.pad", "constant_int", [T("int64", (2, 3), low=-5, high=5)], {"pad": [1, 1]}),
+         C("Functional.pad", "bool", [T("bool", (2, 3))], {"pad": [1, 0]}),
          C("Functional.pad", "reflect_2d", [f32(1, 2, 4, 5)], {"pad": [2, 1, 3, 1], "mode": "reflect"}),
          C("Functional.pad", "replicate_1d", [f32(2, 3, 4)], {"pad": [3, 2], "mode": "replicate"}),
          C("Functional.pad", "replicate_2d", [f32(1, 2, 3, 3)], {"pad": [1, 2, 2, 0], "mode": "replicate"}),
@@ -244,6 +262,9 @@ def norm_cases():
         C("Functional.layer_norm", "affine", [f32(2, 3, 4), [4], f32(4), f32(4)]),
         C("Functional.layer_norm", "two_dims_no_affine", [f32(2, 3, 4), [3, 4]], {"eps": 1e-3}),
         C("Functional.layer_norm", "bf16", [T("bfloat16", (2, 5)), [5], T("bfloat16", (5,)), T("bfloat16", (5,))]),
+        C("Functional.layer_norm", "f16", [T("float16", (2, 4)), [4]]),
+        C("Functional.layer_norm", "nan_row", [T("float32", (2, 3), values=[1.0, float("nan"), 2.0, 0.5, -1.0, 3.0]),
+                                               [3]]),
         C("Functional.layer_norm", "empty_batch", [f32(0, 4), [4], f32(4), f32(4)]),
         C("Functional.layer_norm", "noncontig", [f32(4, 3, noncontig=True), [3]]),
         C("Functional.rms_norm", "weight", [f32(2, 3, 4), [4], f32(4)], {"eps": 1e-6}),
@@ -289,6 +310,8 @@ def loss_cases():
         C("Functional.mse_loss", "mean", [f32(3, 4), f32(3, 4)]),
         C("Functional.mse_loss", "sum_bf16", [T("bfloat16", (5,)), T("bfloat16", (5,))], {"reduction": "sum"}),
         C("Functional.mse_loss", "none_noncontig", [f32(3, 2, noncontig=True), f32(3, 2)], {"reduction": "none"}),
+        C("Functional.mse_loss", "f16", [T("float16", (4,)), T("float16", (4,))]),
+        C("Functional.l1_loss", "scalar", [f32(), f32()]),
         C("Functional.mse_loss", "empty", [f32(0, 3), f32(0, 3)]),
         C("Functional.l1_loss", "mean_with_ties", [T("float32", (4,), values=[1.0, 2.0, -1.0, 0.5]),
                                                    T("float32", (4,), values=[1.0, 1.0, 0.0, 0.5])]),
@@ -307,6 +330,8 @@ def attention_cases():
           {"attn_mask": T("bool", (4, 6), values=[1, 1, 0, 1, 0, 1] * 4)}),
         C("Functional.scaled_dot_product_attention", "float_mask_3d", [f32(3, 4, 8), f32(3, 5, 8), f32(3, 5, 8)],
           {"attn_mask": f32(3, 4, 5)}),
+        C("Functional.scaled_dot_product_attention", "fully_masked_row_nan", [f32(1, 2, 3), f32(1, 2, 3), f32(1, 2, 3)],
+          {"attn_mask": T("bool", (2, 2), values=[1, 0, 0, 0])}, grad=False),
         C("Functional.scaled_dot_product_attention", "bf16", [T("bfloat16", (1, 2, 3, 4))] * 3),
         C("NPU.npu_fusion_attention", "bnsd_scale", [f32(1, 2, 4, 8), f32(1, 2, 4, 8), f32(1, 2, 4, 8), 2, "BNSD"],
           {"scale": 0.35}),
@@ -330,4 +355,4 @@ def attention_cases():
 
 
 if __name__ == "__main__":
-    write("nn", conv_cases() + pool_cases() + norm_cases() + loss_cases() + attention_cases())
+    write("nn", conv_cases() + pool_cases() + tol(norm_cases()) + loss_cases() + tol(attention_cases()))
