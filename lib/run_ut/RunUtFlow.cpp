@@ -479,18 +479,21 @@ class ApiChecker {
       }
       return out;
     }
-    // By shape, when every input's shape occurs exactly once among the gradients.
+    // By shape, when shapes pair inputs and gradients one to one (no gradient could belong to two
+    // inputs, no input to two gradients).
+    std::vector<int> used(dumped.size(), 0);
     for (const auto& [path, t] : inputs) {
       (void)path;
-      const Value* match = nullptr;
+      std::size_t match = dumped.size();
       int count = 0;
-      for (const auto& g : dumped)
-        if (g.is_tensor() && g.tensor().shape() == t->shape()) {
-          match = &g;
+      for (std::size_t k = 0; k < dumped.size(); ++k)
+        if (dumped[k].is_tensor() && dumped[k].tensor().shape() == t->shape()) {
+          match = k;
           ++count;
         }
       if (count > 1) return std::nullopt;
-      out.push_back(match ? *match : Value(NoneValue{}));
+      if (count == 1 && used[match]++) return std::nullopt;
+      out.push_back(count ? dumped[match] : Value(NoneValue{}));
     }
     return out;
   }

@@ -2,6 +2,8 @@
 // torch: make_run_ut_fixtures.py). Expected numbers come from expected.json (torch float64 bench).
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -394,6 +396,48 @@ TEST(RunUtE2e, DeviceSideIsTheDumpUnlessEmulationIsAskedFor) {
   EXPECT_NE(emulated.result_by_name["Functional.gelu.0"][1], "SKIP");
   Cli bad = run_cli("run_ut -api_info " + kData + "/pt_fp32_fwd/dump.json --device_runner npu");
   EXPECT_EQ(bad.code, 2) << bad.out;
+}
+
+}  // namespace
+
+namespace {
+
+// DECISIONS D7: dumped backward outputs are compared only when they map onto the inputs without
+// ambiguity. Here Tensor.__add__.0 (x + o, same shapes) keeps one of its two dumped gradients:
+// it could be either input's, so the backward is a SKIP row saying why; the other APIs still compare.
+TEST(RunUtE2e, AmbiguousDumpedGradientsGiveABackwardSkip) {
+  TempDir t("d7");
+  fs::copy(kData + "/pt_fp16_fwdbwd", t.path / "dump", fs::copy_options::recursive);
+  std::string text = slurp(t.path / "dump" / "dump.json");
+  rapidjson::Document d;
+  d.Parse<rapidjson::kParseNanAndInfFlag>(text.c_str());
+  ASSERT_FALSE(d.HasParseError());
+  auto& out = d["data"]["Tensor.__add__.0.backward"]["output"];
+  ASSERT_EQ(out.Size(), 2u);
+  out.PopBack();
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer, rapidjson::UTF8<>, rapidjson::UTF8<>, rapidjson::CrtAllocator,
+                    rapidjson::kWriteNanAndInfFlag>
+      w(buf);
+  d.Accept(w);
+  std::ofstream(t.path / "dump" / "dump.json") << buf.GetString();
+  Cli c = run_cli("run_ut -api_info " + (t.path / "dump" / "dump.json").string() + " -o " + t.path.string() +
+                  " --timestamp " + kTs + " -q");
+  ASSERT_EQ(c.code, 0) << c.out;
+  auto rows = probe::csv_read_file((t.path / ("accuracy_checking_result_" + kTs + ".csv")).string());
+  bool seen = false;
+  for (const auto& r : rows) {
+    if (r[0] == "Tensor.__add__.0") {
+      seen = true;
+      ASSERT_EQ(r.size(), 4u);
+      EXPECT_EQ(r[2], "SKIP");
+      EXPECT_NE(r[3].find("cannot be matched"), std::string::npos) << r[3];
+      EXPECT_NE(r[1], "SKIP");
+    } else if (r[0] == "Functional.linear.0") {
+      EXPECT_EQ(r[2], "pass");
+    }
+  }
+  EXPECT_TRUE(seen);
 }
 
 }  // namespace
