@@ -3,12 +3,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
 
 #include "probe/error.h"
@@ -52,6 +52,13 @@ CsvRow details_header(RunUtFramework fw) {
           "Message"};
 }
 
+namespace {
+// msprobe's `\d{14}` (ASCII digits only).
+bool is_timestamp(std::string_view s) {
+  return s.size() == 14 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+}  // namespace
+
 std::string local_timestamp() {
   std::time_t now = std::time(nullptr);
   std::tm tm{};
@@ -62,8 +69,7 @@ std::string local_timestamp() {
 }
 
 OutputPaths new_output_paths(const std::string& out_dir, const std::string& timestamp) {
-  static const std::regex kTs("^\\d{14}$");
-  if (!std::regex_match(timestamp, kTs))
+  if (!is_timestamp(timestamp))
     throw Error(ErrorKind::InvalidArgument,
                 "timestamp must be 14 digits (YYYYmmddHHMMSS), got '" + timestamp + "'");
   fs::path dir = out_dir.empty() ? fs::path(".") : fs::path(out_dir);
@@ -84,11 +90,12 @@ OutputPaths new_output_paths(const std::string& out_dir, const std::string& time
 }
 
 OutputPaths resume_output_paths(const std::string& result_csv) {
-  static const std::regex kName("^accuracy_checking_result_(\\d{14})\\.csv$");
+  static constexpr std::string_view kPrefix = "accuracy_checking_result_", kSuffix = ".csv";
   fs::path path(result_csv);
   std::string base = path.filename().string();
-  std::smatch m;
-  if (!std::regex_match(base, m, kName))
+  bool named = base.size() == kPrefix.size() + 14 + kSuffix.size() && base.starts_with(kPrefix) &&
+               base.ends_with(kSuffix) && is_timestamp(base.substr(kPrefix.size(), 14));
+  if (!named)
     throw Error(ErrorKind::InvalidArgument,
                 "-csv_path must name an accuracy_checking_result_<14 digits>.csv file", result_csv);
   std::error_code ec;
@@ -99,7 +106,7 @@ OutputPaths resume_output_paths(const std::string& result_csv) {
   if (::access(path.c_str(), R_OK | W_OK) != 0)
     throw Error(ErrorKind::Io, "result file to resume must be readable and writable", result_csv);
   OutputPaths p;
-  p.timestamp = m[1].str();
+  p.timestamp = base.substr(kPrefix.size(), 14);
   p.result = path.string();
   p.details = (path.parent_path() / ("accuracy_checking_details_" + p.timestamp + ".csv")).string();
   if (!fs::is_regular_file(p.details, ec))
