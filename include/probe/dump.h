@@ -150,9 +150,13 @@ struct DumpEntry {
 enum class Framework { Unknown, PyTorch, MindSpore, MindTorch };
 std::string_view to_string(Framework f) noexcept;
 
+/// Hard ceiling of DumpParseOptions::max_depth: keeps the recursive parse well inside a thread stack.
+inline constexpr int kMaxDumpDepth = 10000;
+
 /// Limits applied while parsing (defaults suit real dumps; tests and fuzzers lower them).
 struct DumpParseOptions {
   /// Maximum JSON nesting depth: msprobe stops encoding at depth 400, plus a few envelope levels.
+  /// Values above kMaxDumpDepth are clamped (the parser recurses once per level).
   int max_depth = 512;
 };
 

@@ -65,7 +65,7 @@ bool is_numpy_scalar_type(std::string_view type) {
 class DumpBuilder {
  public:
   DumpBuilder(Dump& dump, const DumpParseOptions& options, rapidjson::InsituStringStream& stream)
-      : dump_(dump), options_(options), stream_(stream) {
+      : dump_(dump), max_depth_(std::clamp(options.max_depth, 1, kMaxDumpDepth)), stream_(stream) {
     frames_.resize(8);
   }
 
@@ -185,9 +185,8 @@ class DumpBuilder {
   }
 
   bool open(bool is_object) {
-    if (depth_ >= options_.max_depth)
-      fail(fmt::format("JSON nested deeper than {} levels", options_.max_depth), field_path(depth_),
-           entry_key());
+    if (depth_ >= max_depth_)
+      fail(fmt::format("JSON nested deeper than {} levels", max_depth_), field_path(depth_), entry_key());
     Role role = Role::Tree;
     if (depth_ == 0) {
       if (!is_object) fail("the top level must be a JSON object");
@@ -571,7 +570,7 @@ class DumpBuilder {
   }
 
   Dump& dump_;
-  const DumpParseOptions& options_;
+  int max_depth_;
   rapidjson::InsituStringStream& stream_;
   std::vector<Frame> frames_;
   std::vector<std::pair<std::string, std::optional<DType>>> dtype_cache_;

@@ -51,6 +51,10 @@ TEST(DumpMalformed, DeepNestingIsRejectedWithoutRecursion) {
   deep.max_depth = 1000;
   const Dump d = Dump::open(kBad + "deep_closed.json", deep);
   ASSERT_EQ(d.entries().size(), 1u);
+  // an absurd limit is clamped, so 100000 levels still fail cleanly instead of exhausting the stack
+  deep.max_depth = 1 << 30;
+  const Error clamped = open_error(kBad + "deep.json", deep);
+  EXPECT_NE(clamped.message().find("deeper than 10000"), std::string::npos) << clamped.what();
 }
 
 struct WrongField {
