@@ -9,6 +9,7 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <memory>
 
 #include "probe/error.h"
 #include "runners/NnKit.h"
@@ -107,6 +108,11 @@ void check_params(const ConvParams& p) {
       invalid("negative padding is not supported");
   }
   if (p.groups <= 0) invalid("non-positive groups is not supported");
+  // keeps the int64 size arithmetic below far from overflow (check_alloc bounds the results)
+  constexpr std::int64_t kHuge = std::int64_t{1} << 40;
+  for (std::size_t i = 0; i < 2; ++i)
+    if (p.stride[i] > kHuge || p.dilation[i] > kHuge || p.pad_lo[i] > kHuge || p.pad_hi[i] > kHuge)
+      invalid("convolution stride/dilation/padding is unreasonably large");
 }
 
 void check_operands(const Var& x, const Var& w, const std::optional<Var>& b, const char* fn) {
@@ -148,16 +154,18 @@ void gemm_into(const double* a, const double* b, double* c, std::int64_t m, std:
 }
 
 // Forward of a convolution (image x -> columns y) into y [N, O, P]; backward-data is the reverse.
-void conv_fwd(const Geom& g, const double* x, const double* w, double* y) {
+// `keep` (optional, N * G * K * P): where to leave every image's columns for the weight gradient.
+void conv_fwd(const Geom& g, const double* x, const double* w, double* y, Buffer* keep = nullptr) {
   const std::int64_t K = g.K(), P = g.P(), Og = g.Og();
-  Buffer col(g.pointwise() ? 0 : static_cast<std::size_t>(K * P));
+  Buffer col(g.pointwise() || keep ? 0 : static_cast<std::size_t>(K * P));
   for (std::int64_t n = 0; n < g.N; ++n) {
     const double* xn = x + n * g.C * g.H * g.W;
     for (std::int64_t gi = 0; gi < g.G; ++gi) {
       const double* c = xn + gi * g.Cg() * g.H * g.W;
       if (!g.pointwise()) {
-        g.im2col(xn, gi, col.data());
-        c = col.data();
+        double* dst = keep ? keep->data() + (n * g.G + gi) * K * P : col.data();
+        g.im2col(xn, gi, dst);
+        c = dst;
       }
       gemm_into(w + gi * Og * K, c, y + (n * g.O + gi * Og) * P, Og, K, P, false);
     }
@@ -181,14 +189,18 @@ void conv_bwd_data(const Geom& g, const double* dy, const double* w, double* dx)
   }
 }
 // dw += dy col^T.
-void conv_bwd_weight(const Geom& g, const double* x, const double* dy, double* dw) {
+// `kept` (optional): the columns conv_fwd left, instead of recomputing them.
+void conv_bwd_weight(const Geom& g, const double* x, const double* dy, double* dw,
+                     const Buffer* kept = nullptr) {
   const std::int64_t K = g.K(), P = g.P(), Og = g.Og();
-  Buffer col(g.pointwise() ? 0 : static_cast<std::size_t>(K * P));
+  Buffer col(g.pointwise() || kept ? 0 : static_cast<std::size_t>(K * P));
   for (std::int64_t n = 0; n < g.N; ++n) {
     const double* xn = x + n * g.C * g.H * g.W;
     for (std::int64_t gi = 0; gi < g.G; ++gi) {
       const double* c = xn + gi * g.Cg() * g.H * g.W;
-      if (!g.pointwise()) {
+      if (kept) {
+        c = kept->data() + (n * g.G + gi) * K * P;
+      } else if (!g.pointwise()) {
         g.im2col(xn, gi, col.data());
         c = col.data();
       }
@@ -267,15 +279,25 @@ Var conv2d(const Var& x, const Var& w, const std::optional<Var>& b, const ConvPa
         g.H + p.pad_lo[0] + p.pad_hi[0], g.W + p.pad_lo[1] + p.pad_hi[1], p.dilation[0] * (g.kh - 1) + 1,
         p.dilation[1] * (g.kw - 1) + 1));
   const DType dt = x.dtype();
+  check_alloc(static_cast<double>(g.N) * static_cast<double>(g.O) * static_cast<double>(g.OH) *
+                  static_cast<double>(g.OW),
+              "conv2d");
+  check_alloc(static_cast<double>(g.K()) * static_cast<double>(g.OH) * static_cast<double>(g.OW), "conv2d");
   const Operand xd(x, dt), wd(w, dt);
   Buffer y(static_cast<std::size_t>(g.N * g.O * g.P()));
-  if (!y.empty()) conv_fwd(g, xd.data(), wd.data(), y.data());
+  // With a weight gradient ahead, the forward's columns are kept (up to 2^27 values, 1 GiB) so that the
+  // backward does not redo im2col.
+  auto cols = std::make_shared<Buffer>();
+  if (GradMode::enabled() && w.requires_grad() && !g.pointwise() &&
+      static_cast<double>(g.N * g.G) * static_cast<double>(g.K() * g.P()) <= 134217728.0)
+    cols->resize(static_cast<std::size_t>(g.N * g.G * g.K() * g.P()));
+  if (!y.empty()) conv_fwd(g, xd.data(), wd.data(), y.data(), cols->empty() ? nullptr : cols.get());
   if (b) add_bias(y, b->data(), g.N, g.O, g.P());
   detail::maybe_round_f32(y, dt);
   std::vector<Var> parents{x, w};
   if (b) parents.push_back(*b);
   const Shape os{g.N, g.O, g.OH, g.OW};
-  return make_result(os, std::move(y), dt, parents, [g, x, w, b](const Buffer& dy) {
+  return make_result(os, std::move(y), dt, parents, [g, x, w, b, cols](const Buffer& dy) {
     std::vector<Buffer> r(b ? 3 : 2);
     if (x.requires_grad()) {
       r[0].assign(static_cast<std::size_t>(x.numel()), 0.0);
@@ -283,7 +305,8 @@ Var conv2d(const Var& x, const Var& w, const std::optional<Var>& b, const ConvPa
     }
     if (w.requires_grad()) {
       r[1].assign(static_cast<std::size_t>(w.numel()), 0.0);
-      if (!dy.empty()) conv_bwd_weight(g, x.data().data(), dy.data(), r[1].data());
+      if (!dy.empty())
+        conv_bwd_weight(g, x.data().data(), dy.data(), r[1].data(), cols->empty() ? nullptr : cols.get());
     }
     if (b && b->requires_grad()) r[2] = bias_grad(dy, g.N, g.O, g.P());
     return r;
@@ -312,6 +335,14 @@ Var conv_transpose2d(const Var& x, const Var& w, const std::optional<Var>& b, co
   for (std::size_t i = 0; i < 2; ++i)
     if (output_padding[i] < 0 || (output_padding[i] >= p.stride[i] && output_padding[i] >= p.dilation[i]))
       invalid("output padding must be smaller than either stride or dilation");
+  check_alloc(static_cast<double>(g.N) * static_cast<double>(g.C) *
+                  (static_cast<double>(g.OH - 1) * static_cast<double>(p.stride[0]) +
+                   static_cast<double>(g.kh) * static_cast<double>(p.dilation[0])) *
+                  (static_cast<double>(g.OW - 1) * static_cast<double>(p.stride[1]) +
+                   static_cast<double>(g.kw) * static_cast<double>(p.dilation[1])),
+              "conv_transpose2d");
+  check_alloc(static_cast<double>(g.K()) * static_cast<double>(g.OH) * static_cast<double>(g.OW),
+              "conv_transpose2d");
   g.H = (g.OH - 1) * p.stride[0] - p.pad_lo[0] - p.pad_hi[0] + p.dilation[0] * (g.kh - 1) + 1 +
         output_padding[0];
   g.W = (g.OW - 1) * p.stride[1] - p.pad_lo[1] - p.pad_hi[1] + p.dilation[1] * (g.kw - 1) + 1 +

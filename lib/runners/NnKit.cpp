@@ -30,6 +30,16 @@ std::string reduction_of(Ctx& c) {
   return size_average ? "mean" : "sum";
 }
 
+void check_alloc(double elements, const char* fn) {
+  constexpr double kMaxElements = 2147483648.0;
+  if (!(elements <= kMaxElements))
+    throw Error(
+        ErrorKind::Unsupported,
+        fmt::format("{}: the result would need {:.4g} float64 elements, more than the reference's limit of "
+                    "2^31",
+                    fn, elements));
+}
+
 Var reduce_loss(const Var& loss, const std::string& reduction) {
   if (reduction == "none") return loss;
   if (reduction == "mean") return ops::mean(loss);

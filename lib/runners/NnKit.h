@@ -21,6 +21,11 @@ void need_floating(const Var& x, const std::string& fn);
 /// The legacy size_average/reduce pair mapped to a reduction string (torch's legacy_get_string).
 std::string reduction_of(Ctx& c);
 
+/// Throws Error(Unsupported) when a result or work buffer of `elements` float64 values would exceed the
+/// reference's budget (2^31 elements, 16 GiB): output sizes computed from arguments (strides, scale
+/// factors, pads) must not turn a small malicious call into a huge allocation.
+void check_alloc(double elements, const char* fn);
+
 /// Applies 'none' / 'mean' / 'sum' to an elementwise loss.
 Var reduce_loss(const Var& loss, const std::string& reduction);
 

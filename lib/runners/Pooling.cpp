@@ -46,6 +46,9 @@ Pool2d pool_args(Ctx& c, const Var& x, std::size_t nd, const char* fn, bool has_
     p.kh = k[0], p.sh = st[0], p.ph = pad[0], p.dh = dil[0];
   }
   p.kw = k[nd - 1], p.sw = st[nd - 1], p.pw = pad[nd - 1], p.dw = dil[nd - 1];
+  for (auto v : {p.kh, p.kw, p.sh, p.sw, p.ph, p.pw, p.dh, p.dw})
+    if (v > (std::int64_t{1} << 40))
+      invalid(fmt::format("{}: kernel/stride/padding/dilation is unreasonably large", fn));
   for (auto v : {p.kh, p.kw})
     if (v <= 0) invalid(fmt::format("{}: kernel_size must be greater than zero", fn));
   for (auto v : {p.sh, p.sw})
@@ -150,6 +153,10 @@ Var adaptive_avg_pool(Ctx& c, std::size_t nd) {
     out[i] = v->is_none() ? xs[xs.size() - nd + i] : v->as_int();
     if (out[i] < 0) invalid("adaptive_avg_pool: elements of output_size must be greater than or equal to 0");
   }
+  double want = 1;
+  for (std::size_t i = 0; i + nd < xs.size(); ++i) want *= static_cast<double>(xs[i]);
+  for (auto o : out) want *= static_cast<double>(o);
+  check_alloc(want, "adaptive_avg_pool");
   const std::int64_t W = xs.back(), H = nd == 2 ? xs[xs.size() - 2] : 1;
   const std::int64_t OW = out.back(), OH = nd == 2 ? out[0] : 1;
   std::int64_t planes = 1;
@@ -195,6 +202,9 @@ Var pad(Ctx& c) {
   std::vector<std::int64_t> lo(n, 0);
   for (std::size_t i = 0; i < np; ++i) {
     const std::size_t d = n - 1 - i;
+    constexpr std::int64_t kHuge = std::int64_t{1} << 40;
+    for (const std::int64_t v : {pads[2 * i], pads[2 * i + 1]})
+      if (v > kHuge || v < -kHuge) invalid("pad: padding is unreasonably large");
     lo[d] = pads[2 * i];
     os[d] = xs[d] + pads[2 * i] + pads[2 * i + 1];
     if (os[d] < 0 || (mode == "constant" && os[d] < 0))
@@ -213,6 +223,9 @@ Var pad(Ctx& c) {
     if ((mode == "replicate" || mode == "reflect") && xs[d] == 0 && os[d] > 0)
       invalid(fmt::format("{} padding of an empty dimension", mode));
   }
+  double want = 1;
+  for (auto d : os) want *= static_cast<double>(d);
+  check_alloc(want, "pad");
   const auto xstr = contiguous_strides(xs);
   const std::int64_t total = probe::numel(os);
   SparseMap m;
@@ -340,14 +353,21 @@ Var interpolate(Ctx& c) {
     if (f.size() != nd) invalid("scale_factor shape must match input shape");
     const bool recompute = !c.none("recompute_scale_factor") && c.b("recompute_scale_factor");
     for (std::size_t i = 0; i < nd; ++i) {
-      out[i] = static_cast<std::int64_t>(std::floor(static_cast<double>(xs[2 + i]) * f[i]));
+      const double o = std::floor(static_cast<double>(xs[2 + i]) * f[i]);
+      if (!(o < 1099511627776.0))
+        invalid(fmt::format("interpolate: scale_factor {} is unreasonably large", f[i]));
+      out[i] = static_cast<std::int64_t>(o);
       if (!recompute) scales[i] = f[i];
     }
   } else {
     invalid("either size or scale_factor should be defined");
   }
-  for (auto o : out)
+  double want = static_cast<double>(xs[0]) * static_cast<double>(xs[1]) * (linear ? 4.0 : 1.0);
+  for (auto o : out) {
     if (o <= 0) invalid("Input and output sizes should be greater than 0");
+    want *= static_cast<double>(o);
+  }
+  check_alloc(want, "interpolate");
   const std::int64_t H = nd == 2 ? xs[2] : 1, W = xs.back(), OH = nd == 2 ? out[0] : 1, OW = out.back();
   const auto th = nd == 2 ? interp_taps(H, OH, mode, align, scales[0]) : std::vector<Taps>{Taps{}};
   const auto tw = interp_taps(W, OW, mode, align, scales[nd - 1]);

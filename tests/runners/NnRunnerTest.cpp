@@ -119,6 +119,40 @@ TEST(NnRunners, FusionAttentionExpandsTheCompressedCausalMask) {
   for (std::size_t i = 3; i < 7; ++i) EXPECT_TRUE(r.outputs[i].is_none()) << i;
 }
 
+// Sizes computed from arguments are bounded before anything is allocated: a tiny call asking for a huge
+// result is a clear error, not an out-of-memory crash.
+TEST(NnRunners, HugeResultsAreRefusedBeforeAllocating) {
+  const auto& reg = registry();
+  const Value big(std::int64_t{1} << 30);
+  EXPECT_EQ(kind_of(reg, "Functional.conv_transpose2d",
+                    {{Value(rnd({1, 1, 2, 2}, 1)), Value(rnd({1, 1, 2, 2}, 2))}, {{"stride", big}}}),
+            ErrorKind::Unsupported);
+  EXPECT_EQ(kind_of(reg, "Functional.interpolate",
+                    {{Value(rnd({1, 1, 2, 2}, 1))}, {{"size", Value(std::vector<Value>{big, big})}}}),
+            ErrorKind::Unsupported);
+  EXPECT_EQ(kind_of(reg, "Functional.interpolate",
+                    {{Value(rnd({1, 1, 2, 2}, 1))}, {{"scale_factor", Value(1e300)}}}),
+            ErrorKind::InvalidArgument);
+  EXPECT_EQ(kind_of(reg, "Functional.pad",
+                    {{Value(rnd({2, 2}, 1)), Value(std::vector<Value>{big, big, big, big})}, {}}),
+            ErrorKind::Unsupported);
+  EXPECT_EQ(kind_of(reg, "Functional.pad",
+                    {{Value(rnd({2, 2}, 1)),
+                      Value(std::vector<Value>{Value(std::int64_t{1} << 62), Value(std::int64_t{0})})},
+                     {}}),
+            ErrorKind::InvalidArgument);
+  EXPECT_EQ(kind_of(reg, "Functional.adaptive_avg_pool2d",
+                    {{Value(rnd({1, 1, 2, 2}, 1)), Value(std::vector<Value>{big, big})}, {}}),
+            ErrorKind::Unsupported);
+  EXPECT_EQ(kind_of(reg, "Functional.conv2d",
+                    {{Value(rnd({1, 1, 2, 2}, 1)), Value(rnd({1, 1, 1, 1}, 2))},
+                     {{"padding", Value(std::int64_t{1} << 62)}}}),
+            ErrorKind::InvalidArgument);
+  EXPECT_EQ(kind_of(reg, "Functional.max_pool2d",
+                    {{Value(rnd({1, 1, 2, 2}, 1)), Value(std::int64_t{1} << 62)}, {}}),
+            ErrorKind::InvalidArgument);
+}
+
 // Device (emulated) conv keeps the input dtype and lands close to the float64 reference.
 TEST(NnRunners, DeviceConvEmulationKeepsDtype) {
   const auto& reg = registry();
