@@ -134,6 +134,7 @@ struct Context {
   DumpCompareMode mode;
   bool stack;
   bool msprobe_profile;
+  bool fuzzy;
 };
 
 struct BuiltRow {
@@ -212,7 +213,8 @@ BuiltRow real_data_row(const Context& c, std::size_t i) {
         }
       }
       err += msg;
-      if (n.name != b->name) err += " Fuzzy matching data, the comparison accuracy may be affected.";
+      if (c.fuzzy && n.name != b->name)
+        err += " Fuzzy matching data, the comparison accuracy may be affected.";
     }
   }
   const std::string acc = dump_accuracy_reached(r.cosine, r.max_abs);
@@ -483,8 +485,15 @@ DumpCompareTable compare_dump_files(const std::string& npu_json, const std::stri
   const std::vector<OpItem> bench = flatten_dump(bench_dump, nullptr);
   const MatchResult match = match_rows(npu, bench, cfg);
 
-  const Context ctx{
-      npu_dump, bench_dump, npu, bench, match, mode, stack.has_value(), options.profile == "msprobe"};
+  const Context ctx{npu_dump,
+                    bench_dump,
+                    npu,
+                    bench,
+                    match,
+                    mode,
+                    stack.has_value(),
+                    options.profile == "msprobe",
+                    options.fuzzy_match};
   std::vector<BuiltRow> built(npu.size());
   if (mode == DumpCompareMode::RealData) {
     // Rows in parallel, each loading and releasing its own two tensors; output order is the NPU order.

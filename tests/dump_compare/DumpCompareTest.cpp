@@ -738,3 +738,28 @@ TEST(DumpCompareRun, MindSporeGraphAndPynativeLayout) {
   EXPECT_EQ(s.outputs[3].suspects, 1u);
   fs::remove_all(root);
 }
+
+TEST(DumpCompareMatching, FuzzyRealDataPairsCarryTheFuzzyMessage) {
+  const std::string root = tmp_dir("fuzzyreal");
+  const fs::path npu = fs::path(root) / "npu";
+  fs::copy(kData + "real/npu/step0/rank0", npu, fs::copy_options::recursive);
+  std::ifstream in(npu / "dump.json");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  for (std::size_t p = text.find("Torch.tanh.0."); p != std::string::npos; p = text.find("Torch.tanh.0.", p))
+    text.replace(p, 13, "Torch.tanh.1.");
+  std::ofstream(npu / "dump.json", std::ios::trunc) << text;
+  for (const char* f : {"input.0", "output.0"})
+    fs::rename(npu / "dump_tensor_data" / (std::string("Torch.tanh.0.forward.") + f + ".pt"),
+               npu / "dump_tensor_data" / (std::string("Torch.tanh.1.forward.") + f + ".pt"));
+  DumpCompareOptions o;
+  o.fuzzy_match = true;
+  const Table t{compare_dump_files((npu / "dump.json").string(), rank0("real", "bench"), "", o)};
+  const std::string r = "Torch.tanh.1.forward.output.0";
+  EXPECT_EQ(t.cell(r, "Bench Name"), "Torch.tanh.0.forward.output.0");
+  EXPECT_EQ(t.cell(r, "Err_message"), " Fuzzy matching data, the comparison accuracy may be affected.");
+  EXPECT_EQ(t.cell(r, "Accuracy Reached or Not"), "No");
+  EXPECT_EQ(t.cell("Torch.exp.0.forward.output.0", "Err_message"), "Requires_grad inconsistent. ");
+  fs::remove_all(root);
+}
