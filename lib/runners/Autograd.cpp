@@ -126,7 +126,7 @@ Var wrapped_scalar(double v, DType dtype) {
 }
 
 Var full(Shape shape, double v, DType dtype) {
-  const auto n = static_cast<std::size_t>(probe::numel(shape));
+  const auto n = static_cast<std::size_t>(checked_numel(shape));
   return make_leaf(std::move(shape), Buffer(n, v), dtype, false);
 }
 
@@ -274,6 +274,16 @@ int wrap_dim(std::int64_t dim, int ndim) {
   return static_cast<int>(dim < 0 ? dim + n : dim);
 }
 
+std::int64_t checked_numel(const Shape& shape) {
+  const std::int64_t n = probe::numel(shape);
+  if (n > kMaxElements)
+    fail(ErrorKind::Unsupported,
+         fmt::format("a result of shape {} ({} elements) exceeds the reference's limit of {} "
+                     "elements",
+                     shape_to_string(shape), n, kMaxElements));
+  return n;
+}
+
 Shape broadcast_shapes(const Shape& a, const Shape& b) {
   const std::size_t n = std::max(a.size(), b.size());
   Shape out(n);
@@ -285,6 +295,7 @@ Shape broadcast_shapes(const Shape& a, const Shape& b) {
            fmt::format("shapes {} and {} are not broadcastable", shape_to_string(a), shape_to_string(b)));
     out[i] = da == 1 ? db : da;
   }
+  checked_numel(out);
   return out;
 }
 
@@ -575,7 +586,7 @@ Var expand(const Var& x, Shape shape) {
            fmt::format("expand: size {} does not match {} at dim {}", shape[i], x.shape()[i - off], i));
   }
   if (shape == x.shape()) return x;
-  std::vector<std::int64_t> idx(static_cast<std::size_t>(probe::numel(shape)));
+  std::vector<std::int64_t> idx(static_cast<std::size_t>(checked_numel(shape)));
   Shape dummy(shape.size(), 1);
   broadcast_loop(
       shape, x.shape(), dummy,
@@ -923,7 +934,9 @@ Buffer batched(const Var& a, const Var& b, const Shape& batch, std::int64_t m, s
   GradMode no_graph(false);
   Var ea = a.shape() == full_a ? a : expand(a, full_a), eb = b.shape() == full_b ? b : expand(b, full_b);
   const std::int64_t nb = probe::numel(batch);
-  Buffer c(static_cast<std::size_t>(nb * m * n));
+  Shape out_shape = batch;
+  out_shape.insert(out_shape.end(), {m, n});
+  Buffer c(static_cast<std::size_t>(checked_numel(out_shape)));
   const bool f32 = t_emulate;
   for (std::int64_t i = 0; i < nb; ++i) {
     const double* pa = ea.data().data() + i * m * k;
@@ -949,7 +962,7 @@ Var bmm_broadcast(const Var& a, const Var& b, DType out) {
   Buffer c = batched(a, b, batch, m, k, n);
   Shape os = batch;
   os.insert(os.end(), {m, n});
-  detail::maybe_round_f32(c, out);
+  detail::maybe_round_f32(c, out);  // (batched() checked the size of os before allocating)
   return make_result(os, std::move(c), out, {a, b}, [a, b, batch, m, k, n, os](const Buffer& g) {
     Var gv = make_leaf(os, g, DType::Float64);
     std::vector<Buffer> r(2);

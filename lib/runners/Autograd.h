@@ -118,6 +118,11 @@ inline DType result_type(std::initializer_list<Var> ops) {
 }
 /// The default floating dtype (float32) when `t` is integral/bool, else t (ops like sqrt, true div).
 DType float_or_default(DType t);
+/// Largest tensor a runner creates (2 GiB of float64): larger results from hostile or mistaken arguments
+/// (expand to 10^10 elements, ...) are Error(Unsupported) instead of an exhausted machine.
+inline constexpr std::int64_t kMaxElements = std::int64_t{1} << 28;
+/// numel(shape), throwing Unsupported above kMaxElements.
+std::int64_t checked_numel(const Shape& shape);
 /// Reduces a broadcast gradient of shape `from` back to `to` (sums broadcast dims).
 Buffer sum_to(const Buffer& g, const Shape& from, const Shape& to);
 /// Throws Unsupported if an integer value does not fit the exact double range.

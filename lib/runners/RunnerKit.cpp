@@ -73,7 +73,13 @@ std::optional<std::int64_t> Ctx::opt_i(std::string_view p) const {
 }
 double Ctx::f(std::string_view p) const {
   const Value& v = args[p];
-  if (v.is_tensor()) return v.tensor().at(0);
+  if (v.is_tensor()) {
+    if (v.tensor().numel() != 1)
+      throw Error(ErrorKind::InvalidArgument,
+                  fmt::format("{}(): argument '{}' must be a number or a one-element tensor, got shape {}",
+                              args.schema().name, p, shape_to_string(v.tensor().shape())));
+    return v.tensor().at(0);
+  }
   return v.as_double();
 }
 bool Ctx::b(std::string_view p) const { return args[p].as_bool(); }

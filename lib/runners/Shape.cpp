@@ -95,6 +95,8 @@ Var int_index(Ctx& c, const char* p) {
 }
 
 void check_gather_shape(const Var& x, const Var& index, int d, bool scatter) {
+  if (scatter && (x.ndim() == 0 || index.ndim() == 0))
+    throw Error(ErrorKind::Unsupported, "scatter/index_add on 0-d tensors is not supported");
   if (index.ndim() != x.ndim() && !(index.ndim() <= 1 && x.ndim() <= 1))
     invalid("Index tensor must have the same number of dimensions as input tensor");
   for (int i = 0; i < index.ndim(); ++i)
@@ -149,7 +151,7 @@ Var repeat(const Var& x, std::vector<std::int64_t> reps) {
     out[i] = xs[i] * reps[i];
   }
   const auto st = contiguous_strides(xs);
-  std::vector<std::int64_t> idx(static_cast<std::size_t>(probe::numel(out)));
+  std::vector<std::int64_t> idx(static_cast<std::size_t>(checked_numel(out)));
   std::vector<std::int64_t> pos(out.size(), 0);
   for (auto& v : idx) {
     std::int64_t off = 0;
@@ -471,6 +473,8 @@ void register_shape_runners(RunnerRegistry& reg) {
         for (std::int64_t i = 0; i < len; ++i) {
           const double n = r.data()[static_cast<std::size_t>(r.numel() == 1 ? 0 : i)];
           if (n < 0) invalid("repeats can not be negative");
+          if (static_cast<double>(sel.size()) + n > static_cast<double>(kMaxElements))
+            checked_numel({kMaxElements + 1});
           for (std::int64_t k = 0; k < static_cast<std::int64_t>(n); ++k) sel.push_back(i);
         }
         return {index_select(x, d, sel)};
@@ -530,6 +534,11 @@ void register_shape_runners(RunnerRegistry& reg) {
         Var x = c.t("input"), i = int_index(c, "index");
         const int d = x.ndim() == 0 ? 0 : wrap_dim(c.i("dim"), x.ndim());
         check_gather_shape(x, i, d, false);
+        if (x.ndim() == 0 || i.ndim() == 0) {  // torch treats 0-d operands as 1-element vectors
+          Var x1 = reshape(x, {x.numel()});
+          return {reshape(take(x1, along_dim_offsets(x1.shape(), {i.numel()}, 0, i.data()), {i.numel()}),
+                          i.shape())};
+        }
         return {take(x, along_dim_offsets(x.shape(), i.shape(), d, i.data()), i.shape())};
       });
   auto scatter_fn = [](bool always_add) {
@@ -546,6 +555,15 @@ void register_shape_runners(RunnerRegistry& reg) {
       }
       const Value& sv = always_add ? c["src"] : (c.none("src") ? c["value"] : c["src"]);
       if (sv.is_none()) invalid("scatter() needs `src` or `value`");
+      if (sv.is_tensor()) {
+        const Tensor& st = sv.tensor();
+        bool fits = st.ndim() == i.ndim();
+        for (int k = 0; fits && k < i.ndim(); ++k)
+          fits = i.shape()[static_cast<std::size_t>(k)] <= st.shape()[static_cast<std::size_t>(k)];
+        if (!fits)
+          invalid(fmt::format("Expected index {} to be smaller than src {} in every dimension",
+                              shape_to_string(i.shape()), shape_to_string(st.shape())));
+      }
       Var src =
           sv.is_tensor() ? take_prefix(c.t("src"), i.shape()) : full(i.shape(), sv.as_double(), x.dtype());
       return {put(x, along_dim_offsets(x.shape(), i.shape(), d, i.data()), cast(src, x.dtype()), add)};
@@ -563,6 +581,13 @@ void register_shape_runners(RunnerRegistry& reg) {
         Var x = c.t("input"), i = int_index(c, "index"), src = c.t("source");
         const int d = x.ndim() == 0 ? 0 : wrap_dim(c.i("dim"), x.ndim());
         if (i.ndim() > 1) invalid("index_add_(): Index is supposed to be a vector");
+        if (x.ndim() == 0 || src.ndim() != x.ndim())
+          throw Error(ErrorKind::Unsupported,
+                      "index_add: source and input must have the same number (>= 1) of dims");
+        for (int k = 0; k < x.ndim(); ++k)
+          if (k != d && src.shape()[static_cast<std::size_t>(k)] != x.shape()[static_cast<std::size_t>(k)])
+            invalid(fmt::format("index_add_(): source {} and input {} must match outside dim {}",
+                                shape_to_string(src.shape()), shape_to_string(x.shape()), d));
         // per source element: its index along d comes from index[coord_d]
         std::vector<double> along(static_cast<std::size_t>(src.numel()));
         const auto ss = contiguous_strides(src.shape());
