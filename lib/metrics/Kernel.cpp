@@ -580,6 +580,20 @@ TensorMetrics compute_metrics(const Tensor& bench, const Tensor& device, const M
   });
 }
 
+namespace {
+// Element equality for binary consistency. A free function rather than nested `if constexpr`
+// inside the dispatch lambdas, which clang instantiates eagerly for every dtype pair.
+template <class TB, class TD> bool same_element_value(TB b, TD d) {
+  if constexpr (std::is_integral_v<TB> && std::is_integral_v<TD>) {
+    // Exact integer comparison (int64 values beyond 2^53 must not collapse through double).
+    if constexpr (std::is_signed_v<TB> == std::is_signed_v<TD>) return b == d;
+    else return static_cast<long double>(b) == static_cast<long double>(d);
+  } else {
+    return detail::as_double(b) == detail::as_double(d);
+  }
+}
+}  // namespace
+
 double binary_error_rate(const Tensor& bench, const Tensor& device) {
   if (bench.numel() != device.numel())
     throw Error(ErrorKind::InvalidArgument, "binary_error_rate needs tensors of equal size");
@@ -592,17 +606,7 @@ double binary_error_rate(const Tensor& bench, const Tensor& device) {
       const TB* b = bench.data<TB>();
       const TD* d = device.data<TD>();
       std::int64_t c = 0;
-      for (std::int64_t i = 0; i < n; ++i) {
-        if constexpr (std::is_integral_v<TB> && std::is_integral_v<TD>) {
-          // Exact integer comparison (int64 values beyond 2^53 must not collapse through double).
-          if constexpr (std::is_signed_v<TB> == std::is_signed_v<TD>)
-            c += !(b[i] == d[i]);
-          else
-            c += !(static_cast<long double>(b[i]) == static_cast<long double>(d[i]));
-        } else {
-          c += !(detail::as_double(b[i]) == detail::as_double(d[i]));
-        }
-      }
+      for (std::int64_t i = 0; i < n; ++i) c += !same_element_value(b[i], d[i]);
       return c;
     });
   });
