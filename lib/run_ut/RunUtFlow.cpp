@@ -651,7 +651,8 @@ RunUtSummary run_ut(const RunUtOptions& options, const RunUtProgressFn& progress
       std::string base = name.substr(0, name.rfind('.'));
       auto& kept = kept_by_base[base];
       bool dup = std::any_of(kept.begin(), kept.end(),
-                             [&](const DumpEntry* k) { return k && filter_equal(*k, *e); });
+                             // Captures a copy: clang 14 cannot capture structured bindings.
+                             [&, entry = e](const DumpEntry* k) { return k && filter_equal(*k, *entry); });
       if (dup) continue;
       kept.push_back(e);
     }
