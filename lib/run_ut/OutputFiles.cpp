@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "probe/error.h"
+#include "probe/output_compare.h"
 
 namespace probe::rut {
 namespace fs = std::filesystem;
@@ -20,36 +21,14 @@ CsvRow result_header(RunUtFramework fw) {
   // msprobe spells the first column differently in the two checkers.
   if (fw == RunUtFramework::MindSpore)
     return {"API Name", "Forward Test Success", "Backward Test Success", "Message"};
-  return {"API name", "Forward Test Success", "Backward Test Success", "Message"};
+  return result_csv_header();
 }
 
 CsvRow details_header(RunUtFramework fw) {
   if (fw == RunUtFramework::MindSpore)
     return {"API Name",  "Bench Dtype",    "Tested Dtype", "Shape",  "Cosine",
             "MaxAbsErr", "MaxRelativeErr", "Status",       "Message"};
-  return {"API Name",
-          "Bench Dtype",
-          "DEVICE Dtype",
-          "Shape",
-          "余弦相似度",
-          "最大绝对误差",
-          "双百指标",
-          "双千指标",
-          "双万指标",
-          "二进制一致错误率",
-          "误差均衡性",
-          "均方根误差",
-          "小值域错误占比",
-          "相对误差最大值",
-          "相对误差平均值",
-          "inf/nan错误率",
-          "相对误差错误率",
-          "绝对误差错误率",
-          "ULP误差最大值",
-          "ULP误差平均值",
-          "ULP误差大于阈值占比",
-          "Status",
-          "Message"};
+  return details_csv_header();  // the PyTorch layout is owned by the output comparer
 }
 
 namespace {
