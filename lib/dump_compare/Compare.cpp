@@ -150,6 +150,18 @@ std::vector<Cell> prefix_cells(const OpItem& n, const OpItem* b) {
           text(n.shape), text(b ? b->shape : na), text(n.requires_grad), text(b ? b->requires_grad : na)};
 }
 
+const OpItem* matched_bench(const Context& c, std::size_t i) {
+  return c.match.bench[i] ? &c.bench[*c.match.bench[i]] : nullptr;
+}
+
+// The columns and requires_grad check that every compare mode starts its row with.
+BuiltRow start_row(const OpItem& n, const OpItem* b) {
+  BuiltRow row;
+  row.cells = prefix_cells(n, b);
+  row.rg_consistent = n.requires_grad == (b ? b->requires_grad : std::string("N/A"));
+  return row;
+}
+
 Cell stack_cell(const OpItem& n) {
   if (n.first_of_entry && n.stack) return text(python_list_repr(*n.stack));
   return text("N/A");
@@ -157,11 +169,8 @@ Cell stack_cell(const OpItem& n) {
 
 BuiltRow real_data_row(const Context& c, std::size_t i) {
   const OpItem& n = c.npu[i];
-  const OpItem* b = c.match.bench[i] ? &c.bench[*c.match.bench[i]] : nullptr;
-  BuiltRow row;
-  row.cells = prefix_cells(n, b);
-  const std::string bench_rg = b ? b->requires_grad : "N/A";
-  row.rg_consistent = n.requires_grad == bench_rg;
+  const OpItem* b = matched_bench(c, i);
+  BuiltRow row = start_row(n, b);
 
   std::string err = b ? "" : "No bench data matched.";
   // msprobe sets (not appends) this, so it replaces "No bench data matched." (§3.8).
@@ -239,11 +248,8 @@ BuiltRow real_data_row(const Context& c, std::size_t i) {
 
 BuiltRow statistics_row(const Context& c, std::size_t i) {
   const OpItem& n = c.npu[i];
-  const OpItem* b = c.match.bench[i] ? &c.bench[*c.match.bench[i]] : nullptr;
-  BuiltRow row;
-  row.cells = prefix_cells(n, b);
-  const std::string bench_rg = b ? b->requires_grad : "N/A";
-  row.rg_consistent = n.requires_grad == bench_rg;
+  const OpItem* b = matched_bench(c, i);
+  BuiltRow row = start_row(n, b);
   std::vector<Cell> diffs(4, text("N/A")), rels(4, text("N/A"));
   std::string result = "N/A", err = "No bench data matched.";
   if (b) {
@@ -292,11 +298,8 @@ BuiltRow statistics_row(const Context& c, std::size_t i) {
 
 BuiltRow md5_row(const Context& c, std::size_t i) {
   const OpItem& n = c.npu[i];
-  const OpItem* b = c.match.bench[i] ? &c.bench[*c.match.bench[i]] : nullptr;
-  BuiltRow row;
-  row.cells = prefix_cells(n, b);
-  const std::string bench_rg = b ? b->requires_grad : "N/A";
-  row.rg_consistent = n.requires_grad == bench_rg;
+  const OpItem* b = matched_bench(c, i);
+  BuiltRow row = start_row(n, b);
   row.cells.push_back(text(n.md5));
   row.cells.push_back(text(b ? b->md5 : "N/A"));
   row.cells.push_back(boolean(row.rg_consistent));
