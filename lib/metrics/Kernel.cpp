@@ -10,6 +10,7 @@
 // sums (cosine dot products, dump-compare norms) use the same fixed structure.
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -22,6 +23,10 @@
 #include "probe/metrics.h"
 #include "support/Dispatch.h"
 #include "support/ThreadPool.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 namespace probe {
 namespace {
@@ -179,6 +184,7 @@ struct Thresholds {
   int ulp_min_eb, ulp_mant;
 };
 
+#define PROBE_KERNEL_ISA 0
 namespace isa_base {
 #include "metrics/KernelBody.inc"
 }  // namespace isa_base
@@ -187,12 +193,16 @@ namespace isa_base {
 // Runtime-dispatched copies for AVX2 and AVX-512 (no FMA: results must match the scalar path bit for bit).
 #pragma GCC push_options
 #pragma GCC target("avx2,f16c,bmi,bmi2,popcnt,lzcnt")
+#undef PROBE_KERNEL_ISA
+#define PROBE_KERNEL_ISA 1
 namespace isa_v3 {
 #include "metrics/KernelBody.inc"
 }  // namespace isa_v3
 #pragma GCC pop_options
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512vl,avx512bw,avx512dq,avx512cd,avx2,f16c,bmi,bmi2,popcnt,lzcnt")
+#undef PROBE_KERNEL_ISA
+#define PROBE_KERNEL_ISA 2
 namespace isa_v4 {
 #include "metrics/KernelBody.inc"
 }  // namespace isa_v4
@@ -583,11 +593,14 @@ TensorMetrics compute_metrics(const Tensor& bench, const Tensor& device, const M
 namespace {
 // Element equality for binary consistency. A free function rather than nested `if constexpr`
 // inside the dispatch lambdas, which clang instantiates eagerly for every dtype pair.
-template <class TB, class TD> bool same_element_value(TB b, TD d) {
+template <class TB, class TD>
+bool same_element_value(TB b, TD d) {
   if constexpr (std::is_integral_v<TB> && std::is_integral_v<TD>) {
     // Exact integer comparison (int64 values beyond 2^53 must not collapse through double).
-    if constexpr (std::is_signed_v<TB> == std::is_signed_v<TD>) return b == d;
-    else return static_cast<long double>(b) == static_cast<long double>(d);
+    if constexpr (std::is_signed_v<TB> == std::is_signed_v<TD>)
+      return b == d;
+    else
+      return static_cast<long double>(b) == static_cast<long double>(d);
   } else {
     return detail::as_double(b) == detail::as_double(d);
   }

@@ -53,19 +53,27 @@ const float* half_table() noexcept {
   return table.data();
 }
 
-double floor_log2_f32(float x) noexcept {
+const float* floor_log2_f32_table() noexcept {
   // Exponents of normal and subnormal floats: -149 .. 127.
   static const std::vector<float> thr =
       build_thresholds<float>(-149, 127, [](float v) { return std::log2(v); });
+  return thr.data();
+}
+
+const double* floor_log2_f64_table() noexcept {
+  static const std::vector<double> thr =
+      build_thresholds<double>(-1074, 1023, [](double v) { return std::log2(v); });
+  return thr.data();
+}
+
+double floor_log2_f32(float x) noexcept {
   int e = std::ilogb(x);
-  return static_cast<double>(x >= thr[static_cast<std::size_t>(e + 149)] ? e + 1 : e);
+  return static_cast<double>(x >= floor_log2_f32_table()[e + 149] ? e + 1 : e);
 }
 
 double floor_log2_f64(double x) noexcept {
-  static const std::vector<double> thr =
-      build_thresholds<double>(-1074, 1023, [](double v) { return std::log2(v); });
   int e = std::ilogb(x);
-  return static_cast<double>(x >= thr[static_cast<std::size_t>(e + 1074)] ? e + 1 : e);
+  return static_cast<double>(x >= floor_log2_f64_table()[e + 1074] ? e + 1 : e);
 }
 
 }  // namespace probe::detail

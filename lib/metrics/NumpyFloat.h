@@ -48,6 +48,10 @@ inline float round_half(double x) noexcept {
 /// exponent inherits. Exact exponent plus a per-exponent threshold table built with the C library.
 double floor_log2_f32(float x) noexcept;
 double floor_log2_f64(double x) noexcept;
+/// Per-binade thresholds behind floor_log2_f32/f64: entry e + 149 (f32) or e + 1074 (f64) is the smallest x
+/// in [2^e, 2^(e+1)) whose rounded log2 reaches e + 1 (so floor(log2(x)) = e + (x >= entry)).
+const float* floor_log2_f32_table() noexcept;
+const double* floor_log2_f64_table() noexcept;
 /// float16 arrays: numpy computes log2 in float and rounds to half.
 inline double floor_log2_f16(float x) noexcept { return std::floor(round_half(std::log2(x))); }
 

@@ -71,7 +71,8 @@ struct ScalarOnly {
 };
 
 // Pattern 0: smooth data; 1: one special value per lane (each lane of some group gets each special, in
-// bench or device); 2: dense specials; 3: values at the small-value/rtol thresholds, equal values, zeros.
+// bench or device); 2: dense specials; 3: values at the small-value/rtol thresholds, equal values, zeros;
+// 4: values just below powers of two (ULP exponent boundaries).
 void make_data(int pattern, std::size_t n, std::mt19937_64& rng, std::vector<double>& b,
                std::vector<double>& d) {
   std::normal_distribution<double> nd;
@@ -124,6 +125,16 @@ void make_data(int pattern, std::size_t n, std::mt19937_64& rng, std::vector<dou
           break;
       }
     }
+  } else if (pattern == 4) {
+    // Just below powers of two, where numpy's rounded log2 (the ULP exponent) already reaches the next
+    // integer, across normal and subnormal binades of every dtype.
+    for (std::size_t i = 0; i < n; ++i) {
+      int k = pick(rng);
+      const int e = (k % 300) - 160 + ((k >> 9) % 5 == 0 ? -900 : 0);
+      const double below = std::ldexp(1.0, e) * (1 - std::ldexp(1.0, -(k >> 12) % 60));
+      b[i] = (k >> 11) % 2 ? -below : below;
+      d[i] = b[i] * (1 + 1e-3 * nd(rng));
+    }
   }
 }
 
@@ -140,7 +151,7 @@ TEST(MetricsSimd, VectorAndScalarPathsAgreeBitForBit) {
                                  129, 135, 1000, 8191, 8192, 8193, 8200, 3 * 8192 + 77};
   std::vector<double> b, d;
   for (std::size_t n : lengths) {
-    for (int pattern = 0; pattern < 4; ++pattern) {
+    for (int pattern = 0; pattern < 5; ++pattern) {
       make_data(pattern, n, rng, b, d);
       for (DType bt : {DType::Float64, DType::Float32, DType::BFloat16, DType::Float16}) {
         for (DType dt : {DType::Float32, DType::BFloat16, DType::Float64, DType::Float16}) {
