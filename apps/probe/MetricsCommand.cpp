@@ -23,8 +23,9 @@ constexpr const char* kHelp =
     "                     precision standard; default: the benchmark standard\n"
     "  --json             print one JSON object instead of text\n"
     "  --profile P        'probe' (default, DECISIONS D1-D3) or 'msprobe' (msprobe HEAD thresholds)\n"
-    "  --standards FILE   precision standards JSON to use instead of the shipped "
-    "data/precision_standards.json\n"
+    "  --standards FILE   precision standards JSON to use instead of the shipped precision_standards.json\n"
+    "                     (default: $PROBE_STANDARDS_FILE, else the first found in $PROBE_DATA_DIR, the\n"
+    "                     installed share/probe, the source tree's data/)\n"
     "  -h, --help         this help\n";
 
 std::string json_escape(const std::string& s) {

@@ -93,6 +93,8 @@ void print_help(bool multi) {
       "  --seed N                          seed of generated inputs (default 1234)\n"
       "  --profile probe|msprobe           thresholds and roll-up: probe's (default) or msprobe's exact "
       "ones\n"
+      "                                    (from precision_standards.json: $PROBE_STANDARDS_FILE, else\n"
+      "                                    $PROBE_DATA_DIR, the installed share/probe, the source data/)\n"
       "  --device_runner auto|emulated     device side: auto = the dumped outputs where the dump has their\n"
       "                                    files, else the registry's device runner; emulated = always the\n"
       "                                    registry's device runner (built-in low-precision emulation)\n"

@@ -31,10 +31,10 @@ class StandardsConfig {
  public:
   /// Loads `path` (JSON, see data/precision_standards.json) and selects `profile`.
   static StandardsConfig load(const std::string& path, Profile profile);
-  /// The shipped file: $PROBE_STANDARDS_FILE, else the installed or source-tree
-  /// data/precision_standards.json.
+  /// The shipped precision_standards.json: $PROBE_STANDARDS_FILE, else the first found in $PROBE_DATA_DIR,
+  /// the installed share/probe, the source tree's data/ (README "Data files").
   static StandardsConfig builtin(Profile profile);
-  /// Path builtin() reads.
+  /// Path builtin() reads; throws probe::Error (Io) when no place has the file.
   static std::string default_path();
 
   Profile profile() const noexcept { return profile_; }

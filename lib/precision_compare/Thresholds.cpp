@@ -3,12 +3,12 @@
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
 
-#include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "probe/error.h"
+#include "probe/precision_standard.h"
+#include "support/DataFiles.h"
 
 namespace probe::precision_compare {
 
@@ -157,19 +157,6 @@ Thresholds load_thresholds(const std::string& file, const std::string& profile) 
   return t;
 }
 
-std::string default_thresholds_file() {
-  namespace fs = std::filesystem;
-  const char* name = "api_precision_compare.json";
-  std::vector<fs::path> dirs;
-  if (const char* env = std::getenv("PROBE_DATA_DIR"); env && *env) dirs.emplace_back(env);
-  dirs.emplace_back(PROBE_DATA_DIR);
-  dirs.emplace_back(PROBE_SOURCE_DATA_DIR);
-  std::error_code ec;
-  for (const auto& d : dirs)
-    if (fs::is_regular_file(d / name, ec)) return (d / name).string();
-  throw Error(ErrorKind::Io,
-              "probe's data file api_precision_compare.json was not found (set PROBE_DATA_DIR)",
-              (dirs.front() / name).string());
-}
+std::string default_thresholds_file() { return detail::data_file_path("api_precision_compare.json"); }
 
 }  // namespace probe::precision_compare

@@ -33,7 +33,7 @@ struct Thresholds {
 
 /// Loads `file` (common section overridden key by key by `profile`); throws probe::Error naming file and key.
 Thresholds load_thresholds(const std::string& file, const std::string& profile);
-/// The data file: $PROBE_DATA_DIR, then the installed share/probe, then the source tree's data/.
+/// The data file, found by probe's data-file lookup (support/DataFiles.h).
 std::string default_thresholds_file();
 
 }  // namespace probe::precision_compare

@@ -1,14 +1,13 @@
 // Loads data/precision_standards.json: every threshold and API list is data, selected per profile.
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
-#include <sys/stat.h>
 
-#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
 #include "probe/error.h"
 #include "probe/precision_standard.h"
+#include "support/DataFiles.h"
 
 namespace probe {
 namespace {
@@ -114,13 +113,7 @@ std::string_view standard_csv_name(Standard s) noexcept {
   return "标杆比对法";
 }
 
-std::string StandardsConfig::default_path() {
-  if (const char* env = std::getenv("PROBE_STANDARDS_FILE"); env && *env) return env;
-  struct stat st;
-  std::string installed = std::string(PROBE_DATA_DIR) + "/precision_standards.json";
-  if (::stat(installed.c_str(), &st) == 0) return installed;
-  return std::string(PROBE_SOURCE_DATA_DIR) + "/precision_standards.json";
-}
+std::string StandardsConfig::default_path() { return detail::data_file_path("precision_standards.json"); }
 
 StandardsConfig StandardsConfig::builtin(Profile profile) { return load(default_path(), profile); }
 

@@ -1,5 +1,6 @@
 set(PROBE_SOURCES
   Csv.cpp
+  DataFiles.cpp
   DType.cpp
   Error.cpp
   ScalarTypes.cpp

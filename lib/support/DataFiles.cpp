@@ -1,0 +1,47 @@
+#include "support/DataFiles.h"
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "probe/error.h"
+
+namespace probe::detail {
+namespace {
+
+std::string env(const char* var) {
+  const char* v = std::getenv(var);
+  return v ? v : "";
+}
+
+}  // namespace
+
+DataFileDirs data_file_dirs(std::string_view name) {
+  DataFileDirs d;
+  // PROBE_STANDARDS_FILE predates PROBE_DATA_DIR and names the file itself; both stay supported.
+  if (name == "precision_standards.json") d.override_file = env("PROBE_STANDARDS_FILE");
+  d.override_dir = env("PROBE_DATA_DIR");
+  d.installed_dir = PROBE_DATA_DIR;
+  d.source_dir = PROBE_SOURCE_DATA_DIR;
+  return d;
+}
+
+std::string resolve_data_file(std::string_view name, const DataFileDirs& dirs) {
+  namespace fs = std::filesystem;
+  if (!dirs.override_file.empty()) return dirs.override_file;
+  std::string tried;
+  std::error_code ec;
+  for (const std::string* dir : {&dirs.override_dir, &dirs.installed_dir, &dirs.source_dir}) {
+    if (dir->empty()) continue;
+    const fs::path p = fs::path(*dir) / name;
+    if (fs::is_regular_file(p, ec)) return p.string();
+    tried += (tried.empty() ? "" : ", ") + p.string();
+  }
+  throw Error(ErrorKind::Io,
+              "probe's data file " + std::string(name) + " was not found (tried " + tried +
+                  "; set PROBE_DATA_DIR to the directory that holds it)",
+              std::string(name));
+}
+
+std::string data_file_path(std::string_view name) { return resolve_data_file(name, data_file_dirs(name)); }
+
+}  // namespace probe::detail
