@@ -31,8 +31,9 @@ options:
                              command: probe's deviations D1-D3 concern metric computation and run_ut roll-up,
                              which api_precision_compare does not do.
   --timestamp YYYYmmddHHMMSS use this instead of the local time in the output names (reproducible runs, tests)
-  --thresholds FILE          thresholds data file (default: api_precision_compare.json in probe's data directory,
-                             or in $PROBE_DATA_DIR)
+  --thresholds FILE          thresholds data file (default: api_precision_compare.json, first found in
+                             $PROBE_DATA_DIR, the installed share/probe, the source tree's data/). Its API groups
+                             come from precision_standards.json, found the same way ($PROBE_STANDARDS_FILE first)
   -h, --help                 show this help
 
 Outputs appear under their final names only once complete; an existing output is never overwritten.

@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "probe/dtype.h"
@@ -44,6 +45,11 @@ class StandardsConfig {
   bool new_standard_supported(std::string_view device_dtype) const;
   /// Mask thresholds of the fused kernel for a device dtype.
   MetricParams metric_params(DType device) const;
+  /// §4.2's API groups in match order (the first group naming an API decides); api_precision_compare uses
+  /// them too.
+  const std::vector<std::pair<Standard, std::vector<std::string>>>& api_groups() const noexcept {
+    return groups_;
+  }
 
   double cosine_threshold = 0.99;    ///< old rule: cos > threshold
   double max_abs_threshold = 0.001;  ///< old rule: max_abs < threshold

@@ -84,13 +84,29 @@ class Loader {
   const rapidjson::Value* profile_;
 };
 
+Algorithm algorithm_of(Standard s) {
+  switch (s) {
+    case Standard::Benchmark:
+      return Algorithm::Benchmark;
+    case Standard::AbsoluteThreshold:
+      return Algorithm::Absolute;
+    case Standard::BinaryConsistency:
+      return Algorithm::Binary;
+    case Standard::Ulp:
+      return Algorithm::Ulp;
+    case Standard::Thousandth:
+      return Algorithm::Thousandth;
+    case Standard::Accumulative:
+      return Algorithm::Accumulative;
+  }
+  return Algorithm::Benchmark;
+}
+
+// The ids are precision_standards.json's (standard_id), so an inline list reads like a referenced one.
 Algorithm algorithm_from_id(const std::string& id, const Loader& l) {
-  if (id == "benchmark") return Algorithm::Benchmark;
-  if (id == "ulp_compare") return Algorithm::Ulp;
-  if (id == "binary_consistency") return Algorithm::Binary;
-  if (id == "absolute_threshold") return Algorithm::Absolute;
-  if (id == "thousandth_threshold") return Algorithm::Thousandth;
-  if (id == "accumulative_error_compare") return Algorithm::Accumulative;
+  for (Standard s : {Standard::Benchmark, Standard::AbsoluteThreshold, Standard::BinaryConsistency,
+                     Standard::Ulp, Standard::Thousandth, Standard::Accumulative})
+    if (standard_id(s) == id) return algorithm_of(s);
   l.fail("api_groups", "unknown algorithm '" + id + "'");
 }
 
@@ -129,12 +145,23 @@ Thresholds load_thresholds(const std::string& file, const std::string& profile) 
   if (!zs.IsString()) l.fail("zero_shape", "expected a string");
   t.zero_shape = zs.GetString();
   const auto& groups = l.get("api_groups");
-  if (!groups.IsArray()) l.fail("api_groups", "expected an array");
-  for (const auto& g : groups.GetArray()) {
-    if (!g.IsObject() || !g.HasMember("algorithm") || !g["algorithm"].IsString() || !g.HasMember("apis"))
-      l.fail("api_groups", "each entry needs \"algorithm\" and \"apis\"");
-    t.api_groups.emplace_back(algorithm_from_id(g["algorithm"].GetString(), l),
-                              l.string_set(g["apis"], "api_groups.apis"));
+  if (groups.IsObject()) {
+    // The shipped file keeps no copy of the lists: run_ut's standards file is their single source.
+    if (!groups.HasMember("from") || !groups["from"].IsString())
+      l.fail("api_groups.from", "expected the name of a precision standards data file");
+    const StandardsConfig standards =
+        StandardsConfig::load(detail::data_file_path(groups["from"].GetString()), parse_profile(profile));
+    for (const auto& [standard, apis] : standards.api_groups())
+      t.api_groups.emplace_back(algorithm_of(standard),
+                                std::unordered_set<std::string>(apis.begin(), apis.end()));
+  } else {
+    if (!groups.IsArray()) l.fail("api_groups", "expected an array or {\"from\": FILE}");
+    for (const auto& g : groups.GetArray()) {
+      if (!g.IsObject() || !g.HasMember("algorithm") || !g["algorithm"].IsString() || !g.HasMember("apis"))
+        l.fail("api_groups", "each entry needs \"algorithm\" and \"apis\"");
+      t.api_groups.emplace_back(algorithm_from_id(g["algorithm"].GetString(), l),
+                                l.string_set(g["apis"], "api_groups.apis"));
+    }
   }
   t.minimum_err = l.dtype_table("minimum_err");
   t.accumulative_eb = l.dtype_table("accumulative_error_eb_threshold");
