@@ -7,13 +7,12 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <chrono>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
+#include "BenchUtil.h"
 #include "probe/dump_compare.h"
 #include "probe/tensor_file.h"
 
@@ -22,20 +21,17 @@ namespace {
 namespace fs = std::filesystem;
 
 struct Dumps {
-  std::string dir, npu_json, bench_json;
+  probe::bench::ScratchDir dir{"probe-dcbench"};
+  std::string npu_json, bench_json;
   std::vector<std::string> files;  // every tensor file of both dumps
   std::size_t bytes = 0;           // tensor data of both dumps
 
   Dumps() {
-    const char* mb = std::getenv("PROBE_BENCH_MB");
-    const char* nt = std::getenv("PROBE_BENCH_TENSORS");
-    const std::size_t total = (mb ? std::stoul(mb) : 1024) * (std::size_t{1} << 20);
-    const int tensors = nt ? std::stoi(nt) : 8;
+    const std::size_t total = probe::bench::env_size("PROBE_BENCH_MB", 1024) * (std::size_t{1} << 20);
+    const int tensors = static_cast<int>(probe::bench::env_size("PROBE_BENCH_TENSORS", 8));
     const auto n = static_cast<std::int64_t>(total / sizeof(float) / static_cast<std::size_t>(tensors));
-    std::string tmpl = (fs::temp_directory_path() / "probe-dcbench-XXXXXX").string();
-    dir = ::mkdtemp(tmpl.data());
     for (const char* side : {"npu", "bench"}) {
-      const fs::path rank = fs::path(dir) / side / "step0" / "rank0";
+      const fs::path rank = fs::path(dir.path) / side / "step0" / "rank0";
       fs::create_directories(rank / "dump_tensor_data");
       std::string data;
       for (int k = 0; k < tensors; ++k) {
@@ -64,7 +60,6 @@ struct Dumps {
       (std::string(side) == "npu" ? npu_json : bench_json) = (rank / "dump.json").string();
     }
   }
-  ~Dumps() { fs::remove_all(dir); }
 };
 
 const Dumps& dumps() {
@@ -74,19 +69,10 @@ const Dumps& dumps() {
 
 double g_read_seconds = 0;
 
+// Runs `body` per iteration; BM_StreamRead is the baseline of BM_DumpCompareRealData's `vs_read`.
 template <class F>
-void timed(benchmark::State& state, F&& body, double* out_seconds) {
-  double total = 0;
-  for (auto _ : state) {
-    auto t0 = std::chrono::steady_clock::now();
-    body();
-    total += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  }
-  const double per_iter = total / static_cast<double>(state.iterations());
-  if (out_seconds) *out_seconds = per_iter;
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) *
-                          static_cast<std::int64_t>(dumps().bytes));
-  if (!out_seconds && g_read_seconds > 0) state.counters["vs_read"] = g_read_seconds / per_iter;
+void timed(benchmark::State& state, F&& body, probe::bench::Role role = probe::bench::Role::Measured) {
+  probe::bench::timed(state, dumps().bytes, g_read_seconds, role, body);
 }
 
 // Streaming read of every tensor file through one reused 8 MiB buffer, touching every byte.
@@ -109,20 +95,17 @@ void BM_StreamRead(benchmark::State& state) {
         }
         benchmark::DoNotOptimize(acc);
       },
-      &g_read_seconds);
+      probe::bench::Role::Baseline);
 }
 
 void BM_DumpCompareRealData(benchmark::State& state) {
   const Dumps& d = dumps();
   probe::DumpCompareOptions o;
-  timed(
-      state,
-      [&] {
-        probe::DumpCompareTable t = probe::compare_dump_files(d.npu_json, d.bench_json, "", o);
-        benchmark::DoNotOptimize(t.rows.data());
-        if (t.rows.size() != d.files.size() / 2) state.SkipWithError("unexpected row count");
-      },
-      nullptr);
+  timed(state, [&] {
+    probe::DumpCompareTable t = probe::compare_dump_files(d.npu_json, d.bench_json, "", o);
+    benchmark::DoNotOptimize(t.rows.data());
+    if (t.rows.size() != d.files.size() / 2) state.SkipWithError("unexpected row count");
+  });
 }
 
 }  // namespace

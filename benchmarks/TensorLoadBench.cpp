@@ -7,26 +7,22 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <chrono>
-#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include "BenchUtil.h"
 #include "probe/tensor_file.h"
 
 namespace {
 
 struct Files {
-  std::string dir, npy, pt;
+  probe::bench::ScratchDir dir{"probe-bench"};
+  std::string npy = dir.path + "/t.npy", pt = dir.path + "/t.pt";
   std::size_t data_bytes = 0;
   Files() {
-    const char* mb = std::getenv("PROBE_BENCH_MB");
-    const std::size_t n = (mb ? std::stoul(mb) : 256) * (std::size_t{1} << 20) / sizeof(float);
-    std::string tmpl = (std::filesystem::temp_directory_path() / "probe-bench-XXXXXX").string();
-    dir = ::mkdtemp(tmpl.data());
-    npy = dir + "/t.npy";
-    pt = dir + "/t.pt";
+    const std::size_t n =
+        probe::bench::env_size("PROBE_BENCH_MB", 256) * (std::size_t{1} << 20) / sizeof(float);
     probe::Tensor t = probe::Tensor::zeros(probe::DType::Float32, probe::Shape{static_cast<std::int64_t>(n)});
     float* p = t.mutable_data<float>();
     for (std::size_t i = 0; i < n; ++i) p[i] = static_cast<float>(i % 1000) * 0.001f;
@@ -34,7 +30,6 @@ struct Files {
     probe::save_pt(pt, t);
     data_bytes = t.nbytes();
   }
-  ~Files() { std::filesystem::remove_all(dir); }
 };
 
 const Files& files() {
@@ -56,19 +51,10 @@ float sum(const float* p, std::size_t n) {
 
 double g_read_seconds = 0;  // per iteration, from BM_PlainRead (registered first)
 
+// Runs `body` per iteration; BM_PlainRead is the baseline of the others' `vs_read`.
 template <class F>
-void timed(benchmark::State& state, F&& body, double* out_seconds) {
-  double total = 0;
-  for (auto _ : state) {
-    auto t0 = std::chrono::steady_clock::now();
-    body();
-    total += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  }
-  const double per_iter = total / static_cast<double>(state.iterations());
-  if (out_seconds) *out_seconds = per_iter;
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) *
-                          static_cast<std::int64_t>(files().data_bytes));
-  if (!out_seconds && g_read_seconds > 0) state.counters["vs_read"] = g_read_seconds / per_iter;
+void timed(benchmark::State& state, F&& body, probe::bench::Role role = probe::bench::Role::Measured) {
+  probe::bench::timed(state, files().data_bytes, g_read_seconds, role, body);
 }
 
 void BM_PlainRead(benchmark::State& state) {
@@ -91,29 +77,23 @@ void BM_PlainRead(benchmark::State& state) {
         // The .npy header is 128 bytes here; sum the data that follows, as the loaders do.
         benchmark::DoNotOptimize(sum(buf.data() + 32, f.data_bytes / sizeof(float)));
       },
-      &g_read_seconds);
+      probe::bench::Role::Baseline);
 }
 
 void BM_LoadNpy(benchmark::State& state) {
   const Files& f = files();
-  timed(
-      state,
-      [&] {
-        probe::Tensor t = probe::load_npy(f.npy);
-        benchmark::DoNotOptimize(sum(t.data<float>(), static_cast<std::size_t>(t.numel())));
-      },
-      nullptr);
+  timed(state, [&] {
+    probe::Tensor t = probe::load_npy(f.npy);
+    benchmark::DoNotOptimize(sum(t.data<float>(), static_cast<std::size_t>(t.numel())));
+  });
 }
 
 void BM_LoadPt(benchmark::State& state) {
   const Files& f = files();
-  timed(
-      state,
-      [&] {
-        probe::Tensor t = probe::load_tensor_file(f.pt);
-        benchmark::DoNotOptimize(sum(t.data<float>(), static_cast<std::size_t>(t.numel())));
-      },
-      nullptr);
+  timed(state, [&] {
+    probe::Tensor t = probe::load_tensor_file(f.pt);
+    benchmark::DoNotOptimize(sum(t.data<float>(), static_cast<std::size_t>(t.numel())));
+  });
 }
 
 }  // namespace
