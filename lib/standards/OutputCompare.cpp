@@ -69,6 +69,14 @@ std::string torch_size(const Shape& s) {
   return out + "])";
 }
 
+// The absolute-threshold and accumulative standards report their ratios in the same three columns.
+void set_error_ratios(DetailRow& row, const MetricValue& inf_nan, const MetricValue& rel,
+                      const MetricValue& abs) {
+  row.inf_nan_err_ratio = inf_nan;
+  row.rel_err_ratio = rel;
+  row.abs_err_ratio = abs;
+}
+
 void compare_float(std::string_view api_name, const Tensor& bench, const Tensor& device,
                    const StandardsConfig& cfg, bool fp8_input, DetailRow& row) {
   const std::string dev_dtype(torch_name(device.dtype()));
@@ -89,9 +97,7 @@ void compare_float(std::string_view api_name, const Tensor& bench, const Tensor&
         row.mean_rel_err = m.mean_rel_err;
         break;
       case Standard::AbsoluteThreshold:
-        row.inf_nan_err_ratio = m.inf_nan_err_ratio;
-        row.rel_err_ratio = m.rel_err_ratio;
-        row.abs_err_ratio = m.abs_err_ratio;
+        set_error_ratios(row, m.inf_nan_err_ratio, m.rel_err_ratio, m.abs_err_ratio);
         break;
       case Standard::BinaryConsistency:
         row.binary_err_rate = m.binary_err_rate;
@@ -106,74 +112,60 @@ void compare_float(std::string_view api_name, const Tensor& bench, const Tensor&
         break;
       case Standard::Accumulative:
         row.error_balance = m.error_balance;
-        row.inf_nan_err_ratio = m.acc_inf_nan_err_ratio;
-        row.rel_err_ratio = m.acc_rel_err_ratio;
-        row.abs_err_ratio = m.acc_abs_err_ratio;
+        set_error_ratios(row, m.acc_inf_nan_err_ratio, m.acc_rel_err_ratio, m.acc_abs_err_ratio);
         break;
     }
   } else {
     msg += "The data type " + dev_dtype + " is not supported for new precision standard.";
   }
+  // The old rule's ladder: the first decisive check sets the status and appends its reason to `msg`.
+  auto decide = [&](const std::string& status, const char* reason) {
+    row.status = status;
+    row.message = msg + reason;
+  };
   row.cosine = m.cosine;
   msg += m.cosine_message + "\n";
   bool cos_ok = m.cosine.is_blank() ? m.cosine_ok : m.cosine.value > cfg.cosine_threshold;
-  if (!cos_ok) {
-    row.status = kError;
-    row.message =
-        msg + "Cosine similarity is less than 0.99, consider as error, skip other check and set to SPACE.\n";
-    return;
-  }
+  if (!cos_ok)
+    return decide(
+        kError,
+        "Cosine similarity is less than 0.99, consider as error, skip other check and set to SPACE.\n");
   row.max_abs = m.max_abs_err;
-  if (m.max_abs_err.value < cfg.max_abs_threshold) {
-    row.status = kPass;
-    row.message =
-        msg + "Max abs error is less than 0.001, consider as pass, skip other check and set to SPACE.\n";
-    return;
-  }
+  if (m.max_abs_err.value < cfg.max_abs_threshold)
+    return decide(kPass,
+                  "Max abs error is less than 0.001, consider as pass, skip other check and set to SPACE.\n");
   const bool low = device.dtype() == DType::Float16 || device.dtype() == DType::BFloat16;
   if (low) {
     row.hundredth = m.hundredth;
-    if (!(m.hundredth.value > 1 - 0.01)) {
-      row.status = kError;
-      row.message =
-          msg +
-          "Relative error is greater than 0.01, consider as error, skip other check and set to SPACE.\n";
-      return;
-    }
+    if (!(m.hundredth.value > 1 - 0.01))
+      return decide(
+          kError,
+          "Relative error is greater than 0.01, consider as error, skip other check and set to SPACE.\n");
   }
   row.thousandth = m.thousandth;
   bool thousand_ok = m.thousandth.value > 1 - 0.001;
   if (low) {
-    row.status = thousand_ok ? kPass : kWarning;
-    row.message =
-        msg +
-        (thousand_ok
-             ? "Relative error is less than 0.001, consider as pass, skip other check and set to SPACE.\n"
-             : "Relative error is greater than 0.001, consider as warning, skip other check and set to "
-               "SPACE.\n");
-    return;
+    if (thousand_ok)
+      return decide(
+          kPass, "Relative error is less than 0.001, consider as pass, skip other check and set to SPACE.\n");
+    return decide(
+        kWarning,
+        "Relative error is greater than 0.001, consider as warning, skip other check and set to SPACE.\n");
   }
   row.ten_thousandth = m.ten_thousandth;
   bool ten_ok = m.ten_thousandth.value > 1 - 0.0001;
   if (device.dtype() == DType::Float32 || device.dtype() == DType::Float64) {
-    if (!thousand_ok) {
-      row.status = kError;
-      row.message =
-          msg +
-          "Relative error is greater than 0.001, consider as error, skip other check and set to SPACE.\n";
-    } else if (!ten_ok) {
-      row.status = kWarning;
-      row.message =
-          msg +
-          "Relative error is greater than 0.0001, consider as warning, skip other check and set to SPACE.\n";
-    } else {
-      row.status = kPass;
-      row.message = msg + "Relative error is less than 0.0001, consider as pass.\n";
-    }
-    return;
+    if (!thousand_ok)
+      return decide(
+          kError,
+          "Relative error is greater than 0.001, consider as error, skip other check and set to SPACE.\n");
+    if (!ten_ok)
+      return decide(kWarning,
+                    "Relative error is greater than 0.0001, consider as warning, skip other check and set to "
+                    "SPACE.\n");
+    return decide(kPass, "Relative error is less than 0.0001, consider as pass.\n");
   }
-  row.status = kPass;
-  row.message = msg;
+  decide(kPass, "");
 }
 
 void compare_tensor(std::string_view api_name, const Tensor& bench, const Tensor& device,
