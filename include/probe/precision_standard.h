@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -21,8 +22,9 @@ std::string_view to_string(Profile p) noexcept;
 
 /// New-precision-standard algorithms (§4.1).
 enum class Standard { Benchmark, AbsoluteThreshold, BinaryConsistency, Ulp, Thousandth, Accumulative };
-std::string_view standard_id(Standard s) noexcept;        ///< "absolute_threshold", ...
-std::string_view standard_csv_name(Standard s) noexcept;  ///< "绝对阈值法", ...
+std::string_view standard_id(Standard s) noexcept;                        ///< "absolute_threshold", ...
+std::string_view standard_csv_name(Standard s) noexcept;                  ///< "绝对阈值法", ...
+std::optional<Standard> parse_standard_id(std::string_view id) noexcept;  ///< inverse of standard_id
 
 /// How direction statuses roll up into the API's Forward/Backward Test Success (§3.4, D1).
 enum class Aggregation { LastNonPass, Worst };

@@ -74,7 +74,7 @@ std::string judge_binary(const DetailsTable& npu, std::size_t r, CsvRow& d) {
   d[kErrorRate] = npu.copied(r, c);
   d[kErrorRateStatus] = status;
   d[kCompareResult] = status;
-  d[kAlgorithm] = algorithm_csv_name(Algorithm::Binary);
+  d[kAlgorithm] = standard_csv_name(Standard::BinaryConsistency);
   d[kMessage] = status == kError ? "ERROR: 二进制一致错误率超过阈值\n" : "";
   return status;
 }
@@ -111,7 +111,7 @@ std::string judge_absolute(const DetailsTable& npu, std::size_t r, CsvRow& d) {
   fill_absolute(a, d);
   std::string status = a.error ? kError : kPass;
   d[kCompareResult] = status;
-  d[kAlgorithm] = algorithm_csv_name(Algorithm::Absolute);
+  d[kAlgorithm] = standard_csv_name(Standard::AbsoluteThreshold);
   // HEAD joins these without separators (1.0.4 ended each with a newline).
   std::string msg;
   if (a.inf_nan_status == kError) msg += "ERROR: inf/nan错误率超过阈值";
@@ -131,7 +131,7 @@ std::string judge_accumulative(const Thresholds& t, const DetailsTable& npu, std
   d[kEbStatus] = eb_status;
   std::string status = (a.error || eb_status == kError) ? kError : kPass;
   d[kCompareResult] = status;
-  d[kAlgorithm] = algorithm_csv_name(Algorithm::Accumulative);
+  d[kAlgorithm] = standard_csv_name(Standard::Accumulative);
   std::vector<std::string> parts;
   if (a.inf_nan_status == kError) parts.push_back("ERROR: inf/nan错误率超过阈值\n");
   if (a.rel_status == kError) parts.push_back("ERROR: 相对误差错误率超过阈值\n");
@@ -149,7 +149,7 @@ std::string judge_thousandth(const Thresholds& t, const DetailsTable& npu, std::
   d[kThousandth] = npu.copied(r, c);
   d[kThousandthStatus] = status;
   d[kCompareResult] = status;
-  d[kAlgorithm] = algorithm_csv_name(Algorithm::Thousandth);
+  d[kAlgorithm] = standard_csv_name(Standard::Thousandth);
   d[kMessage] = status == kError ? "ERROR: 双千指标不达标\n" : "";
   return status;
 }
@@ -196,7 +196,7 @@ std::string judge_benchmark(const Thresholds& t, const DetailsTable& npu, std::s
   }
   std::string status = error ? kError : kPass;
   d[kCompareResult] = status;
-  d[kAlgorithm] = algorithm_csv_name(Algorithm::Benchmark);
+  d[kAlgorithm] = standard_csv_name(Standard::Benchmark);
   d[kMessage] = msg + errors;
   return status;
 }
@@ -204,7 +204,7 @@ std::string judge_benchmark(const Thresholds& t, const DetailsTable& npu, std::s
 std::string judge_ulp(const Thresholds& t, const DetailsTable& npu, std::size_t nr, const DetailsTable& gpu,
                       std::size_t gr, const std::string& dtype, CsvRow& d) {
   static const std::string kUlpError = "ERROR: ULP误差不满足标准\n";
-  d[kAlgorithm] = algorithm_csv_name(Algorithm::Ulp);
+  d[kAlgorithm] = standard_csv_name(Standard::Ulp);
   if (t.fp8_dtypes.count(dtype)) {
     double p = cell_float(npu, nr, kUlpProportionCol);
     std::string status = p < t.ulp_low_proportion ? kPass : kError;
@@ -293,17 +293,17 @@ CsvRow blank_detail_row(const std::string& api) {
   return row;
 }
 
-Algorithm choose_algorithm(const Thresholds& t, const DetailsTable& npu, std::size_t row,
-                           const std::string& api_name) {
+Standard choose_algorithm(const Thresholds& t, const DetailsTable& npu, std::size_t row,
+                          const std::string& api_name) {
   const std::string& out_dtype = npu.raw(row, *npu.column(kDeviceDtype));
-  if (t.fp8_dtypes.count(out_dtype)) return Algorithm::Ulp;
+  if (t.fp8_dtypes.count(out_dtype)) return Standard::Ulp;
   // msprobe infers an fp8 *input* from a filled 相对误差错误率 cell, so every row the absolute-threshold or
   // accumulative standard wrote in run_ut is judged here by the absolute threshold.
-  if (!blank(npu.raw(row, *npu.column(kRelErr)))) return Algorithm::Absolute;
-  if (!t.float_dtypes.count(out_dtype)) return Algorithm::Binary;
+  if (!blank(npu.raw(row, *npu.column(kRelErr)))) return Standard::AbsoluteThreshold;
+  if (!t.float_dtypes.count(out_dtype)) return Standard::BinaryConsistency;
   for (const auto& [algorithm, apis] : t.api_groups)
     if (apis.count(api_name)) return algorithm;
-  return Algorithm::Benchmark;
+  return Standard::Benchmark;
 }
 
 std::string judge_row(const Thresholds& t, const DetailsTable& npu, std::size_t nrow, const DetailsTable& gpu,
@@ -322,22 +322,22 @@ std::string judge_row(const Thresholds& t, const DetailsTable& npu, std::size_t 
   CsvRow d = detail;
   std::string status;
   switch (choose_algorithm(t, npu, nrow, api_name)) {
-    case Algorithm::Binary:
+    case Standard::BinaryConsistency:
       status = judge_binary(npu, nrow, d);
       break;
-    case Algorithm::Absolute:
+    case Standard::AbsoluteThreshold:
       status = judge_absolute(npu, nrow, d);
       break;
-    case Algorithm::Accumulative:
+    case Standard::Accumulative:
       status = judge_accumulative(t, npu, nrow, dtype, d);
       break;
-    case Algorithm::Thousandth:
+    case Standard::Thousandth:
       status = judge_thousandth(t, npu, nrow, d);
       break;
-    case Algorithm::Benchmark:
+    case Standard::Benchmark:
       status = judge_benchmark(t, npu, nrow, gpu, grow, dtype, d);
       break;
-    case Algorithm::Ulp:
+    case Standard::Ulp:
       status = judge_ulp(t, npu, nrow, gpu, grow, dtype, d);
       break;
   }

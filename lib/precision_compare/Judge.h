@@ -58,8 +58,8 @@ const std::vector<std::string>& required_columns();
 CsvRow blank_detail_row(const std::string& api);
 
 /// Which algorithm judges this row (§4.2 as api_precision_compare applies it).
-Algorithm choose_algorithm(const Thresholds& t, const DetailsTable& npu, std::size_t row,
-                           const std::string& api_name);
+Standard choose_algorithm(const Thresholds& t, const DetailsTable& npu, std::size_t row,
+                          const std::string& api_name);
 
 /// Fills `detail` for NPU row `nrow` / GPU row `grow` and returns its status (pass/error/SKIP).
 /// Throws RowSkip where msprobe turns an exception into a SKIP row.

@@ -7,28 +7,9 @@
 #include <sstream>
 
 #include "probe/error.h"
-#include "probe/precision_standard.h"
 #include "support/DataFiles.h"
 
 namespace probe::precision_compare {
-
-const char* algorithm_csv_name(Algorithm a) noexcept {
-  switch (a) {
-    case Algorithm::Benchmark:
-      return "标杆比对法";
-    case Algorithm::Ulp:
-      return "ULP误差比对法";
-    case Algorithm::Binary:
-      return "二进制一致法";
-    case Algorithm::Absolute:
-      return "绝对阈值法";
-    case Algorithm::Thousandth:
-      return "双千指标法";
-    case Algorithm::Accumulative:
-      return "累积误差比对法";
-  }
-  return "";
-}
 
 namespace {
 
@@ -84,29 +65,9 @@ class Loader {
   const rapidjson::Value* profile_;
 };
 
-Algorithm algorithm_of(Standard s) {
-  switch (s) {
-    case Standard::Benchmark:
-      return Algorithm::Benchmark;
-    case Standard::AbsoluteThreshold:
-      return Algorithm::Absolute;
-    case Standard::BinaryConsistency:
-      return Algorithm::Binary;
-    case Standard::Ulp:
-      return Algorithm::Ulp;
-    case Standard::Thousandth:
-      return Algorithm::Thousandth;
-    case Standard::Accumulative:
-      return Algorithm::Accumulative;
-  }
-  return Algorithm::Benchmark;
-}
-
-// The ids are precision_standards.json's (standard_id), so an inline list reads like a referenced one.
-Algorithm algorithm_from_id(const std::string& id, const Loader& l) {
-  for (Standard s : {Standard::Benchmark, Standard::AbsoluteThreshold, Standard::BinaryConsistency,
-                     Standard::Ulp, Standard::Thousandth, Standard::Accumulative})
-    if (standard_id(s) == id) return algorithm_of(s);
+// The ids are precision_standards.json's, so an inline list reads like a referenced one.
+Standard standard_from_id(const std::string& id, const Loader& l) {
+  if (auto s = parse_standard_id(id)) return *s;
   l.fail("api_groups", "unknown algorithm '" + id + "'");
 }
 
@@ -152,14 +113,13 @@ Thresholds load_thresholds(const std::string& file, const std::string& profile) 
     const StandardsConfig standards =
         StandardsConfig::load(detail::data_file_path(groups["from"].GetString()), parse_profile(profile));
     for (const auto& [standard, apis] : standards.api_groups())
-      t.api_groups.emplace_back(algorithm_of(standard),
-                                std::unordered_set<std::string>(apis.begin(), apis.end()));
+      t.api_groups.emplace_back(standard, std::unordered_set<std::string>(apis.begin(), apis.end()));
   } else {
     if (!groups.IsArray()) l.fail("api_groups", "expected an array or {\"from\": FILE}");
     for (const auto& g : groups.GetArray()) {
       if (!g.IsObject() || !g.HasMember("algorithm") || !g["algorithm"].IsString() || !g.HasMember("apis"))
         l.fail("api_groups", "each entry needs \"algorithm\" and \"apis\"");
-      t.api_groups.emplace_back(algorithm_from_id(g["algorithm"].GetString(), l),
+      t.api_groups.emplace_back(standard_from_id(g["algorithm"].GetString(), l),
                                 l.string_set(g["apis"], "api_groups.apis"));
     }
   }

@@ -7,21 +7,17 @@
 #include <utility>
 #include <vector>
 
+#include "probe/precision_standard.h"
+
 namespace probe::precision_compare {
-
-/// The six algorithms of msprobe's new precision standard, in the names the details CSV uses.
-enum class Algorithm { Benchmark, Ulp, Binary, Absolute, Thousandth, Accumulative };
-
-/// CSV name of an algorithm (标杆比对法, ...).
-const char* algorithm_csv_name(Algorithm a) noexcept;
 
 struct Thresholds {
   std::unordered_set<std::string> unsupported_dtypes;  ///< SKIP rows, SKIP groups (float64, complex)
   std::unordered_set<std::string> fp8_dtypes;          ///< judged by ULP (out) / absolute (in)
   std::unordered_set<std::string> float_dtypes;        ///< anything else goes to binary consistency
   std::string zero_shape;
-  std::vector<std::pair<Algorithm, std::unordered_set<std::string>>> api_groups;  ///< first match wins
-  std::map<std::string, double> minimum_err, accumulative_eb;  ///< by dtype, with "default"
+  std::vector<std::pair<Standard, std::unordered_set<std::string>>> api_groups;  ///< first match wins
+  std::map<std::string, double> minimum_err, accumulative_eb;                    ///< by dtype, with "default"
   double small_value_err = 0, rmse_err = 0, max_rel_err = 0, mean_rel_err = 0, eb_err = 0;
   double thousandth_pass = 0;
   double ulp_fp32_mean = 0, ulp_fp32_proportion = 0, ulp_low_proportion = 0, ulp_proportion_ratio = 0;

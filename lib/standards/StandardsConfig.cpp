@@ -56,9 +56,7 @@ std::vector<std::string> strings(const Value& v, const std::string& path, const 
 }
 
 Standard parse_standard(std::string_view id, const std::string& path) {
-  for (Standard s : {Standard::Benchmark, Standard::AbsoluteThreshold, Standard::BinaryConsistency,
-                     Standard::Ulp, Standard::Thousandth, Standard::Accumulative})
-    if (standard_id(s) == id) return s;
+  if (auto s = parse_standard_id(id)) return *s;
   bad(path, "groups.standard", "unknown standard '" + std::string(id) + "'");
 }
 
@@ -78,39 +76,39 @@ Profile parse_profile(std::string_view text) {
 }
 std::string_view to_string(Profile p) noexcept { return p == Profile::Probe ? "probe" : "msprobe"; }
 
-std::string_view standard_id(Standard s) noexcept {
-  switch (s) {
-    case Standard::Benchmark:
-      return "benchmark";
-    case Standard::AbsoluteThreshold:
-      return "absolute_threshold";
-    case Standard::BinaryConsistency:
-      return "binary_consistency";
-    case Standard::Ulp:
-      return "ulp_compare";
-    case Standard::Thousandth:
-      return "thousandth_threshold";
-    case Standard::Accumulative:
-      return "accumulative_error_compare";
-  }
-  return "benchmark";
+namespace {
+struct StandardNames {
+  Standard standard;
+  std::string_view id, csv_name;  // precision_standards.json / msprobe's details CSV
+};
+// In Standard's declaration order, so that a Standard indexes its row.
+constexpr StandardNames kStandardNames[] = {
+    {Standard::Benchmark, "benchmark", "标杆比对法"},
+    {Standard::AbsoluteThreshold, "absolute_threshold", "绝对阈值法"},
+    {Standard::BinaryConsistency, "binary_consistency", "二进制一致法"},
+    {Standard::Ulp, "ulp_compare", "ULP误差比对法"},
+    {Standard::Thousandth, "thousandth_threshold", "双千指标法"},
+    {Standard::Accumulative, "accumulative_error_compare", "累积误差比对法"},
+};
+constexpr bool names_in_enum_order() {
+  for (std::size_t i = 0; i < std::size(kStandardNames); ++i)
+    if (static_cast<std::size_t>(kStandardNames[i].standard) != i) return false;
+  return true;
 }
-std::string_view standard_csv_name(Standard s) noexcept {
-  switch (s) {
-    case Standard::Benchmark:
-      return "标杆比对法";
-    case Standard::AbsoluteThreshold:
-      return "绝对阈值法";
-    case Standard::BinaryConsistency:
-      return "二进制一致法";
-    case Standard::Ulp:
-      return "ULP误差比对法";
-    case Standard::Thousandth:
-      return "双千指标法";
-    case Standard::Accumulative:
-      return "累积误差比对法";
-  }
-  return "标杆比对法";
+static_assert(names_in_enum_order());
+
+const StandardNames& names(Standard s) noexcept {
+  const auto i = static_cast<std::size_t>(s);
+  return i < std::size(kStandardNames) ? kStandardNames[i] : kStandardNames[0];
+}
+}  // namespace
+
+std::string_view standard_id(Standard s) noexcept { return names(s).id; }
+std::string_view standard_csv_name(Standard s) noexcept { return names(s).csv_name; }
+std::optional<Standard> parse_standard_id(std::string_view id) noexcept {
+  for (const auto& n : kStandardNames)
+    if (n.id == id) return n.standard;
+  return std::nullopt;
 }
 
 std::string StandardsConfig::default_path() { return detail::data_file_path("precision_standards.json"); }

@@ -22,24 +22,6 @@ namespace pc = precision_compare;
 const std::string kThresholds = PROBE_SOURCE_DIR "/data/api_precision_compare.json";
 const std::string kStandards = PROBE_SOURCE_DIR "/data/precision_standards.json";
 
-pc::Algorithm as_algorithm(Standard s) {
-  switch (s) {
-    case Standard::Benchmark:
-      return pc::Algorithm::Benchmark;
-    case Standard::AbsoluteThreshold:
-      return pc::Algorithm::Absolute;
-    case Standard::BinaryConsistency:
-      return pc::Algorithm::Binary;
-    case Standard::Ulp:
-      return pc::Algorithm::Ulp;
-    case Standard::Thousandth:
-      return pc::Algorithm::Thousandth;
-    case Standard::Accumulative:
-      return pc::Algorithm::Accumulative;
-  }
-  return pc::Algorithm::Benchmark;
-}
-
 TEST(ApiGroupsSource, BothCommandsUseTheSameListsInTheSameOrder) {
   for (const char* profile : {"probe", "msprobe"}) {
     SCOPED_TRACE(profile);
@@ -47,7 +29,7 @@ TEST(ApiGroupsSource, BothCommandsUseTheSameListsInTheSameOrder) {
     const auto thresholds = pc::load_thresholds(kThresholds, profile).api_groups;
     ASSERT_EQ(thresholds.size(), standards.size());
     for (std::size_t i = 0; i < standards.size(); ++i) {
-      EXPECT_EQ(thresholds[i].first, as_algorithm(standards[i].first)) << i;
+      EXPECT_EQ(thresholds[i].first, standards[i].first) << i;
       EXPECT_EQ(std::set<std::string>(thresholds[i].second.begin(), thresholds[i].second.end()),
                 std::set<std::string>(standards[i].second.begin(), standards[i].second.end()))
           << i;
@@ -71,7 +53,7 @@ TEST(ApiGroupsSource, ListsArePresentAndDecideTheAlgorithm) {
   auto apc = [&](const std::string& api) {
     for (const auto& [algorithm, apis] : t.api_groups)
       if (apis.count(api)) return algorithm;
-    return pc::Algorithm::Benchmark;
+    return Standard::Benchmark;
   };
   const std::pair<const char*, Standard> cases[] = {{"mul", Standard::AbsoluteThreshold},
                                                     {"__isub__", Standard::AbsoluteThreshold},
@@ -84,8 +66,17 @@ TEST(ApiGroupsSource, ListsArePresentAndDecideTheAlgorithm) {
                                                     {"softmax", Standard::Benchmark}};
   for (const auto& [api, standard] : cases) {
     EXPECT_EQ(cfg.standard_for(api, "torch.float16"), standard) << api;
-    EXPECT_EQ(apc(api), as_algorithm(standard)) << api;
+    EXPECT_EQ(apc(api), standard) << api;
   }
+}
+
+TEST(ApiGroupsSource, StandardIdsRoundTrip) {
+  for (Standard s : {Standard::Benchmark, Standard::AbsoluteThreshold, Standard::BinaryConsistency,
+                     Standard::Ulp, Standard::Thousandth, Standard::Accumulative})
+    EXPECT_EQ(parse_standard_id(standard_id(s)), s) << standard_id(s);
+  EXPECT_EQ(standard_id(Standard::Ulp), "ulp_compare");
+  EXPECT_EQ(standard_csv_name(Standard::AbsoluteThreshold), "绝对阈值法");
+  EXPECT_EQ(parse_standard_id("ulp"), std::nullopt);
 }
 
 TEST(ApiGroupsSource, ShippedThresholdsKeepNoSecondCopy) {
@@ -117,7 +108,7 @@ TEST(ApiGroupsSource, CustomFilesMayListGroupsInlineOrNameAMissingSource) {
       << R"({"common": {"api_groups": [{"algorithm": "ulp_compare", "apis": ["softmax"]}], )" << kRest;
   const auto t = pc::load_thresholds(dir.file("inline.json"), "msprobe");
   ASSERT_EQ(t.api_groups.size(), 1u);
-  EXPECT_EQ(t.api_groups[0].first, pc::Algorithm::Ulp);
+  EXPECT_EQ(t.api_groups[0].first, Standard::Ulp);
   EXPECT_EQ(t.api_groups[0].second.count("softmax"), 1u);
 
   std::ofstream(dir.file("missing.json"))
