@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <ctime>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -15,6 +14,7 @@
 #include "probe/api_precision_compare.h"
 #include "probe/csv.h"
 #include "probe/error.h"
+#include "support/Timestamp.h"
 
 namespace probe {
 
@@ -78,15 +78,6 @@ std::string aggregate(const std::vector<std::string>& statuses) {
   if (error) return pc::kError;
   if (warning) return pc::kWarning;
   return pc::kPass;
-}
-
-std::string local_timestamp() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%d%H%M%S", &tm);
-  return buf;
 }
 
 void check_input_path(const std::string& path, const char* flag) {
@@ -271,9 +262,8 @@ class Run {
 ApiPrecisionCompareSummary run_api_precision_compare(const ApiPrecisionCompareOptions& options) {
   check_input_path(options.npu_csv, "-npu");
   check_input_path(options.gpu_csv, "-gpu");
-  std::string ts = options.timestamp.empty() ? local_timestamp() : options.timestamp;
-  if (ts.size() != 14 ||
-      !std::all_of(ts.begin(), ts.end(), [](char c) { return std::isdigit((unsigned char)c); }))
+  std::string ts = options.timestamp.empty() ? detail::local_timestamp() : options.timestamp;
+  if (!detail::is_timestamp(ts))
     throw Error(ErrorKind::InvalidArgument, "timestamp must be 14 digits (YYYYmmddHHMMSS)", {}, "timestamp");
   const std::string thresholds_file =
       options.thresholds_file.empty() ? pc::default_thresholds_file() : options.thresholds_file;

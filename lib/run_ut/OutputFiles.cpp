@@ -6,13 +6,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "probe/error.h"
 #include "probe/output_compare.h"
+#include "support/Timestamp.h"
 
 namespace probe::rut {
 namespace fs = std::filesystem;
@@ -31,24 +31,8 @@ CsvRow details_header(RunUtFramework fw) {
   return details_csv_header();  // the PyTorch layout is owned by the output comparer
 }
 
-namespace {
-// msprobe's `\d{14}` (ASCII digits only).
-bool is_timestamp(std::string_view s) {
-  return s.size() == 14 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-}  // namespace
-
-std::string local_timestamp() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%d%H%M%S", &tm);
-  return buf;
-}
-
 OutputPaths new_output_paths(const std::string& out_dir, const std::string& timestamp) {
-  if (!is_timestamp(timestamp))
+  if (!detail::is_timestamp(timestamp))
     throw Error(ErrorKind::InvalidArgument,
                 "timestamp must be 14 digits (YYYYmmddHHMMSS), got '" + timestamp + "'");
   fs::path dir = out_dir.empty() ? fs::path(".") : fs::path(out_dir);
@@ -73,7 +57,7 @@ OutputPaths resume_output_paths(const std::string& result_csv) {
   fs::path path(result_csv);
   std::string base = path.filename().string();
   bool named = base.size() == kPrefix.size() + 14 + kSuffix.size() && base.starts_with(kPrefix) &&
-               base.ends_with(kSuffix) && is_timestamp(base.substr(kPrefix.size(), 14));
+               base.ends_with(kSuffix) && detail::is_timestamp(base.substr(kPrefix.size(), 14));
   if (!named)
     throw Error(ErrorKind::InvalidArgument,
                 "-csv_path must name an accuracy_checking_result_<14 digits>.csv file", result_csv);

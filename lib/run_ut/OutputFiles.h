@@ -17,9 +17,6 @@ inline const std::string kSpace = " ";
 CsvRow result_header(RunUtFramework fw);
 CsvRow details_header(RunUtFramework fw);
 
-/// strftime("%Y%m%d%H%M%S") in local time.
-std::string local_timestamp();
-
 struct OutputPaths {
   std::string result, details;
   std::string timestamp;  ///< the 14 digits of the result file name

@@ -18,6 +18,7 @@
 #include "run_ut/Engine.h"
 #include "run_ut/OutputFiles.h"
 #include "run_ut/RandomInputs.h"
+#include "support/Timestamp.h"
 
 namespace probe {
 namespace rut {
@@ -665,8 +666,8 @@ RunUtSummary run_ut(const RunUtOptions& options, const RunUtProgressFn& progress
     cfg.paths = resume_output_paths(options.result_csv);
     cfg.resume = true;
   } else {
-    cfg.paths =
-        new_output_paths(options.out_dir, options.timestamp.empty() ? local_timestamp() : options.timestamp);
+    cfg.paths = new_output_paths(options.out_dir,
+                                 options.timestamp.empty() ? detail::local_timestamp() : options.timestamp);
   }
   cfg.framework = ctx.framework;
   cfg.threads = options.threads > 0 ? options.threads

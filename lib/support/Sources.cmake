@@ -9,5 +9,6 @@ set(PROBE_SOURCES
   Version.cpp
   NumberFormat.cpp
   ThreadPool.cpp
+  Timestamp.cpp
   Value.cpp
 )
