@@ -74,6 +74,14 @@ struct RunnerRegistry::Impl {
     }
     return nullptr;
   }
+  // lookup() for running: an API without runner is Unsupported, never a silent pass.
+  const Entry& require(Framework fw, RunnerRole role, const std::string& key, std::string_view api) const {
+    if (const Entry* e = lookup(fw, role, key)) return *e;
+    throw Error(ErrorKind::Unsupported,
+                fmt::format("{} has no {} runner ({})", key, role == RunnerRole::Bench ? "bench" : "device",
+                            to_string(fw)),
+                "", "", std::string(api));
+  }
 };
 
 RunnerRegistry::RunnerRegistry() : impl_(std::make_shared<Impl>()) {}
@@ -133,12 +141,7 @@ namespace {
 ApiResult RunnerRegistry::run_forward(Framework fw, std::string_view api, const ApiCall& call,
                                       RunnerRole role) const {
   const std::string key = key_of(api);
-  const Impl::Entry* it = impl_->lookup(fw, role, key);
-  if (!it)
-    throw Error(ErrorKind::Unsupported,
-                fmt::format("{} has no {} runner ({})", key, role == RunnerRole::Bench ? "bench" : "device",
-                            to_string(fw)),
-                "", "", std::string(api));
+  const Impl::Entry* it = &impl_->require(fw, role, key, api);
   try {
     BoundArgs a = bind(it->schema, call);
     return it->runner->forward(a);
@@ -152,12 +155,7 @@ std::vector<InputGradient> RunnerRegistry::run_backward(Framework fw, std::strin
                                                         const std::vector<Value>& grad_outputs,
                                                         RunnerRole role) const {
   const std::string key = key_of(api);
-  const Impl::Entry* it = impl_->lookup(fw, role, key);
-  if (!it)
-    throw Error(ErrorKind::Unsupported,
-                fmt::format("{} has no {} runner ({})", key, role == RunnerRole::Bench ? "bench" : "device",
-                            to_string(fw)),
-                "", "", std::string(api));
+  const Impl::Entry* it = &impl_->require(fw, role, key, api);
   if (!it->runner->backward)
     throw Error(ErrorKind::Unsupported, fmt::format("{} is not differentiable in probe", key), "", "",
                 std::string(api));
