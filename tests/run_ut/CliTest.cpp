@@ -8,24 +8,12 @@
 #include <filesystem>
 #include <string>
 
+#include "RunCli.h"
+
 namespace {
 
-struct Result {
-  int code;
-  std::string out;  // stdout + stderr
-};
-
-Result run_cli(const std::string& args) {
-  std::string cmd = std::string(PROBE_CLI_PATH) + " " + args + " 2>&1";
-  Result r{-1, {}};
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), buf.size(), p)) r.out += buf.data();
-  int st = pclose(p);
-  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
+using Result = probe::testing::CliResult;
+using probe::testing::run_cli;
 
 int lines(const std::string& s) {
   int n = 0;

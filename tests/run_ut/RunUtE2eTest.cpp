@@ -18,6 +18,7 @@
 #include <sstream>
 #include <thread>
 
+#include "RunCli.h"
 #include "probe/csv.h"
 
 namespace {
@@ -33,22 +34,8 @@ std::string slurp(const fs::path& p) {
   return ss.str();
 }
 
-struct Cli {
-  int code = -1;
-  std::string out;
-};
-
-Cli run_cli(const std::string& args) {
-  std::string cmd = std::string(PROBE_CLI_PATH) + " " + args + " 2>&1";
-  Cli r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), buf.size(), p)) r.out += buf.data();
-  int st = pclose(p);
-  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
+using Cli = probe::testing::CliResult;
+using probe::testing::run_cli;
 
 struct TempDir {
   fs::path path;
