@@ -9,6 +9,7 @@
 // per-block results are merged in block order: results never depend on the thread count. The float64
 // sums (cosine dot products, dump-compare norms) use the same fixed structure.
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <bit>
 #include <cmath>
@@ -144,8 +145,7 @@ PROBE_VINLINE bool all_set(v8i m) noexcept {
 }
 template <class V>
 PROBE_VINLINE V splat(typename std::remove_reference_t<decltype(V{}[0])> x) noexcept {
-  V v = {};
-  return v + x;
+  return V{x, x, x, x, x, x, x, x};  // every vector here has 8 lanes; exact even for -0.0
 }
 
 // Loads 8 elements of a raw array as numpy precision K (bf16: a 16-bit shift).
@@ -162,6 +162,19 @@ PROBE_VINLINE Vec<Store<K>> vload(const Raw* p, std::int64_t i) noexcept {
     return vcvt<Store<K>>(v);
   }
 }
+
+// Lane permutations that move the set lanes of an 8-bit mask to the front (AVX2 compress).
+struct alignas(32) CompressRow : std::array<std::int32_t, 8> {};
+constexpr std::array<CompressRow, 256> make_compress_lut() {
+  std::array<CompressRow, 256> t{};
+  for (unsigned m = 0; m < 256; ++m) {
+    int c = 0;
+    for (int j = 0; j < 8; ++j)
+      if ((m >> j) & 1u) t[m][static_cast<std::size_t>(c++)] = j;
+  }
+  return t;
+}
+constexpr std::array<CompressRow, 256> kCompressLut = make_compress_lut();
 
 // Per-block statistics. Counts are exact; maxima skip NaN and count them (numpy's max returns NaN).
 struct Block {
