@@ -397,18 +397,16 @@ TensorMetrics run(const Tensor& bench, const Tensor& device, const MetricParams&
         auto it = std::upper_bound(prefix.begin(), prefix.end(), first);
         std::int64_t sb = (it - prefix.begin()) - 1;
         std::int64_t i = sb * kBlock, skip = first - prefix[static_cast<std::size_t>(sb)];
-        if constexpr (K::kVec) {
-          if (!kern.scalar_only) {
-            const std::int64_t m = std::min(kBlock, nsel - first);
-            buf.resize(static_cast<std::size_t>(skip + m + 8));
-            with_isa_kernel<RawB, RawD, Ulp, Extra>([&](auto tag) {
-              using KV = typename decltype(tag)::type;
-              KV kv(bench.data<RawB>(), device.data<RawD>(), th, eps);
-              kv.gather_selected(i, n, skip + m, buf.data());
-              csum[static_cast<std::size_t>(c)] = KV::pairwise(buf.data() + skip, m);
-            });
-            continue;
-          }
+        if (!kern.scalar_only) {
+          const std::int64_t m = std::min(kBlock, nsel - first);
+          buf.resize(static_cast<std::size_t>(skip + m + 8));
+          with_isa_kernel<RawB, RawD, Ulp, Extra>([&](auto tag) {
+            using KV = typename decltype(tag)::type;
+            KV kv(bench.data<RawB>(), device.data<RawD>(), th, eps);
+            kv.gather_selected(i, n, skip + m, buf.data());
+            csum[static_cast<std::size_t>(c)] = KV::pairwise(buf.data() + skip, m);
+          });
+          continue;
         }
         while (skip > 0) {
           if (kern.selected(kern.elem(i))) --skip;

@@ -72,7 +72,7 @@ struct ScalarOnly {
 
 // Pattern 0: smooth data; 1: one special value per lane (each lane of some group gets each special, in
 // bench or device); 2: dense specials; 3: values at the small-value/rtol thresholds, equal values, zeros;
-// 4: values just below powers of two (ULP exponent boundaries).
+// 4: values just below powers of two (ULP exponent boundaries) and just above float16 rounding ties.
 void make_data(int pattern, std::size_t n, std::mt19937_64& rng, std::vector<double>& b,
                std::vector<double>& d) {
   std::normal_distribution<double> nd;
@@ -134,6 +134,12 @@ void make_data(int pattern, std::size_t n, std::mt19937_64& rng, std::vector<dou
       const double below = std::ldexp(1.0, e) * (1 - std::ldexp(1.0, -(k >> 12) % 60));
       b[i] = (k >> 11) % 2 ? -below : below;
       d[i] = b[i] * (1 + 1e-3 * nd(rng));
+      if (k % 3 == 0) {
+        // Just above a float16 rounding tie: float64 -> float16 in one rounding goes up, through float32
+        // (double rounding) it would tie to even and go down.
+        b[i] = std::ldexp(1 + 0x1p-11 + std::ldexp(1.0, -30 - (k >> 4) % 20), (k >> 6) % 16 - 8);
+        d[i] = b[i];
+      }
     }
   }
 }
