@@ -10,7 +10,7 @@ mode=${1:-}
 case "$mode" in example|test|sanitize) ;; *) echo "usage: $0 example|test|sanitize" >&2; exit 2;; esac
 
 packages=(cmake ninja-build g++ pkg-config rapidjson-dev libxtensor-dev xtl-dev libzip-dev libxlsxwriter-dev
-          libeigen3-dev libfmt-dev zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev)
+          libeigen3-dev libfmt-dev zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev libyaml-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -14,7 +14,7 @@ namespace {
 
 constexpr const char* kHelp =
     R"(usage: probe [-f pytorch|mindspore] compare -i compare.json [-o OUT] [-s] [-c] [-f] [-hl] [-dm MAP]
-                                          [-am] [-cm [MAP]] [--profile probe|msprobe]
+                                          [-am [MAP]] [-cm [MAP]] [-lm [MAP]] [--profile probe|msprobe]
 
 Compares an NPU dump with a bench dump (msprobe's offline accuracy compare). compare.json names the inputs:
   {"npu_path": ".../dump.json", "bench_path": ".../dump.json", "stack_path": ".../stack.json"}
@@ -40,11 +40,25 @@ options:
                               filled in the xlsx
   -dm, --data_mapping FILE    {NPU row name: bench row name} mapping (YAML 'a: b' lines, or a .json object);
                               mapped rows match on the name only (no shape or dtype check)
-  -am, --api_mapping          MindSpore NPU vs PyTorch bench: Mint.* names match Torch.*, MintFunctional.*
-                              match Functional.*
+  -am, --api_mapping [FILE]   MindSpore NPU vs PyTorch bench: Mint.* names match Torch.*, MintFunctional.*
+                              match Functional.*, other MindSpore APIs their PyTorch counterpart from
+                              data/ms_to_pt_api.yaml. FILE (YAML) adds records, a list of
+                                - {ms_api: Functional.flash_attention_score, pt_api: NPU.npu_fusion_attention,
+                                   ms_args: [0, 1], pt_args: [0, 1], ms_outputs: [0], pt_outputs: [0]}
+                              (optional ms_parameters/pt_parameters, ms_parameters_grad/pt_parameters_grad;
+                              paired lists of equal length); rows of ms_api whose index is not listed stay
+                              unmatched
   -cm, --cell_mapping [FILE]  MindSpore NPU vs PyTorch bench: Cell.* rows match Module.* rows; FILE maps
                               {cell_path.Class: module_path.Class}
-  -lm, --layer_mapping FILE   not supported yet (exit 5)
+  -lm, --layer_mapping [FILE] MindSpore NPU dumps of level mix/L0: entries are placed in a layer tree built
+                              from stack.json and construct.json beside each dump.json (both required) and
+                              paired by position in the tree, then rows by their suffix (.input.0, ...);
+                              matched on the name only, like -dm. FILE (YAML) renames children per class:
+                                ParallelTransformerLayer: {attention: self_attention}
+                                VocabParallelEmbedding: {reduce_from_mp_region.all_reduce: all_reduce}
+                              (TopLayer, alias Cell, is the root; a '(...)' after a bench name is ignored).
+                              Layer numbers under ParallelTransformer.layers count from 0 on both sides.
+                              Not combinable with -am, -cm or -dm
   -da, --diff_analyze         not supported yet (exit 5)
   --no-xlsx                   write only the CSV
   --framework pytorch|mindspore  the NPU dump's framework (what a leading -f gives); a MindSpore NPU dump is
@@ -110,15 +124,14 @@ int run_compare(Args args) {
       if (!needs(options.data_mapping)) return usage_error(flag + " needs a value");
     } else if (flag == "-am" || flag == "--api_mapping") {
       options.api_mapping = true;
-      if (i + 1 < args.size() && args[i + 1].rfind("-", 0) != 0)
-        throw Error(ErrorKind::Unsupported,
-                    "user API mapping files are not supported yet; -am alone maps Mint/"
-                    "MintFunctional names",
-                    args[i + 1], flag);
+      if (i + 1 < args.size() && args[i + 1].rfind("-", 0) != 0) options.api_mapping_file = args[++i];
     } else if (flag == "-cm" || flag == "--cell_mapping") {
       options.cell_mapping = true;
       if (i + 1 < args.size() && args[i + 1].rfind("-", 0) != 0) options.cell_mapping_file = args[++i];
-    } else if (flag == "-lm" || flag == "--layer_mapping" || flag == "-da" || flag == "--diff_analyze") {
+    } else if (flag == "-lm" || flag == "--layer_mapping") {
+      options.layer_mapping = true;
+      if (i + 1 < args.size() && args[i + 1].rfind("-", 0) != 0) options.layer_mapping_file = args[++i];
+    } else if (flag == "-da" || flag == "--diff_analyze") {
       throw Error(ErrorKind::Unsupported, "not supported yet", {}, flag);
     } else if (flag == "--no-xlsx") {
       options.write_xlsx = false;

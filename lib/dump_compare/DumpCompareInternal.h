@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "probe/construct.h"
 #include "probe/dump.h"
 #include "probe/dump_compare.h"
 #include "probe/stack.h"
@@ -58,11 +59,47 @@ std::string fuzzy_key(std::string_view name);
 /// Flat {key: value} mapping from a YAML (simple subset) or JSON file; throws Io / Format naming the line.
 std::vector<std::pair<std::string, std::string>> read_flat_mapping(const std::string& path);
 
+/// One record of an -am file (§3.4.3): ms_api's argument/output/parameter indices paired with pt_api's.
+struct ApiMapRecord {
+  std::string ms_api, pt_api;             ///< two-part names, "Functional.flash_attention_score"
+  std::vector<std::string> ms[4], pt[4];  ///< args, outputs, parameters, parameters_grad (scalars as written)
+};
+/// Reads an -am file: a list of records, or one record as the whole file. Throws Io / Format (file + line).
+std::vector<ApiMapRecord> read_api_mapping(const std::string& path);
+/// The built-in MindSpore -> PyTorch API name table (flat YAML, data/ms_to_pt_api.yaml).
+std::map<std::string, std::string> read_ms_to_pt_table(const std::string& path);
+
+/// A dump.json entry placed in the layer tree (§3.4.5).
+struct LayerItem {
+  std::string key;                 ///< the entry key
+  std::string api_type, api_name;  ///< "Cell"/"Functional"/..., attribute or API name
+  std::string type_name;           ///< class (layers) or API name: the tree node's type
+  std::string state;               ///< forward / backward / parameters_grad
+  std::string full_scope;          ///< layer scope [+ framework function] + api_name, dot-separated
+};
+/// Items of every entry in dump order, backward entries scoped like their forward entry, layer numbers under
+/// ParallelTransformer.layers rebased to 0. `mindspore`: how the stack is read. Throws Format on short keys.
+std::vector<LayerItem> layer_items(const Dump& dump, const StackInfo& stack, const ConstructInfo& construct,
+                                   bool mindspore);
+/// NPU entry key -> bench entry key ("N/A" when none), in NPU order; `yaml_file` "" = identity mapping.
+std::vector<std::pair<std::string, std::string>> layer_entry_mapping(const std::vector<LayerItem>& npu,
+                                                                     const std::vector<LayerItem>& bench,
+                                                                     const std::string& yaml_file);
+/// The whole -lm data mapping (NPU row -> bench row or "N/A") from stack.json/construct.json beside each
+/// dump.json. Throws Io when one of them is missing, Format when construct.json is empty.
+std::map<std::string, std::string> layer_data_mapping(const Dump& npu, const Dump& bench, bool npu_mindspore,
+                                                      bool bench_mindspore,
+                                                      const std::vector<OpItem>& npu_rows,
+                                                      const std::vector<OpItem>& bench_rows,
+                                                      const std::string& yaml_file);
+
 /// Matching configuration derived from the options.
 struct MatchConfig {
   bool fuzzy = false;
   bool cross_framework = false;  ///< NPU MindSpore vs bench PyTorch
   bool api_mapping = false, cell_mapping = false;
+  std::map<std::string, std::string> ms_to_pt;  ///< -am built-in table (beyond Mint/MintFunctional)
+  std::vector<ApiMapRecord> api_records;        ///< -am file
   std::map<std::string, std::string> cell_map;  ///< -cm file
   bool data_mapping = false;
   std::map<std::string, std::string> data_map;  ///< -dm file

@@ -3,67 +3,18 @@
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
 
+#include <algorithm>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <unordered_map>
 
 #include "dump_compare/DumpCompareInternal.h"
 #include "probe/error.h"
+#include "support/Yaml.h"
 
 namespace probe::dump_compare_detail {
 namespace {
-
-std::string trim(std::string_view s) {
-  std::size_t b = 0, e = s.size();
-  while (b < e && (s[b] == ' ' || s[b] == '\t' || s[b] == '\r')) ++b;
-  while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r')) --e;
-  return std::string(s.substr(b, e - b));
-}
-
-// A YAML scalar of the simple subset: plain, 'single' ('' escapes ') or "double" (\" \\ escapes).
-std::string yaml_scalar(std::string_view raw, const std::string& path, std::size_t line) {
-  std::string s = trim(raw);
-  if (s.size() >= 2 && s.front() == '\'' && s.back() == '\'') {
-    std::string out;
-    for (std::size_t i = 1; i + 1 < s.size(); ++i) {
-      out += s[i];
-      if (s[i] == '\'' && i + 2 < s.size() && s[i + 1] == '\'') ++i;
-    }
-    return out;
-  }
-  if (s.size() >= 2 && s.front() == '"' && s.back() == '"') {
-    std::string out;
-    for (std::size_t i = 1; i + 1 < s.size(); ++i) {
-      if (s[i] == '\\' && i + 2 < s.size()) ++i;
-      out += s[i];
-    }
-    return out;
-  }
-  if (!s.empty() && (s.front() == '\'' || s.front() == '"' || s.front() == '[' || s.front() == '{' ||
-                     s.front() == '&' || s.front() == '*' || s.front() == '|' || s.front() == '>'))
-    throw Error(ErrorKind::Format,
-                fmt::format("line {}: only plain or quoted scalars are supported in a name mapping", line),
-                path);
-  // Plain scalars end at a comment.
-  if (auto c = s.find(" #"); c != std::string::npos) s = trim(s.substr(0, c));
-  return s;
-}
-
-// Finds the ':' separating key and value, outside quotes.
-std::size_t key_colon(std::string_view s) {
-  char q = 0;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (q) {
-      if (s[i] == q) q = 0;
-      continue;
-    }
-    if (s[i] == '\'' || s[i] == '"')
-      q = s[i];
-    else if (s[i] == ':' && (i + 1 == s.size() || s[i + 1] == ' ' || s[i + 1] == '\t'))
-      return i;
-  }
-  return std::string_view::npos;
-}
 
 std::vector<std::pair<std::string, std::string>> parse_json_mapping(const std::string& text,
                                                                     const std::string& path) {
@@ -87,41 +38,156 @@ std::vector<std::pair<std::string, std::string>> parse_json_mapping(const std::s
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> read_flat_mapping(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorKind::Io, "cannot open the mapping file", path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
-  if (text.size() > (64u << 20)) throw Error(ErrorKind::Format, "mapping file larger than 64 MiB", path);
-  if (path.ends_with(".json")) return parse_json_mapping(text, path);
-  std::vector<std::pair<std::string, std::string>> out;
-  std::istringstream lines(text);
-  std::string line;
-  std::size_t n = 0;
-  while (std::getline(lines, line)) {
-    ++n;
-    std::string t = trim(line);
-    if (t.empty() || t.front() == '#' || t == "---" || t == "...") continue;
-    if (t == "{}") continue;
-    if (line.front() == ' ' || line.front() == '\t')
-      throw Error(
-          ErrorKind::Format,
-          fmt::format("line {}: nested YAML is not a flat {{NPU row name: bench row name}} mapping", n),
-          path);
-    if (t.front() == '-')
-      throw Error(ErrorKind::Format, fmt::format("line {}: a YAML list is not a name mapping", n), path);
-    const std::size_t colon = key_colon(t);
-    if (colon == std::string::npos)
-      throw Error(ErrorKind::Format, fmt::format("line {}: expected 'npu_name: bench_name'", n), path);
-    std::string key = yaml_scalar(std::string_view(t).substr(0, colon), path, n);
-    std::string value = yaml_scalar(std::string_view(t).substr(colon + 1), path, n);
-    if (key.empty() || value.empty())
-      throw Error(
-          ErrorKind::Format,
-          fmt::format("line {}: empty name in 'npu_name: bench_name' (nested YAML is not a flat mapping)", n),
-          path);
-    out.emplace_back(std::move(key), std::move(value));
+  if (path.ends_with(".json")) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw Error(ErrorKind::Io, "cannot open the mapping file", path);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    const std::string text = ss.str();
+    if (text.size() > (64u << 20)) throw Error(ErrorKind::Format, "mapping file larger than 64 MiB", path);
+    return parse_json_mapping(text, path);
   }
+  const detail::YamlNode doc = detail::yaml_read_file(path);
+  std::vector<std::pair<std::string, std::string>> out;
+  if (doc.is_null()) return out;
+  if (doc.kind != detail::YamlNode::Kind::Mapping)
+    throw Error(
+        ErrorKind::Format,
+        detail::yaml_where(doc) + "expected a mapping {NPU name: bench name}, got a " + doc.kind_name(),
+        path);
+  for (const auto& [k, v] : doc.members) {
+    if (k.is_null() || k.text.empty())
+      throw Error(ErrorKind::Format, detail::yaml_where(k) + "empty name in 'npu_name: bench_name'", path);
+    if (v.kind != detail::YamlNode::Kind::Scalar)
+      throw Error(ErrorKind::Format,
+                  detail::yaml_where(k) + fmt::format("the value of '{}' is a {}; a name mapping is flat "
+                                                      "{{NPU name: bench name}}",
+                                                      k.text, v.kind_name()),
+                  path, k.text);
+    if (v.is_null() || v.text.empty())
+      throw Error(ErrorKind::Format,
+                  detail::yaml_where(k) + fmt::format("'{}' maps to nothing (empty name)", k.text), path,
+                  k.text);
+    out.emplace_back(k.text, v.text);
+  }
+  return out;
+}
+
+namespace {
+
+using detail::YamlNode;
+
+// One index list of an -am record: scalars as written (0, 1, or a kwarg name).
+std::vector<std::string> index_list(const YamlNode& v, const std::string& key, const std::string& path) {
+  std::vector<std::string> out;
+  if (v.is_null()) return out;
+  if (v.kind != YamlNode::Kind::Sequence)
+    throw Error(
+        ErrorKind::Format,
+        detail::yaml_where(v) + fmt::format("'{}' must be a list of indices, got a {}", key, v.kind_name()),
+        path, key);
+  for (const YamlNode& i : v.items) {
+    if (i.kind != YamlNode::Kind::Scalar || i.is_null())
+      throw Error(ErrorKind::Format, detail::yaml_where(i) + fmt::format("'{}' holds a non-index entry", key),
+                  path, key);
+    for (const auto& seen : out)
+      if (seen == i.text)
+        throw Error(ErrorKind::Format,
+                    detail::yaml_where(i) + fmt::format("index {} appears twice in '{}'", i.text, key), path,
+                    key);
+    out.push_back(i.text);
+  }
+  return out;
+}
+
+ApiMapRecord api_record(const YamlNode& m, const std::string& path) {
+  if (m.kind != YamlNode::Kind::Mapping)
+    throw Error(
+        ErrorKind::Format,
+        detail::yaml_where(m) + "an API mapping record must be a mapping {ms_api, pt_api, ms_args, ...}",
+        path);
+  static const char* const kLists[][2] = {{"ms_args", "pt_args"},
+                                          {"ms_outputs", "pt_outputs"},
+                                          {"ms_parameters", "pt_parameters"},
+                                          {"ms_parameters_grad", "pt_parameters_grad"}};
+  ApiMapRecord r;
+  bool have[4][2] = {};
+  std::size_t list_line[4] = {};
+  for (const auto& [k, v] : m.members) {
+    std::string key = k.text;
+    // msprobe HEAD reads ms_output/pt_output for the output rows although it documents (and length-checks)
+    // ms_outputs/pt_outputs; files written for it may carry either spelling. DECISIONS (compare -am)
+    if (key == "ms_output" || key == "pt_output") key += "s";
+    if (key == "ms_api" || key == "pt_api") {
+      if (v.kind != YamlNode::Kind::Scalar || v.is_null() || v.text.empty())
+        throw Error(ErrorKind::Format, detail::yaml_where(k) + fmt::format("'{}' must be an API name", key),
+                    path, key);
+      (key == "ms_api" ? r.ms_api : r.pt_api) = v.text;
+      continue;
+    }
+    bool known = false;
+    for (int g = 0; g < 4 && !known; ++g)
+      for (int side = 0; side < 2 && !known; ++side)
+        if (key == kLists[g][side]) {
+          known = true;
+          if (have[g][side])
+            throw Error(ErrorKind::Format, detail::yaml_where(k) + fmt::format("'{}' given twice", key), path,
+                        key);
+          have[g][side] = true;
+          if (!list_line[g]) list_line[g] = k.line;
+          (side == 0 ? r.ms[g] : r.pt[g]) = index_list(v, key, path);
+        }
+    if (!known)
+      throw Error(ErrorKind::Format,
+                  detail::yaml_where(k) +
+                      fmt::format("unknown key '{}' (expected ms_api, pt_api, ms_args, pt_args, ms_outputs, "
+                                  "pt_outputs, ms_parameters, pt_parameters, ms_parameters_grad, "
+                                  "pt_parameters_grad)",
+                                  key),
+                  path, key);
+  }
+  if (r.ms_api.empty() || r.pt_api.empty())
+    throw Error(ErrorKind::Format, detail::yaml_where(m) + "an API mapping record needs ms_api and pt_api",
+                path);
+  for (const std::string* api : {&r.ms_api, &r.pt_api})
+    if (std::count(api->begin(), api->end(), '.') != 1)
+      throw Error(
+          ErrorKind::Format,
+          detail::yaml_where(m) + fmt::format("'{}' is not a two-part API name like Functional.abs", *api),
+          path);
+  // msprobe skips such a record with a warning; a silently ignored record is worse than a clear error.
+  // DECISIONS (compare -am)
+  for (int g = 0; g < 4; ++g)
+    if (r.ms[g].size() != r.pt[g].size())
+      throw Error(ErrorKind::Format,
+                  fmt::format("line {}: {} has {} indices but {} has {} (the lists are paired)",
+                              list_line[g] ? list_line[g] : m.line, kLists[g][0], r.ms[g].size(),
+                              kLists[g][1], r.pt[g].size()),
+                  path, kLists[g][0]);
+  return r;
+}
+
+}  // namespace
+
+std::vector<ApiMapRecord> read_api_mapping(const std::string& path) {
+  const YamlNode doc = detail::yaml_read_file(path);
+  std::vector<ApiMapRecord> out;
+  if (doc.is_null()) return out;
+  // msprobe's documentation shows one record as the whole file while its code iterates a list of records:
+  // both forms are read.
+  if (doc.kind == YamlNode::Kind::Mapping) {
+    out.push_back(api_record(doc, path));
+    return out;
+  }
+  if (doc.kind != YamlNode::Kind::Sequence)
+    throw Error(ErrorKind::Format, detail::yaml_where(doc) + "expected a list of API mapping records", path);
+  for (const YamlNode& m : doc.items) out.push_back(api_record(m, path));
+  return out;
+}
+
+std::map<std::string, std::string> read_ms_to_pt_table(const std::string& path) {
+  std::map<std::string, std::string> out;
+  for (auto& [k, v] : read_flat_mapping(path)) out[k] = v;
   return out;
 }
 
@@ -151,11 +217,65 @@ bool dtype_compatible(const std::string& a, const std::string& b, bool cross) {
          in(b, {"torch.float16", "torch.float32", "torch.bfloat16"});
 }
 
-// -am: the two-segment API prefix of a MindSpore name mapped onto PyTorch's.
-std::string api_mapped(const std::string& name) {
+// The two-segment API name ("Functional.abs") a row name starts with, or "" for shorter names.
+std::string_view api_of(std::string_view name) {
+  const auto a = name.find('.');
+  if (a == std::string_view::npos) return {};
+  const auto b = name.find('.', a + 1);
+  return b == std::string_view::npos ? name : name.substr(0, b);
+}
+
+// -am: the two-segment API prefix of a MindSpore name mapped onto PyTorch's: Mint -> Torch,
+// MintFunctional -> Functional, else the built-in ms_to_pt table.
+std::string api_mapped(const std::string& name, const std::map<std::string, std::string>& table) {
   if (name.rfind("MintFunctional.", 0) == 0) return "Functional." + name.substr(15);
   if (name.rfind("Mint.", 0) == 0) return "Torch." + name.substr(5);
+  const std::string_view api = api_of(name);
+  if (auto it = table.find(std::string(api)); it != table.end()) return it->second + name.substr(api.size());
   return name;
+}
+
+// -am with a user file (§3.4.3): the rows of a listed API get pt_api's name and the paired index; rows whose
+// index is not listed get a key that never matches.
+void apply_api_records(const std::vector<OpItem>& npu, const std::vector<OpItem>& bench,
+                       const std::vector<ApiMapRecord>& records, std::vector<std::string>& keys) {
+  std::set<std::string_view> npu_apis, bench_apis;
+  for (const OpItem& o : npu) npu_apis.insert(api_of(o.name));
+  for (const OpItem& o : bench) bench_apis.insert(api_of(o.name));
+  for (const ApiMapRecord& r : records) {
+    if (!npu_apis.count(r.ms_api) || !bench_apis.count(r.pt_api)) continue;
+    for (std::size_t i = 0; i < npu.size(); ++i) {
+      if (api_of(npu[i].name) != r.ms_api) continue;
+      const std::string name = r.pt_api + npu[i].name.substr(r.ms_api.size());
+      std::string origin = npu[i].entry_key;
+      if (origin.rfind(r.ms_api, 0) == 0) origin = r.pt_api + origin.substr(r.ms_api.size());
+      int group = -1;
+      const char* pattern = "";
+      switch (npu[i].state) {
+        case RowState::Input:
+          group = 0, pattern = ".input.";
+          break;
+        case RowState::Output:
+          group = 1, pattern = ".output.";
+          break;
+        case RowState::Parameters:
+          group = 2, pattern = ".parameters.";
+          break;
+        case RowState::ParametersGrad:
+          group = 3, pattern = ".parameters_grad.";
+          break;
+        case RowState::Debug:
+          continue;
+      }
+      std::string_view rest = name;
+      const std::string head = origin + pattern;
+      if (rest.substr(0, head.size()) == head) rest.remove_prefix(head.size());
+      std::string key = name + "abandoned";
+      for (std::size_t k = 0; k < r.ms[group].size(); ++k)
+        if (rest == r.ms[group][k]) key = head + r.pt[group][k];
+      keys[i] = std::move(key);
+    }
+  }
 }
 
 // -cm: Cell -> Module, and the cell path replaced by the module path of the mapping file.
@@ -188,10 +308,12 @@ MatchResult match_rows(const std::vector<OpItem>& npu, const std::vector<OpItem>
       if (auto it = cfg.data_map.find(k); it != cfg.data_map.end()) k = it->second;
     } else if (cfg.cross_framework) {
       if (cfg.cell_mapping && (npu[i].entry_key.rfind("Cell", 0) == 0)) k = cell_mapped(k, cfg.cell_map);
-      if (cfg.api_mapping) k = api_mapped(k);
+      if (cfg.api_mapping) k = api_mapped(k, cfg.ms_to_pt);
     }
     keys[i] = std::move(k);
   }
+  if (!cfg.data_mapping && cfg.cross_framework && cfg.api_mapping && !cfg.api_records.empty())
+    apply_api_records(npu, bench, cfg.api_records, keys);
 
   if (cfg.data_mapping) {
     // Left join on the key only: no shape and no dtype check (§3.4.4).

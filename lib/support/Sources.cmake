@@ -1,5 +1,6 @@
 set(PROBE_SOURCES
   Csv.cpp
+  Yaml.cpp
   DataFiles.cpp
   DType.cpp
   Error.cpp
