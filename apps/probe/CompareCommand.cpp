@@ -1,6 +1,7 @@
 // `probe compare`: msprobe's offline accuracy compare of an NPU dump against a bench dump.
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -14,7 +15,7 @@ namespace {
 
 constexpr const char* kHelp =
     R"(usage: probe [-f pytorch|mindspore] compare -i compare.json [-o OUT] [-s] [-c] [-f] [-hl] [-dm MAP]
-                                          [-am [MAP]] [-cm [MAP]] [-lm [MAP]] [--profile probe|msprobe]
+                                          [-am [MAP]] [-cm [MAP]] [-lm [MAP]] [-da] [--profile probe|msprobe]
 
 Compares an NPU dump with a bench dump (msprobe's offline accuracy compare). compare.json names the inputs:
   {"npu_path": ".../dump.json", "bench_path": ".../dump.json", "stack_path": ".../stack.json"}
@@ -59,7 +60,16 @@ options:
                               (TopLayer, alias Cell, is the root; a '(...)' after a bench name is ignored).
                               Layer numbers under ParallelTransformer.layers count from 0 on both sides.
                               Not combinable with -am, -cm or -dm
-  -da, --diff_analyze         not supported yet (exit 5)
+  -da, --diff_analyze         find the first different entry of a multi-rank run (step directories only):
+                              tensor dumps are compared by their recorded statistics; an entry differs when
+                              an output's Max/Min/Mean/Norm relative error exceeds 50% (statistics) or its
+                              md5 differs (thresholds and lists: data/diff_analyze.json); the first one
+                              before any communication op is reported per rank, else the earliest layer of
+                              the communication graph (send/recv by peer, collectives by group ranks), else
+                              the first after the last communication op. Writes, instead of the CSV/xlsx:
+                                compare_result_{rank}_<YYYYmmddHHMMSS>.json  {entry: {is_same, op_items}}
+                                diff_analyze_<ns>.json  {rank_N: [{op_name, data_info, stack_info}]}
+                              (the latter only when something differs)
   --no-xlsx                   write only the CSV
   --framework pytorch|mindspore  the NPU dump's framework (what a leading -f gives); a MindSpore NPU dump is
                               compared with a PyTorch bench dump across frameworks
@@ -77,11 +87,33 @@ int usage_error(const std::string& message) {
   return 1;
 }
 
+// -da: per-rank json results, then the first different entries (or none).
+int run_diff_analyze(const CompareInput& in, const DumpCompareOptions& options) {
+  const DiffAnalyzeResult r = analyze_first_diff(in, options);
+  const std::vector<std::string> files = write_diff_analyze(r, options);
+  for (std::size_t i = 0; i < r.ranks.size(); ++i)
+    fmt::print("{} mode, {} entries, {} different: {}\n", to_string(r.ranks[i].table.mode),
+               r.ranks[i].entries.size(),
+               std::count_if(r.ranks[i].entries.begin(), r.ranks[i].entries.end(),
+                             [](const DiffAnalyzeRank::Entry& e) { return !e.is_same; }),
+               files[i]);
+  if (r.first_diff.empty()) {
+    fmt::print("no different entry found\n");
+    return 0;
+  }
+  for (const DiffAnalyzeNode& n : r.first_diff)
+    fmt::print("first diff ({}): rank_{} {}\n", r.phase, r.ranks[n.rank_index].rank,
+               r.ranks[n.rank_index].entries[n.entry_index].key);
+  fmt::print("  analysis: {}\n", files.back());
+  return 0;
+}
+
 }  // namespace
 
 int run_compare(Args args) {
   DumpCompareOptions options;
   std::string input;
+  bool diff_analyze = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string flag = args[i];
     std::string value;
@@ -132,7 +164,7 @@ int run_compare(Args args) {
       options.layer_mapping = true;
       if (i + 1 < args.size() && args[i + 1].rfind("-", 0) != 0) options.layer_mapping_file = args[++i];
     } else if (flag == "-da" || flag == "--diff_analyze") {
-      throw Error(ErrorKind::Unsupported, "not supported yet", {}, flag);
+      diff_analyze = true;
     } else if (flag == "--no-xlsx") {
       options.write_xlsx = false;
     } else if (flag == "--framework") {
@@ -150,6 +182,7 @@ int run_compare(Args args) {
   }
   if (input.empty()) return usage_error("-i compare.json is required");
   const CompareInput in = read_compare_json(input);
+  if (diff_analyze) return run_diff_analyze(in, options);
   const DumpCompareSummary s = run_dump_compare(in, options);
   for (const auto& o : s.outputs) {
     fmt::print("{} mode, {} rows, {} suspect: {}\n", to_string(o.mode), o.rows, o.suspects, o.csv);

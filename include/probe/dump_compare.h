@@ -80,4 +80,43 @@ struct DumpCompareSummary {
 /// writes compare_result{suffix}_{ts}.csv (+ .xlsx, + advisor) into options.out_dir.
 DumpCompareSummary run_dump_compare(const CompareInput& input, const DumpCompareOptions& options);
 
+/// -da (find first diff, §3.12) for one rank: its compare table (statistics or md5; tensor dumps are compared
+/// by their recorded statistics) with the extra columns state, api_origin_name, NPU/Bench P2POp op and peer.
+struct DiffAnalyzeRank {
+  std::string rank_dir;  ///< NPU rank directory name ("rank0")
+  long long rank = 0;    ///< its number, as peers and process groups name it
+  DumpCompareTable table;
+  /// One dump.json entry: rows [first_row, first_row + rows) of the table; different = an output row differs.
+  struct Entry {
+    std::string key;
+    bool is_same = true;
+    std::size_t first_row = 0, rows = 0;
+    std::vector<std::string> stack;  ///< stack.json frames, empty without stack.json
+  };
+  std::vector<Entry> entries;
+};
+
+/// A reported first-different entry: its rank (index into DiffAnalyzeResult::ranks) and entry index.
+struct DiffAnalyzeNode {
+  std::size_t rank_index = 0, entry_index = 0;
+  long long layer = -1;  ///< communication layer of the graph search; -1 before any communication op
+};
+
+/// The whole -da analysis of two step directories.
+struct DiffAnalyzeResult {
+  std::vector<DiffAnalyzeRank> ranks;
+  /// "before_communication", "communication", "after_communication", or "" when nothing differs.
+  std::string phase;
+  std::vector<DiffAnalyzeNode> first_diff;  ///< in rank order
+};
+
+/// Runs -da on compare.json's step directories (§3.11 pairing, §3.12 search). Nothing is written. Throws
+/// InvalidArgument for file inputs or differing rank sets, Io for a rank without dump.json.
+DiffAnalyzeResult analyze_first_diff(const CompareInput& input, const DumpCompareOptions& options);
+
+/// Writes compare_result_rank{N}_{ts}.json per rank and, when something differs, diff_analyze_{ns}.json
+/// into options.out_dir (atomically). Returns the paths written, the diff_analyze file last.
+std::vector<std::string> write_diff_analyze(const DiffAnalyzeResult& result,
+                                            const DumpCompareOptions& options);
+
 }  // namespace probe

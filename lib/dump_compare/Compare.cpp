@@ -422,6 +422,12 @@ using namespace dump_compare_detail;
 
 DumpCompareTable compare_dump_files(const std::string& npu_json, const std::string& bench_json,
                                     const std::string& stack_json, const DumpCompareOptions& options) {
+  return compare_dump_files_ex(npu_json, bench_json, stack_json, options, false, nullptr);
+}
+
+DumpCompareTable dump_compare_detail::compare_dump_files_ex(
+    const std::string& npu_json, const std::string& bench_json, const std::string& stack_json,
+    const DumpCompareOptions& options, bool statistics_only, std::vector<RowFacts>* facts) {
   if (options.profile != "probe" && options.profile != "msprobe")
     throw Error(ErrorKind::InvalidArgument, "expected probe or msprobe, got '" + options.profile + "'", {},
                 "--profile");
@@ -434,7 +440,9 @@ DumpCompareTable compare_dump_files(const std::string& npu_json, const std::stri
                 "npu_path");
   const Dump npu_dump = Dump::open(npu_json);
   const Dump bench_dump = Dump::open(bench_json);
-  const DumpCompareMode mode = detect_mode(npu_dump, bench_dump);
+  DumpCompareMode mode = detect_mode(npu_dump, bench_dump);
+  // -da compares tensor dumps by the statistics recorded in dump.json, as msprobe does (§3.12).
+  if (statistics_only && mode == DumpCompareMode::RealData) mode = DumpCompareMode::Statistics;
 
   // -f selects the framework of the NPU side; only MindSpore NPU vs PyTorch bench crosses frameworks (§3.2).
   Framework npu_fw = npu_dump.framework();
@@ -540,6 +548,23 @@ DumpCompareTable compare_dump_files(const std::string& npu_json, const std::stri
     const std::size_t npu_max_col = kPrefix.size() + (mode == DumpCompareMode::RealData ? 6 : 8);
     const std::size_t err_col = npu_max_col + 8 + 2;
     highlight(npu, built, mode, npu_max_col, err_col, t.colours);
+  }
+  if (facts) {
+    facts->clear();
+    facts->reserve(npu.size());
+    for (std::size_t i = 0; i < npu.size(); ++i) {
+      RowFacts f;
+      f.state = npu[i].state;
+      f.entry_key = npu[i].entry_key;
+      f.npu_op = npu[i].p2p_op;
+      f.npu_peer = npu[i].p2p_peer;
+      if (const OpItem* b = matched_bench(ctx, i)) {
+        f.bench_op = b->p2p_op;
+        f.bench_peer = b->p2p_peer;
+      }
+      if (npu[i].first_of_entry && npu[i].stack) f.stack = *npu[i].stack;
+      facts->push_back(std::move(f));
+    }
   }
   t.first_suspect = built.size();
   t.rows.reserve(built.size());

@@ -40,6 +40,7 @@ struct OpItem {
   const TensorInfo* tensor = nullptr;  ///< for real-data loading
   bool first_of_entry = false;
   const std::vector<std::string>* stack = nullptr;  ///< frames, first row of an entry only
+  std::string p2p_op = "None", p2p_peer = "None";   ///< a torch.distributed.P2POp leaf's op and peer
 };
 
 /// Flattens every entry of `dump` in file order (rows of one entry reordered: inputs, parameters, outputs,
@@ -112,5 +113,26 @@ struct MatchResult {
 };
 MatchResult match_rows(const std::vector<OpItem>& npu, const std::vector<OpItem>& bench,
                        const MatchConfig& cfg);
+
+/// Per-row facts that -da (find first diff, §3.12) needs beyond the table cells.
+struct RowFacts {
+  RowState state = RowState::Input;
+  std::string entry_key;
+  std::string npu_op = "None", npu_peer = "None", bench_op = "None", bench_peer = "None";
+  std::vector<std::string> stack;  ///< the entry's frames on its first row (when a stack exists)
+};
+/// compare_dump_files for -da: `statistics_only` compares tensor dumps by their recorded statistics (no
+/// tensor files read); `facts`, when not null, receives one RowFacts per table row.
+DumpCompareTable compare_dump_files_ex(const std::string& npu_json, const std::string& bench_json,
+                                       const std::string& stack_json, const DumpCompareOptions& options,
+                                       bool statistics_only, std::vector<RowFacts>* facts);
+
+/// A rank* directory of a step directory; index -1 for "rank" without a number.
+struct RankDir {
+  std::string name;
+  long long index = -1;
+};
+/// The rank* directories of a step directory sorted by number; throws InvalidArgument on anything else.
+std::vector<RankDir> rank_dirs(const std::string& step_dir);
 
 }  // namespace probe::dump_compare_detail

@@ -188,11 +188,36 @@ DumpCompareSummary::Output compare_pair(const std::string& npu_json, const std::
   return o;
 }
 
-struct RankDir {
-  std::string name;
-  long long index = -1;  // -1 for "rank" without a number
-};
+using dump_compare_detail::rank_dirs;
 
+void compare_step(const std::string& npu_step, const std::string& bench_step,
+                  const DumpCompareOptions& options, const std::string& ts, DumpCompareSummary& s) {
+  const auto npu_ranks = rank_dirs(npu_step), bench_ranks = rank_dirs(bench_step);
+  if (npu_ranks.size() != bench_ranks.size())
+    throw Error(ErrorKind::InvalidArgument,
+                fmt::format("the NPU step has {} rank directories, the bench step {}", npu_ranks.size(),
+                            bench_ranks.size()),
+                bench_step);
+  if (npu_ranks.empty()) throw Error(ErrorKind::InvalidArgument, "no rank directories", npu_step);
+  for (std::size_t i = 0; i < npu_ranks.size(); ++i) {
+    const fs::path n = fs::path(npu_step) / npu_ranks[i].name, b = fs::path(bench_step) / bench_ranks[i].name;
+    bool any = false;
+    for (const char* file : {"dump.json", "debug.json"}) {
+      if (!fs::is_regular_file(n / file) || !fs::is_regular_file(b / file)) continue;
+      any = true;
+      // Stack is auto-detected per rank (stack.json beside the NPU file).
+      s.outputs.push_back(
+          compare_pair((n / file).string(), (b / file).string(), "", "_" + npu_ranks[i].name, options, ts));
+    }
+    if (!any)
+      throw Error(ErrorKind::Io, "no dump.json or debug.json present in both rank directories", n.string(),
+                  npu_ranks[i].name);
+  }
+}
+
+}  // namespace
+
+namespace dump_compare_detail {
 std::vector<RankDir> rank_dirs(const std::string& step_dir) {
   // ^rank(0|[1-9][0-9]*)?$ without <regex> (GCC 12 warns inside it under ASan).
   auto is_rank = [](const std::string& n) {
@@ -222,32 +247,7 @@ std::vector<RankDir> rank_dirs(const std::string& step_dir) {
   return out;
 }
 
-void compare_step(const std::string& npu_step, const std::string& bench_step,
-                  const DumpCompareOptions& options, const std::string& ts, DumpCompareSummary& s) {
-  const auto npu_ranks = rank_dirs(npu_step), bench_ranks = rank_dirs(bench_step);
-  if (npu_ranks.size() != bench_ranks.size())
-    throw Error(ErrorKind::InvalidArgument,
-                fmt::format("the NPU step has {} rank directories, the bench step {}", npu_ranks.size(),
-                            bench_ranks.size()),
-                bench_step);
-  if (npu_ranks.empty()) throw Error(ErrorKind::InvalidArgument, "no rank directories", npu_step);
-  for (std::size_t i = 0; i < npu_ranks.size(); ++i) {
-    const fs::path n = fs::path(npu_step) / npu_ranks[i].name, b = fs::path(bench_step) / bench_ranks[i].name;
-    bool any = false;
-    for (const char* file : {"dump.json", "debug.json"}) {
-      if (!fs::is_regular_file(n / file) || !fs::is_regular_file(b / file)) continue;
-      any = true;
-      // Stack is auto-detected per rank (stack.json beside the NPU file).
-      s.outputs.push_back(
-          compare_pair((n / file).string(), (b / file).string(), "", "_" + npu_ranks[i].name, options, ts));
-    }
-    if (!any)
-      throw Error(ErrorKind::Io, "no dump.json or debug.json present in both rank directories", n.string(),
-                  npu_ranks[i].name);
-  }
-}
-
-}  // namespace
+}  // namespace dump_compare_detail
 
 CompareInput read_compare_json(const std::string& path) {
   const std::string text = read_small_file(path);

@@ -137,6 +137,10 @@ class Flattener {
             out_.push_back(tensor_item(t->tensor(), name, state));
           else
             out_.push_back(base(name, state));
+          // -da links point-to-point operations by these two fields (§3.12).
+          for (auto [key, field] : {std::pair{"op", &OpItem::p2p_op}, std::pair{"peer", &OpItem::p2p_peer}})
+            if (const DumpNode* v = node.find(key); v && v->kind() == DumpNode::Kind::Value)
+              out_.back().*field = leaf_text(v->leaf()).text;
           return;
         }
         for (const auto& [k, v] : members) walk(v, name + "." + k, state, params_grad, depth + 1);
