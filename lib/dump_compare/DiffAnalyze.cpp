@@ -24,7 +24,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -37,6 +36,7 @@
 #include "probe/dump.h"
 #include "probe/error.h"
 #include "support/DataFiles.h"
+#include "support/Timestamp.h"
 
 namespace probe {
 namespace fs = std::filesystem;
@@ -532,21 +532,12 @@ void write_atomically(const std::string& path, const rapidjson::StringBuffer& bu
   }
 }
 
-std::string timestamp_now() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%d%H%M%S", &tm);
-  return buf;
-}
-
 }  // namespace
 
 std::vector<std::string> write_diff_analyze(const DiffAnalyzeResult& result,
                                             const DumpCompareOptions& options) {
-  const std::string ts = options.timestamp.empty() ? timestamp_now() : options.timestamp;
-  if (ts.size() != 14 || !std::all_of(ts.begin(), ts.end(), [](char c) { return c >= '0' && c <= '9'; }))
+  const std::string ts = options.timestamp.empty() ? detail::local_timestamp() : options.timestamp;
+  if (!detail::is_timestamp(ts))
     throw Error(ErrorKind::InvalidArgument, "expected 14 digits YYYYmmddHHMMSS", {}, "--timestamp");
   std::error_code ec;
   fs::create_directories(options.out_dir, ec);
