@@ -243,19 +243,19 @@ int isa_level() noexcept {
 }
 
 // Calls f(TypeTag<Kernel>) with the kernel compiled for the best instruction set this CPU has.
-template <class RawB, class RawD, bool Ulp, bool Extra, class F>
+template <class RawB, class RawD, bool Ulp, bool Extra, bool Base, class F>
 void with_isa_kernel(F&& f) {
 #ifdef PROBE_KERNEL_ISAS
   switch (isa_level()) {
     case 2:
-      return f(detail::TypeTag<isa_v4::Kernel<RawB, RawD, Ulp, Extra>>{});
+      return f(detail::TypeTag<isa_v4::Kernel<RawB, RawD, Ulp, Extra, Base>>{});
     case 1:
-      return f(detail::TypeTag<isa_v3::Kernel<RawB, RawD, Ulp, Extra>>{});
+      return f(detail::TypeTag<isa_v3::Kernel<RawB, RawD, Ulp, Extra, Base>>{});
     default:
       break;
   }
 #endif
-  f(detail::TypeTag<isa_base::Kernel<RawB, RawD, Ulp, Extra>>{});
+  f(detail::TypeTag<isa_base::Kernel<RawB, RawD, Ulp, Extra, Base>>{});
 }
 
 double dtype_eps(DType t) {
@@ -279,9 +279,9 @@ MetricValue typed(double v, NK k) {
 
 double nan_max(double m, std::int64_t nans) { return nans ? std::numeric_limits<double>::quiet_NaN() : m; }
 
-template <class RawB, class RawD, bool Ulp, bool Extra>
+template <class RawB, class RawD, bool Ulp, bool Extra, bool Base>
 TensorMetrics run(const Tensor& bench, const Tensor& device, const MetricParams& p) {
-  using K = isa_base::Kernel<RawB, RawD, Ulp, Extra>;
+  using K = isa_base::Kernel<RawB, RawD, Ulp, Extra, Base>;
   const std::int64_t n = bench.numel();
   Thresholds th{};
   th.t[0] = 0.01;
@@ -315,7 +315,7 @@ TensorMetrics run(const Tensor& bench, const Tensor& device, const MetricParams&
   const std::int64_t nblocks = (n + kBlock - 1) / kBlock;
   std::vector<Block> blocks(static_cast<std::size_t>(nblocks));
   // Roughly 64K elements per task so that small tensors stay on the calling thread.
-  with_isa_kernel<RawB, RawD, Ulp, Extra>([&](auto tag) {
+  with_isa_kernel<RawB, RawD, Ulp, Extra, Base>([&](auto tag) {
     using KV = typename decltype(tag)::type;
     KV kv(bench.data<RawB>(), device.data<RawD>(), th, eps);
     kv.scalar_only = kern.scalar_only;
@@ -383,7 +383,7 @@ TensorMetrics run(const Tensor& bench, const Tensor& device, const MetricParams&
 
   // The compacted mean needs its own pass only when float32/float16 rounding is printed and the
   // selection is partial; float64 means keep the masked-with-zeros sum (deterministic, as accurate).
-  if (K::NS != NK::D && p.exact_numpy_means && t.b_sel > 0 && t.b_sel < n) {
+  if (Base && K::NS != NK::D && p.exact_numpy_means && t.b_sel > 0 && t.b_sel < n) {
     std::vector<std::int64_t> prefix(blocks.size() + 1, 0);
     for (std::size_t b = 0; b < blocks.size(); ++b) prefix[b + 1] = prefix[b] + blocks[b].b_sel;
     const std::int64_t nsel = t.b_sel;
@@ -400,7 +400,7 @@ TensorMetrics run(const Tensor& bench, const Tensor& device, const MetricParams&
         if (!kern.scalar_only) {
           const std::int64_t m = std::min(kBlock, nsel - first);
           buf.resize(static_cast<std::size_t>(skip + m + 8));
-          with_isa_kernel<RawB, RawD, Ulp, Extra>([&](auto tag) {
+          with_isa_kernel<RawB, RawD, Ulp, Extra, Base>([&](auto tag) {
             using KV = typename decltype(tag)::type;
             KV kv(bench.data<RawB>(), device.data<RawD>(), th, eps);
             kv.gather_selected(i, n, skip + m, buf.data());
@@ -424,6 +424,28 @@ TensorMetrics run(const Tensor& bench, const Tensor& device, const MetricParams&
   m.compute_dtype = nk_dtype(K::NC);
   const double nd = static_cast<double>(n);
   const double qnan = std::numeric_limits<double>::quiet_NaN();
+
+  // Dump-compare and MindSpore metrics.
+  auto fill_extra = [&] {
+    if constexpr (Extra) {
+      m.ms_cosine = (1e-8 + t.sdb) / (1e-8 + std::sqrt(t.sbb) * std::sqrt(t.sdd));
+      m.ms_max_abs = nan_max(t.ms_max_abs, t.nan_ms_abs);
+      m.ms_max_rel = nan_max(t.ms_max_rel, t.nan_ms_rel);
+      m.dump_inf_nan_mismatch = t.dump_mismatch > 0;
+      m.dump_norm_device = std::sqrt(t.zdd);
+      m.dump_norm_bench = std::sqrt(t.zbb);
+      m.dump_cosine = t.zdb / (m.dump_norm_device * m.dump_norm_bench);
+      m.dump_euc = std::sqrt(t.zdiff2);
+      m.dump_max_abs = t.dump_max_abs;
+      m.dump_max_rel = t.dump_max_re;
+      m.dump_one_thousandth = static_cast<double>(t.dump_lt1) / nd;
+      m.dump_five_thousandths = static_cast<double>(t.dump_lt5) / nd;
+    }
+  };
+  if constexpr (!Base) {
+    fill_extra();
+    return m;
+  }
 
   // Cosine (§2.3): msprobe divides each side by its max magnitude before the dot products. The
   // quotient is scale-invariant, so one pass of raw float64 sums gives the same value up to rounding
@@ -519,29 +541,25 @@ TensorMetrics run(const Tensor& bench, const Tensor& device, const MetricParams&
     m.ulp_mean = K::NU == NK::D ? MetricValue::f64(mean) : MetricValue::f32(static_cast<float>(mean));
     m.ulp_ratio = MetricValue::f64(static_cast<double>(t.ulp_gt) / nd);
   }
-  if constexpr (Extra) {
-    m.ms_cosine = (1e-8 + t.sdb) / (1e-8 + std::sqrt(t.sbb) * std::sqrt(t.sdd));
-    m.ms_max_abs = nan_max(t.ms_max_abs, t.nan_ms_abs);
-    m.ms_max_rel = nan_max(t.ms_max_rel, t.nan_ms_rel);
-    m.dump_inf_nan_mismatch = t.dump_mismatch > 0;
-    m.dump_norm_device = std::sqrt(t.zdd);
-    m.dump_norm_bench = std::sqrt(t.zbb);
-    m.dump_cosine = t.zdb / (m.dump_norm_device * m.dump_norm_bench);
-    m.dump_euc = std::sqrt(t.zdiff2);
-    m.dump_max_abs = t.dump_max_abs;
-    m.dump_max_rel = t.dump_max_re;
-    m.dump_one_thousandth = static_cast<double>(t.dump_lt1) / nd;
-    m.dump_five_thousandths = static_cast<double>(t.dump_lt5) / nd;
-  }
+  fill_extra();
   return m;
 }
 
 template <class RawB, class RawD>
 TensorMetrics run_flags(const Tensor& b, const Tensor& d, const MetricParams& p) {
-  if (p.compute_ulp) {
-    return p.compute_extra ? run<RawB, RawD, true, true>(b, d, p) : run<RawB, RawD, true, false>(b, d, p);
+  if (!p.compute_run_ut) {
+    if (!p.compute_extra || p.compute_ulp)
+      throw Error(ErrorKind::InvalidArgument,
+                  "compute_metrics: without the run_ut set only the dump-compare metrics can be computed "
+                  "(compute_extra on, compute_ulp off)");
+    return run<RawB, RawD, false, true, false>(b, d, p);
   }
-  return p.compute_extra ? run<RawB, RawD, false, true>(b, d, p) : run<RawB, RawD, false, false>(b, d, p);
+  if (p.compute_ulp) {
+    return p.compute_extra ? run<RawB, RawD, true, true, true>(b, d, p)
+                           : run<RawB, RawD, true, false, true>(b, d, p);
+  }
+  return p.compute_extra ? run<RawB, RawD, false, true, true>(b, d, p)
+                         : run<RawB, RawD, false, false, true>(b, d, p);
 }
 
 template <class F>

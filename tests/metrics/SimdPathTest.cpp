@@ -12,6 +12,7 @@
 #include <string>
 
 #include "metrics/KernelControl.h"
+#include "probe/error.h"
 #include "probe/metrics.h"
 #include "probe/parallel.h"
 
@@ -202,6 +203,40 @@ TEST(MetricsSimd, CompactedMeanAgreesAcrossBlocks) {
   TensorMetrics scalar = compute_metrics(bench, device, p);
   EXPECT_EQ(simd.mean_rel_err, scalar.mean_rel_err);
   EXPECT_EQ(fingerprint(simd), fingerprint(scalar));
+}
+
+// The dump-compare-only pass (compute_run_ut off) gives exactly the dump-compare and MindSpore values of
+// the full pass, on the SIMD and the scalar path, and refuses flag combinations it cannot serve.
+TEST(MetricsSimd, DumpCompareOnlyPassMatchesFullPass) {
+  std::mt19937_64 rng(11);
+  std::vector<double> b, d;
+  auto extra = [](const TensorMetrics& m) {
+    std::string s = m.dump_inf_nan_mismatch ? "mm;" : "-;";
+    for (double v :
+         {m.ms_cosine, m.ms_max_abs, m.ms_max_rel, m.dump_cosine, m.dump_euc, m.dump_max_abs, m.dump_max_rel,
+          m.dump_one_thousandth, m.dump_five_thousandths, m.dump_norm_device, m.dump_norm_bench})
+      s += bits(v);
+    return s;
+  };
+  for (int pattern = 0; pattern < 5; ++pattern) {
+    make_data(pattern, 2 * 8192 + 45, rng, b, d);
+    for (DType t : {DType::Float32, DType::Float16, DType::Float64}) {
+      Tensor bench = make(b, t), device = make(d, t);
+      MetricParams full;
+      full.compute_ulp = false;
+      MetricParams light = full;
+      light.compute_run_ut = false;
+      const TensorMetrics a = compute_metrics(bench, device, full), c = compute_metrics(bench, device, light);
+      EXPECT_EQ(extra(a), extra(c)) << "pattern=" << pattern << " dtype=" << name(t);
+      EXPECT_TRUE(c.rmse.is_blank() && c.max_abs_err.is_blank()) << "run_ut metrics must stay blank";
+      ScalarOnly guard;
+      EXPECT_EQ(extra(compute_metrics(bench, device, light)), extra(a)) << "scalar, pattern=" << pattern;
+    }
+  }
+  MetricParams bad;
+  bad.compute_run_ut = false;  // ULP is a run_ut metric
+  Tensor x = make({1.0, 2.0}, DType::Float32);
+  EXPECT_THROW(compute_metrics(x, x, bad), Error);
 }
 
 }  // namespace
