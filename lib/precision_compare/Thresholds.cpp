@@ -1,10 +1,6 @@
 #include "precision_compare/Thresholds.h"
 
 #include <rapidjson/document.h>
-#include <rapidjson/error/en.h>
-
-#include <fstream>
-#include <sstream>
 
 #include "probe/error.h"
 #include "support/DataFiles.h"
@@ -77,18 +73,7 @@ double Thresholds::min_err(const std::string& dtype) const { return by_dtype(min
 double Thresholds::eb_threshold(const std::string& dtype) const { return by_dtype(accumulative_eb, dtype); }
 
 Thresholds load_thresholds(const std::string& file, const std::string& profile) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw Error(ErrorKind::Io, "cannot open the thresholds data file", file);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
-  rapidjson::Document doc;
-  doc.Parse(text.c_str(), text.size());
-  if (doc.HasParseError())
-    throw Error(ErrorKind::Format,
-                std::string("invalid JSON: ") + rapidjson::GetParseError_En(doc.GetParseError()) +
-                    " at offset " + std::to_string(doc.GetErrorOffset()),
-                file);
+  const rapidjson::Document doc = detail::parse_data_json(file, "the thresholds data file");
   if (!doc.IsObject() || !doc.HasMember("common") || !doc["common"].IsObject())
     throw Error(ErrorKind::Format, "missing object", file, "common");
   if (!doc.HasMember("profiles") || !doc["profiles"].IsObject())

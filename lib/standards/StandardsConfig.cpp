@@ -1,9 +1,5 @@
 // Loads data/precision_standards.json: every threshold and API list is data, selected per profile.
 #include <rapidjson/document.h>
-#include <rapidjson/error/en.h>
-
-#include <fstream>
-#include <sstream>
 
 #include "probe/error.h"
 #include "probe/precision_standard.h"
@@ -116,20 +112,7 @@ std::string StandardsConfig::default_path() { return detail::data_file_path("pre
 StandardsConfig StandardsConfig::builtin(Profile profile) { return load(default_path(), profile); }
 
 StandardsConfig StandardsConfig::load(const std::string& path, Profile profile) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorKind::Io, "cannot open precision standards file", path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  std::string body = text.str();
-  if (body.size() > (64u << 20))
-    throw Error(ErrorKind::Format, "precision standards file is too large", path);
-  rapidjson::Document doc;
-  doc.Parse(body.c_str(), body.size());
-  if (doc.HasParseError())
-    throw Error(ErrorKind::Format,
-                std::string("invalid JSON: ") + rapidjson::GetParseError_En(doc.GetParseError()) +
-                    " at offset " + std::to_string(doc.GetErrorOffset()),
-                path);
+  rapidjson::Document doc = detail::parse_data_json(path, "precision standards file");
   const Value& profiles = member(doc, "profiles", path, "");
   // Resolve the profile chain (base first), refusing cycles.
   std::vector<std::string> chain;

@@ -1,7 +1,11 @@
 #include "support/DataFiles.h"
 
+#include <rapidjson/error/en.h>
+
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "probe/error.h"
 
@@ -43,5 +47,22 @@ std::string resolve_data_file(std::string_view name, const DataFileDirs& dirs) {
 }
 
 std::string data_file_path(std::string_view name) { return resolve_data_file(name, data_file_dirs(name)); }
+
+rapidjson::Document parse_data_json(const std::string& path, const std::string& what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorKind::Io, "cannot open " + what, path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  const std::string body = text.str();
+  if (body.size() > (64u << 20)) throw Error(ErrorKind::Format, what + " is too large", path);
+  rapidjson::Document doc;
+  doc.Parse(body.c_str(), body.size());
+  if (doc.HasParseError())
+    throw Error(ErrorKind::Format,
+                std::string("invalid JSON: ") + rapidjson::GetParseError_En(doc.GetParseError()) +
+                    " at offset " + std::to_string(doc.GetErrorOffset()),
+                path);
+  return doc;
+}
 
 }  // namespace probe::detail

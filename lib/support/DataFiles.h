@@ -1,6 +1,8 @@
 // The one lookup for probe's shipped data files (data/*.json, installed to share/probe).
 #pragma once
 
+#include <rapidjson/document.h>
+
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,5 +27,9 @@ std::string resolve_data_file(std::string_view name, const DataFileDirs& dirs);
 
 /// resolve_data_file(name, data_file_dirs(name)).
 std::string data_file_path(std::string_view name);
+
+/// Reads and parses a JSON data file (at most 64 MiB). Throws probe::Error naming `path`: Io "cannot open
+/// <what>", Format "<what> is too large" or "invalid JSON: <reason> at offset N".
+rapidjson::Document parse_data_json(const std::string& path, const std::string& what);
 
 }  // namespace probe::detail

@@ -137,5 +137,32 @@ TEST(DataFiles, BothShippedFilesFollowTheSameLookup) {
   }
 }
 
+TEST(DataFiles, ParseDataJsonNamesTheFileOnEveryFailure) {
+  Scratch s;
+  const std::string missing = (s.root / "missing.json").string();
+  try {
+    detail::parse_data_json(missing, "the x file");
+    FAIL() << "expected probe::Error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Io);
+    EXPECT_EQ(e.message(), "cannot open the x file");
+    EXPECT_EQ(e.file(), missing);
+  }
+  const std::string bad = (s.root / "bad.json").string();
+  std::ofstream(bad) << "{\"a\": [1, 2}";
+  try {
+    detail::parse_data_json(bad, "the x file");
+    FAIL() << "expected probe::Error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Format);
+    EXPECT_EQ(e.message().rfind("invalid JSON: ", 0), 0u) << e.message();
+    EXPECT_NE(e.message().find(" at offset "), std::string::npos) << e.message();
+    EXPECT_EQ(e.file(), bad);
+  }
+  std::ofstream(s.root / "ok.json") << "{\"a\": [1, 2]}";
+  const rapidjson::Document doc = detail::parse_data_json((s.root / "ok.json").string(), "the x file");
+  EXPECT_EQ(doc["a"].Size(), 2u);
+}
+
 }  // namespace
 }  // namespace probe
