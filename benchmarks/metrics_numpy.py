@@ -70,9 +70,11 @@ for case, name, device, bench, eps, sv, atol in [
         ("BF16vsF64", "bf16_vs_f64 (msprobe: both float32)",
          (bench64.astype(np.float32).view(np.uint32) & 0xFFFF0000).view(np.float32), bench64.astype(np.float32),
          2**-8, 2**-10, 1e-16)]:
-    t0 = time.perf_counter()
-    metrics(bench, device, eps, sv, atol)
-    dt = time.perf_counter() - t0
+    dt = float("inf")
+    for _ in range(2):  # the better of two: the first run also pays the page faults of numpy's temporaries
+        t0 = time.perf_counter()
+        metrics(bench, device, eps, sv, atol)
+        dt = min(dt, time.perf_counter() - t0)
     rate = N / dt / 1e9
     line = f"{name}: numpy {dt:.2f} s, {rate:.4f} G elements/s (one thread, numpy {np.__version__})"
     if probe_bin:
