@@ -15,6 +15,7 @@
 #include "dump_compare/DumpCompareInternal.h"
 #include "probe/csv.h"
 #include "probe/error.h"
+#include "support/Timestamp.h"
 
 namespace probe {
 namespace fs = std::filesystem;
@@ -33,15 +34,6 @@ std::string read_small_file(const std::string& path) {
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-std::string local_timestamp() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%d%H%M%S", &tm);
-  return buf;
 }
 
 void make_out_dir(const std::string& dir) {
@@ -282,7 +274,7 @@ CompareInput read_compare_json(const std::string& path) {
 }
 
 DumpCompareSummary run_dump_compare(const CompareInput& input, const DumpCompareOptions& options) {
-  const std::string ts = options.timestamp.empty() ? local_timestamp() : options.timestamp;
+  const std::string ts = options.timestamp.empty() ? detail::local_timestamp() : options.timestamp;
   if (ts.size() != 14 || !std::all_of(ts.begin(), ts.end(), [](char c) { return c >= '0' && c <= '9'; }))
     throw Error(ErrorKind::InvalidArgument, "expected 14 digits YYYYmmddHHMMSS", {}, "--timestamp");
   std::error_code ec;
