@@ -117,9 +117,7 @@ using Mask = typename VecOf<T>::M;
 #define PROBE_VINLINE [[gnu::always_inline]] inline
 PROBE_VINLINE v8d vabs(v8d x) noexcept { return (v8d)((v8l)x & std::numeric_limits<std::int64_t>::max()); }
 PROBE_VINLINE v8f vabs(v8f x) noexcept { return (v8f)((v8i)x & std::numeric_limits<std::int32_t>::max()); }
-// Masks as 32-bit lanes (for counting) or as the mask type of element type T (for selects).
-PROBE_VINLINE v8i m32(v8l m) noexcept { return __builtin_convertvector(m, v8i); }
-PROBE_VINLINE v8i m32(v8i m) noexcept { return m; }
+// A comparison mask as the mask type of element type T (for selects).
 template <class T, class M>
 PROBE_VINLINE Mask<T> mask_as(M m) noexcept {
   if constexpr (std::is_same_v<M, Mask<T>>)
@@ -137,11 +135,6 @@ PROBE_VINLINE Vec<To> vcvt(V v) noexcept {
 template <class V>
 PROBE_VINLINE V vmax(V m, V x) noexcept {
   return x > m ? x : m;
-}
-PROBE_VINLINE bool all_set(v8i m) noexcept {
-  typedef std::uint64_t v4q __attribute__((vector_size(32)));
-  v4q q = (v4q)m;
-  return (q[0] & q[1] & q[2] & q[3]) == ~std::uint64_t{0};
 }
 template <class V>
 PROBE_VINLINE V splat(typename std::remove_reference_t<decltype(V{}[0])> x) noexcept {
