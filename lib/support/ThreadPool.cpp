@@ -94,27 +94,38 @@ void parallel_for(std::int64_t begin, std::int64_t end, std::int64_t grain, cons
     fn(begin, end, 0);
     return;
   }
+  // Ranges are handed out on demand rather than one fixed share per thread: a core that is slowed
+  // (another process, a hypervisor, a larger row) would otherwise hold up the whole call. Pieces stay
+  // at least `grain` long, and at most 64 per thread keep the shared counter cold.
+  grain = std::max<std::int64_t>(grain, 1);
+  const std::int64_t piece = std::max(grain, (n + 64 * chunks - 1) / (64 * std::int64_t{chunks}));
+  const std::int64_t pieces = (n + piece - 1) / piece;
+  std::atomic<std::int64_t> next{0};
   std::mutex m;
   std::condition_variable done_cv;
   int remaining = chunks - 1;
   std::exception_ptr first_error;
-  auto run_chunk = [&](int c) {
-    std::int64_t b = begin + n * c / chunks, e = begin + n * (c + 1) / chunks;
+  auto run_slot = [&](int slot) {
     try {
-      fn(b, e, c);
+      for (std::int64_t k = next.fetch_add(1, std::memory_order_relaxed); k < pieces;
+           k = next.fetch_add(1, std::memory_order_relaxed)) {
+        std::int64_t b = begin + k * piece;
+        fn(b, std::min(end, b + piece), slot);
+      }
     } catch (...) {
+      next.store(pieces, std::memory_order_relaxed);  // the others stop at their next piece
       std::lock_guard lock(m);
       if (!first_error) first_error = std::current_exception();
     }
   };
   for (int c = 1; c < chunks; ++c) {
     Pool::instance().submit([&, c] {
-      run_chunk(c);
+      run_slot(c);
       std::lock_guard lock(m);
       if (--remaining == 0) done_cv.notify_one();
     });
   }
-  run_chunk(0);
+  run_slot(0);
   std::unique_lock lock(m);
   done_cv.wait(lock, [&] { return remaining == 0; });
   if (first_error) std::rethrow_exception(first_error);
