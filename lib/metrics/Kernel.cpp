@@ -15,6 +15,9 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <condition_variable>
+#include <map>
+#include <mutex>
 #include <type_traits>
 #include <vector>
 
@@ -182,6 +185,108 @@ struct Block {
   // Sums: numpy-structured, in the sum precision (stored as double; exact for float sums).
   double mse = 0, rel = 0, ulp = 0;
   double sdb = 0, sdd = 0, sbb = 0, zdb = 0, zdd = 0, zbb = 0, zdiff2 = 0;
+  // Compaction cursor: where the next selected relative error goes (null: not collected).
+  float* cout = nullptr;
+};
+
+// The float32/float16 mean relative error is numpy's mean of the compacted selection (rel[mask]), summed
+// in 8192-element buffers that start wherever the running count of selected elements crosses a multiple
+// of 8192: known only once every earlier element is counted. The main pass writes each piece's selected
+// values (a piece = consecutive blocks one thread runs) to a piece buffer; pieces are summed in order by
+// whichever thread completes the in-order prefix. Memory stays a few pieces per thread, and the tensors
+// are read once (a separate second pass halved the throughput of bfloat16 comparisons).
+class CompactedSum {
+public:
+  using SumFn = float (*)(const float*, std::int64_t);  // numpy's pairwise sum of one buffer
+
+  CompactedSum(SumFn sum, std::int64_t window_blocks) : sum_(sum), window_(window_blocks) {
+    carry_.reserve(kBlock);
+  }
+
+  // Blocks until the piece starting at `block` is at most the window ahead of the summed prefix (a
+  // stalled thread must not make the others pile up buffers). The thread holding the prefix never waits.
+  void wait_turn(std::int64_t block) {
+    std::unique_lock lock(m_);
+    room_.wait(lock, [&] { return aborted_ || block - next_block_ <= window_; });
+  }
+  // A piece failed (out of memory): waiting threads go on, and the sum is not used.
+  void abort() {
+    std::lock_guard lock(m_);
+    aborted_ = true;
+    room_.notify_all();
+  }
+  // A buffer for `size` values, reused from finished pieces when possible.
+  std::vector<float> take(std::size_t size) {
+    std::vector<float> v;
+    {
+      std::lock_guard lock(m_);
+      if (!free_.empty()) {
+        v = std::move(free_.back());
+        free_.pop_back();
+      }
+    }
+    if (v.size() < size) v.resize(size);
+    return v;
+  }
+  // Hands over the `count` selected values of blocks [first, end); sums every piece now in order.
+  void publish(std::int64_t first, std::int64_t end, std::vector<float> values, std::int64_t count) {
+    std::unique_lock lock(m_);
+    ready_.emplace(first, Piece{end, std::move(values), count});
+    if (consuming_) return;  // the consuming thread picks it up when it is next
+    consuming_ = true;
+    for (auto it = ready_.find(next_block_); it != ready_.end(); it = ready_.find(next_block_)) {
+      Piece piece = std::move(it->second);
+      ready_.erase(it);
+      lock.unlock();
+      consume(piece.values.data(), piece.count);
+      lock.lock();
+      next_block_ = piece.end;
+      free_.push_back(std::move(piece.values));
+      room_.notify_all();
+    }
+    consuming_ = false;
+  }
+  // The sum after every piece is published: the last, partial buffer is added too.
+  float finish() {
+    if (!carry_.empty()) add_buffer(carry_.data(), static_cast<std::int64_t>(carry_.size()));
+    carry_.clear();
+    return total_;
+  }
+
+private:
+  struct Piece {
+    std::int64_t end;
+    std::vector<float> values;
+    std::int64_t count;
+  };
+  // numpy adds the buffer sums in order, in float32.
+  void add_buffer(const float* v, std::int64_t n) { total_ = total_ + sum_(v, n); }
+  // Only the consuming thread gets here, so carry_ and total_ need no lock.
+  void consume(const float* v, std::int64_t count) {
+    std::int64_t i = 0;
+    if (!carry_.empty()) {
+      const std::int64_t take = std::min(count, kBlock - static_cast<std::int64_t>(carry_.size()));
+      carry_.insert(carry_.end(), v, v + take);
+      i = take;
+      if (static_cast<std::int64_t>(carry_.size()) < kBlock) return;
+      add_buffer(carry_.data(), kBlock);
+      carry_.clear();
+    }
+    for (; count - i >= kBlock; i += kBlock) add_buffer(v + i, kBlock);
+    carry_.insert(carry_.end(), v + i, v + count);
+  }
+
+  SumFn sum_;
+  std::int64_t window_;
+  std::mutex m_;
+  std::condition_variable room_;
+  std::map<std::int64_t, Piece> ready_;
+  std::vector<std::vector<float>> free_;
+  std::int64_t next_block_ = 0;
+  bool consuming_ = false;
+  bool aborted_ = false;
+  std::vector<float> carry_;
+  float total_ = 0;
 };
 
 struct Thresholds {
@@ -310,21 +415,60 @@ TensorMetrics run(const Tensor& bench, const Tensor& device, const MetricParams&
 
   const std::int64_t nblocks = (n + kBlock - 1) / kBlock;
   std::vector<Block> blocks(static_cast<std::size_t>(nblocks));
-  // Roughly 64K elements per task so that small tensors stay on the calling thread.
+  // The compacted mean is needed only when float32/float16 rounding is printed; float64 means keep the
+  // masked-with-zeros sum (deterministic, as accurate).
+  const bool compact = K::kCompact && p.exact_numpy_means;
+  using S = typename K::S;
+  S compacted_rel = 0;
   with_isa_kernel<RawB, RawD, Ulp, Extra, Base>([&](auto tag) {
     using KV = typename decltype(tag)::type;
     KV kv(bench.data<RawB>(), device.data<RawD>(), th, eps);
     kv.scalar_only = kern.scalar_only;
-    detail::parallel_for(0, nblocks, 8, [&](std::int64_t b0, std::int64_t b1, int) {
+    auto run_blocks = [&](std::int64_t b0, std::int64_t b1) {
       for (std::int64_t b = b0; b < b1; ++b) {
         std::int64_t i0 = b * kBlock;
         kv.run_block(i0, std::min(kBlock, n - i0), blocks[static_cast<std::size_t>(b)]);
       }
-    });
+    };
+    // Roughly 64K elements per task so that small tensors stay on the calling thread.
+    constexpr std::int64_t kGrain = 8;
+    if constexpr (KV::kCompact) {
+      if (compact) {
+        // Pieces of 16 blocks: a 512 KiB buffer, still in cache when its thread sums it.
+        constexpr std::int64_t kPiece = 16;
+        const std::int64_t threads = detail::parallel_chunks(nblocks, kGrain);
+        CompactedSum sums(&KV::pairwise, 2 * threads * detail::kMaxRangeGrains * kGrain + kPiece);
+        detail::parallel_for(0, nblocks, kGrain, [&](std::int64_t b0, std::int64_t b1, int) {
+          for (std::int64_t p0 = b0; p0 < b1; p0 += kPiece) {
+            const std::int64_t p1 = std::min(b1, p0 + kPiece);
+            sums.wait_turn(p0);
+            std::vector<float> buf;
+            try {
+              buf = sums.take(static_cast<std::size_t>(std::min(n, p1 * kBlock) - p0 * kBlock + 8));
+            } catch (...) {
+              sums.abort();  // nobody may wait for this piece
+              throw;
+            }
+            float* cursor = buf.data();
+            for (std::int64_t b = p0; b < p1; ++b) {
+              Block& blk = blocks[static_cast<std::size_t>(b)];
+              blk.cout = cursor;
+              run_blocks(b, b + 1);
+              cursor = blk.cout;
+              blk.cout = nullptr;
+            }
+            const std::int64_t count = cursor - buf.data();
+            sums.publish(p0, p1, std::move(buf), count);
+          }
+        });
+        compacted_rel = sums.finish();
+        return;
+      }
+    }
+    detail::parallel_for(0, nblocks, kGrain, [&](std::int64_t b0, std::int64_t b1, int) { run_blocks(b0, b1); });
   });
 
   Block t;
-  using S = typename K::S;
   using U = typename K::U;
   S mse = 0, rel = 0;
   U ulp = 0;
@@ -377,43 +521,7 @@ TensorMetrics run(const Tensor& bench, const Tensor& device, const MetricParams&
     t.zdiff2 += k.zdiff2;
   }
 
-  // The compacted mean needs its own pass only when float32/float16 rounding is printed and the
-  // selection is partial; float64 means keep the masked-with-zeros sum (deterministic, as accurate).
-  if (Base && K::NS != NK::D && p.exact_numpy_means && t.b_sel > 0 && t.b_sel < n) {
-    std::vector<std::int64_t> prefix(blocks.size() + 1, 0);
-    for (std::size_t b = 0; b < blocks.size(); ++b) prefix[b + 1] = prefix[b] + blocks[b].b_sel;
-    const std::int64_t nsel = t.b_sel;
-    const std::int64_t cblocks = (nsel + kBlock - 1) / kBlock;
-    std::vector<S> csum(static_cast<std::size_t>(cblocks));
-    detail::parallel_for(0, cblocks, 4, [&](std::int64_t c0, std::int64_t c1, int) {
-      std::vector<S> buf;
-      for (std::int64_t c = c0; c < c1; ++c) {
-        std::int64_t first = c * kBlock;
-        // Source block holding the first selected element of this compacted block, then skip within it.
-        auto it = std::upper_bound(prefix.begin(), prefix.end(), first);
-        std::int64_t sb = (it - prefix.begin()) - 1;
-        std::int64_t i = sb * kBlock, skip = first - prefix[static_cast<std::size_t>(sb)];
-        if (!kern.scalar_only) {
-          const std::int64_t m = std::min(kBlock, nsel - first);
-          buf.resize(static_cast<std::size_t>(skip + m + 8));
-          with_isa_kernel<RawB, RawD, Ulp, Extra, Base>([&](auto tag) {
-            using KV = typename decltype(tag)::type;
-            KV kv(bench.data<RawB>(), device.data<RawD>(), th, eps);
-            kv.gather_selected(i, n, skip + m, buf.data());
-            csum[static_cast<std::size_t>(c)] = KV::pairwise(buf.data() + skip, m);
-          });
-          continue;
-        }
-        while (skip > 0) {
-          if (kern.selected(kern.elem(i))) --skip;
-          ++i;
-        }
-        csum[static_cast<std::size_t>(c)] = kern.compacted_tree(i, std::min(kBlock, nsel - first));
-      }
-    });
-    rel = 0;
-    for (S v : csum) rel = static_cast<S>(rel + v);
-  }
+  if (compact) rel = compacted_rel;
 
   TensorMetrics m;
   m.count = n;

@@ -95,10 +95,11 @@ void parallel_for(std::int64_t begin, std::int64_t end, std::int64_t grain, cons
     return;
   }
   // Ranges are handed out on demand rather than one fixed share per thread: a core that is slowed
-  // (another process, a hypervisor, a larger row) would otherwise hold up the whole call. Pieces stay
-  // at least `grain` long, and at most 64 per thread keep the shared counter cold.
+  // (another process, a hypervisor, a larger row) would otherwise hold up the whole call. Ranges are
+  // `grain` to kMaxRangeGrains grains long, at most 64 per thread where that allows.
   grain = std::max<std::int64_t>(grain, 1);
-  const std::int64_t piece = std::max(grain, (n + 64 * chunks - 1) / (64 * std::int64_t{chunks}));
+  const std::int64_t piece =
+      std::clamp((n + 64 * chunks - 1) / (64 * std::int64_t{chunks}), grain, kMaxRangeGrains * grain);
   const std::int64_t pieces = (n + piece - 1) / piece;
   std::atomic<std::int64_t> next{0};
   std::mutex m;

@@ -10,6 +10,9 @@ namespace probe::detail {
 
 using RangeFn = std::function<void(std::int64_t begin, std::int64_t end, int chunk)>;
 
+/// With more than one thread, a range handed out by parallel_for is at most this many grains long,
+/// so that how far one thread runs ahead of another stays bounded whatever the total size.
+inline constexpr std::int64_t kMaxRangeGrains = 16;
 /// Number of chunks parallel_for will use for this range (so callers can size per-chunk state).
 int parallel_chunks(std::int64_t n, std::int64_t grain);
 /// Runs fn over disjoint ranges covering [begin, end), handed out on demand; the third argument

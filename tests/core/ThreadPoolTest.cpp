@@ -25,10 +25,11 @@ TEST_F(ThreadPoolTest, EveryIndexOnceAndSlotsInRange) {
       for (std::int64_t grain : {1, 3, 64}) {
         std::vector<std::atomic<int>> seen(static_cast<std::size_t>(n));
         const int slots = probe::detail::parallel_chunks(n, grain);
-        std::atomic<bool> bad_slot{false}, short_range{false};
+        std::atomic<bool> bad_slot{false}, short_range{false}, long_range{false};
         probe::detail::parallel_for(5, 5 + n, grain, [&](std::int64_t b, std::int64_t e, int slot) {
           if (slot < 0 || slot >= slots) bad_slot = true;
           if (e - b < grain && e != 5 + n) short_range = true;
+          if (slots > 1 && e - b > probe::detail::kMaxRangeGrains * grain) long_range = true;
           for (std::int64_t i = b; i < e; ++i) seen[static_cast<std::size_t>(i - 5)]++;
         });
         for (std::int64_t i = 0; i < n; ++i)
@@ -36,6 +37,7 @@ TEST_F(ThreadPoolTest, EveryIndexOnceAndSlotsInRange) {
               << "index " << i << " n=" << n << " grain=" << grain << " threads=" << threads;
         EXPECT_FALSE(bad_slot.load());
         EXPECT_FALSE(short_range.load()) << "only the last range may be shorter than the grain";
+        EXPECT_FALSE(long_range.load());
       }
     }
   }
