@@ -56,7 +56,7 @@ struct MetricParams {
   /// The run_ut set (old rule, precision standards). Off (with compute_extra on, compute_ulp off): only the
   /// dump-compare and MindSpore metrics are filled, in a lighter pass; the others stay blank.
   bool compute_run_ut = true;
-  bool exact_numpy_means = true;  ///< second pass for float32 means over a masked subset
+  bool exact_numpy_means = true;  ///< float32 means over a masked subset summed as numpy sums them
 };
 
 /// Every per-output metric of a float tensor pair (§2.2-§2.12, dump-compare §3.8, MindSpore §7.3).

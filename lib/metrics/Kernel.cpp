@@ -99,6 +99,11 @@ typedef std::int64_t v8l __attribute__((vector_size(64)));
 typedef std::int32_t v8i __attribute__((vector_size(32)));
 typedef std::uint32_t v8u __attribute__((vector_size(32)));
 typedef std::uint16_t v8h __attribute__((vector_size(16)));
+// 16 float lanes: two consecutive 8-lane groups at once (AVX-512 float32 kernels, see group16()).
+typedef float v16f __attribute__((vector_size(64)));
+typedef std::int32_t v16i __attribute__((vector_size(64)));
+typedef std::uint32_t v16u __attribute__((vector_size(64)));
+typedef std::uint16_t v16h __attribute__((vector_size(32)));
 
 template <class T>
 struct VecOf;
@@ -120,6 +125,7 @@ using Mask = typename VecOf<T>::M;
 #define PROBE_VINLINE [[gnu::always_inline]] inline
 PROBE_VINLINE v8d vabs(v8d x) noexcept { return (v8d)((v8l)x & std::numeric_limits<std::int64_t>::max()); }
 PROBE_VINLINE v8f vabs(v8f x) noexcept { return (v8f)((v8i)x & std::numeric_limits<std::int32_t>::max()); }
+PROBE_VINLINE v16f vabs(v16f x) noexcept { return (v16f)((v16i)x & std::numeric_limits<std::int32_t>::max()); }
 // A comparison mask as the mask type of element type T (for selects).
 template <class T, class M>
 PROBE_VINLINE Mask<T> mask_as(M m) noexcept {
@@ -444,7 +450,7 @@ TensorMetrics run(const Tensor& bench, const Tensor& device, const MetricParams&
             sums.wait_turn(p0);
             std::vector<float> buf;
             try {
-              buf = sums.take(static_cast<std::size_t>(std::min(n, p1 * kBlock) - p0 * kBlock + 8));
+              buf = sums.take(static_cast<std::size_t>(std::min(n, p1 * kBlock) - p0 * kBlock + 16));
             } catch (...) {
               sums.abort();  // nobody may wait for this piece
               throw;

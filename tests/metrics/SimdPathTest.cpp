@@ -190,7 +190,7 @@ TEST(MetricsSimd, VectorAndScalarPathsAgreeBitForBit) {
 }
 
 // A float32 mean over a partially selected array is summed by numpy over the compacted selection: the
-// second pass gathers it with SIMD code, across several compacted 8192-element buffers.
+// main pass compacts it (16-lane, 8-lane or scalar code), across several compacted 8192-element buffers.
 TEST(MetricsSimd, CompactedMeanAgreesAcrossBlocks) {
   std::mt19937_64 rng(5);
   std::vector<double> b, d;
