@@ -13,9 +13,9 @@
 #include <atomic>
 #include <bit>
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
 #include <limits>
-#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <type_traits>
@@ -125,7 +125,9 @@ using Mask = typename VecOf<T>::M;
 #define PROBE_VINLINE [[gnu::always_inline]] inline
 PROBE_VINLINE v8d vabs(v8d x) noexcept { return (v8d)((v8l)x & std::numeric_limits<std::int64_t>::max()); }
 PROBE_VINLINE v8f vabs(v8f x) noexcept { return (v8f)((v8i)x & std::numeric_limits<std::int32_t>::max()); }
-PROBE_VINLINE v16f vabs(v16f x) noexcept { return (v16f)((v16i)x & std::numeric_limits<std::int32_t>::max()); }
+PROBE_VINLINE v16f vabs(v16f x) noexcept {
+  return (v16f)((v16i)x & std::numeric_limits<std::int32_t>::max());
+}
 // A comparison mask as the mask type of element type T (for selects).
 template <class T, class M>
 PROBE_VINLINE Mask<T> mask_as(M m) noexcept {
@@ -202,7 +204,7 @@ struct Block {
 // whichever thread completes the in-order prefix. Memory stays a few pieces per thread, and the tensors
 // are read once (a separate second pass halved the throughput of bfloat16 comparisons).
 class CompactedSum {
-public:
+ public:
   using SumFn = float (*)(const float*, std::int64_t);  // numpy's pairwise sum of one buffer
 
   CompactedSum(SumFn sum, std::int64_t window_blocks) : sum_(sum), window_(window_blocks) {
@@ -259,7 +261,7 @@ public:
     return total_;
   }
 
-private:
+ private:
   struct Piece {
     std::int64_t end;
     std::vector<float> values;
@@ -471,7 +473,8 @@ TensorMetrics run(const Tensor& bench, const Tensor& device, const MetricParams&
         return;
       }
     }
-    detail::parallel_for(0, nblocks, kGrain, [&](std::int64_t b0, std::int64_t b1, int) { run_blocks(b0, b1); });
+    detail::parallel_for(0, nblocks, kGrain,
+                         [&](std::int64_t b0, std::int64_t b1, int) { run_blocks(b0, b1); });
   });
 
   Block t;

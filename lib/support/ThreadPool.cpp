@@ -19,7 +19,7 @@ namespace {
 thread_local bool t_in_worker = false;
 
 class Pool {
-public:
+ public:
   static Pool& instance() {
     static Pool pool;
     return pool;
@@ -45,7 +45,7 @@ public:
     for (auto& t : workers_) t.join();
   }
 
-private:
+ private:
   Pool() : threads_(std::max(1u, std::thread::hardware_concurrency())) {}
 
   void ensure_workers(int wanted) {

@@ -12,7 +12,7 @@
 namespace {
 
 class ThreadPoolTest : public ::testing::Test {
-protected:
+ protected:
   void SetUp() override { saved_ = probe::num_threads(); }
   void TearDown() override { probe::set_num_threads(saved_); }
   int saved_ = 1;
