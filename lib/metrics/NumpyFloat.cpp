@@ -1,6 +1,9 @@
 #include "metrics/NumpyFloat.h"
 
+#include <algorithm>
 #include <array>
+#include <bit>
+#include <cmath>
 #include <vector>
 
 namespace probe::detail {
@@ -64,6 +67,34 @@ const double* floor_log2_f64_table() noexcept {
   static const std::vector<double> thr =
       build_thresholds<double>(-1074, 1023, [](double v) { return std::log2(v); });
   return thr.data();
+}
+
+namespace {
+// Binades [min_exp, max_exp] of table (index e - table_min): the smallest mantissa field of a threshold
+// that lies inside its binade (one equal to 2^(e+1) never adjusts).
+template <class U, class F>
+U min_inside_mantissa(const F* table, int table_min, int min_exp, int max_exp, int mant_bits) {
+  U best = (U(1) << mant_bits);
+  for (int e = min_exp; e <= max_exp; ++e) {
+    U bits = std::bit_cast<U>(table[e - table_min]);
+    U field = bits >> mant_bits;
+    U binade = std::bit_cast<U>(std::ldexp(F(1), e)) >> mant_bits;
+    if (field == binade) best = std::min(best, bits & ((U(1) << mant_bits) - 1));
+  }
+  return best;
+}
+}  // namespace
+
+std::uint32_t floor_log2_f32_min_mantissa() noexcept {
+  static const std::uint32_t m =
+      min_inside_mantissa<std::uint32_t>(floor_log2_f32_table(), -149, -126, 127, 23);
+  return m;
+}
+
+std::uint64_t floor_log2_f64_min_mantissa() noexcept {
+  static const std::uint64_t m =
+      min_inside_mantissa<std::uint64_t>(floor_log2_f64_table(), -1074, -1022, 1023, 52);
+  return m;
 }
 
 double floor_log2_f32(float x) noexcept {

@@ -52,6 +52,10 @@ double floor_log2_f64(double x) noexcept;
 /// in [2^e, 2^(e+1)) whose rounded log2 reaches e + 1 (so floor(log2(x)) = e + (x >= entry)).
 const float* floor_log2_f32_table() noexcept;
 const double* floor_log2_f64_table() noexcept;
+/// The smallest mantissa field of any normal binade's threshold below the binade's top: a normal x
+/// whose mantissa field is smaller has floor(log2 x) equal to its exponent field, without the table.
+std::uint32_t floor_log2_f32_min_mantissa() noexcept;
+std::uint64_t floor_log2_f64_min_mantissa() noexcept;
 /// float16 arrays: numpy computes log2 in float and rounds to half.
 inline double floor_log2_f16(float x) noexcept { return std::floor(round_half(std::log2(x))); }
 
