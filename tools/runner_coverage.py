@@ -81,7 +81,7 @@ def read_runner_keys(args):
         with open(args.runners, encoding="utf-8") as f:
             text = f.read()
     else:
-        probe = args.probe or os.path.join(HERE, "..", "build", "apps", "probe", "probe")
+        probe = args.probe or os.path.join(HERE, "..", "build", "bin", "probe")
         text = subprocess.run([probe, "-f", "pytorch", "runners"], check=True, capture_output=True,
                               text=True).stdout
     keys = set()
@@ -116,7 +116,7 @@ def covered(cls, name, keys, aten_ops):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--probe", help="probe executable (default: build/apps/probe/probe)")
+    ap.add_argument("--probe", help="probe executable (default: build/bin/probe)")
     ap.add_argument("--runners", help="saved `probe -f pytorch runners` output instead of running probe")
     ap.add_argument("--ops", default=os.path.join(HERE, "msprobe_wrap_ops.txt"))
     ap.add_argument("--missing", nargs="*", metavar="CLASS", help="list the missing names of these classes")

@@ -237,6 +237,121 @@ void register_activation_runners(RunnerRegistry& reg) {
         fn + "(Tensor input, int axis=-1, *, ScalarType? dtype=None) -> Tensor",
         [log](Ctx& c) -> Outs { return {softmax_impl(c.t("input"), c.i("axis"), c.dtype("dtype"), log)}; });
   }
+  // ---- more activations -------------------------------------------------------------------------
+  def(reg, names("hardtanh", kFunctional, {"Functional.hardtanh_"}),
+      "hardtanh(Tensor input, float min_val=-1.0, float max_val=1.0, bool inplace=False) -> Tensor",
+      [](Ctx& c) -> Outs {
+        const double lo = c.f("min_val"), hi = c.f("max_val");
+        if (lo > hi) invalid("min_val cannot be greater than max_val");
+        Var x = c.t("input");
+        return {map(
+            x, x.dtype(), [lo, hi](double v) { return std::isnan(v) ? v : std::min(std::max(v, lo), hi); },
+            [lo, hi](double v, double) { return v > lo && v < hi ? 1.0 : 0.0; })};
+      });
+  def(reg, names("selu", kFunctional | kTorch, {"Functional.selu_", "Torch.selu_"}),
+      "selu(Tensor input, bool inplace=False) -> Tensor", [](Ctx& c) -> Outs {
+        constexpr double alpha = 1.6732632423543772848170429916717, scale = 1.0507009873554804934193349852946;
+        Var x = float_input(c);
+        return {map(
+            x, x.dtype(), [](double v) { return v > 0 ? scale * v : scale * alpha * std::expm1(v); },
+            [](double v, double) { return v > 0 ? scale : scale * alpha * std::exp(v); })};
+      });
+  def(reg, names("celu", kFunctional | kTorch, {"Functional.celu_", "Torch.celu_"}),
+      "celu(Tensor input, float alpha=1.0, bool inplace=False) -> Tensor", [](Ctx& c) -> Outs {
+        const double a = c.f("alpha");
+        if (a == 0) invalid("ZeroDivisionError");
+        Var x = float_input(c);
+        return {map(
+            x, x.dtype(), [a](double v) { return v > 0 ? v : a * std::expm1(v / a); },
+            [a](double v, double) { return v > 0 ? 1.0 : std::exp(v / a); })};
+      });
+  def(reg, names("threshold", kFunctional | kTorch, {"Functional.threshold_", "Torch.threshold_"}),
+      "threshold(Tensor input, float threshold, float value, bool inplace=False) -> Tensor",
+      [](Ctx& c) -> Outs {
+        const double th = c.f("threshold"), val = c.f("value");
+        Var x = c.t("input");
+        return {map(
+            x, x.dtype(), [th, val](double v) { return v > th || std::isnan(v) ? v : val; },
+            [th](double v, double) { return v > th ? 1.0 : 0.0; })};
+      });
+  def(reg, names("hardshrink", kFunctional | kTorch | kTensor),
+      "hardshrink(Tensor input, float lambd=0.5) -> Tensor", [](Ctx& c) -> Outs {
+        const double l = c.f("lambd");
+        Var x = float_input(c);
+        auto kept = [l](double v) { return !(v >= -l && v <= l); };
+        return {map(
+            x, x.dtype(), [kept](double v) { return kept(v) ? v : 0.0; },
+            [kept](double v, double) { return kept(v) ? 1.0 : 0.0; })};
+      });
+  def(reg, names("softshrink", kFunctional), "softshrink(Tensor input, float lambd=0.5) -> Tensor",
+      [](Ctx& c) -> Outs {
+        const double l = c.f("lambd");
+        if (l < 0) invalid(fmt::format("lambda must be greater or equal to 0, but found to be {}.", l));
+        Var x = float_input(c);
+        return {map(
+            x, x.dtype(),
+            [l](double v) { return v > l    ? v - l
+                                   : v < -l ? v + l
+                                            : 0.0; },  // torch: NaN -> 0 too
+            [l](double v, double) { return v > l || v < -l ? 1.0 : 0.0; })};
+      });
+  def(reg, names("tanhshrink", kFunctional), "tanhshrink(Tensor input) -> Tensor", [](Ctx& c) -> Outs {
+    Var x = float_input(c);
+    return {map(
+        x, x.dtype(), [](double v) { return v - std::tanh(v); },
+        [](double v, double) {
+          const double t = std::tanh(v);
+          return t * t;
+        })};
+  });
+  def(reg, names("softsign", kFunctional), "softsign(Tensor input) -> Tensor", [](Ctx& c) -> Outs {
+    Var x = float_input(c);
+    return {map(
+        x, x.dtype(), [](double v) { return v / (1.0 + std::fabs(v)); },
+        [](double v, double) { return 1.0 / ((1.0 + std::fabs(v)) * (1.0 + std::fabs(v))); })};
+  });
+  def(reg, names("logsigmoid", kFunctional), "logsigmoid(Tensor input) -> Tensor", [](Ctx& c) -> Outs {
+    Var x = float_input(c);
+    return {map(
+        x, x.dtype(), [](double v) { return std::min(v, 0.0) - std::log1p(std::exp(-std::fabs(v))); },
+        [](double v, double) { return 1.0 / (1.0 + std::exp(v)); })};
+  });
+  def(reg, names("glu", kFunctional), "glu(Tensor input, int dim=-1) -> Tensor", [](Ctx& c) -> Outs {
+    Var x = float_input(c);
+    if (x.ndim() == 0) invalid("glu does not support scalars because halving size must be even");
+    const int d = wrap_dim(c.i("dim"), x.ndim());
+    const std::int64_t n = x.shape()[static_cast<std::size_t>(d)];
+    if (n % 2 != 0) invalid(fmt::format("Halving dimension must be even, but dimension {} is size {}", d, n));
+    Var a = slice(x, d, 0, n / 2, 1), b = slice(x, d, n / 2, n, 1);
+    Var s = map(
+        b, b.dtype(), [](double v) { return 1.0 / (1.0 + std::exp(-v)); },
+        [](double, double y) { return y * (1.0 - y); });
+    return {ops::mul(a, s)};
+  });
+  def(reg, names("softmin", kFunctional),
+      "softmin(Tensor input, int? dim=None, int _stacklevel=3, ScalarType? dtype=None) -> Tensor",
+      [](Ctx& c) -> Outs {
+        Var x = c.t("input");
+        const std::int64_t dim = c.none("dim") ? implicit_softmax_dim(x.ndim()) : c.i("dim");
+        return {softmax_impl(ops::neg(x), dim, c.dtype("dtype"), false)};
+      });
+  def(reg, names("prelu", kFunctional | kTorch | kTensor), "prelu(Tensor input, Tensor weight) -> Tensor",
+      [](Ctx& c) -> Outs {
+        Var x = float_input(c), w = c.t("weight");
+        const std::int64_t ch = x.ndim() >= 2 ? x.shape()[1] : 1;
+        if (w.numel() != 1 && w.numel() != ch)
+          invalid(
+              fmt::format("Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                          "{} and channel size = {}.",
+                          w.numel(), ch));
+        Shape ws(static_cast<std::size_t>(std::max(x.ndim() - 1, 0)), 1);
+        if (!ws.empty()) ws[0] = w.numel();
+        Var wb = w.numel() == 1 ? reshape(w, {}) : reshape(w, ws);
+        return {zip(
+            x, wb, result_type({x, wb}), [](double v, double a) { return v > 0 ? v : a * v; },
+            [](double v, double a, double) { return v > 0 ? 1.0 : a; },
+            [](double v, double, double) { return v > 0 ? 0.0 : v; })};
+      });
 }
 
 }  // namespace probe::runners

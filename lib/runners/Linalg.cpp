@@ -28,14 +28,14 @@ Var axpby(const Var& input, const Var& prod, double beta, double alpha) {
   return r;
 }
 
-// einsum for explicit or implicit output, no repeated labels within one operand, no ellipsis: a sequence of
-// permute / broadcast multiply / sum, which covers the common attention and projection patterns.
+// einsum for explicit or implicit output, no repeated labels within one operand: a sequence of permute /
+// broadcast multiply / sum, which covers the common attention and projection patterns. '...' becomes fresh
+// labels (control characters, never valid subscripts) right-aligned across operands, so its dims broadcast
+// like torch's; in implicit mode they lead the output.
 Var einsum(const std::string& eq_in, const std::vector<Var>& xs) {
   std::string eq;
   for (char ch : eq_in)
     if (ch != ' ') eq += ch;
-  if (eq.find("...") != std::string::npos)
-    throw Error(ErrorKind::Unsupported, "einsum with '...' is not supported");
   const auto arrow = eq.find("->");
   std::string lhs = eq.substr(0, arrow), rhs;
   std::vector<std::string> ins;
@@ -47,6 +47,27 @@ Var einsum(const std::string& eq_in, const std::vector<Var>& xs) {
   }
   if (ins.size() != xs.size())
     invalid("einsum(): more operands were provided than specified in the equation");
+  std::size_t ell = 0;
+  std::vector<std::size_t> ell_k(ins.size(), 0);
+  for (std::size_t k = 0; k < ins.size(); ++k) {
+    const auto p = ins[k].find("...");
+    if (p == std::string::npos) continue;
+    if (ins[k].find("...", p + 3) != std::string::npos || ins[k].find('.', p + 3) != std::string::npos)
+      invalid("einsum(): found '.' for operand " + std::to_string(k) + " that is not part of any ellipsis");
+    const auto named = static_cast<std::int64_t>(ins[k].size()) - 3;
+    if (xs[k].ndim() < named)
+      invalid(
+          fmt::format("einsum(): the number of subscripts in the equation ({}) is more than the number of "
+                      "dimensions ({}) for operand {}",
+                      named, xs[k].ndim(), k));
+    ell_k[k] = static_cast<std::size_t>(xs[k].ndim() - named);
+    ell = std::max(ell, ell_k[k]);
+  }
+  std::string ell_labels;
+  for (std::size_t j = 0; j < ell; ++j) ell_labels += static_cast<char>(1 + j);
+  for (std::size_t k = 0; k < ins.size(); ++k)
+    if (const auto p = ins[k].find("..."); p != std::string::npos)
+      ins[k].replace(p, 3, ell_labels.substr(ell - ell_k[k]));
   std::map<char, std::int64_t> size;
   std::map<char, int> count;
   for (std::size_t k = 0; k < ins.size(); ++k) {
@@ -69,9 +90,11 @@ Var einsum(const std::string& eq_in, const std::vector<Var>& xs) {
   }
   if (arrow != std::string::npos) {
     rhs = eq.substr(arrow + 2);
+    if (const auto p = rhs.find("..."); p != std::string::npos) rhs.replace(p, 3, ell_labels);
   } else {
+    rhs = ell_labels;
     for (auto& [ch, n] : count)
-      if (n == 1) rhs += ch;  // implicit output: labels seen once, alphabetical
+      if (n == 1 && ell_labels.find(ch) == std::string::npos) rhs += ch;  // labels seen once, alphabetical
   }
   // All labels: output first, then the summed ones.
   std::string all = rhs;
@@ -109,7 +132,9 @@ Var einsum(const std::string& eq_in, const std::vector<Var>& xs) {
 }  // namespace
 
 void register_linalg_runners(RunnerRegistry& reg) {
-  def(reg, names("matmul", kTorch | kTensor | kMint | kMsOps, {"Tensor.__matmul__", "Tensor.__rmatmul__"}),
+  def(reg,
+      names("matmul", kTorch | kTensor | kMint | kMsOps,
+            {"Tensor.__matmul__", "Tensor.__rmatmul__", "Torch.linalg.matmul"}),
       "matmul(Tensor input, Tensor other, *, Tensor? out=None) -> Tensor",
       [](Ctx& c) -> Outs { return {ops::matmul(c.t("input"), c.t("other"))}; });
   def(reg, names("mm", kTorch | kTensor | kMint | kAten),
@@ -166,6 +191,146 @@ void register_linalg_runners(RunnerRegistry& reg) {
       });
   def(reg, names("einsum", kTorch | kMint | kMsOps), "einsum(str equation, Tensor... operands) -> Tensor",
       [](Ctx& c) -> Outs { return {einsum(c.s("equation"), c.ts("operands"))}; });
+  // ---- more of the matmul family ----------------------------------------------------------------
+  auto outer = [](const Var& a, const Var& b) {
+    need_dims(a, 1, "outer", "input");
+    need_dims(b, 1, "outer", "vec2");
+    return ops::mul(reshape(a, {a.numel(), 1}), reshape(b, {1, b.numel()}));
+  };
+  def(reg, names("outer", kTorch | kTensor, {"Torch.ger", "Tensor.ger"}),
+      "outer(Tensor input, Tensor vec2) -> Tensor",
+      [outer](Ctx& c) -> Outs { return {outer(c.t("input"), c.t("vec2"))}; });
+  def(reg, names("vdot", kTorch | kTensor), "vdot(Tensor input, Tensor other) -> Tensor", [](Ctx& c) -> Outs {
+    Var a = c.t("input"), b = c.t("other");
+    need_dims(a, 1, "vdot", "input");
+    need_dims(b, 1, "vdot", "other");
+    return {ops::matmul(a, b)};
+  });
+  def(reg, names("inner", kTorch | kTensor), "inner(Tensor input, Tensor other) -> Tensor",
+      [](Ctx& c) -> Outs {
+        Var a = c.t("input"), b = c.t("other");
+        if (a.ndim() == 0 || b.ndim() == 0) return {ops::mul(a, b)};
+        const std::int64_t k = a.shape().back();
+        if (b.shape().back() != k)
+          invalid(fmt::format(
+              "inner() the last dimension must match on both input tensors but got shapes {} and {}",
+              shape_to_string(a.shape()), shape_to_string(b.shape())));
+        Shape out(a.shape().begin(), a.shape().end() - 1);
+        out.insert(out.end(), b.shape().begin(), b.shape().end() - 1);
+        Var r = ops::matmul(reshape(a, {a.numel() / std::max<std::int64_t>(k, 1), k}),
+                            transpose(reshape(b, {b.numel() / std::max<std::int64_t>(k, 1), k}), 0, 1));
+        return {reshape(r, out)};
+      });
+  def(reg, names("addmv", kTorch | kTensor | kInplace, {"Torch.addmv_"}),
+      "addmv(Tensor input, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1, Tensor? out=None) -> "
+      "Tensor",
+      [](Ctx& c) -> Outs {
+        Var a = c.t("mat"), v = c.t("vec");
+        need_dims(a, 2, "addmv", "mat");
+        need_dims(v, 1, "addmv", "vec");
+        return {axpby(c.t("input"), ops::matmul(a, v), c.f("beta"), c.f("alpha"))};
+      });
+  def(reg, names("addr", kTorch | kTensor | kInplace),
+      "addr(Tensor input, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1, Tensor? out=None) -> "
+      "Tensor",
+      [outer](Ctx& c) -> Outs {
+        return {axpby(c.t("input"), outer(c.t("vec1"), c.t("vec2")), c.f("beta"), c.f("alpha"))};
+      });
+  def(reg, names("addbmm", kTorch | kTensor | kInplace),
+      "addbmm(Tensor input, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor? "
+      "out=None) -> "
+      "Tensor",
+      [](Ctx& c) -> Outs {
+        Var a = c.t("batch1"), b = c.t("batch2");
+        need_dims(a, 3, "addbmm", "batch1");
+        need_dims(b, 3, "addbmm", "batch2");
+        if (a.shape()[0] != b.shape()[0])
+          invalid("addbmm: batch1 and batch2 must have the same number of batches");
+        return {axpby(c.t("input"), ops::sum(ops::matmul(a, b), {0}), c.f("beta"), c.f("alpha"))};
+      });
+  // chain_matmul(*matrices) and linalg.multi_dot(list): left to right (the association changes rounding
+  // only).
+  auto chain = [](const std::vector<Var>& ms, bool multi_dot) {
+    if (ms.empty()) invalid("multi_dot(): expected at least 2 tensors but got 0");
+    if (ms.size() == 1) {
+      if (multi_dot) invalid("multi_dot(): expected at least 2 tensors but got 1");
+      return ms[0];
+    }
+    for (std::size_t k = 0; k < ms.size(); ++k) {
+      const bool end = multi_dot && (k == 0 || k + 1 == ms.size());
+      if (ms[k].ndim() != 2 && !(end && ms[k].ndim() == 1))
+        invalid(fmt::format("{}(): tensor {} must be 2D but got {}D",
+                            multi_dot ? "multi_dot" : "chain_matmul", k, ms[k].ndim()));
+    }
+    Var r = ms[0];
+    for (std::size_t k = 1; k < ms.size(); ++k) r = ops::matmul(r, ms[k]);
+    return r;
+  };
+  def(reg, {"Torch.chain_matmul"}, "chain_matmul(Tensor... matrices) -> Tensor",
+      [chain](Ctx& c) -> Outs { return {chain(c.ts("matrices"), false)}; });
+  def(reg, {"Torch.linalg.multi_dot"}, "multi_dot(Tensor[] tensors, *, Tensor? out=None) -> Tensor",
+      [chain](Ctx& c) -> Outs { return {chain(c.ts("tensors"), true)}; });
+  def(reg, names("tensordot", kTorch),
+      "tensordot(Tensor a, Tensor b, Any dims=2, Tensor? out=None) -> Tensor", [](Ctx& c) -> Outs {
+        Var a = c.t("a"), b = c.t("b");
+        std::vector<std::int64_t> da, db;
+        const Value& dv = c["dims"];
+        if (dv.is_list() && dv.list().size() == 2 && !dv.list()[0].is_none()) {
+          auto ints_of = [](const Value& v) {
+            std::vector<std::int64_t> r;
+            if (v.is_list())
+              for (const Value& e : v.list()) r.push_back(static_cast<std::int64_t>(e.as_double()));
+            else
+              r.push_back(static_cast<std::int64_t>(v.as_double()));
+            return r;
+          };
+          da = ints_of(dv.list()[0]);
+          db = ints_of(dv.list()[1]);
+        } else {
+          const auto n = static_cast<std::int64_t>(dv.as_double());
+          if (n < 0 || n > a.ndim() || n > b.ndim())
+            invalid("tensordot expects dims >= 0 and <= the operands' ranks");
+          for (std::int64_t k = 0; k < n; ++k) {
+            da.push_back(a.ndim() - n + k);
+            db.push_back(k);
+          }
+        }
+        if (da.size() != db.size()) invalid("both dimension lists should have same length");
+        std::vector<bool> ca(static_cast<std::size_t>(a.ndim()), false),
+            cb(static_cast<std::size_t>(b.ndim()), false);
+        std::int64_t k = 1;
+        for (std::size_t j = 0; j < da.size(); ++j) {
+          const int x = wrap_dim(da[j], a.ndim()), y = wrap_dim(db[j], b.ndim());
+          if (a.shape()[static_cast<std::size_t>(x)] != b.shape()[static_cast<std::size_t>(y)])
+            invalid(fmt::format(
+                "contracted dimensions need to match, but first has size {} in dim {} and second has "
+                "size {} in dim {}",
+                a.shape()[static_cast<std::size_t>(x)], x, b.shape()[static_cast<std::size_t>(y)], y));
+          ca[static_cast<std::size_t>(x)] = cb[static_cast<std::size_t>(y)] = true;
+          da[j] = x;
+          db[j] = y;
+          k *= a.shape()[static_cast<std::size_t>(x)];
+        }
+        std::vector<std::int64_t> pa, pb;
+        Shape out;
+        std::int64_t m = 1, n = 1;
+        for (int d = 0; d < a.ndim(); ++d)
+          if (!ca[static_cast<std::size_t>(d)]) {
+            pa.push_back(d);
+            out.push_back(a.shape()[static_cast<std::size_t>(d)]);
+            m *= a.shape()[static_cast<std::size_t>(d)];
+          }
+        pa.insert(pa.end(), da.begin(), da.end());
+        pb.insert(pb.end(), db.begin(), db.end());
+        for (int d = 0; d < b.ndim(); ++d)
+          if (!cb[static_cast<std::size_t>(d)]) {
+            pb.push_back(d);
+            out.push_back(b.shape()[static_cast<std::size_t>(d)]);
+            n *= b.shape()[static_cast<std::size_t>(d)];
+          }
+        Var r = ops::matmul(reshape(permute(a, pa), {m, k}), reshape(permute(b, pb), {k, n}));
+        return {reshape(r, out)};
+      });
 }
 
 }  // namespace probe::runners

@@ -2,6 +2,9 @@
 // (cross_entropy = log_softmax + nll_loss, label smoothing as in aten's cross_entropy_loss).
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "probe/error.h"
 #include "runners/NnKit.h"
 #include "runners/Ops.h"
@@ -159,6 +162,108 @@ Var pointwise_loss(Ctx& c, bool squared) {
   return reduce_loss(squared ? ops::square(d) : ops::abs(d), reduction_of(c));
 }
 
+// Elementwise loss of (input, target) with its two partial derivatives, then weight and reduction.
+template <class F, class DA, class DB>
+Var pair_loss(Ctx& c, const char* fn, F f, DA da, DB db) {
+  Var x = c.t("input"), t = c.t("target");
+  need_floating(x, fn);
+  if (x.shape() != t.shape() && broadcast_shapes(x.shape(), t.shape()) != x.shape())
+    invalid(fmt::format("Using a target size ({}) that is different to the input size ({}) is not supported",
+                        shape_to_string(t.shape()), shape_to_string(x.shape())));
+  return zip(x, t, result_type({x, t}), f, da, db);
+}
+
+Var binary_cross_entropy(Ctx& c) {
+  Var x = c.t("input"), t = c.t("target");
+  if (x.shape() != t.shape())
+    invalid(
+        fmt::format("Using a target size ({}) that is different to the input size ({}) is deprecated. "
+                    "Please ensure they have the same size.",
+                    shape_to_string(t.shape()), shape_to_string(x.shape())));
+  for (double v : x.data())
+    if (!(v >= 0 && v <= 1)) invalid("all elements of input should be between 0 and 1");
+  // torch clamps each log at -100 and divides the input gradient by max(x (1 - x), 1e-12).
+  Var l = pair_loss(
+      c, "binary_cross_entropy",
+      [](double p, double y) {
+        return -(y * std::max(std::log(p), -100.0) + (1 - y) * std::max(std::log1p(-p), -100.0));
+      },
+      [](double p, double y, double) { return (p - y) / std::max((1 - p) * p, 1e-12); },
+      [](double p, double, double) {
+        return std::max(std::log1p(-p), -100.0) - std::max(std::log(p), -100.0);
+      });
+  if (auto w = c.opt_t("weight")) l = ops::mul(l, detach(*w));  // torch: weight is not differentiable
+  return reduce_loss(l, reduction_of(c));
+}
+
+// (1 - t) x + (1 + (pw - 1) t) softplus(-x), softplus(-x) = log1p(exp(-|x|)) + max(-x, 0) (torch's form).
+Var binary_cross_entropy_with_logits(Ctx& c) {
+  Var x = c.t("input"), t = c.t("target");
+  need_floating(x, "binary_cross_entropy_with_logits");
+  if (x.shape() != t.shape())
+    invalid(fmt::format("Target size ({}) must be the same as input size ({})", shape_to_string(t.shape()),
+                        shape_to_string(x.shape())));
+  Var sp = map(
+      x, x.dtype(), [](double v) { return std::log1p(std::exp(-std::fabs(v))) + std::max(-v, 0.0); },
+      [](double v, double) { return -1.0 / (1.0 + std::exp(v)); });
+  Var lw = scalar(1.0);
+  // torch: weight and pos_weight are not differentiable
+  if (auto pw = c.opt_t("pos_weight"))
+    lw = ops::add(ops::mul(ops::sub(detach(*pw), scalar(1.0)), t), scalar(1.0));
+  Var l = ops::add(ops::mul(ops::sub(scalar(1.0), t), x), ops::mul(lw, sp));
+  if (auto w = c.opt_t("weight")) l = ops::mul(l, detach(*w));
+  return reduce_loss(l, reduction_of(c));
+}
+
+// smooth_l1 (beta) and huber (delta): quadratic below the threshold, linear above; both as torch.
+Var smooth_loss(Ctx& c, bool huber) {
+  const double th = huber ? c.f("delta") : c.f("beta");
+  if (th < 0)
+    invalid(huber ? "huber_loss does not support negative values for delta."
+                  : "smooth_l1_loss does not support negative values for beta.");
+  if (!huber && th == 0) {
+    Var x = c.t("input"), t = c.t("target");
+    need_floating(x, "smooth_l1_loss");
+    return reduce_loss(ops::abs(ops::sub(x, t)), reduction_of(c));
+  }
+  auto f = [th, huber](double a, double b) {
+    const double z = std::fabs(a - b);
+    if (huber) return z < th ? 0.5 * z * z : th * (z - 0.5 * th);
+    return z < th ? 0.5 * z * z / th : z - 0.5 * th;
+  };
+  auto d = [th, huber](double a, double b) {
+    const double x = a - b;
+    const double lin = huber ? th : 1.0;
+    return x < -th ? -lin : x > th ? lin : (huber ? x : x / th);
+  };
+  Var l = pair_loss(
+      c, huber ? "huber_loss" : "smooth_l1_loss", f, [d](double a, double b, double) { return d(a, b); },
+      [d](double a, double b, double) { return -d(a, b); });
+  return reduce_loss(l, huber ? c.s("reduction") : reduction_of(c));
+}
+
+Var kl_div(Ctx& c) {
+  const bool log_target = c.b("log_target");
+  Var l = pair_loss(
+      c, "kl_div",
+      [log_target](double x, double t) {
+        if (log_target) return std::exp(t) * (t - x);
+        if (std::isnan(t)) return t;
+        return (t == 0 ? 0.0 : t * std::log(t)) - t * x;  // xlogy(t, t) - t x
+      },
+      [log_target](double, double t, double) { return log_target ? -std::exp(t) : -t; },
+      [log_target](double x, double t, double) {
+        if (log_target) return std::exp(t) * (t - x + 1);
+        return t > 0 ? std::log(t) + 1 - x : std::nan("");  // torch 1.13: NaN where target <= 0
+      });
+  const std::string red = reduction_of(c);
+  if (red == "batchmean") {
+    Var s = ops::sum(l);
+    return l.ndim() == 0 ? s : ops::div(s, scalar(static_cast<double>(l.shape()[0])));
+  }
+  return reduce_loss(l, red);
+}
+
 }  // namespace
 
 }  // namespace probe::runners::nn
@@ -186,6 +291,27 @@ void register_loss_runners(RunnerRegistry& reg) {
       "l1_loss(Tensor input, Tensor target, Any size_average=None, Any reduce=None, str reduction='mean') -> "
       "Tensor",
       [](Ctx& c) -> Outs { return {pointwise_loss(c, false)}; });
+  def(reg, names("binary_cross_entropy", fns),
+      "binary_cross_entropy(Tensor input, Tensor target, Tensor? weight=None, Any size_average=None, Any "
+      "reduce=None, str reduction='mean') -> Tensor",
+      [](Ctx& c) -> Outs { return {binary_cross_entropy(c)}; });
+  def(reg, names("binary_cross_entropy_with_logits", fns),
+      "binary_cross_entropy_with_logits(Tensor input, Tensor target, Tensor? weight=None, Any "
+      "size_average=None, "
+      "Any reduce=None, str reduction='mean', Tensor? pos_weight=None) -> Tensor",
+      [](Ctx& c) -> Outs { return {binary_cross_entropy_with_logits(c)}; });
+  def(reg, names("smooth_l1_loss", fns),
+      "smooth_l1_loss(Tensor input, Tensor target, Any size_average=None, Any reduce=None, str "
+      "reduction='mean', float beta=1.0) -> Tensor",
+      [](Ctx& c) -> Outs { return {smooth_loss(c, false)}; });
+  def(reg, names("huber_loss", fns),
+      "huber_loss(Tensor input, Tensor target, str reduction='mean', float delta=1.0) -> Tensor",
+      [](Ctx& c) -> Outs { return {smooth_loss(c, true)}; });
+  def(reg, names("kl_div", fns),
+      "kl_div(Tensor input, Tensor target, Any size_average=None, Any reduce=None, str reduction='mean', "
+      "bool "
+      "log_target=False) -> Tensor",
+      [](Ctx& c) -> Outs { return {kl_div(c)}; });
 }
 
 }  // namespace probe::runners

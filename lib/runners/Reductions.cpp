@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "probe/error.h"
@@ -103,8 +104,8 @@ Var vector_norm(const Var& x0, double ord, const std::vector<std::int64_t>& dims
 }
 
 // torch.var/std accept (dim, unbiased, keepdim), (unbiased) and (dim, *, correction, keepdim).
-Var var_std(Ctx& c, bool is_std) {
-  Var x = c.t("input");
+// var/std arguments: dim may be the legacy `unbiased` bool; correction wins over unbiased.
+std::pair<std::vector<std::int64_t>, double> var_args(Ctx& c) {
   std::vector<std::int64_t> dims;
   double correction = 1;
   const Value& d = c["dim"];
@@ -115,8 +116,124 @@ Var var_std(Ctx& c, bool is_std) {
   }
   if (!c.none("unbiased")) correction = c.b("unbiased") ? 1 : 0;
   if (!c.none("correction")) correction = c.f("correction");
-  Var v = ops::var(x, dims, correction, c.b("keepdim"));
+  return {dims, correction};
+}
+
+Var var_std(Ctx& c, bool is_std) {
+  const auto [dims, correction] = var_args(c);
+  Var v = ops::var(c.t("input"), dims, correction, c.b("keepdim"));
   return is_std ? ops::sqrt(v) : v;
+}
+
+// The runs of a tensor along one dim: f(base, stride, len) for every position of the other dims.
+template <class F>
+void each_run(const Var& x, int d, F f) {
+  const Shape s = x.shape().empty() ? Shape{1} : x.shape();
+  std::int64_t outer = 1, inner = 1;
+  const std::int64_t len = s[static_cast<std::size_t>(d)];
+  for (int i = 0; i < d; ++i) outer *= s[static_cast<std::size_t>(i)];
+  for (std::size_t i = static_cast<std::size_t>(d) + 1; i < s.size(); ++i) inner *= s[i];
+  for (std::int64_t o = 0; o < outer; ++o)
+    for (std::int64_t i = 0; i < inner; ++i) f(o * len * inner + i, inner, len);
+}
+
+int scan_dim(const Var& x, std::int64_t dim) {
+  return x.ndim() == 0 ? wrap_dim(dim, 1) : wrap_dim(dim, x.ndim());
+}
+
+// cumprod with the exact gradient also where inputs are zero: dy_j/dx_i = prod_{k<=j, k!=i} x_k, summed as
+// grad_i = (prod_{k<i} x_k) * t_i with t_i = g_i + x_{i+1} t_{i+1} (no division by x).
+Var cumprod(const Var& x, int d, DType out) {
+  Buffer y(x.data().size());
+  const Buffer& xd = x.data();
+  each_run(x, d, [&](std::int64_t b, std::int64_t st, std::int64_t n) {
+    double acc = 1;
+    for (std::int64_t k = 0; k < n; ++k) {
+      const auto at = static_cast<std::size_t>(b + k * st);
+      acc *= xd[at];
+      y[at] = acc;
+    }
+  });
+  if (!is_floating(out))
+    for (double& v : y) v = round_to(v, out);
+  return make_result(x.shape(), std::move(y), out, {x}, [x, d](const Buffer& g) {
+    const Buffer& xv = x.data();
+    Buffer gx(g.size());
+    each_run(x, d, [&](std::int64_t b, std::int64_t st, std::int64_t n) {
+      double t = 0;
+      for (std::int64_t k = n - 1; k >= 0; --k) {
+        const auto at = static_cast<std::size_t>(b + k * st);
+        t = g[at] + (k + 1 < n ? xv[static_cast<std::size_t>(b + (k + 1) * st)] * t : 0.0);
+        gx[at] = t;
+      }
+      double pre = 1;
+      for (std::int64_t k = 0; k < n; ++k) {
+        const auto at = static_cast<std::size_t>(b + k * st);
+        gx[at] *= pre;
+        pre *= xv[at];
+      }
+    });
+    return std::vector<Buffer>{std::move(gx)};
+  });
+}
+
+// out_j = log(sum_{k<=j} exp(x_k)); grad_i = sum_{j>=i} g_j exp(x_i - out_j), every exponent <= 0.
+Var logcumsumexp(const Var& x, int d) {
+  Buffer y(x.data().size());
+  const Buffer& xd = x.data();
+  each_run(x, d, [&](std::int64_t b, std::int64_t st, std::int64_t n) {
+    double acc = -std::numeric_limits<double>::infinity();
+    for (std::int64_t k = 0; k < n; ++k) {
+      const auto at = static_cast<std::size_t>(b + k * st);
+      const double v = xd[at];
+      if (std::isnan(v) || std::isnan(acc))
+        acc = std::nan("");
+      else if (!(std::isinf(acc) && acc == v))
+        acc = std::max(acc, v) + std::log1p(std::exp(-std::fabs(acc - v)));
+      y[at] = acc;
+    }
+  });
+  Var r = make_result(x.shape(), y, x.dtype(), {x}, [x, d, y](const Buffer& g) {
+    const Buffer& xv = x.data();
+    Buffer gx(g.size(), 0.0);
+    each_run(x, d, [&](std::int64_t b, std::int64_t st, std::int64_t n) {
+      for (std::int64_t i = 0; i < n; ++i) {
+        const auto ai = static_cast<std::size_t>(b + i * st);
+        if (xv[ai] == -std::numeric_limits<double>::infinity()) continue;
+        double acc = 0;
+        for (std::int64_t j = i; j < n; ++j) {
+          const auto aj = static_cast<std::size_t>(b + j * st);
+          acc += g[aj] * std::exp(xv[ai] - y[aj]);
+        }
+        gx[ai] = acc;
+      }
+    });
+    return std::vector<Buffer>{std::move(gx)};
+  });
+  return r;
+}
+
+// cummax / cummin: torch's rule, a new element wins on ties (>= / <=) and every NaN wins; values gathered
+// from the input so the gradient goes to the winning position.
+std::pair<Var, Var> cum_extreme(const Var& x, int d, bool is_min) {
+  const Buffer& xd = x.data();
+  std::vector<std::int64_t> flat(xd.size());
+  Buffer idx(xd.size());
+  each_run(x, d, [&](std::int64_t b, std::int64_t st, std::int64_t n) {
+    double best = 0;
+    std::int64_t bi = 0;
+    for (std::int64_t k = 0; k < n; ++k) {
+      const auto at = static_cast<std::size_t>(b + k * st);
+      const double v = xd[at];
+      if (k == 0 || std::isnan(v) || (!std::isnan(best) && (is_min ? v <= best : v >= best))) {
+        best = v;
+        bi = k;
+      }
+      flat[at] = b + bi * st;
+      idx[at] = static_cast<double>(bi);
+    }
+  });
+  return {take(x, std::move(flat), x.shape()), make_leaf(x.shape(), std::move(idx), DType::Int64)};
 }
 
 }  // namespace
@@ -158,6 +275,26 @@ void register_reduction_runners(RunnerRegistry& reg) {
         const DType dt = acc_dtype(x, c.dtype("dtype"));
         return {cumsum(cast(x, dt), static_cast<int>(c.i("dim")), dt)};
       });
+  def(reg, names("cumprod", kTorch | kTensor | kInplace),
+      "cumprod(Tensor input, int dim, *, ScalarType? dtype=None) -> Tensor", [](Ctx& c) -> Outs {
+        Var x = c.t("input");
+        const DType dt = acc_dtype(x, c.dtype("dtype"));
+        return {cumprod(cast(x, dt), scan_dim(x, c.i("dim")), dt)};
+      });
+  def(reg, names("logcumsumexp", kTorch | kTensor), "logcumsumexp(Tensor input, int dim) -> Tensor",
+      [](Ctx& c) -> Outs {
+        Var x = c.t("input");
+        if (!is_floating(x.dtype())) invalid("logcumsumexp(): expected a floating input");
+        return {logcumsumexp(x, scan_dim(x, c.i("dim")))};
+      });
+  for (const bool is_min : {false, true}) {
+    const std::string fn = is_min ? "cummin" : "cummax";
+    def(reg, names(fn, kTorch | kTensor), fn + "(Tensor input, int dim) -> Tensor", [is_min](Ctx& c) -> Outs {
+      Var x = c.t("input");
+      auto [v, i] = cum_extreme(x, scan_dim(x, c.i("dim")), is_min);
+      return {v, i};
+    });
+  }
   for (const bool is_min : {false, true}) {
     const std::string fn = is_min ? "min" : "max";
     // max(input) / max(input, dim, keepdim) -> (values, indices) / max(input, other) = maximum.
@@ -239,6 +376,98 @@ void register_reduction_runners(RunnerRegistry& reg) {
       "std(Tensor input, Any dim=None, bool? unbiased=None, bool keepdim=False, *, Scalar? correction=None) "
       "-> Tensor",
       [](Ctx& c) -> Outs { return {var_std(c, true)}; });
+  for (const bool is_std : {false, true}) {
+    const std::string fn = is_std ? "std_mean" : "var_mean";
+    def(reg, names(fn, kTorch),
+        fn + "(Tensor input, Any dim=None, bool? unbiased=None, bool keepdim=False, *, Scalar? "
+             "correction=None) "
+             "-> Tensor",
+        [is_std](Ctx& c) -> Outs {
+          const auto dims = var_args(c).first;
+          return {var_std(c, is_std), ops::mean(c.t("input"), dims, c.b("keepdim"))};
+        });
+  }
+  def(reg, names("nanmean", kTorch | kTensor),
+      "nanmean(Tensor input, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+      [](Ctx& c) -> Outs {
+        Var x = c.t("input");
+        if (!is_floating(x.dtype())) invalid("nanmean(): expected input to have floating point dtype");
+        const auto dims = dims_of(c, "dim");
+        const bool keep = c.b("keepdim");
+        // nansum's NaN -> 0 with gradient grad * (x == x), as torch: an all-NaN slice (count 0) gets NaN.
+        Var kept = map(
+            x, x.dtype(), [](double v) { return std::isnan(v) ? 0.0 : v; },
+            [](double v, double) { return std::isnan(v) ? 0.0 : 1.0; });
+        Var count = ops::sum(cast(map(
+                                      x, x.dtype(), [](double v) { return std::isnan(v) ? 0.0 : 1.0; },
+                                      [](double, double) { return 0.0; }),
+                                  x.dtype()),
+                             dims, keep);
+        Var r = ops::div(ops::sum(kept, dims, keep), detach(count));
+        if (auto dt = c.dtype("dtype")) r = cast(r, *dt);
+        return {r};
+      });
+  def(
+      reg, names("count_nonzero", kTorch | kTensor),
+      "count_nonzero(Tensor input, int[1]? dim=None) -> Tensor",
+      [](Ctx& c) -> Outs {
+        Var x = c.t("input");
+        Var nz = map(
+            x, DType::Int64, [](double v) { return v != 0 ? 1.0 : 0.0; }, [](double, double) { return 0.0; });
+        return {runners::sum(nz, reduce_dims(x, dims_of(c, "dim")), false, DType::Int64)};
+      },
+      false);
+  def(
+      reg, names("aminmax", kTorch | kTensor, {"Torch._aminmax"}),
+      "aminmax(Tensor input, *, int? dim=None, bool keepdim=False) -> Tensor",
+      [](Ctx& c) -> Outs {
+        Var x = c.t("input");
+        if (x.numel() == 0) invalid("aminmax(): cannot compute aminmax over an empty dimension");
+        std::vector<std::int64_t> dims;
+        if (auto d = c.opt_i("dim")) dims = {*d};
+        const auto rd = reduce_dims(x, dims);
+        const bool keep = c.b("keepdim");
+        return {amax(x, rd, keep, true), amax(x, rd, keep, false)};
+      },
+      false);  // torch 1.13: "derivative for aten::aminmax is not implemented"
+  // ---- normalisation and distances built on vector_norm (its gradient is 0 at a zero norm, like torch) ----
+  def(reg, names("normalize", kFunctional),
+      "normalize(Tensor input, float p=2.0, int dim=1, float eps=1e-12, Tensor? out=None) -> Tensor",
+      [](Ctx& c) -> Outs {
+        Var x = c.t("input");
+        Var n = vector_norm(x, c.f("p"), {c.i("dim")}, true, std::nullopt);
+        const double eps = c.f("eps");
+        Var d = map(
+            n, n.dtype(), [eps](double v) { return std::isnan(v) ? v : std::max(v, eps); },
+            [eps](double v, double) { return v >= eps ? 1.0 : 0.0; });
+        return {ops::div(x, d)};
+      });
+  def(reg, names("cosine_similarity", kFunctional | kTorch),
+      "cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-8) -> Tensor", [](Ctx& c) -> Outs {
+        // torch >= 1.13: sum((x1 / max(||x1||, eps)) * (x2 / max(||x2||, eps)), dim) after broadcasting
+        Var a = c.t("x1"), b = c.t("x2");
+        const Shape s = broadcast_shapes(a.shape(), b.shape());
+        a = expand(a, s);
+        b = expand(b, s);
+        const std::int64_t dim = c.i("dim");
+        const double eps = c.f("eps");
+        auto unit = [dim, eps](const Var& v) {
+          Var n = vector_norm(v, 2.0, {dim}, true, std::nullopt);
+          Var d = map(
+              n, n.dtype(), [eps](double u) { return std::isnan(u) ? u : std::max(u, eps); },
+              [eps](double u, double) { return u >= eps ? 1.0 : 0.0; });
+          return ops::div(v, d);
+        };
+        return {ops::sum(ops::mul(unit(a), unit(b)), {dim})};
+      });
+  def(reg, names("pairwise_distance", kFunctional | kTorch),
+      "pairwise_distance(Tensor x1, Tensor x2, float p=2.0, float eps=1e-6, bool keepdim=False) -> Tensor",
+      [](Ctx& c) -> Outs {
+        Var a = c.t("x1"), b = c.t("x2");
+        const int nd = std::max(a.ndim(), b.ndim());
+        Var d = ops::add(ops::sub(a, b), ops::scalar_like(c.f("eps"), a));
+        return {vector_norm(d, c.f("p"), {nd == 0 ? 0 : -1}, c.b("keepdim"), std::nullopt)};
+      });
   def(reg, {"Torch.linalg.vector_norm", "Aten.linalg_vector_norm.default", "ms:Mint.linalg.vector_norm"},
       "vector_norm(Tensor input, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? "
       "dtype=None) -> Tensor",

@@ -692,6 +692,228 @@ void register_shape_runners(RunnerRegistry& reg) {
       like(nullptr, 1.0), false);
   def(reg, names("full_like", kTorch | kMint | kMsOps),
       std::string("full_like(Tensor input, Scalar fill_value") + like_tail, like("fill_value", 0.0), false);
+  // ---- more indexing and rearranging ---------------------------------------------------------------
+  def(reg, names("roll", kTorch | kTensor), "roll(Tensor input, int[1] shifts, int[1] dims=[]) -> Tensor",
+      [](Ctx& c) -> Outs {
+        Var x = c.t("input");
+        const auto shifts = c.ints("shifts");
+        const auto dims = c.ints("dims");
+        auto roll1 = [](const Var& v, std::int64_t shift, int d) {
+          const std::int64_t n = v.shape()[static_cast<std::size_t>(d)];
+          if (n == 0) return v;
+          std::vector<std::int64_t> sel(static_cast<std::size_t>(n));
+          for (std::int64_t i = 0; i < n; ++i) sel[static_cast<std::size_t>(i)] = (((i - shift) % n) + n) % n;
+          return index_select(v, d, sel);
+        };
+        if (dims.empty()) {
+          if (shifts.size() != 1) invalid("roll(): shifts must have one element when dims is not given");
+          return {reshape(roll1(reshape(x, {x.numel()}), shifts[0], 0), x.shape())};
+        }
+        if (shifts.size() != dims.size())
+          invalid(fmt::format("shifts and dimensions must align. shifts: {}, dims:{}", shifts.size(),
+                              dims.size()));
+        for (std::size_t k = 0; k < dims.size(); ++k) x = roll1(x, shifts[k], wrap_dim(dims[k], x.ndim()));
+        return {x};
+      });
+  for (const bool lr : {true, false})
+    def(reg, names(lr ? "fliplr" : "flipud", kTorch | kTensor),
+        std::string(lr ? "fliplr" : "flipud") + "(Tensor input) -> Tensor", [lr](Ctx& c) -> Outs {
+          Var x = c.t("input");
+          if (x.ndim() < (lr ? 2 : 1)) invalid(fmt::format("Input must be >= {}-d.", lr ? 2 : 1));
+          const int d = lr ? 1 : 0;
+          std::vector<std::int64_t> sel;
+          for (std::int64_t i = x.shape()[static_cast<std::size_t>(d)]; i-- > 0;) sel.push_back(i);
+          return {index_select(x, d, sel)};
+        });
+  def(reg, names("movedim", kTorch | kTensor, {"Torch.moveaxis", "Tensor.moveaxis"}),
+      "movedim(Tensor input, int[1] source, int[1] destination) -> Tensor", [](Ctx& c) -> Outs {
+        Var x = c.t("input");
+        const auto src = c.ints("source"), dst = c.ints("destination");
+        if (src.size() != dst.size())
+          invalid(
+              fmt::format("movedim: Invalid source or destination dims: source ({} dims) should contain the "
+                          "same number of dims as destination ({} dims)",
+                          src.size(), dst.size()));
+        const auto n = static_cast<std::size_t>(x.ndim());
+        std::vector<std::int64_t> perm(n, -1);
+        std::vector<bool> used(n, false);
+        for (std::size_t k = 0; k < src.size(); ++k) {
+          const auto s0 = static_cast<std::size_t>(wrap_dim(src[k], x.ndim()));
+          const auto d0 = static_cast<std::size_t>(wrap_dim(dst[k], x.ndim()));
+          if (used[s0] || perm[d0] != -1) invalid("movedim: repeated dim in source or destination");
+          perm[d0] = static_cast<std::int64_t>(s0);
+          used[s0] = true;
+        }
+        std::size_t next = 0;
+        for (std::size_t d = 0; d < n; ++d) {
+          if (perm[d] != -1) continue;
+          while (used[next]) ++next;
+          perm[d] = static_cast<std::int64_t>(next);
+          used[next] = true;
+        }
+        return {permute(x, perm)};
+      });
+  def(reg, names("take", kTorch | kTensor), "take(Tensor input, Tensor index) -> Tensor", [](Ctx& c) -> Outs {
+    Var x = c.t("input"), i = int_index(c, "index");
+    Var x1 = reshape(x, {x.numel()});
+    return {take(x1, along_dim_offsets(x1.shape(), {i.numel()}, 0, i.data()), i.shape())};
+  });
+  def(reg, names("take_along_dim", kTorch | kTensor),
+      "take_along_dim(Tensor input, Tensor indices, int? dim=None) -> Tensor", [](Ctx& c) -> Outs {
+        Var x = c.t("input"), i = int_index(c, "indices");
+        if (c.none("dim")) {
+          Var x1 = reshape(x, {x.numel()});
+          return {take(x1, along_dim_offsets(x1.shape(), {i.numel()}, 0, i.data()), {i.numel()})};
+        }
+        if (x.ndim() != i.ndim())
+          invalid("torch.take_along_dim(): input and indices should have the same number of dimensions");
+        const int d = wrap_dim(c.i("dim"), x.ndim());
+        Shape sx = x.shape(), si = i.shape();
+        sx[static_cast<std::size_t>(d)] = si[static_cast<std::size_t>(d)] = 1;
+        Shape b = broadcast_shapes(sx, si);
+        Shape bx = b, bi = b;
+        bx[static_cast<std::size_t>(d)] = x.shape()[static_cast<std::size_t>(d)];
+        bi[static_cast<std::size_t>(d)] = i.shape()[static_cast<std::size_t>(d)];
+        Var xe = expand(x, bx), ie = expand(detach(i), bi);
+        return {take(xe, along_dim_offsets(xe.shape(), ie.shape(), d, ie.data()), ie.shape())};
+      });
+  def(reg, names("select", kTorch | kTensor), "select(Tensor input, int dim, int index) -> Tensor",
+      [](Ctx& c) -> Outs {
+        Var x = c.t("input");
+        if (x.ndim() == 0) invalid("select() cannot be applied to a 0-dim tensor.");
+        const int d = wrap_dim(c.i("dim"), x.ndim());
+        const std::int64_t n = x.shape()[static_cast<std::size_t>(d)];
+        std::int64_t k = c.i("index");
+        if (k < -n || k >= n)
+          invalid(fmt::format("select(): index {} out of range for tensor of size {} at dimension {}", k,
+                              shape_to_string(x.shape()), d));
+        if (k < 0) k += n;
+        return {ops::squeeze(index_select(x, d, {k}), d)};
+      });
+  def(reg, names("diagonal", kTorch | kTensor),
+      "diagonal(Tensor input, int offset=0, int dim1=0, int dim2=1) -> Tensor", [](Ctx& c) -> Outs {
+        Var x = c.t("input");
+        const int d1 = wrap_dim(c.i("dim1"), x.ndim()), d2 = wrap_dim(c.i("dim2"), x.ndim());
+        if (d1 == d2) invalid("diagonal dimensions cannot be identical");
+        const std::int64_t off = c.i("offset");
+        const std::int64_t n1 = x.shape()[static_cast<std::size_t>(d1)],
+                           n2 = x.shape()[static_cast<std::size_t>(d2)];
+        const std::int64_t len =
+            std::max<std::int64_t>(0, off >= 0 ? std::min(n1, n2 - off) : std::min(n1 + off, n2));
+        const auto st = contiguous_strides(x.shape());
+        Shape out;
+        std::vector<int> rest;
+        for (int d = 0; d < x.ndim(); ++d)
+          if (d != d1 && d != d2) {
+            rest.push_back(d);
+            out.push_back(x.shape()[static_cast<std::size_t>(d)]);
+          }
+        out.push_back(len);
+        const std::int64_t total = checked_numel(out);
+        std::vector<std::int64_t> idx(static_cast<std::size_t>(total));
+        const std::int64_t base =
+            off >= 0 ? off * st[static_cast<std::size_t>(d2)] : -off * st[static_cast<std::size_t>(d1)];
+        const std::int64_t step = st[static_cast<std::size_t>(d1)] + st[static_cast<std::size_t>(d2)];
+        std::vector<std::int64_t> pos(rest.size(), 0);
+        for (std::int64_t k = 0; k < total; ++k) {
+          const std::int64_t j = len ? k % len : 0;
+          std::int64_t o = base + j * step;
+          for (std::size_t r = 0; r < rest.size(); ++r) o += pos[r] * st[static_cast<std::size_t>(rest[r])];
+          idx[static_cast<std::size_t>(k)] = o;
+          if (j + 1 == len)
+            for (std::size_t r = rest.size(); r-- > 0;) {
+              if (++pos[r] < x.shape()[static_cast<std::size_t>(rest[r])]) break;
+              pos[r] = 0;
+            }
+        }
+        return {take(x, std::move(idx), out)};
+      });
+  // index_fill / index_copy: the positions whose coordinate along `dim` is listed in `index`.
+  auto index_positions = [](const Var& x, int d, const Var& i, const Shape& shape) {
+    if (i.ndim() > 1) invalid("Index is supposed to be a vector");
+    const auto ss = contiguous_strides(shape);
+    const std::int64_t len = shape.empty() ? 1 : shape[static_cast<std::size_t>(d)];
+    if (len != i.numel()) invalid("index_copy_(): Number of indices should be equal to source.size(dim)");
+    std::vector<double> along(static_cast<std::size_t>(checked_numel(shape)));
+    for (std::size_t k = 0; k < along.size(); ++k) {
+      const std::int64_t coord =
+          shape.empty() ? 0 : (static_cast<std::int64_t>(k) / ss[static_cast<std::size_t>(d)]) % len;
+      along[k] = i.data()[static_cast<std::size_t>(coord)];
+    }
+    return along_dim_offsets(x.shape(), shape, d, along);
+  };
+  def(reg, names("index_fill", kTorch | kTensor | kInplace),
+      "index_fill(Tensor input, int dim, Tensor index, Tensor value) -> Tensor",
+      [index_positions](Ctx& c) -> Outs {
+        Var x = c.t("input"), i = int_index(c, "index"), v = c.t("value");
+        if (v.ndim() != 0) invalid("index_fill_ only supports a 0-dimensional value tensor");
+        const int d = x.ndim() == 0 ? 0 : wrap_dim(c.i("dim"), x.ndim());
+        Shape s = x.shape();
+        if (!s.empty()) s[static_cast<std::size_t>(d)] = i.numel();
+        Var src = expand(cast(v, x.dtype()), s);
+        return {put(x, index_positions(x, d, i, s), src, false)};
+      });
+  def(reg, names("index_copy", kTorch | kTensor | kInplace),
+      "index_copy(Tensor input, int dim, Tensor index, Tensor source) -> Tensor",
+      [index_positions](Ctx& c) -> Outs {
+        Var x = c.t("input"), i = int_index(c, "index"), src = c.t("source");
+        const int d = x.ndim() == 0 ? 0 : wrap_dim(c.i("dim"), x.ndim());
+        if (src.ndim() != x.ndim())
+          invalid(
+              "index_copy_(): When source and destination are not scalars, their dimensionality must match.");
+        for (int k = 0; k < x.ndim(); ++k)
+          if (k != d && src.shape()[static_cast<std::size_t>(k)] != x.shape()[static_cast<std::size_t>(k)])
+            invalid(fmt::format(
+                "index_copy_(): Source/destination tensor must have same slice shapes. Destination "
+                "slice shape: {}, source slice shape: {}",
+                shape_to_string(x.shape()), shape_to_string(src.shape())));
+        if (src.dtype() != x.dtype())
+          invalid("index_copy_(): self and source expected to have the same dtype");
+        return {put(x, index_positions(x, d, i, src.shape()), src, false)};
+      });
+  def(reg, names("view_as", kTensor), "view_as(Tensor input, Tensor other) -> Tensor",
+      [](Ctx& c) -> Outs { return {reshape(c.t("input"), c.t("other").shape())}; });
+  def(reg, names("reshape_as", kTensor), "reshape_as(Tensor input, Tensor other) -> Tensor",
+      [](Ctx& c) -> Outs { return {reshape(c.t("input"), c.t("other").shape())}; });
+  def(
+      reg, names("one_hot", kFunctional), "one_hot(Tensor input, int num_classes=-1) -> Tensor",
+      [](Ctx& c) -> Outs {
+        Var x = c.t("input");
+        if (x.dtype() != DType::Int64) invalid("one_hot is only applicable to index tensor.");
+        std::int64_t n = c.i("num_classes");
+        double hi = -1;
+        for (double v : x.data()) {
+          if (v < 0) invalid("Class values must be non-negative.");
+          hi = std::max(hi, v);
+        }
+        if (n == -1) {
+          if (x.numel() == 0) invalid("Can not infer total number of classes from empty tensor.");
+          n = static_cast<std::int64_t>(hi) + 1;
+        } else if (hi >= static_cast<double>(n)) {
+          invalid("Class values must be smaller than num_classes.");
+        }
+        Shape s = x.shape();
+        s.push_back(n);
+        Buffer out(static_cast<std::size_t>(checked_numel(s)), 0.0);
+        for (std::size_t k = 0; k < x.data().size(); ++k)
+          out[k * static_cast<std::size_t>(n) + static_cast<std::size_t>(x.data()[k])] = 1.0;
+        return {make_leaf(s, std::move(out), DType::Int64)};
+      },
+      false);
+  def(reg, names("ravel", kTorch | kTensor), "ravel(Tensor input) -> Tensor", [](Ctx& c) -> Outs {
+    Var x = c.t("input");
+    return {reshape(x, {x.numel()})};
+  });
+  def(reg, names("unflatten", kTorch | kTensor), "unflatten(Tensor input, int dim, int[] sizes) -> Tensor",
+      [](Ctx& c) -> Outs {
+        Var x = c.t("input");
+        const int d = wrap_dim(c.i("dim"), x.ndim());
+        Shape s(x.shape().begin(), x.shape().begin() + d);
+        for (auto v : c.ints("sizes")) s.push_back(v);
+        s.insert(s.end(), x.shape().begin() + d + 1, x.shape().end());
+        Var r = reshape(x, s);
+        return {r};
+      });
 }
 
 }  // namespace probe::runners

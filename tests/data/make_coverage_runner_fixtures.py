@@ -1,0 +1,381 @@
+#!/usr/bin/python3
+"""Fixtures for the runners added to close the gap to msprobe's hooked API list (tools/runner_coverage.py):
+more unary/binary math, pointwise ternary ops, activations, cumulative scans, einsum with '...'.
+Expected values and gradients are torch float64 (Debian's torch), via make_runner_fixtures' machinery.
+
+    /usr/bin/python3 tests/data/make_coverage_runner_fixtures.py   # writes tests/data/runners/coverage.json
+"""
+from make_runner_fixtures import C, I, T, write
+
+NAN, INF = float("nan"), float("inf")
+
+
+def f32(*shape, **kw):
+    return T("float32", shape, **kw)
+
+
+def special(dtype="float32"):
+    # NaN, +-Inf and signed zeros among ordinary values
+    return T(dtype, (8,), values=[NAN, INF, -INF, 0.0, -0.0, 0.5, -1.5, 2.25])
+
+
+# torch's trigamma (digamma's derivative) stops at 6 recurrence steps and 3 series terms: ~1e-10 relative.
+TRIGAMMA_TOL = dict(rtol=1e-9, tol_reason="torch's trigamma (the gradient) truncates its series, ~1e-10 relative")
+
+# torch 1.13's float64 erfinv refines with erf near |y| = 1, where erf rounds: erfinv(0.9999999999) is
+# 4.572825001 in torch, 4.572824958544920 in mpmath (and probe); probe solves with erfc there.
+ERFINV_TAIL_TOL = dict(rtol=1e-6, tol_reason="torch's erfinv loses digits near |y| = 1 (mpmath agrees with probe)")
+
+
+def unary_cases():
+    c = []
+    inside = dict(low=-0.9, high=0.9)  # domain of acos/asin/atanh/erfinv
+    for api, kw in [("Torch.acos", inside), ("Torch.asin", inside), ("Torch.atanh", inside),
+                    ("Torch.erfinv", inside), ("Torch.sinh", {}), ("Torch.cosh", {}), ("Torch.asinh", {}),
+                    ("Torch.acosh", dict(low=1.1, high=4.0)), ("Torch.erfc", {}),
+                    ("Torch.lgamma", dict(low=0.2, high=6.0)), ("Torch.digamma", dict(low=0.2, high=9.0)),
+                    ("Torch.deg2rad", {}), ("Torch.rad2deg", {}), ("Torch.sinc", {}), ("Torch.frac", {}),
+                    ("Torch.logit", dict(low=0.05, high=0.95)), ("Torch.arctan", {})]:
+        tol = {}
+        if api in ("Torch.digamma",):
+            tol = TRIGAMMA_TOL
+        c.append(C(api, "f32", [f32(2, 3, **kw)], **tol))
+        c.append(C(api, "nan_inf_zero", [special()], grad=False))
+    # the same APIs under their other names, in other dtypes, and on edge shapes
+    c += [C("Tensor.arccos", "bf16", [T("bfloat16", (5,), low=-0.9, high=0.9)]),
+          C("Tensor.arcsin_", "inplace_f16", [T("float16", (4,), low=-0.9, high=0.9)]),
+          C("Torch.arcsinh", "scalar", [T("float32", ())]),
+          C("Torch.arccosh", "empty", [f32(0, 2)]),
+          C("Tensor.arctanh", "f16", [T("float16", (3,), low=-0.9, high=0.9)]),
+          C("Torch.sinh", "int_to_float", [T("int64", (4,), low=-3, high=3)]),
+          C("Torch.deg2rad", "int_to_float", [T("int32", (4,), low=-180, high=180)]),
+          C("Torch.erfinv", "edges", [T("float64", (5,), values=[-1.0, 1.0, 0.0, 0.999999, -0.5])], grad=False,
+            **ERFINV_TAIL_TOL),
+          C("Torch.erfinv", "tails", [T("float64", (4,), values=[1e-300, -1e-10, 0.9999999999, -0.99999999])],
+            **ERFINV_TAIL_TOL),
+          C("Torch.digamma", "negative_and_poles",
+            [T("float64", (6,), values=[-0.5, -2.5, -3.0, 0.0, -0.0, 1e-8])], grad=False),
+          C("Torch.digamma", "negative_grad", [T("float64", (3,), values=[-0.5, -2.5, -7.3])], **TRIGAMMA_TOL),
+          C("Torch.digamma", "large", [T("float64", (3,), values=[10.0, 1234.5, 1e10])], **TRIGAMMA_TOL),
+          C("Torch.lgamma", "negative", [T("float64", (3,), values=[-0.5, -2.5, -7.3])]),
+          C("Torch.sinc", "zero_grad", [T("float64", (3,), values=[0.0, 1.0, -2.0])]),
+          C("Torch.logit", "eps", [T("float32", (6,), values=[0.0, 0.01, 0.3, 0.7, 0.99, 1.0])], {"eps": 0.05}),
+          C("Torch.logit", "outside_grad", [T("float64", (3,), values=[-0.5, 0.5, 1.5])]),
+          C("Tensor.frac_", "inplace", [f32(5, low=-4, high=4)]),
+          C("Torch.sgn", "special", [special()], grad=False),
+          C("Torch.sgn", "int", [T("int32", (5,), low=-3, high=3)]),
+          C("Torch.signbit", "special", [special()]),
+          C("Tensor.signbit", "int", [T("int64", (4,), values=[-2, 0, 3, -1])]),
+          # default +-inf replacements are the input dtype's extremes: torch on the original dtype
+          C("Torch.nan_to_num", "defaults_f32", [special()], raise_tensors=False),
+          C("Torch.nan_to_num", "defaults_f16", [special("float16")], raise_tensors=False),
+          C("Torch.nan_to_num", "defaults_bf16", [special("bfloat16")], raise_tensors=False),
+          C("Tensor.nan_to_num", "values", [special("float64")], {"nan": 1.5, "posinf": 9.0, "neginf": -9.0}),
+          C("Torch.nan_to_num", "int", [T("int64", (3,), values=[1, -2, 3])]),
+          C("Tensor.nan_to_num_", "inplace", [special()], raise_tensors=False)]
+    return c
+
+
+def binary_cases():
+    c = []
+    for api in ["Torch.atan2", "Torch.hypot", "Torch.copysign", "Torch.fmax", "Torch.fmin", "Torch.fmod",
+                "Torch.logaddexp", "Torch.logaddexp2", "Torch.xlogy", "Torch.ldexp", "Torch.float_power"]:
+        low = 0.1 if api == "Torch.xlogy" else -2.0
+        c.append(C(api, "broadcast", [f32(2, 3), f32(3, low=low, high=2.0)]))
+        c.append(C(api, "special", [special(), T("float32", (8,), values=[1.0, INF, 2.0, NAN, 0.0, -0.0, -INF, 3.0])],
+                   grad=False))
+    c += [C("Tensor.arctan2", "bf16", [T("bfloat16", (4,)), T("bfloat16", (4,))]),
+          C("Tensor.atan2_", "inplace", [f32(3), f32(3)]),
+          C("Torch.atan2", "int_to_float", [T("int64", (4,), low=-3, high=3), T("int64", (4,), low=-3, high=3)]),
+          C("Torch.hypot", "f16", [T("float16", (2, 2)), T("float16", (2, 2))]),
+          C("Torch.copysign", "zero_grad", [T("float64", (4,), values=[0.0, 1.5, -2.0, -0.0]),
+                                            T("float64", (4,), values=[-1.0, -1.0, 3.0, 2.0])]),
+          C("Torch.copysign", "scalar_other", [f32(3), -1.0]),
+          C("Torch.fmax", "ties_grad", [T("float64", (4,), values=[1.0, NAN, 2.0, 3.0]),
+                                        T("float64", (4,), values=[1.0, 2.0, NAN, 0.5])]),
+          C("Torch.fmin", "int", [T("int32", (4,), low=-5, high=5), T("int64", (4,), low=-5, high=5)]),
+          C("Torch.fmod", "int", [T("int64", (4,), values=[7, -7, 7, -7]), T("int64", (4,), values=[3, 3, -3, -3])]),
+          C("Tensor.fmod", "scalar", [f32(4, low=-5, high=5), 1.5]),
+          C("Torch.logaddexp", "large", [T("float64", (3,), values=[1000.0, -1000.0, 5.0]),
+                                         T("float64", (3,), values=[999.0, -1001.0, 5.0])]),
+          C("Torch.xlogy", "zero_x", [T("float64", (3,), values=[0.0, 0.0, 2.0]),
+                                      T("float64", (3,), values=[0.0, 3.0, 4.0])]),
+          C("Torch.xlogy", "scalar_x", [2.0, f32(3, low=0.1, high=3.0)]),
+          C("Torch.ldexp", "int_exp", [f32(3), T("int64", (3,), values=[-2, 0, 5])]),
+          C("Torch.float_power", "f16_int", [T("float16", (3,), low=0.5, high=2.0), 3]),
+          C("Tensor.float_power", "int_base", [T("int64", (3,), values=[2, -3, 4]), f32(3)]),
+          C("Torch.heaviside", "f32", [special(), T("float32", (8,), values=[0.5] * 8)], grad=False),
+          C("Tensor.heaviside", "int", [T("int64", (4,), values=[-2, 0, 0, 3]), T("int64", (4,), values=[7, 8, 9, 1])]),
+          C("Torch.hypot", "empty", [f32(0, 3), f32(3)])]
+    # addcmul / addcdiv
+    c += [C("Torch.addcmul", "broadcast_value", [f32(2, 3), f32(3), f32(2, 1)], {"value": 0.5}),
+          C("Tensor.addcmul", "default", [f32(4), f32(4), f32(4)]),
+          C("Tensor.addcmul_", "inplace_f16", [T("float16", (3,)), f32(3), f32(3)]),
+          C("Torch.addcmul", "int", [T("int64", (3,), low=-3, high=3), T("int64", (3,), low=-3, high=3),
+                                     T("int64", (3,), low=-3, high=3)], {"value": 2}),
+          C("Torch.addcdiv", "broadcast_value", [f32(2, 3), f32(2, 3), f32(3, low=0.5, high=2.0)], {"value": -2.0}),
+          C("Tensor.addcdiv_", "inplace", [f32(4), f32(4), f32(4, low=0.5, high=2.0)]),
+          C("Torch.addcdiv", "bf16", [T("bfloat16", (3,)), T("bfloat16", (3,)), T("bfloat16", (3,), low=0.5, high=2)]),
+          C("Torch.addcdiv", "zero_div", [f32(3), T("float32", (3,), values=[1.0, 0.0, -1.0]),
+                                          T("float32", (3,), values=[0.0, 0.0, 0.0])], grad=False)]
+    return c
+
+
+def activation_cases():
+    c = []
+    for api, kw in [("Functional.hardtanh", {}), ("Functional.selu", {}), ("Functional.celu", {"alpha": 0.7}),
+                    ("Functional.softsign", {}), ("Functional.logsigmoid", {}), ("Functional.hardshrink", {}),
+                    ("Functional.softshrink", {"lambd": 0.3}), ("Functional.tanhshrink", {}),
+                    ("Functional.threshold", None)]:
+        args = [f32(3, 4, low=-3, high=3)] + ([0.1, -2.0] if kw is None else [])
+        tol = {}
+        if api == "Functional.celu":
+            tol = dict(rtol=1e-6, tol_reason="torch's celu backward uses 1 / alpha.toFloat() (float32)")
+        c.append(C(api, "f32", args, kw or {}, **tol))
+        c.append(C(api, "special", [special()] + ([0.1, -2.0] if kw is None else []), kw or {}, grad=False))
+    c += [C("Functional.hardtanh", "bounds", [T("float64", (6,), values=[-2.0, -0.5, 0.0, 0.5, 2.0, 1.0])],
+            {"min_val": -0.5, "max_val": 1.0}),
+          C("Functional.hardtanh_", "inplace_bf16", [T("bfloat16", (5,), low=-3, high=3)], grad=False),
+          C("Functional.selu", "bf16", [T("bfloat16", (2, 3))]),
+          C("Torch.selu", "f16", [T("float16", (4,))]),
+          C("Functional.selu_", "inplace", [f32(4)], grad=False),
+          C("Torch.celu", "empty", [f32(0)]),
+          C("Functional.hardshrink", "boundary", [T("float64", (5,), values=[-0.5, 0.5, 0.49, -0.51, 0.0])]),
+          C("Tensor.hardshrink", "lambd", [f32(5)], {"lambd": 1.0}),
+          C("Torch.threshold", "int", [T("int64", (5,), low=-3, high=3), 0, 7]),
+          C("Functional.threshold", "scalar_input", [T("float32", ()), 0.5, 0.0]),
+          C("Functional.logsigmoid", "large", [T("float64", (4,), values=[-800.0, 800.0, -30.0, 30.0])]),
+          C("Functional.glu", "last_dim", [f32(2, 6)]),
+          C("Functional.glu", "dim0_f16", [T("float16", (4, 3))], {"dim": 0}),
+          C("Functional.glu", "special", [T("float32", (2, 4), values=[NAN, 1.0, INF, -INF, 0.0, -0.0, 2.0, 1.0])],
+            {"dim": 0}, grad=False),
+          C("Functional.softmin", "dim1", [f32(2, 5)], {"dim": 1}),
+          C("Functional.softmin", "dtype", [T("float16", (3, 4))], {"dim": -1, "dtype": __import__("torch").float32}),
+          C("Functional.softmin", "inf", [T("float32", (2, 3), values=[INF, 1.0, 2.0, -INF, 0.0, 0.0])], {"dim": 1},
+            grad=False),
+          C("Functional.prelu", "channels", [f32(2, 3, 4), f32(3, low=0.05, high=0.5)]),
+          C("Functional.prelu", "single", [f32(5), T("float32", (1,), values=[0.25])]),
+          C("Torch.prelu", "bf16", [T("bfloat16", (2, 2, 2)), T("bfloat16", (2,), values=[0.1, 0.2])]),
+          C("Tensor.prelu", "special", [T("float32", (2, 4), values=[NAN, INF, -INF, 0.0, -0.0, -1.0, 2.0, -3.0]),
+                                        T("float32", (1,), values=[0.5])], grad=False)]
+    return c
+
+
+def scan_cases():
+    c = []
+    for api in ["Torch.cumprod", "Torch.logcumsumexp", "Torch.cummax", "Torch.cummin"]:
+        c += [C(api, "dim1", [f32(2, 5), 1]),
+              C(api, "dim0_noncontig", [f32(4, 3, noncontig=True), 0]),
+              C(api, "neg_dim_3d", [f32(2, 3, 4), -1]),
+              C(api, "scalar", [T("float32", ()), 0]),
+              C(api, "empty", [f32(0, 3), 1]),
+              C(api, "special", [T("float32", (2, 4), values=[1.0, NAN, 2.0, 0.5, INF, -INF, 0.0, 3.0]), 1], grad=False)]
+    c += [C("Torch.cumprod", "zeros_grad", [T("float64", (2, 5), values=[2.0, 0.0, 3.0, 0.0, 4.0,
+                                                                          1.5, -2.0, 0.0, 0.5, 2.0]), 1]),
+          C("Tensor.cumprod", "bf16", [T("bfloat16", (6,), low=0.5, high=1.5), 0]),
+          C("Torch.cumprod", "int_to_int64", [T("int32", (5,), low=-3, high=3), 0]),
+          C("Torch.cumprod", "bool", [T("bool", (5,)), 0]),
+          C("Torch.cumprod", "dtype", [T("float16", (4,)), 0], {"dtype": __import__("torch").float32}),
+          C("Tensor.cumprod_", "inplace", [f32(5), 0]),
+          C("Torch.logcumsumexp", "large", [T("float64", (4,), values=[1000.0, 999.0, -1000.0, 1001.0]), 0]),
+          C("Torch.logcumsumexp", "bf16", [T("bfloat16", (2, 3)), 1]),
+          C("Tensor.logcumsumexp", "neg_inf_start", [T("float64", (4,), values=[-INF, -INF, 0.5, 1.0]), 0],
+            grad=False),
+          C("Torch.cummax", "ties", [T("float64", (6,), values=[1.0, 3.0, 3.0, 2.0, 3.0, 5.0]), 0]),
+          C("Torch.cummin", "ties", [T("float64", (6,), values=[1.0, 0.0, 0.0, 2.0, 0.0, -5.0]), 0]),
+          C("Tensor.cummax", "int", [T("int64", (2, 4), low=-5, high=5), 1]),
+          C("Tensor.cummin", "bool", [T("bool", (6,)), 0]),
+          C("Torch.cummax", "bf16", [T("bfloat16", (2, 5)), 1]),
+          C("Torch.cummin", "nan_twice", [T("float64", (5,), values=[1.0, NAN, 0.0, NAN, -1.0]), 0], grad=False)]
+    return c
+
+
+def einsum_cases():
+    return [C("Torch.einsum", "ellipsis_batch_matmul", ["...ij,...jk->...ik", f32(2, 3, 2, 4), f32(2, 3, 4, 5)]),
+            C("Torch.einsum", "ellipsis_broadcast", ["...ij,...jk", f32(3, 2, 4), f32(1, 4, 2)]),
+            C("Torch.einsum", "ellipsis_rank_mismatch", ["...d,d->...", f32(2, 3, 4), f32(4)]),
+            C("Torch.einsum", "ellipsis_middle", ["b...d,bd->b...", f32(2, 3, 5, 4), f32(2, 4)]),
+            C("Torch.einsum", "ellipsis_empty", ["...i,...i->...", f32(5), f32(5)]),
+            C("Torch.einsum", "ellipsis_implicit_sum", ["i...->...", f32(3, 2, 2)]),
+            C("Torch.einsum", "ellipsis_bf16", ["...hd,...kd->...hk", T("bfloat16", (2, 3, 4)),
+                                                T("bfloat16", (2, 5, 4))]),
+            C("Torch.einsum", "ellipsis_special", ["...i,i->...", T("float32", (2, 2), values=[NAN, 1.0, INF, 0.0]),
+                                                   T("float32", (2,), values=[1.0, 2.0])], grad=False)]
+
+
+def matmul_family_cases():
+    bf = lambda *s, **k: T("bfloat16", s, **k)
+    return [C("Torch.outer", "f32", [f32(3), f32(4)]),
+            C("Tensor.ger", "bf16", [bf(2), bf(3)]),
+            C("Torch.outer", "int", [T("int64", (3,), low=-3, high=3), T("int64", (2,), low=-3, high=3)]),
+            C("Torch.outer", "empty", [f32(0), f32(3)]),
+            C("Torch.outer", "special", [special(), f32(2)], grad=False),
+            C("Torch.vdot", "f32", [f32(5), f32(5)]),
+            C("Tensor.vdot", "f16", [T("float16", (4,)), T("float16", (4,))]),
+            C("Torch.inner", "nd", [f32(2, 3, 4), f32(5, 4)]),
+            C("Tensor.inner", "vec", [f32(4), f32(4)]),
+            C("Torch.inner", "scalar", [T("float32", ()), f32(2, 3)]),
+            C("Torch.addmv", "beta_alpha", [f32(3), f32(3, 4), f32(4)], {"beta": 0.5, "alpha": -2.0}),
+            C("Tensor.addmv_", "inplace", [f32(2), f32(2, 3), f32(3)]),
+            C("Torch.addmv", "beta0_nan_input", [T("float32", (2,), values=[NAN, INF]), f32(2, 3), f32(3)],
+              {"beta": 0}, grad=False),  # beta = 0: probe gives input no gradient (as its addmm), torch zeros
+            C("Torch.addr", "broadcast", [f32(1, 4), f32(3), f32(4)], {"alpha": 1.5}),
+            C("Tensor.addr", "bf16", [bf(2, 2), bf(2), bf(2)]),
+            C("Torch.addbmm", "default", [f32(3, 5), f32(2, 3, 4), f32(2, 4, 5)]),
+            C("Tensor.addbmm_", "inplace_beta", [f32(2, 2), f32(3, 2, 4), f32(3, 4, 2)], {"beta": 2.0}),
+            C("Torch.addbmm", "empty_batch", [f32(2, 3), f32(0, 2, 4), f32(0, 4, 3)]),
+            C("Torch.linalg.matmul", "batched", [f32(2, 3, 4), f32(4, 2)]),
+            C("Torch.chain_matmul", "three", [f32(2, 3), f32(3, 4), f32(4, 2)]),
+            C("Torch.linalg.multi_dot", "vec_ends", [[f32(3), f32(3, 4), f32(4, 2), f32(2)]]),
+            C("Torch.linalg.multi_dot", "bf16", [[bf(2, 3), bf(3, 2)]]),
+            C("Torch.tensordot", "int_dims", [f32(2, 3, 4), f32(3, 4, 5)], {"dims": 2}),
+            C("Torch.tensordot", "list_dims", [f32(4, 3, 2), f32(2, 5, 4)], {"dims": [[0, 2], [2, 0]]}),
+            C("Torch.tensordot", "outer_dims0", [f32(2), f32(3)], {"dims": 0}),
+            C("Torch.tensordot", "special", [T("float32", (2, 2), values=[NAN, 1.0, INF, 0.0]), f32(2, 2)],
+              {"dims": 1}, grad=False)]
+
+
+def indexing_cases():
+    return [C("Torch.roll", "flat", [f32(2, 3), 2]),
+            C("Tensor.roll", "dims", [f32(3, 4), [1, -1], [0, 1]]),
+            C("Torch.roll", "negative_big_shift", [f32(5), -7, 0]),
+            C("Torch.roll", "int", [T("int64", (4,), low=-5, high=5), 1]),
+            C("Torch.roll", "empty", [f32(0, 3), 1, 1]),
+            C("Torch.fliplr", "f32", [f32(2, 3, 2)]),
+            C("Tensor.flipud", "bf16", [T("bfloat16", (3, 2))]),
+            C("Torch.movedim", "single", [f32(2, 3, 4), 0, -1]),
+            C("Tensor.moveaxis", "list", [f32(2, 3, 4, 5), [0, 1], [3, 0]]),
+            C("Torch.take", "f32", [f32(3, 4), I([[0, 5], [-1, 11]])]),
+            C("Tensor.take", "bool_input", [T("bool", (2, 3)), I([1, 2, 5])]),
+            C("Torch.take", "empty_index", [f32(3), I([], "int64")]),
+            C("Torch.take_along_dim", "dim1", [f32(3, 4), I([[0, 3], [1, 1], [2, 0]]), 1]),
+            C("Torch.take_along_dim", "broadcast", [f32(2, 3, 4), I([[[1], [3], [0]]]), -1]),
+            C("Tensor.take_along_dim", "flat", [f32(2, 3), I([5, 0, 0])]),
+            C("Torch.select", "f32", [f32(3, 4), 1, -1]),
+            C("Tensor.select", "int", [T("int32", (2, 3), low=-5, high=5), 0, 1]),
+            C("Torch.diagonal", "default", [f32(3, 4)]),
+            C("Tensor.diagonal", "offset_dims", [f32(2, 3, 4)], {"offset": 1, "dim1": 2, "dim2": 1}),
+            C("Torch.diagonal", "neg_offset", [f32(4, 3)], {"offset": -2}),
+            C("Torch.diagonal", "out_of_range_offset", [f32(2, 2)], {"offset": 5}),
+            C("Torch.index_fill", "scalar", [f32(3, 4), 1, I([0, 2]), -1.5]),
+            C("Tensor.index_fill_", "inplace_f16", [T("float16", (3, 2)), 0, I([1]), 2.0]),
+            C("Torch.index_fill", "tensor_value", [f32(2, 3), 1, I([2, 0]), T("float32", ())]),
+            C("Tensor.index_fill", "int_input", [T("int64", (4,), low=-5, high=5), 0, I([3, -4]), 7]),
+            C("Torch.index_copy", "f32", [f32(4, 3), 0, I([3, 0]), f32(2, 3)]),
+            C("Tensor.index_copy_", "inplace", [f32(2, 4), 1, I([1, 2, 3]), f32(2, 3)]),
+            C("Torch.ravel", "noncontig", [f32(3, 2, noncontig=True)]),
+            C("Tensor.unflatten", "infer", [f32(2, 12), 1, [3, -1]]),
+            C("Torch.unflatten", "first", [f32(6, 2), 0, [2, 3]])]
+
+
+def loss_and_distance_cases():
+    prob = dict(low=0.02, high=0.98)
+    c = []
+    for red in ["mean", "sum", "none"]:
+        c += [C("Functional.binary_cross_entropy", red, [f32(2, 3, **prob), f32(2, 3, low=0, high=1)],
+                {"reduction": red}),
+              C("Functional.binary_cross_entropy_with_logits", red, [f32(2, 3, low=-4, high=4), f32(2, 3, low=0, high=1)],
+                {"reduction": red}),
+              C("Functional.smooth_l1_loss", red, [f32(2, 4), f32(2, 4)], {"reduction": red, "beta": 0.5}),
+              C("Functional.huber_loss", red, [f32(2, 4), f32(2, 4)], {"reduction": red, "delta": 0.7}),
+              C("Functional.kl_div", red, [f32(2, 3, low=-3, high=0), f32(2, 3, low=0, high=1)], {"reduction": red})]
+    c += [C("Functional.binary_cross_entropy", "weight_edges",
+            [T("float64", (4,), values=[0.0, 1.0, 0.5, 1e-30]), T("float64", (4,), values=[0.0, 0.0, 1.0, 1.0]),
+             T("float64", (4,), values=[1.0, 2.0, 0.5, 1.0], grad=False)], grad=False),
+          C("Functional.binary_cross_entropy", "bf16", [T("bfloat16", (3,), **prob), T("bfloat16", (3,), low=0, high=1)]),
+          # torch has no derivative for `weight` / `pos_weight` (the fixture cannot exclude one input): values only
+          C("Functional.binary_cross_entropy_with_logits", "pos_weight",
+            [f32(2, 3), f32(2, 3, low=0, high=1)], {"pos_weight": f32(3, low=0.5, high=3)}, grad=False),
+          C("Functional.binary_cross_entropy_with_logits", "pos_weight_weight",
+            [f32(2, 3), f32(2, 3, low=0, high=1)], {"weight": f32(3, low=0.5, high=2), "pos_weight": f32(3, low=0.5, high=3)},
+            grad=False),
+          C("Functional.binary_cross_entropy_with_logits", "large_logits",
+            [T("float64", (4,), values=[-800.0, 800.0, 0.0, 35.0]), T("float64", (4,), values=[1.0, 0.0, 0.5, 1.0])],
+            atol=1e-16, tol_reason="torch's input gradient sigmoid(x) - t cancels at x = 35 (probe: -1 / (1 + e^x))"),
+          C("Functional.binary_cross_entropy_with_logits", "f16", [T("float16", (4,)), T("float16", (4,), low=0, high=1)]),
+          C("Functional.binary_cross_entropy_with_logits", "empty_mean", [f32(0), f32(0)], grad=False),
+          C("Functional.smooth_l1_loss", "beta0", [f32(5), f32(5)], {"beta": 0.0}),
+          C("Functional.smooth_l1_loss", "boundary", [T("float64", (3,), values=[1.0, -1.0, 0.25]),
+                                                      T("float64", (3,), values=[0.0, 0.0, 0.0])]),
+          C("Functional.smooth_l1_loss", "broadcast_target", [f32(2, 3), f32(3)], grad=False),
+          C("Functional.huber_loss", "bf16", [T("bfloat16", (4,)), T("bfloat16", (4,))]),
+          C("Functional.huber_loss", "nan", [special(), f32(8)], {"reduction": "none"}, grad=False),
+          C("Functional.kl_div", "batchmean", [f32(3, 2, low=-3, high=0), f32(3, 2, low=0, high=1)],
+            {"reduction": "batchmean"}),
+          C("Functional.kl_div", "log_target", [f32(2, 3, low=-3, high=0), f32(2, 3, low=-3, high=0)],
+            {"reduction": "sum", "log_target": True}),
+          C("Functional.kl_div", "zero_target", [f32(4, low=-3, high=0), T("float32", (4,), values=[0.0, 0.5, 0.0, 1.0])],
+            {"reduction": "none"}),
+          C("Functional.normalize", "default", [f32(2, 3, 4)]),
+          C("Functional.normalize", "p1_dim_last", [f32(3, 4)], {"p": 1.0, "dim": -1}),
+          C("Functional.normalize", "zero_row", [T("float64", (2, 3), values=[0.0, 0.0, 0.0, 1.0, -2.0, 2.0])],
+            {"dim": 1}),
+          C("Functional.normalize", "bf16", [T("bfloat16", (2, 4))], {"dim": 0}),
+          C("Functional.normalize", "special", [T("float32", (2, 3), values=[NAN, 1.0, 2.0, INF, 0.0, 1.0])], grad=False),
+          C("Functional.cosine_similarity", "default", [f32(3, 5), f32(3, 5)]),
+          C("Functional.cosine_similarity", "broadcast_dim_last", [f32(2, 1, 4), f32(3, 4)], {"dim": -1}),
+          C("Torch.cosine_similarity", "zero_vector", [T("float64", (2, 2), values=[0.0, 0.0, 1.0, 2.0]),
+                                                       T("float64", (2, 2), values=[1.0, 1.0, 3.0, -1.0])], {"dim": 1}),
+          C("Functional.cosine_similarity", "f16", [T("float16", (2, 3)), T("float16", (2, 3))]),
+          C("Functional.pairwise_distance", "default", [f32(3, 4), f32(3, 4)]),
+          C("Functional.pairwise_distance", "p1_keepdim", [f32(3, 4), f32(4)], {"p": 1.0, "keepdim": True}),
+          C("Torch.pairwise_distance", "vectors", [f32(5), f32(5)]),
+          C("Functional.pairwise_distance", "pinf", [f32(2, 3), f32(2, 3)], {"p": INF})]
+    return c
+
+
+def torch_inplace_alias_cases():
+    # torch.<fn>_ mutate their argument: no gradient through the leaf
+    return [C("Torch.exp_", "f32", [f32(3)], grad=False),
+            C("Torch.sigmoid_", "bf16", [T("bfloat16", (3,))], grad=False),
+            C("Torch.xlogy_", "f32", [f32(3), f32(3, low=0.1, high=2)], grad=False),
+            C("Torch.clamp_", "min_max", [f32(4)], {"min": -0.5, "max": 0.5}, grad=False),
+            C("Torch.fix_", "f32", [f32(4, low=-3, high=3)], grad=False),
+            C("Tensor.negative_", "f16", [T("float16", (3,))], grad=False),
+            C("Torch.nan_to_num_", "special", [special("float64")], {"nan": 0.0}, grad=False)]
+
+
+def stats_and_misc_cases():
+    import torch
+    return [C("Torch.var_mean", "dim", [f32(3, 4), 1]),
+            C("Torch.std_mean", "all_unbiased_false", [f32(3, 4)], {"unbiased": False}),
+            C("Torch.var_mean", "correction_keepdim", [f32(2, 3, 4), [0, 2]], {"correction": 0, "keepdim": True}),
+            C("Torch.std_mean", "bf16", [T("bfloat16", (5,))]),
+            C("Torch.var_mean", "special", [special(), 0], grad=False),
+            C("Torch.nanmean", "nans", [T("float32", (2, 3), values=[NAN, 1.0, 2.0, NAN, NAN, 4.0])], {"dim": 1}),
+            C("Tensor.nanmean", "all", [f32(3, 2)]),
+            C("Torch.nanmean", "all_nan_row", [T("float64", (2, 2), values=[NAN, NAN, 1.0, 3.0])], {"dim": 1,
+                                                                                                   "keepdim": True}),
+            C("Torch.nanmean", "f16_dtype", [T("float16", (4,))], {"dtype": torch.float32}),
+            C("Torch.count_nonzero", "all", [T("float32", (2, 3), values=[0.0, -0.0, NAN, 1.0, INF, 0.0])]),
+            C("Tensor.count_nonzero", "dims", [T("int64", (2, 3, 2), low=-1, high=1), [0, 2]]),
+            C("Torch.count_nonzero", "bool_empty", [T("bool", (0, 3)), 0]),
+            C("Torch.aminmax", "all", [f32(3, 4)], grad=False),
+            C("Tensor.aminmax", "dim_keepdim", [f32(3, 4)], {"dim": 1, "keepdim": True}, grad=False),
+            C("Torch.aminmax", "ties", [T("float64", (4,), values=[1.0, 3.0, 3.0, 1.0])], grad=False),
+            C("Torch.aminmax", "int", [T("int32", (5,), low=-9, high=9)], {"dim": 0}),
+            C("Torch.aminmax", "nan", [special()], grad=False),
+            C("Torch.isclose", "default", [T("float32", (6,), values=[1.0, NAN, INF, -INF, 1e-9, 2.0]),
+                                           T("float32", (6,), values=[1.000001, NAN, INF, INF, 0.0, 2.1])]),
+            C("Tensor.isclose", "equal_nan_tol", [T("float64", (3,), values=[NAN, 1.0, 5.0]),
+                                                  T("float64", (3,), values=[NAN, 1.05, 5.4])],
+              {"rtol": 0.0, "atol": 0.1, "equal_nan": True}),
+            C("Torch.isclose", "int", [T("int64", (3,), values=[1, 2, 3]), T("int64", (3,), values=[1, 3, 3])]),
+            C("Torch.allclose", "true", [f32(4), f32(4)]),
+            C("Tensor.allclose", "false_nan", [T("float32", (2,), values=[NAN, 1.0]), T("float32", (2,), values=[NAN, 1.0])]),
+            C("Torch.equal", "true", [T("int64", (3,), values=[1, 2, 3]), T("int64", (3,), values=[1, 2, 3])]),
+            C("Tensor.equal", "shape_differs", [f32(3), f32(1, 3)]),
+            C("Torch.equal", "nan_unequal", [T("float32", (1,), values=[NAN]), T("float32", (1,), values=[NAN])]),
+            C("Tensor.view_as", "f32", [f32(2, 6), f32(3, 4)]),
+            C("Tensor.reshape_as", "noncontig", [f32(4, 3, noncontig=True), f32(2, 6)]),
+            C("Functional.one_hot", "infer", [I([[0, 2], [1, 4]])]),
+            C("Functional.one_hot", "num_classes", [I([3, 0, 1]), 5]),
+            C("Functional.one_hot", "scalar", [I(2), 3]),
+            C("Functional.one_hot", "empty", [I([], "int64"), 4])]
+
+
+if __name__ == "__main__":
+    write("coverage", unary_cases() + binary_cases() + activation_cases() + scan_cases() + einsum_cases()
+          + matmul_family_cases() + indexing_cases()
+          + loss_and_distance_cases() + torch_inplace_alias_cases()
+          + stats_and_misc_cases())
