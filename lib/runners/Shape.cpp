@@ -881,6 +881,7 @@ void register_shape_runners(RunnerRegistry& reg) {
         Var x = c.t("input");
         if (x.dtype() != DType::Int64) invalid("one_hot is only applicable to index tensor.");
         std::int64_t n = c.i("num_classes");
+        if (n < -1) invalid("num_classes should be -1 or a non-negative number");
         double hi = -1;
         for (double v : x.data()) {
           if (v < 0) invalid("Class values must be non-negative.");

@@ -76,6 +76,37 @@ TEST(HostileArgs, OutOfRangeIndicesAndDims) {
   expect_error("Torch.mm", {{Value(x), Value(x)}, {}});
 }
 
+TEST(HostileArgs, CoverageRunnersRefuseBadIndicesDimsAndSizes) {
+  Tensor x = f32({1, 2, 3, 4, 5, 6}, {2, 3});
+  const Value d0(std::int64_t{0}), d1(std::int64_t{1});
+  expect_error("Torch.take", {{Value(x), Value(i64({6}, {1}))}, {}});
+  expect_error("Torch.take_along_dim", {{Value(x), Value(i64({0, 3}, {1, 2})), d1}, {}});
+  expect_error("Torch.select", {{Value(x), d1, Value(std::int64_t{-4})}, {}});
+  expect_error("Torch.index_fill", {{Value(x), d1, Value(i64({3}, {1})), Value(1.0)}, {}});
+  expect_error("Torch.index_copy", {{Value(x), d0, Value(i64({0, 2}, {2})), Value(x)}, {}});
+  expect_error("Torch.diagonal", {{Value(x)}, {{"dim1", d1}, {"dim2", d1}}});
+  expect_error("Torch.roll", {{Value(x), ints({1, 2}), ints({0})}, {}});
+  expect_error("Torch.movedim", {{Value(x), ints({0, 0}), ints({0, 1})}, {}});
+  expect_error("Torch.unflatten", {{Value(x), d1, ints({2, 2})}, {}});
+  expect_error("Functional.glu", {{Value(x)}, {}});  // odd size along the last dim
+  expect_error("Functional.one_hot", {{Value(i64({1, 2}, {2})), Value(std::int64_t{1} << 40)}, {}});
+  expect_error("Functional.one_hot", {{Value(i64({1, 2}, {2})), Value(std::int64_t{-5})}, {}});
+  expect_error("Functional.one_hot", {{Value(i64({-1}, {1}))}, {}});
+  expect_error("Torch.cumprod", {{Value(x), Value(std::int64_t{2})}, {}});
+  expect_error("Torch.cummax", {{Value(x), Value(std::int64_t{-3})}, {}});
+  expect_error("Torch.tensordot", {{Value(x), Value(x)}, {{"dims", ints({1})}}});
+  expect_error("Torch.tensordot", {{Value(x), Value(x), Value(std::int64_t{3})}, {}});
+  expect_error("Torch.einsum", {{Value("...ijk->k"), Value(x)}, {}});  // more labels than dims
+  expect_error("Torch.einsum", {{Value("i.j->i"), Value(x)}, {}});
+  expect_error("Torch.inner", {{Value(x), Value(f32({1, 2}, {2}))}, {}});
+  expect_error("Torch.addbmm", {{Value(x), Value(x), Value(x)}, {}});           // not 3-d
+  expect_error("Functional.prelu", {{Value(x), Value(f32({1, 2}, {2}))}, {}});  // 2 weights, 3 channels
+  expect_error("Torch.fmod", {{Value(i64({1}, {1})), Value(i64({0}, {1}))}, {}});
+  expect_error("Torch.isclose", {{Value(x), Value(i64({1, 2, 3, 4, 5, 6}, {2, 3}))}, {}});
+  expect_error("Functional.binary_cross_entropy", {{Value(f32({1.5f}, {1})), Value(f32({1}, {1}))}, {}});
+  expect_error("Functional.kl_div", {{Value(x), Value(x)}, {{"reduction", Value("most")}}});
+}
+
 TEST(HostileArgs, WrongKindsAndDtypes) {
   Tensor x = f32({1, 2}, {2});
   expect_error("Torch.add", {{Value(x), Value("two")}, {}});
