@@ -387,6 +387,96 @@ std::optional<DType> requested_dtype(const Value& v) {
   return std::nullopt;
 }
 
+// atleast_{1,2,3}d of one tensor: torch's placement of the new size-1 dims.
+Var atleast(const Var& x, int n) {
+  if (x.ndim() >= n) return x;
+  if (x.ndim() == 0) return reshape(x, Shape(static_cast<std::size_t>(n), 1));
+  if (n == 2 || x.ndim() == 2) {  // [a] -> [1, a] -> (3-d) [1, a, 1]; [a, b] -> [a, b, 1]
+    Var r = x.ndim() == 1 ? reshape(x, {1, x.shape()[0]}) : x;
+    return n == 2 ? r : reshape(r, {r.shape()[0], r.shape()[1], 1});
+  }
+  return reshape(x, {1, x.shape()[0], 1});  // 1-d to 3-d
+}
+
+std::vector<Var> atleast_all(const std::vector<Var>& xs, int n) {
+  std::vector<Var> r;
+  for (const Var& x : xs) r.push_back(atleast(x, n));
+  return r;
+}
+
+// tensor_split: `how` is a number of sections (int) or a list of split indices.
+std::vector<Var> tensor_split(const Var& x, const Value& how, std::int64_t dim) {
+  if (x.ndim() == 0)
+    invalid("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims");
+  const int d = wrap_dim(dim, x.ndim());
+  const std::int64_t n = x.shape()[static_cast<std::size_t>(d)];
+  std::vector<Var> out;
+  if (how.is_list() || how.is_tensor()) {
+    std::vector<std::int64_t> idx;
+    if (how.is_tensor())
+      for (double v : how.tensor().to_doubles()) idx.push_back(static_cast<std::int64_t>(v));
+    else
+      idx = how.as_int_list();
+    // each piece is input[idx[k-1]:idx[k]] with Python slice semantics (negatives wrap, ends clamp)
+    auto norm = [n](std::int64_t v) { return std::clamp<std::int64_t>(v < 0 ? v + n : v, 0, n); };
+    for (std::size_t k = 0; k <= idx.size(); ++k) {
+      const std::int64_t a = k == 0 ? 0 : norm(idx[k - 1]), b = k < idx.size() ? norm(idx[k]) : n;
+      out.push_back(slice(x, d, a, std::max(a, b), 1));
+    }
+    return out;
+  }
+  const auto sections = static_cast<std::int64_t>(how.as_double());
+  if (sections <= 0) invalid(fmt::format("number of sections must be larger than 0, got {}", sections));
+  const std::int64_t base = n / sections, extra = n % sections;
+  std::int64_t start = 0;
+  for (std::int64_t k = 0; k < sections; ++k) {
+    const std::int64_t len = base + (k < extra ? 1 : 0);
+    out.push_back(slice(x, d, start, start + len, 1));
+    start += len;
+  }
+  return out;
+}
+
+// pixel_shuffle (r > 0) / pixel_unshuffle (r < 0) over the last three dims [C, H, W].
+Var pixel_shuffle(const Var& x, std::int64_t r, bool unshuffle) {
+  if (x.ndim() < 3)
+    invalid(
+        fmt::format("pixel_{}shuffle expects input to have at least 3 dimensions, but got input with {} "
+                    "dimension(s)",
+                    unshuffle ? "un" : "", x.ndim()));
+  if (r <= 0) invalid("pixel_shuffle expects a positive factor");
+  const auto nd = static_cast<std::size_t>(x.ndim());
+  Shape batch(x.shape().begin(), x.shape().end() - 3);
+  const std::int64_t C = x.shape()[nd - 3], H = x.shape()[nd - 2], W = x.shape()[nd - 1];
+  std::vector<std::int64_t> perm;
+  for (std::size_t k = 0; k < batch.size(); ++k) perm.push_back(static_cast<std::int64_t>(k));
+  const auto b = static_cast<std::int64_t>(batch.size());
+  Shape s = batch, out = batch;
+  if (!unshuffle) {
+    if (C % (r * r) != 0)
+      invalid(
+          "pixel_shuffle expects its input's 'channel' dimension to be divisible by the "
+          "square of upscale_factor");
+    s.insert(s.end(), {C / (r * r), r, r, H, W});
+    perm.insert(perm.end(), {b, b + 3, b + 1, b + 4, b + 2});
+    out.insert(out.end(), {C / (r * r), H * r, W * r});
+  } else {
+    if (H % r != 0 || W % r != 0)
+      invalid("pixel_unshuffle expects height and width to be divisible by downscale_factor");
+    s.insert(s.end(), {C, H / r, r, W / r, r});
+    perm.insert(perm.end(), {b, b + 2, b + 4, b + 1, b + 3});
+    out.insert(out.end(), {C * r * r, H / r, W / r});
+  }
+  return reshape(permute(reshape(x, s), perm), out);
+}
+
+// A tuple result: one dump output per tensor.
+Outs spread(std::vector<Var> xs) {
+  Outs o;
+  for (Var& v : xs) o.push_back(std::move(v));
+  return o;
+}
+
 }  // namespace
 
 void register_shape_runners(RunnerRegistry& reg) {
@@ -901,6 +991,132 @@ void register_shape_runners(RunnerRegistry& reg) {
         return {make_leaf(s, std::move(out), DType::Int64)};
       },
       false);
+  def(reg, names("diag", kTorch | kTensor), "diag(Tensor input, int diagonal=0) -> Tensor",
+      [](Ctx& c) -> Outs {
+        Var x = c.t("input");
+        const std::int64_t k = c.i("diagonal");
+        if (x.ndim() == 1) {
+          const std::int64_t n = x.shape()[0], m = n + (k < 0 ? -k : k);
+          std::vector<std::int64_t> idx;
+          for (std::int64_t i = 0; i < n; ++i) idx.push_back((k >= 0 ? i : i - k) * m + (k >= 0 ? i + k : i));
+          return {put(full({m, m}, 0.0, x.dtype()), std::move(idx), x, false)};
+        }
+        if (x.ndim() != 2)
+          invalid("diag(): Supports 1D or 2D tensors. Got " + std::to_string(x.ndim()) + "D");
+        const std::int64_t r = x.shape()[0], cols = x.shape()[1];
+        std::vector<std::int64_t> idx;
+        for (std::int64_t i = std::max<std::int64_t>(0, -k); i < r && i + k < cols; ++i)
+          idx.push_back(i * cols + i + k);
+        const auto len = static_cast<std::int64_t>(idx.size());
+        return {take(x, std::move(idx), {len})};
+      });
+  def(reg, names("rot90", kTorch | kTensor), "rot90(Tensor input, int k=1, int[] dims=[0, 1]) -> Tensor",
+      [](Ctx& c) -> Outs {
+        Var x = c.t("input");
+        const auto dims = c.ints("dims");
+        if (dims.size() != 2)
+          invalid(fmt::format("expected total rotation dims == 2, but got dims = {}", dims.size()));
+        if (x.ndim() < 2) invalid(fmt::format("expected total dims >= 2, but got total dims = {}", x.ndim()));
+        const int d0 = wrap_dim(dims[0], x.ndim()), d1 = wrap_dim(dims[1], x.ndim());
+        if (d0 == d1) invalid("expected rotation dims to be different");
+        auto flip = [](const Var& v, int d) {
+          std::vector<std::int64_t> sel;
+          for (std::int64_t i = v.shape()[static_cast<std::size_t>(d)]; i-- > 0;) sel.push_back(i);
+          return index_select(v, d, sel);
+        };
+        const std::int64_t k = ((c.i("k") % 4) + 4) % 4;
+        if (k == 1) return {transpose(flip(x, d1), d0, d1)};
+        if (k == 2) return {flip(flip(x, d0), d1)};
+        if (k == 3) return {transpose(flip(x, d0), d0, d1)};
+        return {x};
+      });
+  for (int n = 1; n <= 3; ++n)
+    def(reg, names("atleast_" + std::to_string(n) + "d", kTorch),
+        "atleast_" + std::to_string(n) + "d(Tensor... tensors) -> Tensor", [n](Ctx& c) -> Outs {
+          const Value& v = c["tensors"];
+          std::vector<Var> xs = atleast_all(c.ts("tensors"), n);
+          // one tensor argument gives a tensor; several (or a list) give a tuple
+          if (xs.size() == 1 && v.is_list() && v.list().size() == 1 && v.list()[0].is_tensor())
+            return {xs[0]};
+          return spread(std::move(xs));
+        });
+  def(reg, names("vstack", kTorch, {"Torch.row_stack"}),
+      "vstack(Tensor[] tensors, *, Tensor? out=None) -> Tensor",
+      [](Ctx& c) -> Outs { return {cat(atleast_all(c.ts("tensors"), 2), 0)}; });
+  def(reg, names("hstack", kTorch), "hstack(Tensor[] tensors, *, Tensor? out=None) -> Tensor",
+      [](Ctx& c) -> Outs {
+        std::vector<Var> xs = atleast_all(c.ts("tensors"), 1);
+        if (xs.empty()) invalid("hstack expects a non-empty TensorList");
+        return {cat(xs, xs[0].ndim() == 1 ? 0 : 1)};
+      });
+  def(reg, names("dstack", kTorch), "dstack(Tensor[] tensors, *, Tensor? out=None) -> Tensor",
+      [](Ctx& c) -> Outs { return {cat(atleast_all(c.ts("tensors"), 3), 2)}; });
+  def(reg, names("column_stack", kTorch), "column_stack(Tensor[] tensors, *, Tensor? out=None) -> Tensor",
+      [](Ctx& c) -> Outs {
+        std::vector<Var> xs;
+        for (const Var& x : c.ts("tensors")) xs.push_back(x.ndim() <= 1 ? reshape(x, {x.numel(), 1}) : x);
+        return {cat(xs, 1)};
+      });
+  def(reg, names("broadcast_tensors", kTorch), "broadcast_tensors(Tensor... tensors) -> Tensor",
+      [](Ctx& c) -> Outs {
+        std::vector<Var> xs = c.ts("tensors");
+        Shape s;
+        for (const Var& x : xs) s = broadcast_shapes(s, x.shape());
+        std::vector<Var> out;
+        for (const Var& x : xs) out.push_back(expand(x, s));
+        return spread(std::move(out));
+      });
+  def(reg, names("tensor_split", kTorch | kTensor),
+      "tensor_split(Tensor input, Any indices_or_sections, int dim=0) -> Tensor[]", [](Ctx& c) -> Outs {
+        return spread(tensor_split(c.t("input"), c["indices_or_sections"], c.i("dim")));
+      });
+  const std::pair<const char*, int> splits[] = {{"hsplit", 1}, {"vsplit", 0}, {"dsplit", 2}};
+  for (const auto& [fn, dim] : splits)
+    def(reg, names(fn, kTorch | kTensor),
+        std::string(fn) + "(Tensor input, Any indices_or_sections) -> Tensor[]",
+        [fn = std::string(fn), dim = dim](Ctx& c) -> Outs {
+          Var x = c.t("input");
+          const int need = fn == "dsplit" ? 3 : fn == "vsplit" ? 2 : 1;
+          if (x.ndim() < need)
+            invalid(
+                fmt::format("torch.{} requires a tensor with at least {} dimension, but got a tensor with {} "
+                            "dimensions!",
+                            fn, need, x.ndim()));
+          const Value& how = c["indices_or_sections"];
+          const int d = fn == "hsplit" && x.ndim() == 1 ? 0 : dim;
+          if (!how.is_list() && !how.is_tensor()) {
+            const auto n = static_cast<std::int64_t>(how.as_double());
+            if (n <= 0 || x.shape()[static_cast<std::size_t>(d)] % n != 0)
+              invalid(
+                  fmt::format("torch.{} attempted to split along dimension {}, but the size of the dimension "
+                              "{} is not divisible by the split_size {}!",
+                              fn, d, x.shape()[static_cast<std::size_t>(d)], n));
+          }
+          return spread(tensor_split(x, how, d));
+        });
+  for (const bool un : {false, true})
+    def(reg, names(un ? "pixel_unshuffle" : "pixel_shuffle", kFunctional | kTorch),
+        std::string(un ? "pixel_unshuffle(Tensor input, int downscale_factor)"
+                       : "pixel_shuffle(Tensor input, int "
+                         "upscale_factor)") +
+            " -> Tensor",
+        [un](Ctx& c) -> Outs {
+          return {pixel_shuffle(c.t("input"), c.i(un ? "downscale_factor" : "upscale_factor"), un)};
+        });
+  def(reg, names("channel_shuffle", kFunctional | kTorch),
+      "channel_shuffle(Tensor input, int groups) -> Tensor", [](Ctx& c) -> Outs {
+        Var x = c.t("input");
+        const std::int64_t g = c.i("groups");
+        if (x.ndim() < 3) invalid("channel_shuffle expects input to have at least 3 dimensions");
+        if (g <= 0)
+          invalid(
+              fmt::format("Number of groups to divide channels in must be positive. Value of groups:{}", g));
+        const std::int64_t C = x.shape()[1];
+        if (C % g != 0) invalid("Number of channels must be divisible by groups.");
+        Shape s{x.shape()[0], g, C / g};
+        s.insert(s.end(), x.shape().begin() + 2, x.shape().end());
+        return {reshape(transpose(reshape(x, s), 1, 2), x.shape())};
+      });
   def(reg, names("ravel", kTorch | kTensor), "ravel(Tensor input) -> Tensor", [](Ctx& c) -> Outs {
     Var x = c.t("input");
     return {reshape(x, {x.numel()})};

@@ -374,8 +374,44 @@ def stats_and_misc_cases():
             C("Functional.one_hot", "empty", [I([], "int64"), 4])]
 
 
+def rearrange_cases():
+    return [C("Torch.diag", "vec_to_mat", [f32(3)]),
+            C("Tensor.diag", "vec_offset_neg", [f32(2)], {"diagonal": -2}),
+            C("Torch.diag", "mat_offset", [f32(3, 4), 1]),
+            C("Torch.diag", "mat_empty_offset", [f32(3, 4), -3]),
+            C("Torch.diag", "int", [T("int64", (3,), low=-3, high=3)]),
+            C("Torch.rot90", "k1", [f32(2, 3)]),
+            C("Tensor.rot90", "k3_dims", [f32(2, 3, 4), 3, [2, 0]]),
+            C("Torch.rot90", "k_neg", [f32(2, 3), -2]),
+            C("Torch.atleast_1d", "scalar", [T("float32", ())]),
+            C("Torch.atleast_2d", "vec", [f32(3)]),
+            C("Torch.atleast_3d", "vec", [f32(3)]),
+            C("Torch.atleast_3d", "mat", [f32(2, 3)]),
+            C("Torch.atleast_2d", "two", [T("float32", ()), f32(2)]),
+            C("Torch.vstack", "vec_mat", [[f32(3), f32(2, 3)]]),
+            C("Torch.row_stack", "bf16", [[T("bfloat16", (2,)), T("bfloat16", (2,))]]),
+            C("Torch.hstack", "vecs", [[f32(2), f32(3)]]),
+            C("Torch.hstack", "mats", [[f32(2, 1), f32(2, 3)]]),
+            C("Torch.dstack", "mixed", [[f32(2), f32(1, 2), f32(1, 2, 2)]]),
+            C("Torch.column_stack", "mixed", [[f32(3), f32(3, 2)]]),
+            C("Torch.broadcast_tensors", "three", [f32(3, 1), f32(4), T("float32", ())]),
+            C("Torch.tensor_split", "sections", [f32(7, 2), 3]),
+            C("Tensor.tensor_split", "indices_dim1", [f32(2, 6), [1, 4]], {"dim": 1}),
+            C("Torch.tensor_split", "indices_out_of_range", [f32(5), [2, 9, -1]]),
+            C("Torch.hsplit", "mat", [f32(2, 4), 2]),
+            C("Tensor.vsplit", "list", [f32(4, 2), [1, 3]]),
+            C("Torch.dsplit", "cube", [f32(1, 2, 4), 2]),
+            C("Torch.hsplit", "vec", [f32(6), [2]]),
+            C("Functional.pixel_shuffle", "r2", [f32(1, 8, 2, 3), 2]),
+            C("Torch.pixel_shuffle", "batch_dims", [f32(2, 1, 9, 1, 2), 3]),
+            C("Functional.pixel_unshuffle", "r2", [f32(1, 2, 4, 6), 2]),
+            C("Functional.pixel_shuffle", "bf16", [T("bfloat16", (4, 2, 2)), 2]),
+            C("Functional.channel_shuffle", "g2", [f32(1, 4, 2, 2), 2], grad=False),
+            C("Torch.channel_shuffle", "g3_3d", [f32(2, 6, 3), 3], grad=False)]
+
+
 if __name__ == "__main__":
     write("coverage", unary_cases() + binary_cases() + activation_cases() + scan_cases() + einsum_cases()
           + matmul_family_cases() + indexing_cases()
           + loss_and_distance_cases() + torch_inplace_alias_cases()
-          + stats_and_misc_cases())
+          + stats_and_misc_cases() + rearrange_cases())
