@@ -84,6 +84,7 @@ inline bool finite(T x) noexcept {
 }
 
 std::atomic<bool> g_scalar_only{false};
+std::atomic<long> g_compaction_window{0};
 
 // All vector helpers are internal (anonymous namespace): the psABI note about passing 32/64-byte
 // vectors without AVX concerns only calls across translation units.
@@ -444,7 +445,9 @@ TensorMetrics run(const Tensor& bench, const Tensor& device, const MetricParams&
         // Pieces of 16 blocks: a 512 KiB buffer, still in cache when its thread sums it.
         constexpr std::int64_t kPiece = 16;
         const std::int64_t threads = detail::parallel_chunks(nblocks, kGrain);
-        CompactedSum sums(&KV::pairwise, 2 * threads * detail::kMaxRangeGrains * kGrain + kPiece);
+        const long window = g_compaction_window.load(std::memory_order_relaxed);
+        CompactedSum sums(&KV::pairwise,
+                          window > 0 ? window : 2 * threads * detail::kMaxRangeGrains * kGrain + kPiece);
         detail::parallel_for(0, nblocks, kGrain, [&](std::int64_t b0, std::int64_t b1, int) {
           for (std::int64_t p0 = b0; p0 < b1; p0 += kPiece) {
             const std::int64_t p1 = std::min(b1, p0 + kPiece);
@@ -696,6 +699,7 @@ decltype(auto) visit_float(DType t, F&& f) {
 namespace detail {
 void set_metrics_scalar_only(bool on) noexcept { g_scalar_only.store(on); }
 void set_metrics_max_isa(int level) noexcept { g_max_isa.store(level); }
+void set_metrics_compaction_window(long blocks) noexcept { g_compaction_window.store(blocks); }
 int metrics_isa() noexcept { return isa_level(); }
 bool metrics_scalar_only() noexcept { return g_scalar_only.load(); }
 }  // namespace detail

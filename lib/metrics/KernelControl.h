@@ -12,5 +12,8 @@ bool metrics_scalar_only() noexcept;
 void set_metrics_max_isa(int level) noexcept;
 /// The instruction set the SIMD path uses now (after the cap).
 int metrics_isa() noexcept;
+/// How many blocks a thread may run ahead of the in-order prefix while collecting a compacted
+/// selection; 0 restores the default (tests shrink it to exercise the waiting).
+void set_metrics_compaction_window(long blocks) noexcept;
 
 }  // namespace probe::detail
