@@ -264,6 +264,48 @@ Var kl_div(Ctx& c) {
   return reduce_loss(l, red);
 }
 
+// clamp_min(z, 0) with torch's clamp_min gradient (1 where z >= 0).
+Var clamp0(const Var& z) {
+  return map(
+      z, z.dtype(), [](double v) { return std::isnan(v) ? v : std::max(v, 0.0); },
+      [](double v, double) { return v >= 0 ? 1.0 : 0.0; });
+}
+
+// torch: (-target * (input1 - input2) + margin).clamp_min(0)
+Var margin_ranking_loss(Ctx& c) {
+  Var a = c.t("input1"), b = c.t("input2"), y = c.t("target");
+  if (a.ndim() != b.ndim() || a.ndim() != y.ndim())
+    invalid(fmt::format(
+        "margin_ranking_loss : All input tensors should have same dimension but got sizes: input1: "
+        "{}, input2: {}, target: {}",
+        shape_to_string(a.shape()), shape_to_string(b.shape()), shape_to_string(y.shape())));
+  Var z = ops::add(ops::neg(ops::mul(y, ops::sub(a, b))), scalar(c.f("margin")));
+  return reduce_loss(clamp0(z), reduction_of(c));
+}
+
+// torch: where(target != 1, (margin - input).clamp_min(0), 0) + where(target != -1, input, 0)
+Var hinge_embedding_loss(Ctx& c) {
+  Var x = c.t("input"), y = c.t("target");
+  Var ne1 = map(
+      y, DType::Bool, [](double v) { return v != 1 ? 1.0 : 0.0; }, [](double, double) { return 0.0; });
+  Var nem1 = map(
+      y, DType::Bool, [](double v) { return v != -1 ? 1.0 : 0.0; }, [](double, double) { return 0.0; });
+  Var zero = ops::scalar_like(0.0, x);
+  Var m = clamp0(ops::sub(scalar(c.f("margin")), x));
+  return reduce_loss(ops::add(where(ne1, m, zero), where(nem1, x, zero)), reduction_of(c));
+}
+
+// torch: log(1 + exp(-target * input))
+Var soft_margin_loss(Ctx& c) {
+  Var x = c.t("input"), y = c.t("target");
+  need_floating(x, "soft_margin_loss");
+  Var z = ops::neg(ops::mul(detach(y), x));  // torch: the target is not differentiable
+  Var l = map(
+      z, z.dtype(), [](double v) { return std::log1p(std::exp(v)); },
+      [](double v, double) { return 1.0 / (1.0 + std::exp(-v)); });
+  return reduce_loss(l, reduction_of(c));
+}
+
 }  // namespace
 
 }  // namespace probe::runners::nn
@@ -312,6 +354,20 @@ void register_loss_runners(RunnerRegistry& reg) {
       "bool "
       "log_target=False) -> Tensor",
       [](Ctx& c) -> Outs { return {kl_div(c)}; });
+  def(reg, names("margin_ranking_loss", fns),
+      "margin_ranking_loss(Tensor input1, Tensor input2, Tensor target, float margin=0.0, Any "
+      "size_average=None, "
+      "Any reduce=None, str reduction='mean') -> Tensor",
+      [](Ctx& c) -> Outs { return {margin_ranking_loss(c)}; });
+  def(reg, names("hinge_embedding_loss", fns),
+      "hinge_embedding_loss(Tensor input, Tensor target, float margin=1.0, Any size_average=None, Any "
+      "reduce=None, "
+      "str reduction='mean') -> Tensor",
+      [](Ctx& c) -> Outs { return {hinge_embedding_loss(c)}; });
+  def(reg, names("soft_margin_loss", fns),
+      "soft_margin_loss(Tensor input, Tensor target, Any size_average=None, Any reduce=None, str "
+      "reduction='mean') -> Tensor",
+      [](Ctx& c) -> Outs { return {soft_margin_loss(c)}; });
 }
 
 }  // namespace probe::runners

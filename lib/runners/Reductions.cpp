@@ -236,6 +236,39 @@ std::pair<Var, Var> cum_extreme(const Var& x, int d, bool is_min) {
   return {take(x, std::move(flat), x.shape()), make_leaf(x.shape(), std::move(idx), DType::Int64)};
 }
 
+// The element of sorted rank `rank` along dim d (NaN sorts largest), values gathered from x so the gradient
+// goes to that element; with `nan_wins` (median) a slice holding NaN yields its first NaN instead.
+std::pair<Var, Var> select_rank(const Var& x, int d, std::int64_t rank, bool keepdim, bool nan_wins) {
+  const std::int64_t len = x.ndim() == 0 ? 1 : x.shape()[static_cast<std::size_t>(d)];
+  auto [flat, idx] = sort_along(x, d, false, len);
+  Shape out = x.shape().empty() ? Shape{} : x.shape();
+  if (!out.empty()) out[static_cast<std::size_t>(d)] = 1;
+  std::vector<std::int64_t> pick;
+  Buffer pick_idx;
+  const Buffer& xd = x.data();
+  each_run(x, d, [&](std::int64_t b, std::int64_t st, std::int64_t n) {
+    // sort_along's output for this run sits at the same positions (b + k * st) as the run itself
+    std::int64_t chosen = b + rank * st;
+    if (nan_wins)
+      for (std::int64_t k = 0; k < n; ++k)
+        if (std::isnan(xd[static_cast<std::size_t>(b + k * st)])) {
+          pick.push_back(b + k * st);
+          pick_idx.push_back(static_cast<double>(k));
+          return;
+        }
+    pick.push_back(flat[static_cast<std::size_t>(chosen)]);
+    pick_idx.push_back(idx[static_cast<std::size_t>(chosen)]);
+  });
+  // each_run visits outer-major, inner-minor: the order of a keepdim result
+  Var v = take(x, std::move(pick), out);
+  Var i = make_leaf(out, std::move(pick_idx), DType::Int64);
+  if (!keepdim && x.ndim() > 0) {
+    v = ops::squeeze(v, d);
+    i = ops::squeeze(i, d);
+  }
+  return {v, i};
+}
+
 }  // namespace
 
 void register_reduction_runners(RunnerRegistry& reg) {
@@ -430,6 +463,37 @@ void register_reduction_runners(RunnerRegistry& reg) {
         return {amax(x, rd, keep, true), amax(x, rd, keep, false)};
       },
       false);  // torch 1.13: "derivative for aten::aminmax is not implemented"
+  def(reg, names("median", kTorch | kTensor),
+      "median(Tensor input, int? dim=None, bool keepdim=False) -> Tensor", [](Ctx& c) -> Outs {
+        Var x = c.t("input");
+        if (c.none("dim")) {  // the lower median of all elements, a 0-d tensor
+          if (x.numel() == 0) return {full({}, std::nan(""), x.dtype())};
+          Var flat = reshape(x, {x.numel()});
+          return {select_rank(flat, 0, (x.numel() - 1) / 2, false, true).first};
+        }
+        const int d = x.ndim() == 0 ? 0 : wrap_dim(c.i("dim"), x.ndim());
+        const std::int64_t len = x.ndim() == 0 ? 1 : x.shape()[static_cast<std::size_t>(d)];
+        if (len == 0) invalid("median(): Expected reduction dim to have non-zero size.");
+        auto [v, i] = select_rank(x, d, (len - 1) / 2, c.b("keepdim"), true);
+        return {v, i};
+      });
+  def(reg, names("kthvalue", kTorch | kTensor),
+      "kthvalue(Tensor input, int k, int dim=-1, bool keepdim=False) -> Tensor", [](Ctx& c) -> Outs {
+        Var x = c.t("input");
+        const int d = x.ndim() == 0 ? 0 : wrap_dim(c.i("dim"), x.ndim());
+        const std::int64_t len = x.ndim() == 0 ? 1 : x.shape()[static_cast<std::size_t>(d)];
+        const std::int64_t k = c.i("k");
+        if (k < 1 || k > len)
+          invalid(fmt::format("kthvalue(): selected number k out of range for dimension {}", d));
+        auto [v, i] = select_rank(x, d, k - 1, c.b("keepdim"), false);
+        return {v, i};
+      });
+  def(reg, names("msort", kTorch | kTensor), "msort(Tensor input) -> Tensor", [](Ctx& c) -> Outs {
+    Var x = c.t("input");
+    if (x.ndim() == 0) return {x};
+    auto [flat, idx] = sort_along(x, 0, false, x.shape()[0]);
+    return {take(x, flat, x.shape())};
+  });
   // ---- normalisation and distances built on vector_norm (its gradient is 0 at a zero norm, like torch) ----
   def(reg, names("normalize", kFunctional),
       "normalize(Tensor input, float p=2.0, int dim=1, float eps=1e-12, Tensor? out=None) -> Tensor",

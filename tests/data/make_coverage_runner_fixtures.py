@@ -410,8 +410,50 @@ def rearrange_cases():
             C("Torch.channel_shuffle", "g3_3d", [f32(2, 6, 3), 3], grad=False)]
 
 
+def order_stat_and_margin_cases():
+    distinct = lambda *shape: T("float64", shape, values=[float(v) for v in
+                                                            __import__("random").Random(7).sample(range(-50, 50), math_prod(shape))])
+    pm1 = lambda n: T("float32", (n,), values=[1.0, -1.0] * (n // 2))
+    return [C("Torch.median", "all_odd", [distinct(3, 3)]),
+            C("Tensor.median", "all_even_lower", [distinct(2, 3)]),
+            C("Torch.median", "dim", [distinct(3, 4), 1]),
+            C("Torch.median", "dim0_keepdim", [distinct(4, 3), 0, True]),
+            C("Torch.median", "nan_first", [T("float32", (2, 4), values=[1.0, NAN, 3.0, NAN, 4.0, 2.0, 0.0, 1.5]), 1],
+              grad=False),
+            C("Torch.median", "nan_all", [T("float32", (3,), values=[2.0, NAN, 1.0])], grad=False),
+            C("Torch.median", "int", [T("int64", (5,), values=[5, -1, 3, 9, 0])]),
+            C("Torch.median", "bf16", [T("bfloat16", (5,), values=[0.5, -1.0, 3.0, 2.0, 0.25]), 0]),
+            C("Torch.median", "scalar", [T("float32", ())]),
+            C("Torch.kthvalue", "k2", [distinct(3, 5), 2]),
+            C("Tensor.kthvalue", "dim0_keepdim", [distinct(4, 2), 3, 0, True]),
+            C("Torch.kthvalue", "nan_largest", [T("float64", (4,), values=[NAN, 1.0, -2.0, 5.0]), 3], grad=False),
+            C("Torch.msort", "mat", [distinct(4, 3)]),
+            C("Tensor.msort", "int", [T("int32", (4, 2), low=-5, high=5)]),
+            C("Torch.msort", "special", [special()], grad=False),
+            C("Functional.margin_ranking_loss", "mean", [f32(6), f32(6), pm1(6)], {"margin": 0.2}),
+            C("Functional.margin_ranking_loss", "none_2d", [f32(2, 3), f32(2, 3),
+                                                            T("float32", (2, 3), values=[1.0, -1.0, -1.0, 1.0, 1.0, -1.0])],
+              {"reduction": "none"}),
+            C("Functional.hinge_embedding_loss", "sum", [f32(6), pm1(6)], {"reduction": "sum", "margin": 0.5}),
+            C("Functional.hinge_embedding_loss", "other_targets", [f32(4), T("float32", (4,), values=[1.0, -1.0, 0.0, 2.0])],
+              {"reduction": "none"}),
+            # torch has no derivative for soft_margin_loss's target: int targets keep it out of the gradient check
+            C("Functional.soft_margin_loss", "mean", [f32(2, 3), T("int64", (2, 3), values=[1, -1, 1, 1, -1, -1])]),
+            C("Functional.soft_margin_loss", "bf16", [T("bfloat16", (4,)), T("bfloat16", (4,), values=[1.0, -1.0, 1.0, -1.0])],
+              {"reduction": "sum"}, grad=False),
+            C("Functional.soft_margin_loss", "special", [special(), f32(8)], {"reduction": "none"}, grad=False)]
+
+
+def math_prod(shape):
+    n = 1
+    for v in shape:
+        n *= v
+    return n
+
+
 if __name__ == "__main__":
     write("coverage", unary_cases() + binary_cases() + activation_cases() + scan_cases() + einsum_cases()
           + matmul_family_cases() + indexing_cases()
           + loss_and_distance_cases() + torch_inplace_alias_cases()
-          + stats_and_misc_cases() + rearrange_cases())
+          + stats_and_misc_cases() + rearrange_cases()
+          + order_stat_and_margin_cases())
