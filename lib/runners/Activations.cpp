@@ -237,6 +237,16 @@ void register_activation_runners(RunnerRegistry& reg) {
         fn + "(Tensor input, int axis=-1, *, ScalarType? dtype=None) -> Tensor",
         [log](Ctx& c) -> Outs { return {softmax_impl(c.t("input"), c.i("axis"), c.dtype("dtype"), log)}; });
   }
+  // aten's _softmax / _log_softmax: half_to_float gives a float32 result for float16 input.
+  for (const bool log : {false, true})
+    def(reg, {log ? "Aten._log_softmax.default" : "Aten._softmax.default"},
+        std::string(log ? "_log_softmax" : "_softmax") +
+            "(Tensor input, int dim, bool half_to_float) -> Tensor",
+        [log](Ctx& c) -> Outs {
+          std::optional<DType> dt;
+          if (c.b("half_to_float")) dt = DType::Float32;
+          return {softmax_impl(c.t("input"), c.i("dim"), dt, log)};
+        });
   // ---- more activations -------------------------------------------------------------------------
   def(reg, names("hardtanh", kFunctional, {"Functional.hardtanh_"}),
       "hardtanh(Tensor input, float min_val=-1.0, float max_val=1.0, bool inplace=False) -> Tensor",

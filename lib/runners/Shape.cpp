@@ -782,6 +782,113 @@ void register_shape_runners(RunnerRegistry& reg) {
       like(nullptr, 1.0), false);
   def(reg, names("full_like", kTorch | kMint | kMsOps),
       std::string("full_like(Tensor input, Scalar fill_value") + like_tail, like("fill_value", 0.0), false);
+  // ---- constructors (no tensor inputs: the bench is the exact values in the requested dtype) ----------
+  // Floating values stay float64 (the bench raises float dtypes like msprobe); integers truncate like a cast.
+  auto exact_in = [](double v, DType dt) { return is_floating(dt) ? v : round_to(v, dt); };
+  const char* ctor_tail =
+      "ScalarType? dtype=None, Any layout=None, Any device=None, bool? pin_memory=None, bool? "
+      "requires_grad=False, "
+      "Any out=None) -> Tensor";
+  // torch's default dtype for a constructor from Python numbers: bool, int64, or float32 if any is a float
+  auto number_dtype = [](std::initializer_list<const Value*> vs) {
+    bool any_float = false, all_bool = true;
+    for (const Value* v : vs) {
+      if (!v || v->is_none()) continue;
+      any_float = any_float || v->kind() == Value::Kind::Float ||
+                  (v->is_tensor() && is_floating(v->tensor().dtype()));
+      all_bool = all_bool && v->kind() == Value::Kind::Bool;
+    }
+    return any_float ? DType::Float32 : all_bool ? DType::Bool : DType::Int64;
+  };
+  def(
+      reg, names("arange", kTorch),
+      std::string("arange(Scalar a, Scalar? b=None, Scalar c=1, *, ") + ctor_tail,
+      [number_dtype, exact_in](Ctx& c) -> Outs {
+        const bool one = c.none("b");
+        const double start = one ? 0.0 : c.f("a"), end = one ? c.f("a") : c.f("b"), step = c.f("c");
+        if (step == 0) invalid("step must be nonzero");
+        if (!std::isfinite(start) || !std::isfinite(end))
+          invalid("unsupported range: " + std::to_string(start));
+        if ((step > 0 && end < start) || (step < 0 && end > start))
+          invalid("upper bound and larger bound inconsistent with step sign");
+        DType dt = c.dtype("dtype").value_or(number_dtype({&c["a"], &c["b"], &c["c"]}));
+        if (dt == DType::Bool) dt = DType::Int64;
+        const double len = std::ceil((end - start) / step);
+        const Shape s{static_cast<std::int64_t>(len)};
+        Buffer v(static_cast<std::size_t>(checked_numel(s)));
+        for (std::size_t i = 0; i < v.size(); ++i) v[i] = exact_in(start + static_cast<double>(i) * step, dt);
+        return {make_leaf(s, std::move(v), dt)};
+      },
+      false);
+  def(
+      reg, names("full", kTorch),
+      std::string("full(int[] size, Scalar fill_value, *, Any names=None, ") + ctor_tail,
+      [number_dtype, exact_in](Ctx& c) -> Outs {
+        const DType dt = c.dtype("dtype").value_or(number_dtype({&c["fill_value"]}));
+        Shape s;
+        for (auto d : c.ints("size")) {
+          if (d < 0) invalid(fmt::format("Trying to create tensor with negative dimension {}", d));
+          s.push_back(d);
+        }
+        checked_numel(s);
+        return {full(s, exact_in(c.f("fill_value"), dt), dt)};
+      },
+      false);
+  def(
+      reg, names("eye", kTorch), std::string("eye(int n, int? m=None, *, ") + ctor_tail,
+      [](Ctx& c) -> Outs {
+        const std::int64_t n = c.i("n"), m = c.none("m") ? n : c.i("m");
+        if (n < 0 || m < 0)
+          invalid(fmt::format("n and m must be greater or equal to 0, got {} and {}", n, m));
+        const DType dt = c.dtype("dtype").value_or(DType::Float32);
+        const Shape s{n, m};
+        Buffer v(static_cast<std::size_t>(checked_numel(s)), 0.0);
+        for (std::int64_t i = 0; i < std::min(n, m); ++i) v[static_cast<std::size_t>(i * m + i)] = 1.0;
+        return {make_leaf(s, std::move(v), dt)};
+      },
+      false);
+  def(
+      reg, names("linspace", kTorch),
+      std::string("linspace(Scalar start, Scalar end, int steps, *, ") + ctor_tail,
+      [exact_in](Ctx& c) -> Outs {
+        const double a = c.f("start"), b = c.f("end");
+        const std::int64_t n = c.i("steps");
+        if (n < 0) invalid("number of steps must be non-negative");
+        const DType dt = c.dtype("dtype").value_or(DType::Float32);
+        const Shape s{n};
+        Buffer v(static_cast<std::size_t>(checked_numel(s)));
+        // torch fills the first half from start and the second half back from end (one step: start)
+        const double step = n > 1 ? (b - a) / static_cast<double>(n - 1) : 0.0;
+        for (std::int64_t i = 0; i < n; ++i)
+          v[static_cast<std::size_t>(i)] =
+              exact_in((n == 1 || i < n / 2) ? a + step * static_cast<double>(i)
+                                             : b - step * static_cast<double>(n - 1 - i),
+                       dt);
+        return {make_leaf(s, std::move(v), dt)};
+      },
+      false);
+  def(
+      reg, names("scalar_tensor", kTorch), std::string("scalar_tensor(Scalar s, *, ") + ctor_tail,
+      [exact_in](Ctx& c) -> Outs {
+        const DType dt = c.dtype("dtype").value_or(DType::Float32);
+        return {full({}, exact_in(c.f("s"), dt), dt)};
+      },
+      false);
+  def(reg, {"Aten.slice.Tensor"},
+      "slice(Tensor input, int dim=0, int? start=None, int? end=None, int step=1) -> Tensor",
+      [](Ctx& c) -> Outs {
+        Var x = c.t("input");
+        const int d = wrap_dim(c.i("dim"), x.ndim());
+        const std::int64_t n = x.shape()[static_cast<std::size_t>(d)], step = c.i("step");
+        if (step <= 0) invalid("slice step must be positive");
+        auto norm = [n](std::int64_t v) { return std::clamp<std::int64_t>(v < 0 ? v + n : v, 0, n); };
+        const std::int64_t a = c.none("start") ? 0 : norm(*c.opt_i("start"));
+        const std::int64_t b = c.none("end") ? n : norm(*c.opt_i("end"));
+        return {slice(x, d, a, std::max(a, b), step)};
+      });
+  def(reg, {"Aten._unsafe_view.default", "Aten._reshape_alias.default"},
+      "_unsafe_view(Tensor input, int[] size, Any stride=None) -> Tensor",
+      [](Ctx& c) -> Outs { return {reshape(c.t("input"), c.ints("size"))}; });
   // ---- more indexing and rearranging ---------------------------------------------------------------
   def(reg, names("roll", kTorch | kTensor), "roll(Tensor input, int[1] shifts, int[1] dims=[]) -> Tensor",
       [](Ctx& c) -> Outs {

@@ -451,9 +451,42 @@ def math_prod(shape):
     return n
 
 
+def constructor_and_aten_cases():
+    import torch
+    return [C("Torch.arange", "end_int", [5]),
+            C("Torch.arange", "float_step", [0, 1, 0.1]),
+            C("Torch.arange", "neg_step", [5, -3, -2]),
+            C("Torch.arange", "dtype_f16", [0, 4], {"dtype": torch.float16}),
+            C("Torch.arange", "empty", [3, 3]),
+            C("Torch.arange", "int_dtype_float_args", [0.5, 4.5], {"dtype": torch.int64}),
+            C("Torch.full", "float", [[2, 3], 1.5]),
+            C("Torch.full", "int", [[2], 7]),
+            C("Torch.full", "bool", [[3], True]),
+            C("Torch.full", "dtype_bf16", [[2, 2], 0.1], {"dtype": torch.bfloat16}),
+            C("Torch.full", "inf_empty", [[0, 2], float("inf")]),
+            C("Torch.eye", "square", [3]),
+            C("Torch.eye", "rect_int", [2, 4], {"dtype": torch.int64}),
+            C("Torch.linspace", "five", [0, 1, 5]),
+            C("Torch.linspace", "neg_dtype", [-2.5, 7.0, 6], {"dtype": torch.float16}),
+            C("Torch.linspace", "one_step", [3.0, 9.0, 1]),
+            C("Torch.linspace", "int_dtype", [0, 10, 4], {"dtype": torch.int64}),
+            C("Torch.scalar_tensor", "default", [2.5]),
+            C("Torch.scalar_tensor", "int_dtype", [3.7], {"dtype": torch.int32}),
+            C("Aten._softmax.default", "f32", [f32(2, 5), 1, False]),
+            C("Aten._softmax.default", "f16", [T("float16", (3, 4)), -1, False]),
+            C("Aten._log_softmax.default", "f32", [f32(2, 3, 4), 2, False]),
+            C("Aten._log_softmax.default", "inf", [T("float32", (2, 3), values=[INF, 0.0, 1.0, -INF, 0.0, 2.0]), 1, False],
+              grad=False),
+            C("Aten.slice.Tensor", "step", [f32(5, 3), 0, 1, 5, 2]),
+            C("Aten.slice.Tensor", "neg_clamped", [f32(2, 6), 1, -4, 100]),
+            C("Aten.slice.Tensor", "empty", [f32(4), 0, 3, 1]),
+            C("Aten._unsafe_view.default", "f32", [f32(2, 6), [3, 4]]),
+            C("Aten._unsafe_view.default", "infer", [T("bfloat16", (2, 6)), [-1, 2]])]
+
+
 if __name__ == "__main__":
     write("coverage", unary_cases() + binary_cases() + activation_cases() + scan_cases() + einsum_cases()
           + matmul_family_cases() + indexing_cases()
           + loss_and_distance_cases() + torch_inplace_alias_cases()
           + stats_and_misc_cases() + rearrange_cases()
-          + order_stat_and_margin_cases())
+          + order_stat_and_margin_cases() + constructor_and_aten_cases())
