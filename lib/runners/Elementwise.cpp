@@ -304,8 +304,8 @@ void register_elementwise_runners(RunnerRegistry& reg) {
       });
   def(reg,
       names("mul", kStd | kAten,
-            {"Torch.multiply", "Tensor.multiply", "Tensor.__mul__", "Tensor.__rmul__", "Tensor.__imul__",
-             "Aten.mul.Tensor", "Aten.mul.Scalar"}),
+            {"Torch.multiply", "Tensor.multiply", "Tensor.multiply_", "Tensor.__mul__", "Tensor.__rmul__",
+             "Tensor.__imul__", "Aten.mul.Tensor", "Aten.mul.Scalar"}),
       "mul(Tensor input, Tensor other, *, Tensor? out=None) -> Tensor", [](Ctx& c) -> Outs {
         Var a = c.t("input"), b = c.t("other");
         return {arith(
@@ -314,9 +314,10 @@ void register_elementwise_runners(RunnerRegistry& reg) {
       });
   def(reg,
       names("div", kStd | kAten,
-            {"Torch.divide", "Tensor.divide", "Torch.true_divide", "Tensor.true_divide", "Tensor.__truediv__",
-             "Tensor.__rtruediv__", "Tensor.__itruediv__", "Tensor.__div__", "Tensor.__rdiv__",
-             "Aten.div.Tensor", "Aten.div.Scalar", "Aten.div.Tensor_mode"}),
+            {"Torch.divide", "Tensor.divide", "Tensor.divide_", "Torch.true_divide", "Tensor.true_divide",
+             "Tensor.true_divide_", "Tensor.__truediv__", "Tensor.__rtruediv__", "Tensor.__itruediv__",
+             "Tensor.__div__", "Tensor.__rdiv__", "Aten.div.Tensor", "Aten.div.Scalar",
+             "Aten.div.Tensor_mode"}),
       "div(Tensor input, Tensor other, *, str? rounding_mode=None, Tensor? out=None) -> Tensor",
       [](Ctx& c) -> Outs {
         return {divide(c.t("input"), c.t("other"), c.none("rounding_mode") ? "" : c.s("rounding_mode"))};
@@ -434,7 +435,7 @@ void register_elementwise_runners(RunnerRegistry& reg) {
         [f, df](Ctx& c) -> Outs { return {unary_keep(c.t("input"), f, df)}; });
   };
   keep(
-      "abs", kStd | kAten, {"Torch.absolute", "Tensor.absolute", "Tensor.__abs__"},
+      "abs", kStd | kAten, {"Torch.absolute", "Tensor.absolute", "Tensor.absolute_", "Tensor.__abs__"},
       [](double x) { return std::fabs(x); },
       [](double x, double) { return x > 0   ? 1.0
                                     : x < 0 ? -1.0
@@ -487,6 +488,7 @@ void register_elementwise_runners(RunnerRegistry& reg) {
     if (alias[op]) {
       n.push_back(std::string("Torch.") + alias[op]);
       n.push_back(std::string("Tensor.") + alias[op]);
+      n.push_back(std::string("Tensor.") + alias[op] + "_");
     }
     def(
         reg, n, std::string(cmp[op][0]) + "(Tensor input, Tensor other, *, Tensor? out=None) -> Tensor",
@@ -832,6 +834,47 @@ void register_elementwise_runners(RunnerRegistry& reg) {
         return {Out(Value(eq))};
       },
       false);
+  // ---- shifts and fill ------------------------------------------------------------------------------
+  for (const bool left : {true, false}) {
+    const std::string fn = left ? "bitwise_left_shift" : "bitwise_right_shift";
+    std::vector<std::string> n = names(fn, kTorch | kTensor | kInplace);
+    const std::string dunder = left ? "lshift__" : "rshift__";
+    n.push_back("Tensor.__" + dunder);
+    n.push_back("Tensor.__i" + dunder);
+    def(
+        reg, n, fn + "(Tensor input, Tensor other, *, Tensor? out=None) -> Tensor",
+        [left](Ctx& c) -> Outs {
+          Var a = c.t("input"), b = c.t("other");
+          const DType dt = result_type({a, b});
+          // torch: integers shift (a shift by >= the bit width gives 0, or -1 for a negative >>);
+          // torch 1.13's CPU kernels refuse floating and bool operands
+          if (is_floating(dt) || dt == DType::Bool)
+            invalid(
+                fmt::format("\"{}\" not implemented for '{}'", left ? "lshift_cpu" : "rshift_cpu", name(dt)));
+          const int bits = static_cast<int>(8 * itemsize(dt));
+          return {zip_nograd(a, b, dt, [left, bits, dt](double x, double y) {
+            const auto i = static_cast<std::int64_t>(x), s = static_cast<std::int64_t>(y);
+            if (s < 0 || s >= bits) return left ? 0.0 : (i < 0 ? -1.0 : 0.0);
+            if (left)
+              return round_to(
+                  static_cast<double>(static_cast<std::int64_t>(static_cast<std::uint64_t>(i) << s)), dt);
+            return static_cast<double>(i >> s);
+          })};
+        },
+        false);
+  }
+  def(reg, {"Tensor.fill_", "Torch.fill_", "Torch.fill", "Aten.fill.Scalar", "Aten.fill_.Scalar"},
+      "fill_(Tensor input, Tensor value) -> Tensor", [](Ctx& c) -> Outs {
+        Var x = c.t("input"), v = c.t("value");
+        if (v.ndim() != 0 && !v.wrapped())
+          invalid(fmt::format(
+              "fill_ only supports 0-dimension value tensor but got tensor with {} dimensions.", v.ndim()));
+        // torch: the input gets no gradient, a tensor value gets the sum of the output gradient
+        Var e = expand(reshape(v, {}), x.shape());
+        // a floating value keeps its float64 bench value (the bench raises floating dtypes); ints truncate
+        return {is_floating(x.dtype()) && is_floating(v.dtype()) ? relabel(e, x.dtype())
+                                                                 : cast(e, x.dtype())};
+      });
 }
 
 }  // namespace probe::runners

@@ -484,9 +484,28 @@ def constructor_and_aten_cases():
             C("Aten._unsafe_view.default", "infer", [T("bfloat16", (2, 6)), [-1, 2]])]
 
 
+def shift_fill_alias_cases():
+    i64 = lambda vals: T("int64", (len(vals),), values=vals)
+    return [C("Torch.bitwise_left_shift", "int", [i64([1, -3, 5, 7]), i64([0, 2, 3, 40])]),
+            C("Tensor.__lshift__", "scalar", [T("int32", (3,), values=[1, 2, -4]), 3]),
+            C("Tensor.__rshift__", "neg", [i64([-17, 17, 1024, -1]), i64([2, 2, 11, 5])]),
+            C("Tensor.bitwise_right_shift_", "inplace_int8", [T("int8", (3,), values=[-128, 127, 64]),
+                                                              T("int8", (3,), values=[1, 3, 7])]),
+            C("Tensor.fill_", "scalar", [f32(2, 3), 1.5], grad=False),
+            C("Tensor.fill_", "int_input_float_value", [T("int64", (3,), values=[1, 2, 3]), 2.7], grad=False),
+            C("Tensor.fill_", "tensor_value_f16", [T("float16", (2, 2)), T("float32", (), values=[0.3])], grad=False),
+            C("Tensor.divide_", "inplace", [f32(3), f32(3, low=0.5, high=2)]),
+            C("Tensor.multiply_", "inplace_bf16", [T("bfloat16", (3,)), f32(3)]),
+            C("Tensor.true_divide_", "inplace", [f32(3), 4.0]),
+            C("Tensor.absolute_", "inplace", [f32(3)]),
+            C("Tensor.greater_", "inplace", [f32(4), f32(4)], grad=False),
+            C("Tensor.less_equal_", "inplace_int", [T("int64", (3,), values=[1, 2, 3]), 2], grad=False)]
+
+
 if __name__ == "__main__":
     write("coverage", unary_cases() + binary_cases() + activation_cases() + scan_cases() + einsum_cases()
           + matmul_family_cases() + indexing_cases()
           + loss_and_distance_cases() + torch_inplace_alias_cases()
           + stats_and_misc_cases() + rearrange_cases()
-          + order_stat_and_margin_cases() + constructor_and_aten_cases())
+          + order_stat_and_margin_cases() + constructor_and_aten_cases()
+          + shift_fill_alias_cases())
