@@ -187,7 +187,7 @@ void register_activation_runners(RunnerRegistry& reg) {
               return v * beta > th ? 1.0 : z / (z + 1.0);
             })};
       });
-  def(reg, names("mish", kFunctional | kMintFunctional | kMsOps),
+  def(reg, names("mish", kFunctional | kMintFunctional | kMsOps, {"NPU.npu_mish"}),
       "mish(Tensor input, bool inplace=False) -> Tensor", [](Ctx& c) -> Outs {
         Var x = float_input(c);
         return {map(
@@ -247,6 +247,18 @@ void register_activation_runners(RunnerRegistry& reg) {
           if (c.b("half_to_float")) dt = DType::Float32;
           return {softmax_impl(c.t("input"), c.i("dim"), dt, log)};
         });
+  // torch_npu's fast_gelu: x * sigmoid(1.702 x) (msprobe's bench writes it as x e^(0.851 (x - |x|)) /
+  // (1 + e^(-1.702 |x|)), the same function without overflow).
+  def(reg, {"NPU.fast_gelu", "NPU.npu_fast_gelu"}, "fast_gelu(Tensor input) -> Tensor", [](Ctx& c) -> Outs {
+    Var x = float_input(c);
+    auto sig = [](double v) { return 1.0 / (1.0 + std::exp(-1.702 * v)); };
+    return {map(
+        x, x.dtype(), [sig](double v) { return v * sig(v); },
+        [sig](double v, double) {
+          const double s = sig(v);
+          return s + 1.702 * v * s * (1.0 - s);
+        })};
+  });
   // ---- more activations -------------------------------------------------------------------------
   def(reg, names("hardtanh", kFunctional, {"Functional.hardtanh_"}),
       "hardtanh(Tensor input, float min_val=-1.0, float max_val=1.0, bool inplace=False) -> Tensor",

@@ -1224,6 +1224,15 @@ void register_shape_runners(RunnerRegistry& reg) {
         s.insert(s.end(), x.shape().begin() + 2, x.shape().end());
         return {reshape(transpose(reshape(x, s), 1, 2), x.shape())};
       });
+  def(reg, {"NPU.npu_confusion_transpose"},
+      "npu_confusion_transpose(Tensor input, int[] perm, int[] shape, bool transpose_first) -> Tensor",
+      [](Ctx& c) -> Outs {
+        Var x = c.t("input");
+        const auto perm = c.ints("perm");
+        const auto shape = c.ints("shape");
+        if (c.b("transpose_first")) return {reshape(permute(x, perm), Shape(shape.begin(), shape.end()))};
+        return {permute(reshape(x, Shape(shape.begin(), shape.end())), perm)};
+      });
   def(reg, names("ravel", kTorch | kTensor), "ravel(Tensor input) -> Tensor", [](Ctx& c) -> Outs {
     Var x = c.t("input");
     return {reshape(x, {x.numel()})};

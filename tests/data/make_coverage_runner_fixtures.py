@@ -5,7 +5,19 @@ Expected values and gradients are torch float64 (Debian's torch), via make_runne
 
     /usr/bin/python3 tests/data/make_coverage_runner_fixtures.py   # writes tests/data/runners/coverage.json
 """
+import make_runner_fixtures as mrf
+import torch
 from make_runner_fixtures import C, I, T, write
+
+# torch_npu ops, absent here, by msprobe's CPU bench formulas (msprobe/pytorch/bench_functions)
+REFS = {
+    "NPU.fast_gelu": lambda x: x * torch.sigmoid(1.702 * x),
+    "NPU.npu_mish": torch.nn.functional.mish,
+    "NPU.npu_confusion_transpose": lambda x, perm, shape, first: (
+        x.permute(*perm).contiguous().view(shape) if first else x.view(shape).permute(*perm)),
+}
+_resolve = mrf.resolve
+mrf.resolve = lambda api: REFS[api] if api in REFS else _resolve(api)
 
 NAN, INF = float("nan"), float("inf")
 
@@ -502,10 +514,19 @@ def shift_fill_alias_cases():
             C("Tensor.less_equal_", "inplace_int", [T("int64", (3,), values=[1, 2, 3]), 2], grad=False)]
 
 
+def npu_cases():
+    return [C("NPU.fast_gelu", "f32", [f32(2, 5, low=-6, high=6)]),
+            C("NPU.fast_gelu", "bf16", [T("bfloat16", (4,))]),
+            C("NPU.fast_gelu", "special", [special()], grad=False),
+            C("NPU.npu_mish", "f16", [T("float16", (5,))]),
+            C("NPU.npu_confusion_transpose", "transpose_first", [f32(2, 3, 4), [0, 2, 1], [2, 12], True]),
+            C("NPU.npu_confusion_transpose", "reshape_first", [f32(2, 12), [1, 0, 2], [2, 3, 4], False])]
+
+
 if __name__ == "__main__":
     write("coverage", unary_cases() + binary_cases() + activation_cases() + scan_cases() + einsum_cases()
           + matmul_family_cases() + indexing_cases()
           + loss_and_distance_cases() + torch_inplace_alias_cases()
           + stats_and_misc_cases() + rearrange_cases()
           + order_stat_and_margin_cases() + constructor_and_aten_cases()
-          + shift_fill_alias_cases())
+          + shift_fill_alias_cases() + npu_cases())
