@@ -569,19 +569,21 @@ void register_shape_runners(RunnerRegistry& reg) {
         }
         return {index_select(x, d, sel)};
       });
-  def(reg, names("split", kTorch | kTensor | kMint | kMsOps),
+  def(reg, names("split", kTorch | kTensor | kMint | kMsOps, {"Torch.unsafe_split", "Tensor.unsafe_split"}),
       "split(Tensor input, Any split_size_or_sections, int dim=0) -> Tensor[]", [](Ctx& c) -> Outs {
         Outs o;
         for (Var& v : split(c.t("input"), c["split_size_or_sections"], c.i("dim"))) o.push_back(v);
         return o;
       });
-  def(reg, names("split_with_sizes", kTorch | kTensor),
+  def(reg,
+      names("split_with_sizes", kTorch | kTensor,
+            {"Torch.unsafe_split_with_sizes", "Tensor.unsafe_split_with_sizes"}),
       "split_with_sizes(Tensor input, int[] split_sizes, int dim=0) -> Tensor[]", [](Ctx& c) -> Outs {
         Outs o;
         for (Var& v : split_sizes(c.t("input"), c.ints("split_sizes"), c.i("dim"))) o.push_back(v);
         return o;
       });
-  def(reg, names("chunk", kTorch | kTensor | kMint | kMsOps),
+  def(reg, names("chunk", kTorch | kTensor | kMint | kMsOps, {"Torch.unsafe_chunk", "Tensor.unsafe_chunk"}),
       "chunk(Tensor input, int chunks, int dim=0) -> Tensor[]", [](Ctx& c) -> Outs {
         Outs o;
         for (Var& v : chunk(c.t("input"), c.i("chunks"), c.i("dim"))) o.push_back(v);
@@ -1233,6 +1235,91 @@ void register_shape_runners(RunnerRegistry& reg) {
         if (c.b("transpose_first")) return {reshape(permute(x, perm), Shape(shape.begin(), shape.end()))};
         return {permute(reshape(x, Shape(shape.begin(), shape.end())), perm)};
       });
+  def(
+      reg, names("nonzero", kTorch | kTensor, {"Torch.argwhere", "Tensor.argwhere"}),
+      "nonzero(Tensor input, *, bool as_tuple=False, Tensor? out=None) -> Tensor",
+      [](Ctx& c) -> Outs {
+        Var x = c.t("input");
+        const auto st = contiguous_strides(x.shape());
+        std::vector<std::int64_t> hits;
+        for (std::size_t k = 0; k < x.data().size(); ++k)
+          if (x.data()[k] != 0) hits.push_back(static_cast<std::int64_t>(k));
+        const auto n = static_cast<std::int64_t>(hits.size());
+        const std::int64_t nd = x.ndim();
+        Buffer out(static_cast<std::size_t>(n * nd));
+        for (std::int64_t r = 0; r < n; ++r)
+          for (std::int64_t d = 0; d < nd; ++d)
+            out[static_cast<std::size_t>(r * nd + d)] =
+                static_cast<double>((hits[static_cast<std::size_t>(r)] / st[static_cast<std::size_t>(d)]) %
+                                    x.shape()[static_cast<std::size_t>(d)]);
+        Var idx = make_leaf({n, nd}, std::move(out), DType::Int64);
+        if (!c.b("as_tuple")) return {idx};
+        Outs cols;  // as_tuple: one index tensor per dim (a 0-d input counts as one dim)
+        if (nd == 0) return {make_leaf({n}, Buffer(static_cast<std::size_t>(n), 0.0), DType::Int64)};
+        for (std::int64_t d = 0; d < nd; ++d) cols.push_back(ops::squeeze(slice(idx, 1, d, d + 1, 1), 1));
+        return cols;
+      },
+      false);
+  def(reg, names("diff", kTorch | kTensor),
+      "diff(Tensor input, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor",
+      [](Ctx& c) -> Outs {
+        Var x = c.t("input");
+        if (x.ndim() == 0) invalid("diff expects input to be at least one-dimensional");
+        const int d = wrap_dim(c.i("dim"), x.ndim());
+        std::vector<Var> parts;
+        if (auto p = c.opt_t("prepend")) parts.push_back(*p);
+        parts.push_back(x);
+        if (auto a = c.opt_t("append")) parts.push_back(*a);
+        if (parts.size() > 1) x = cat(parts, d);
+        const std::int64_t n = c.i("n");
+        if (n < 0) invalid(fmt::format("order must be non-negative but got {}", n));
+        for (std::int64_t k = 0; k < n; ++k) {
+          const std::int64_t len = x.shape()[static_cast<std::size_t>(d)];
+          if (len == 0) break;
+          Var hi = slice(x, d, 1, len, 1), lo = slice(x, d, 0, len - 1, 1);
+          x = x.dtype() == DType::Bool
+                  ? zip_nograd(hi, lo, DType::Bool, [](double a, double b) { return a != b ? 1.0 : 0.0; })
+                  : ops::sub(hi, lo);
+        }
+        return {x};
+      });
+  def(reg, names("kron", kTorch | kTensor), "kron(Tensor input, Tensor other, *, Tensor? out=None) -> Tensor",
+      [](Ctx& c) -> Outs {
+        Var a = c.t("input"), b = c.t("other");
+        const int nd = std::max(a.ndim(), b.ndim());
+        auto pad = [nd](const Var& v) {
+          Shape s(static_cast<std::size_t>(nd - v.ndim()), 1);
+          s.insert(s.end(), v.shape().begin(), v.shape().end());
+          return reshape(v, s);
+        };
+        Var pa = pad(a), pb = pad(b);
+        // a[i] * b[j] laid out as [a0, b0, a1, b1, ...] then merged pairwise
+        Shape sa, sb, out;
+        for (int k = 0; k < nd; ++k) {
+          const auto ak = pa.shape()[static_cast<std::size_t>(k)],
+                     bk = pb.shape()[static_cast<std::size_t>(k)];
+          sa.insert(sa.end(), {ak, 1});
+          sb.insert(sb.end(), {1, bk});
+          out.push_back(ak * bk);
+        }
+        return {reshape(ops::mul(reshape(pa, sa), reshape(pb, sb)), out)};
+      });
+  def(
+      reg, names("narrow_copy", kTorch | kTensor),
+      "narrow_copy(Tensor input, int dim, int start, int length) -> Tensor",
+      [](Ctx& c) -> Outs {
+        Var x = c.t("input");
+        const int d = wrap_dim(c.i("dim"), x.ndim());
+        const std::int64_t len = x.shape()[static_cast<std::size_t>(d)];
+        std::int64_t start = c.i("start");
+        const std::int64_t n = c.i("length");
+        if (start < -len || start > len) invalid("start out of range");
+        if (start < 0) start += len;
+        if (n < 0 || start + n > len)
+          invalid(fmt::format("start ({}) + length ({}) exceeds dimension size ({}).", start, n, len));
+        return {slice(x, d, start, start + n, 1)};
+      },
+      false);  // torch 1.13: "derivative for aten::narrow_copy is not implemented"
   def(reg, names("ravel", kTorch | kTensor), "ravel(Tensor input) -> Tensor", [](Ctx& c) -> Outs {
     Var x = c.t("input");
     return {reshape(x, {x.numel()})};

@@ -523,10 +523,32 @@ def npu_cases():
             C("NPU.npu_confusion_transpose", "reshape_first", [f32(2, 12), [1, 0, 2], [2, 3, 4], False])]
 
 
+def more_shape_cases():
+    return [C("Torch.unsafe_split", "f32", [f32(5, 2), 2]),
+            C("Tensor.unsafe_chunk", "f32", [f32(2, 5), 2, 1]),
+            C("Torch.unsafe_split_with_sizes", "f32", [f32(6), [1, 5]]),
+            C("Tensor.narrow_copy", "f32", [f32(4, 3), 0, 1, 2], grad=False),
+            C("Torch.nonzero", "mat", [T("float32", (2, 3), values=[0.0, 1.0, NAN, 0.0, -0.0, 2.0])]),
+            C("Tensor.nonzero", "as_tuple", [T("int64", (2, 2), values=[0, 3, 4, 0])], {"as_tuple": True}),
+            C("Torch.argwhere", "bool_3d", [T("bool", (2, 2, 2))]),
+            C("Torch.nonzero", "scalar", [T("float32", (), values=[2.0])]),
+            C("Torch.nonzero", "empty", [f32(0, 3)]),
+            C("Torch.diff", "default", [f32(2, 5)]),
+            C("Tensor.diff", "n2_dim0", [f32(4, 3)], {"n": 2, "dim": 0}),
+            C("Torch.diff", "prepend_append", [f32(3)], {"prepend": f32(2), "append": f32(1)}),
+            C("Torch.diff", "int", [T("int64", (5,), values=[1, 4, 9, 16, 25])]),
+            C("Torch.diff", "bool", [T("bool", (5,))]),
+            C("Torch.diff", "special", [special()], grad=False),
+            C("Torch.kron", "mats", [f32(2, 3), f32(2, 2)]),
+            C("Tensor.kron", "rank_mismatch", [f32(3), f32(2, 2)]),
+            C("Torch.kron", "int", [T("int64", (2,), values=[1, -2]), T("int64", (2,), values=[3, 4])])]
+
+
 if __name__ == "__main__":
     write("coverage", unary_cases() + binary_cases() + activation_cases() + scan_cases() + einsum_cases()
           + matmul_family_cases() + indexing_cases()
           + loss_and_distance_cases() + torch_inplace_alias_cases()
           + stats_and_misc_cases() + rearrange_cases()
           + order_stat_and_margin_cases() + constructor_and_aten_cases()
-          + shift_fill_alias_cases() + npu_cases())
+          + shift_fill_alias_cases() + npu_cases()
+          + more_shape_cases())
