@@ -663,8 +663,9 @@ void register_elementwise_runners(RunnerRegistry& reg) {
       [](Ctx& c) -> Outs {
         Var x = c.t("input");
         if (!is_floating(x.dtype())) return {x};
-        // The replacement for +-inf is the largest value of the device dtype, not of float64: a float64
-        // bench (msprobe's) would put 1.8e308 where the device correctly wrote 3.4e38 (float32).
+        // Deliberate deviation from a literal float64 bench (D5; to be listed in DECISIONS.md): +-inf become
+        // the extremes of the device dtype, not of float64, or every float32 nan_to_num(inf) would be an
+        // error (1.8e308 against the 3.4e38 the device correctly wrote). Tested by the defaults_* fixtures.
         const double big = max_finite(x.dtype());
         const double nan = c.none("nan") ? 0.0 : c.f("nan");
         const double pinf = c.none("posinf") ? big : c.f("posinf");
@@ -871,7 +872,7 @@ void register_elementwise_runners(RunnerRegistry& reg) {
               "fill_ only supports 0-dimension value tensor but got tensor with {} dimensions.", v.ndim()));
         // torch: the input gets no gradient, a tensor value gets the sum of the output gradient
         Var e = expand(reshape(v, {}), x.shape());
-        // a floating value keeps its float64 bench value (the bench raises floating dtypes); ints truncate
+        // DECISIONS D5: a floating value keeps its float64 bench value; integer dtypes truncate
         return {is_floating(x.dtype()) && is_floating(v.dtype()) ? relabel(e, x.dtype())
                                                                  : cast(e, x.dtype())};
       });

@@ -785,7 +785,7 @@ void register_shape_runners(RunnerRegistry& reg) {
   def(reg, names("full_like", kTorch | kMint | kMsOps),
       std::string("full_like(Tensor input, Scalar fill_value") + like_tail, like("fill_value", 0.0), false);
   // ---- constructors (no tensor inputs: the bench is the exact values in the requested dtype) ----------
-  // Floating values stay float64 (the bench raises float dtypes like msprobe); integers truncate like a cast.
+  // DECISIONS D5: floating values stay float64 in the bench; integer dtypes truncate like a cast.
   auto exact_in = [](double v, DType dt) { return is_floating(dt) ? v : round_to(v, dt); };
   const char* ctor_tail =
       "ScalarType? dtype=None, Any layout=None, Any device=None, bool? pin_memory=None, bool? "
@@ -891,6 +891,70 @@ void register_shape_runners(RunnerRegistry& reg) {
   def(reg, {"Aten._unsafe_view.default", "Aten._reshape_alias.default"},
       "_unsafe_view(Tensor input, int[] size, Any stride=None) -> Tensor",
       [](Ctx& c) -> Outs { return {reshape(c.t("input"), c.ints("size"))}; });
+  // ---- new_* / zeros / ones / zero_ / copy_ / identity aliases ------------------------------------------
+  auto new_filled = [](const char* value_param, double fixed) {
+    return [value_param, fixed](Ctx& c) -> Outs {
+      Var x = c.t("input");
+      const double v = value_param ? c.f(value_param) : fixed;
+      const DType dt = c.dtype("dtype").value_or(x.dtype());
+      Shape s;
+      for (auto d : c.ints("size")) {
+        if (d < 0) invalid(fmt::format("Trying to create tensor with negative dimension {}", d));
+        s.push_back(d);
+      }
+      checked_numel(s);
+      return {full(s, is_floating(dt) ? v : round_to(v, dt), dt)};  // DECISIONS D5
+    };
+  };
+  const char* new_tail =
+      ", *, ScalarType? dtype=None, Any layout=None, Any device=None, bool? pin_memory=None, bool? "
+      "requires_grad=False) -> Tensor";
+  def(reg, names("new_zeros", kTensor), std::string("new_zeros(Tensor input, int... size") + new_tail,
+      new_filled(nullptr, 0.0), false);
+  def(reg, names("new_ones", kTensor), std::string("new_ones(Tensor input, int... size") + new_tail,
+      new_filled(nullptr, 1.0), false);
+  def(reg, names("new_full", kTensor),
+      std::string("new_full(Tensor input, int[] size, Scalar fill_value") + new_tail,
+      new_filled("fill_value", 0.0), false);
+  for (const bool one : {false, true})
+    def(
+        reg, names(one ? "ones" : "zeros", kTorch),
+        std::string(one ? "ones" : "zeros") +
+            "(int... size, *, Any names=None, ScalarType? dtype=None, Any layout=None, Any device=None, "
+            "bool? "
+            "pin_memory=None, bool? requires_grad=False, Any out=None) -> Tensor",
+        [one](Ctx& c) -> Outs {
+          Shape s;
+          for (auto d : c.ints("size")) {
+            if (d < 0) invalid(fmt::format("Trying to create tensor with negative dimension {}", d));
+            s.push_back(d);
+          }
+          checked_numel(s);
+          return {full(s, one ? 1.0 : 0.0, c.dtype("dtype").value_or(DType::Float32))};
+        },
+        false);
+  def(
+      reg, {"Tensor.zero_", "Aten.zero.default", "Aten.zero_.default"}, "zero_(Tensor input) -> Tensor",
+      [](Ctx& c) -> Outs {
+        Var x = c.t("input");
+        return {full(x.shape(), 0.0, x.dtype())};
+      },
+      false);
+  def(reg, {"Tensor.copy_", "Aten.copy.default", "Aten.copy_.default"},
+      "copy_(Tensor input, Tensor src, bool non_blocking=False) -> Tensor", [](Ctx& c) -> Outs {
+        Var x = c.t("input"), src = c.t("src");
+        if (broadcast_shapes(x.shape(), src.shape()) != x.shape())
+          invalid(fmt::format("copy_: src of shape {} does not broadcast to {}", shape_to_string(src.shape()),
+                              shape_to_string(x.shape())));
+        Var e = expand(src, x.shape());
+        // DECISIONS D5: floating to floating keeps the float64 bench value; to an integer dtype truncates
+        return {is_floating(x.dtype()) && is_floating(src.dtype()) ? relabel(e, x.dtype())
+                                                                   : cast(e, x.dtype())};
+      });
+  def(reg, {"Torch.alias", "Aten.alias.default", "Aten.lift_fresh.default", "Aten.lift.default"},
+      "alias(Tensor input) -> Tensor", [](Ctx& c) -> Outs { return {c.t("input")}; });
+  def(reg, {"Aten.expand.default"}, "expand(Tensor input, int[] size, *, bool implicit=False) -> Tensor",
+      [](Ctx& c) -> Outs { return {expand(c.t("input"), c.ints("size"))}; });
   // ---- more indexing and rearranging ---------------------------------------------------------------
   def(reg, names("roll", kTorch | kTensor), "roll(Tensor input, int[1] shifts, int[1] dims=[]) -> Tensor",
       [](Ctx& c) -> Outs {

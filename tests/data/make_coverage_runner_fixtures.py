@@ -544,6 +544,24 @@ def more_shape_cases():
             C("Torch.kron", "int", [T("int64", (2,), values=[1, -2]), T("int64", (2,), values=[3, 4])])]
 
 
+def new_and_copy_cases():
+    return [C("Tensor.new_zeros", "list", [T("float16", (2,)), [2, 3]]),
+            C("Tensor.new_ones", "varargs_dtype", [f32(2), 3, 1], {"dtype": torch.int64}),
+            C("Tensor.new_full", "value", [T("bfloat16", (1,)), [2, 2], 0.1]),
+            C("Tensor.new_full", "int_input", [T("int32", (1,), values=[1]), [3], 2.9]),
+            C("Torch.zeros", "varargs", [2, 3]),
+            C("Torch.ones", "list_dtype", [[4]], {"dtype": torch.float16}),
+            C("Torch.zeros", "empty", [[0, 3]]),
+            C("Tensor.zero_", "f32", [f32(2, 2)], grad=False),
+            C("Tensor.copy_", "broadcast_f16", [T("float16", (2, 3)), f32(3)], grad=False),
+            C("Tensor.copy_", "to_int", [T("int64", (3,), values=[0, 0, 0]), T("float32", (3,), values=[1.7, -2.5, 3.0])],
+              grad=False),
+            C("Aten.copy.default", "f32", [f32(2, 2), f32(2, 2)]),
+            C("Aten.alias.default", "f32", [f32(3)]),
+            C("Aten.lift_fresh.default", "f32", [f32(3)], grad=False),
+            C("Aten.expand.default", "f32", [f32(3, 1), [3, 4]])]
+
+
 if __name__ == "__main__":
     write("coverage", unary_cases() + binary_cases() + activation_cases() + scan_cases() + einsum_cases()
           + matmul_family_cases() + indexing_cases()
@@ -551,4 +569,4 @@ if __name__ == "__main__":
           + stats_and_misc_cases() + rearrange_cases()
           + order_stat_and_margin_cases() + constructor_and_aten_cases()
           + shift_fill_alias_cases() + npu_cases()
-          + more_shape_cases())
+          + more_shape_cases() + new_and_copy_cases())
