@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <numbers>
+#include <numeric>
 
 #include "probe/error.h"
 #include "runners/Ops.h"
@@ -876,6 +877,25 @@ void register_elementwise_runners(RunnerRegistry& reg) {
         return {is_floating(x.dtype()) && is_floating(v.dtype()) ? relabel(e, x.dtype())
                                                                  : cast(e, x.dtype())};
       });
+  // ---- gcd / lcm (integers) ---------------------------------------------------------------------------
+  for (const bool is_lcm : {false, true})
+    def(
+        reg, names(is_lcm ? "lcm" : "gcd", kTorch | kTensor | kInplace),
+        std::string(is_lcm ? "lcm" : "gcd") + "(Tensor input, Tensor other, *, Tensor? out=None) -> Tensor",
+        [is_lcm](Ctx& c) -> Outs {
+          Var a = c.t("input"), b = c.t("other");
+          const DType dt = result_type({a, b});
+          if (is_floating(dt) || dt == DType::Bool)
+            invalid(fmt::format("\"{}\" not implemented for '{}'", is_lcm ? "lcm_cpu" : "gcd_cpu", name(dt)));
+          return {zip_nograd(a, b, dt, [is_lcm, dt](double x, double y) {
+            const auto i = static_cast<std::int64_t>(x), j = static_cast<std::int64_t>(y);
+            const std::int64_t g = std::gcd(i, j);
+            if (!is_lcm) return static_cast<double>(g);
+            return g == 0 ? 0.0
+                          : round_to(std::fabs(static_cast<double>(i / g) * static_cast<double>(j)), dt);
+          })};
+        },
+        false);
 }
 
 }  // namespace probe::runners

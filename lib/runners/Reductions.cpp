@@ -494,6 +494,48 @@ void register_reduction_runners(RunnerRegistry& reg) {
     auto [flat, idx] = sort_along(x, 0, false, x.shape()[0]);
     return {take(x, flat, x.shape())};
   });
+  def(reg, names("dist", kTorch | kTensor), "dist(Tensor input, Tensor other, Scalar p=2) -> Tensor",
+      [](Ctx& c) -> Outs {
+        return {vector_norm(ops::sub(c.t("input"), c.t("other")), c.f("p"), {}, false, std::nullopt)};
+      });
+  def(reg, names("cdist", kTorch),
+      "cdist(Tensor x1, Tensor x2, float p=2.0, str? compute_mode=None) -> Tensor", [](Ctx& c) -> Outs {
+        Var a = c.t("x1"), b = c.t("x2");
+        if (a.ndim() < 2 || b.ndim() < 2) invalid("cdist only supports at least 2D tensors");
+        if (a.shape().back() != b.shape().back())
+          invalid(fmt::format("X1 and X2 must have the same number of columns. X1: {} X2: {}",
+                              a.shape().back(), b.shape().back()));
+        const double p = c.f("p");
+        if (p < 0) invalid("cdist only supports non-negative p values");
+        // |x1[..., i, :] - x2[..., j, :]|_p from the broadcast difference (the exact definition)
+        Var d = ops::sub(ops::unsqueeze(a, -2), ops::unsqueeze(b, -3));
+        return {vector_norm(d, p, {-1}, false, std::nullopt)};
+      });
+  auto cross = [](const Var& a, const Var& b, std::optional<std::int64_t> dim) {
+    const Shape s = broadcast_shapes(a.shape(), b.shape());
+    Var x = expand(a, s), y = expand(b, s);
+    int d = -1;
+    if (dim) {
+      d = wrap_dim(*dim, static_cast<int>(s.size()));
+    } else {
+      for (std::size_t k = 0; k < s.size() && d < 0; ++k)
+        if (s[k] == 3) d = static_cast<int>(k);
+      if (d < 0) invalid("no dimension of size 3 in input");
+    }
+    if (s[static_cast<std::size_t>(d)] != 3)
+      invalid(fmt::format("linalg.cross: inputs dimension {} must have length 3. Got {} and {}", d,
+                          a.ndim() > d ? a.shape()[static_cast<std::size_t>(d)] : 0,
+                          b.ndim() > d ? b.shape()[static_cast<std::size_t>(d)] : 0));
+    auto at = [d](const Var& v, std::int64_t i) { return slice(v, d, i, i + 1, 1); };
+    Var c0 = ops::sub(ops::mul(at(x, 1), at(y, 2)), ops::mul(at(x, 2), at(y, 1)));
+    Var c1 = ops::sub(ops::mul(at(x, 2), at(y, 0)), ops::mul(at(x, 0), at(y, 2)));
+    Var c2 = ops::sub(ops::mul(at(x, 0), at(y, 1)), ops::mul(at(x, 1), at(y, 0)));
+    return cat({c0, c1, c2}, d);
+  };
+  def(reg, names("cross", kTorch | kTensor), "cross(Tensor input, Tensor other, int? dim=None) -> Tensor",
+      [cross](Ctx& c) -> Outs { return {cross(c.t("input"), c.t("other"), c.opt_i("dim"))}; });
+  def(reg, {"Torch.linalg.cross"}, "cross(Tensor input, Tensor other, *, int dim=-1) -> Tensor",
+      [cross](Ctx& c) -> Outs { return {cross(c.t("input"), c.t("other"), c.i("dim"))}; });
   // ---- normalisation and distances built on vector_norm (its gradient is 0 at a zero norm, like torch) ----
   def(reg, names("normalize", kFunctional),
       "normalize(Tensor input, float p=2.0, int dim=1, float eps=1e-12, Tensor? out=None) -> Tensor",

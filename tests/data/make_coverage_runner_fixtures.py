@@ -562,6 +562,24 @@ def new_and_copy_cases():
             C("Aten.expand.default", "f32", [f32(3, 1), [3, 4]])]
 
 
+def distance_cross_gcd_cases():
+    i64 = lambda vals: T("int64", (len(vals),), values=vals)
+    return [C("Torch.dist", "p2", [f32(2, 3), f32(3)]),
+            C("Tensor.dist", "p1", [f32(4), f32(4), 1]),
+            C("Torch.dist", "pinf", [f32(4), f32(4), INF]),
+            C("Torch.dist", "zero_grad", [T("float64", (2,), values=[1.0, 2.0]), T("float64", (2,), values=[1.0, 2.0])]),
+            C("Torch.cdist", "p2", [f32(3, 4), f32(5, 4)]),
+            C("Torch.cdist", "batched_p1", [f32(2, 3, 2), f32(2, 4, 2)], {"p": 1.0}),
+            C("Torch.cdist", "f64_zero_distance", [T("float64", (2, 2), values=[1.0, 2.0, 0.0, 0.0]), T("float64", (1, 2), values=[1.0, 2.0])]),
+            C("Torch.cross", "default_dim", [f32(3, 2), f32(3, 2)]),
+            C("Tensor.cross", "dim1", [f32(2, 3), f32(2, 3)], {"dim": 1}),
+            C("Torch.linalg.cross", "broadcast", [f32(2, 3), f32(1, 3)]),
+            C("Torch.linalg.cross", "int", [i64([1, 2, 3]), i64([4, 5, 6])]),
+            C("Torch.gcd", "int", [i64([12, -18, 0, 7, 0]), i64([8, 12, 5, -21, 0])]),
+            C("Tensor.lcm", "int", [i64([4, -6, 0, 7]), i64([6, 4, 3, -21])]),
+            C("Tensor.gcd_", "inplace_int32", [T("int32", (3,), values=[9, 10, 14]), T("int32", (3,), values=[6, 4, 21])])]
+
+
 if __name__ == "__main__":
     write("coverage", unary_cases() + binary_cases() + activation_cases() + scan_cases() + einsum_cases()
           + matmul_family_cases() + indexing_cases()
@@ -569,4 +587,5 @@ if __name__ == "__main__":
           + stats_and_misc_cases() + rearrange_cases()
           + order_stat_and_margin_cases() + constructor_and_aten_cases()
           + shift_fill_alias_cases() + npu_cases()
-          + more_shape_cases() + new_and_copy_cases())
+          + more_shape_cases() + new_and_copy_cases()
+          + distance_cross_gcd_cases())
