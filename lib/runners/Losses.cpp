@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 
 #include "probe/error.h"
 #include "runners/NnKit.h"
@@ -306,6 +307,49 @@ Var soft_margin_loss(Ctx& c) {
   return reduce_loss(l, reduction_of(c));
 }
 
+// torch: log_input: exp(x) - t x; else x - t log(x + eps); `full` adds Stirling's t log t - t + log(2 pi t) /
+// 2 where t > 1.
+Var poisson_nll_loss(Ctx& c) {
+  Var x = c.t("input"), t = c.t("target");
+  const double eps = c.f("eps");
+  Var l = c.b("log_input") ? ops::sub(ops::exp(x), ops::mul(t, x))
+                           : ops::sub(x, ops::mul(t, ops::log(ops::add(x, scalar(eps)))));
+  if (c.b("full")) {
+    Var st = map(
+        t, float_or_default(t.dtype()),
+        [](double v) { return v > 1 ? v * std::log(v) - v + 0.5 * std::log(2 * std::numbers::pi * v) : 0.0; },
+        [](double v, double) { return v > 1 ? std::log(v) + 0.5 / v : 0.0; });
+    l = ops::add(l, st);
+  }
+  return reduce_loss(l, reduction_of(c));
+}
+
+// torch: cos = sum(x1 x2) / sqrt((sum(x1^2) + 1e-12) (sum(x2^2) + 1e-12)) over dim 1 (dim 0 for 1-d inputs);
+// loss 1 - cos where y == 1, max(0, cos - margin) where y == -1, else 0.
+Var cosine_embedding_loss(Ctx& c) {
+  Var a = c.t("input1"), b = c.t("input2"), y = c.t("target");
+  if (a.ndim() != b.ndim() || a.ndim() < 1 || a.ndim() > 2)
+    invalid("cosine_embedding_loss: inputs must be 1-d or 2-d tensors of the same rank");
+  const std::int64_t d = a.ndim() - 1;
+  const double eps = 1e-12;
+  Var prod = ops::sum(ops::mul(a, b), {d});
+  Var m1 = ops::add(ops::sum(ops::mul(a, a), {d}), scalar(eps));
+  Var m2 = ops::add(ops::sum(ops::mul(b, b), {d}), scalar(eps));
+  Var cosv = ops::div(prod, ops::sqrt(ops::mul(m1, m2)));
+  Var zero = ops::scalar_like(0.0, cosv);
+  Var pos = ops::sub(scalar(1.0), cosv);
+  Var neg = map(
+      ops::sub(cosv, scalar(c.f("margin"))), cosv.dtype(),
+      [](double v) { return std::isnan(v) ? v : std::max(v, 0.0); },
+      [](double v, double) { return v >= 0 ? 1.0 : 0.0; });
+  Var is1 = map(
+      y, DType::Bool, [](double v) { return v == 1 ? 1.0 : 0.0; }, [](double, double) { return 0.0; });
+  Var ism1 = map(
+      y, DType::Bool, [](double v) { return v == -1 ? 1.0 : 0.0; }, [](double, double) { return 0.0; });
+  Var l = ops::add(where(is1, pos, zero), where(ism1, neg, zero));
+  return reduce_loss(l, reduction_of(c));
+}
+
 }  // namespace
 
 }  // namespace probe::runners::nn
@@ -368,6 +412,16 @@ void register_loss_runners(RunnerRegistry& reg) {
       "soft_margin_loss(Tensor input, Tensor target, Any size_average=None, Any reduce=None, str "
       "reduction='mean') -> Tensor",
       [](Ctx& c) -> Outs { return {soft_margin_loss(c)}; });
+  def(reg, names("poisson_nll_loss", fns),
+      "poisson_nll_loss(Tensor input, Tensor target, bool log_input=True, bool full=False, Any "
+      "size_average=None, "
+      "float eps=1e-08, Any reduce=None, str reduction='mean') -> Tensor",
+      [](Ctx& c) -> Outs { return {poisson_nll_loss(c)}; });
+  def(reg, names("cosine_embedding_loss", fns),
+      "cosine_embedding_loss(Tensor input1, Tensor input2, Tensor target, float margin=0.0, Any "
+      "size_average=None, "
+      "Any reduce=None, str reduction='mean') -> Tensor",
+      [](Ctx& c) -> Outs { return {cosine_embedding_loss(c)}; });
 }
 
 }  // namespace probe::runners

@@ -580,6 +580,26 @@ def distance_cross_gcd_cases():
             C("Tensor.gcd_", "inplace_int32", [T("int32", (3,), values=[9, 10, 14]), T("int32", (3,), values=[6, 4, 21])])]
 
 
+def more_loss_cases():
+    pm1 = T("float32", (4,), values=[1.0, -1.0, -1.0, 1.0])
+    return [C("Functional.poisson_nll_loss", "log_input", [f32(2, 3), f32(2, 3, low=0, high=4)]),
+            C("Functional.poisson_nll_loss", "rate_full_sum", [f32(2, 3, low=0.1, high=3), f32(2, 3, low=0, high=4)],
+              {"log_input": False, "full": True, "reduction": "sum"}),
+            C("Functional.poisson_nll_loss", "bf16_none", [T("bfloat16", (4,)), T("bfloat16", (4,), low=0, high=3)],
+              {"reduction": "none"}),
+            C("Functional.poisson_nll_loss", "zero_rate", [T("float64", (3,), values=[0.0, 1.0, 2.0]),
+                                                           T("float64", (3,), values=[0.0, 2.0, 1.0])],
+              {"log_input": False}),
+            C("Functional.cosine_embedding_loss", "mean", [f32(4, 3), f32(4, 3), pm1], {"margin": 0.1}),
+            C("Functional.cosine_embedding_loss", "none_zero_vec",
+              [T("float64", (2, 2), values=[0.0, 0.0, 1.0, 2.0]), f32(2, 2), T("float32", (2,), values=[1.0, -1.0])],
+              {"reduction": "none"}, rtol=1e-8,
+              tol_reason="at a zero vector the gradient is ~1e6 (eps 1e-12 under a square root): torch's backward "
+                         "orders the products differently"),
+            C("Functional.cosine_embedding_loss", "vectors_sum", [f32(3), f32(3), T("float32", (), values=[-1.0])],
+              {"reduction": "sum", "margin": -0.5})]
+
+
 if __name__ == "__main__":
     write("coverage", unary_cases() + binary_cases() + activation_cases() + scan_cases() + einsum_cases()
           + matmul_family_cases() + indexing_cases()
@@ -588,4 +608,4 @@ if __name__ == "__main__":
           + order_stat_and_margin_cases() + constructor_and_aten_cases()
           + shift_fill_alias_cases() + npu_cases()
           + more_shape_cases() + new_and_copy_cases()
-          + distance_cross_gcd_cases())
+          + distance_cross_gcd_cases() + more_loss_cases())
