@@ -67,9 +67,12 @@ DiffConfig load_config() {
   if (doc.HasParseError() || !doc.IsObject())
     throw Error(ErrorKind::Format,
                 std::string("invalid JSON: ") + rapidjson::GetParseError_En(doc.GetParseError()), path);
+  // Read through a const view: comparing rapidjson's mutable member iterators is ambiguous under C++20's
+  // reversed operators (clang -Wambiguous-reversed-operator); the const ones compare cleanly.
+  const rapidjson::Value& root = doc;
   auto member = [&](const char* key) -> const rapidjson::Value& {
-    auto it = doc.FindMember(key);
-    if (it == doc.MemberEnd()) throw Error(ErrorKind::Format, "missing key", path, key);
+    auto it = root.FindMember(key);
+    if (it == root.MemberEnd()) throw Error(ErrorKind::Format, "missing key", path, key);
     return it->value;
   };
   auto strings = [&](const char* key) {

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 #include <unordered_map>
+#include <utility>
 
 #include "dump_compare/DumpCompareInternal.h"
 #include "probe/error.h"
@@ -27,7 +28,9 @@ std::vector<std::pair<std::string, std::string>> parse_json_mapping(const std::s
                 path);
   if (!doc.IsObject()) throw Error(ErrorKind::Format, "a name mapping must be an object {npu: bench}", path);
   std::vector<std::pair<std::string, std::string>> out;
-  for (auto& m : doc.GetObject()) {
+  // A const view: iterating rapidjson's mutable member iterators is ambiguous under C++20's
+  // reversed operators (clang -Wambiguous-reversed-operator); the const ones compare cleanly.
+  for (const auto& m : std::as_const(doc).GetObject()) {
     if (!m.value.IsString())
       throw Error(ErrorKind::Format, "mapping values must be strings", path, m.name.GetString());
     out.emplace_back(m.name.GetString(), m.value.GetString());

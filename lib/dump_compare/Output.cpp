@@ -252,9 +252,12 @@ CompareInput read_compare_json(const std::string& path) {
                 path);
   if (!doc.IsObject()) throw Error(ErrorKind::Format, "compare.json must hold a JSON object", path);
   CompareInput in;
+  // Read through a const view: comparing rapidjson's mutable member iterators is ambiguous under C++20's
+  // reversed operators (clang -Wambiguous-reversed-operator); the const ones compare cleanly.
+  const rapidjson::Value& root = doc;
   auto str = [&](const char* key, std::string& out, bool required) {
-    auto it = doc.FindMember(key);
-    if (it == doc.MemberEnd() || it->value.IsNull()) {
+    auto it = root.FindMember(key);
+    if (it == root.MemberEnd() || it->value.IsNull()) {
       if (required) throw Error(ErrorKind::Format, std::string("missing key '") + key + "'", path, key);
       return;
     }
@@ -265,7 +268,7 @@ CompareInput read_compare_json(const std::string& path) {
   str("npu_path", in.npu_path, true);
   str("bench_path", in.bench_path, true);
   str("stack_path", in.stack_path, false);
-  if (auto it = doc.FindMember("is_print_compare_log"); it != doc.MemberEnd()) {
+  if (auto it = root.FindMember("is_print_compare_log"); it != root.MemberEnd()) {
     if (!it->value.IsBool())
       throw Error(ErrorKind::Format, "expected true or false", path, "is_print_compare_log");
     in.is_print_compare_log = it->value.GetBool();

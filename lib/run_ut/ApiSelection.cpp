@@ -125,8 +125,11 @@ RunUtConfig load_run_ut_config(const std::string& path) {
                 path);
   if (!doc.IsObject()) throw Error(ErrorKind::Format, "config must be a JSON object", path);
   RunUtConfig cfg;
-  auto section = doc.FindMember("run_ut");
-  if (section == doc.MemberEnd() || section->value.IsNull()) return cfg;
+  // Read through a const view: comparing rapidjson's mutable member iterators is ambiguous under C++20's
+  // reversed operators (clang -Wambiguous-reversed-operator); the const ones compare cleanly.
+  const rapidjson::Value& root = doc;
+  auto section = root.FindMember("run_ut");
+  if (section == root.MemberEnd() || section->value.IsNull()) return cfg;
   if (!section->value.IsObject()) throw Error(ErrorKind::Format, "must be an object", path, "run_ut");
   const auto& s = section->value;
   auto read_list = [&](const char* key, std::vector<std::string>& out) {

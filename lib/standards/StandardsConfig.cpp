@@ -18,11 +18,12 @@ void merge(Value& base, const Value& over, Alloc& a) {
     return;
   }
   for (auto it = over.MemberBegin(); it != over.MemberEnd(); ++it) {
-    auto found = base.FindMember(it->name);
-    if (found == base.MemberEnd())
-      base.AddMember(Value(it->name, a), Value(it->value, a), a);
+    // HasMember + operator[] rather than comparing FindMember with MemberEnd(): rapidjson's mutable member
+    // iterators compare ambiguously under C++20's reversed operators (clang -Wambiguous-reversed-operator).
+    if (base.HasMember(it->name))
+      merge(base[it->name], it->value, a);
     else
-      merge(found->value, it->value, a);
+      base.AddMember(Value(it->name, a), Value(it->value, a), a);
   }
 }
 

@@ -97,7 +97,8 @@ std::string run_side(const std::string& side, std::string& result_csv, Profile p
   StandardsConfig cfg = StandardsConfig::builtin(profile);
   std::string details = "\xEF\xBB\xBF" + csv_encode_row(details_csv_header()) + "\r\n";
   result_csv = "\xEF\xBB\xBF" + csv_encode_row(result_csv_header()) + "\r\n";
-  for (auto it = doc.MemberBegin(); it != doc.MemberEnd(); ++it) {
+  const rapidjson::Value& root = doc;  // const iterators: clang -Wambiguous-reversed-operator
+  for (auto it = root.MemberBegin(); it != root.MemberEnd(); ++it) {
     const auto& api = it->value;
     OutputCompareInput in;
     in.full_api_name = it->name.GetString();

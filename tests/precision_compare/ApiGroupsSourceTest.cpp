@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include "TestUtil.h"
 #include "precision_compare/Thresholds.h"
@@ -89,7 +90,8 @@ TEST(ApiGroupsSource, ShippedThresholdsKeepNoSecondCopy) {
   const auto& groups = doc["common"]["api_groups"];
   ASSERT_TRUE(groups.IsObject());
   EXPECT_STREQ(groups["from"].GetString(), "precision_standards.json");
-  for (const auto& p : doc["profiles"].GetObject())
+  // A const view: rapidjson's mutable member iterators compare ambiguously in C++20 (clang warns).
+  for (const auto& p : std::as_const(doc)["profiles"].GetObject())
     EXPECT_FALSE(p.value.HasMember("api_groups")) << p.name.GetString();
 }
 

@@ -87,7 +87,7 @@ bool no_runner(const probe::CsvRow& row) {
 }
 
 // PyTorch details columns.
-constexpr int kCos = 4, kMaxAbs = 5, kStatus = 21, kMessage = 22;
+constexpr int kCos = 4, kMaxAbs = 5, kMessage = 22;
 
 TEST(RunUtE2e, ExampleDumpFlagsTheBrokenApi) {
   TempDir t("example");
@@ -123,7 +123,7 @@ TEST(RunUtE2e, Fp32ForwardAgainstTorchFloat64) {
   ASSERT_EQ(r.result_rows.size(), want.size() + 1);
   for (std::size_t i = 0; i < want.size(); ++i) EXPECT_EQ(r.result_rows[i + 1][0], want[i]);
 
-  auto exp = expected("pt_fp32_fwd");
+  const auto exp = expected("pt_fp32_fwd");  // const iterators: clang -Wambiguous-reversed-operator
   for (auto it = exp.MemberBegin(); it != exp.MemberEnd(); ++it) {
     std::string name = it->name.GetString();
     auto row = r.details_by_name.find(name);
