@@ -126,7 +126,7 @@ using Mask = typename VecOf<T>::M;
 #define PROBE_VINLINE [[gnu::always_inline]] inline
 PROBE_VINLINE v8d vabs(v8d x) noexcept { return (v8d)((v8l)x & std::numeric_limits<std::int64_t>::max()); }
 PROBE_VINLINE v8f vabs(v8f x) noexcept { return (v8f)((v8i)x & std::numeric_limits<std::int32_t>::max()); }
-PROBE_VINLINE v16f vabs(v16f x) noexcept {
+[[maybe_unused]] PROBE_VINLINE v16f vabs(v16f x) noexcept {
   return (v16f)((v16i)x & std::numeric_limits<std::int32_t>::max());
 }
 // A comparison mask as the mask type of element type T (for selects).
@@ -179,7 +179,7 @@ constexpr std::array<CompressRow, 256> make_compress_lut() {
   }
   return t;
 }
-constexpr std::array<CompressRow, 256> kCompressLut = make_compress_lut();
+[[maybe_unused]] constexpr std::array<CompressRow, 256> kCompressLut = make_compress_lut();
 
 // Per-block statistics. Counts are exact; maxima skip NaN and count them (numpy's max returns NaN).
 struct Block {
