@@ -209,6 +209,22 @@ def bad_cases(randn):
             json.dump(doc, f, indent=1)
 
 
+def ignore_prefix_case(randn):
+    """The ignore list's "Tensor.to." hides casts only (statistics, 2 ranks).
+
+    rank0: Tensor.to.0 differs (a cast: ignored), then Tensor.topk.0 differs. msprobe's entry "Tensor.to"
+    (a bare substring) would hide topk as well; probe reports it (DECISIONS, compare -da ignore list).
+    """
+    c = Case("ignore_prefix", [0, 1])
+    x = randn(6)
+    c.add(0, "Tensor.to.0.forward", [x], [x.double()], npu_scale=5.0)
+    values = torch.topk(x, 3).values
+    c.add(0, "Tensor.topk.0.forward", [x], [values], kwargs={"k": int_leaf(3)}, npu_scale=3.0)
+    for r in (0, 1):
+        c.add(r, "Distributed.all_reduce.0.forward", [x], [x], kwargs={"group": group([0, 1])})
+    c.write({"phase": "before_communication", "first_diff": {"rank_0": "Tensor.topk.0.forward"}})
+
+
 def main():
     if os.path.isdir(OUT):
         shutil.rmtree(OUT)
@@ -220,6 +236,7 @@ def main():
     after_comm_case(randn)
     same_case(randn)
     bad_cases(randn)
+    ignore_prefix_case(randn)  # last, so the cases above keep their random numbers
 
 
 if __name__ == "__main__":

@@ -133,6 +133,10 @@ TEST(DiffAnalyze, RealDataDumpsAreComparedByStatistics) {
 
 TEST(DiffAnalyze, DifferenceAfterTheLastCommunicationOp) { expect_case("after_comm"); }
 
+// DECISIONS (compare -da, ignore list): "Tensor.to." skips the differing cast but not Tensor.topk, which
+// msprobe's bare "Tensor.to" would also hide (then nothing would differ at all).
+TEST(DiffAnalyze, IgnoredCastDoesNotHideTopk) { expect_case("ignore_prefix"); }
+
 TEST(DiffAnalyze, NothingDifferentWritesOnlyRankFiles) {
   const DiffAnalyzeResult r = analyze_first_diff(input_of("same"), {});
   EXPECT_EQ(r.phase, "");

@@ -402,8 +402,19 @@ TEST(LayerMapping, BadInputsAreClearErrors) {
   e = error_of([&] { compare_dump_files(bench, bench, "", o); });
   EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
   EXPECT_MESSAGE_HAS(e, "only for MindSpore");
+  // DECISIONS (compare -lm): msprobe lets -lm silently override -dm and mix with -am/-cm; probe refuses.
   o.data_mapping = y;
-  EXPECT_EQ(error_of([&] { compare(npu, bench, o); }).kind(), ErrorKind::InvalidArgument);
+  e = error_of([&] { compare(npu, bench, o); });
+  EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+  EXPECT_MESSAGE_HAS(e, "cannot be combined");
+  o.data_mapping.clear();
+  o.api_mapping = true;
+  e = error_of([&] { compare(npu, bench, o); });
+  EXPECT_MESSAGE_HAS(e, "cannot be combined");
+  o.api_mapping = false;
+  o.cell_mapping = true;
+  e = error_of([&] { compare(npu, bench, o); });
+  EXPECT_MESSAGE_HAS(e, "cannot be combined");
   fs::remove_all(root);
 }
 
