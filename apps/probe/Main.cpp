@@ -17,7 +17,8 @@ using probe::cli::Command;
 // The one explicit list of sub-commands.
 constexpr Command kCommands[] = {
     {"info", "summarise a dump: framework, task, level, APIs, dtypes, tensor files", probe::cli::run_info},
-    {"run_ut", "pre-check every API of a dump against a float64 bench (msprobe run_ut)", probe::cli::run_run_ut},
+    {"run_ut", "pre-check every API of a dump against a float64 bench (msprobe run_ut)",
+     probe::cli::run_run_ut},
     {"multi_run_ut", "run_ut with -n worker threads (msprobe multi_run_ut)", probe::cli::run_multi_run_ut},
     {"api_precision_compare", "judge NPU vs GPU run_ut details CSVs with the new precision standard",
      probe::cli::run_api_precision_compare},
@@ -32,9 +33,10 @@ void print_usage(std::FILE* out) {
              probe::version());
   fmt::print(out, "usage: probe [-f pytorch|mindspore] <command> [options]\n\ncommands:\n");
   for (const auto& c : kCommands) fmt::print(out, "  {:<24} {}\n", c.name, c.summary);
-  fmt::print(out, "\nRun 'probe <command> --help' for the options of a command.\n"
-                  "Exit codes: 0 done, 1 usage, 2 invalid argument, 3 I/O, 4 malformed input,\n"
-                  "5 unsupported, 6 rejected as unsafe, 70 internal error.\n");
+  fmt::print(out,
+             "\nRun 'probe <command> --help' for the options of a command.\n"
+             "Exit codes: 0 done, 1 usage, 2 invalid argument, 3 I/O, 4 malformed input,\n"
+             "5 unsupported, 6 rejected as unsafe, 70 internal error.\n");
 }
 
 }  // namespace

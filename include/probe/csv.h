@@ -14,7 +14,7 @@ using CsvRow = std::vector<std::string>;
 
 /// Appends rows to a CSV file. A new file gets the BOM and `header`; an existing one is continued.
 class CsvWriter {
-public:
+ public:
   /// Opens `path` for appending; writes BOM + header when the file is new or empty.
   CsvWriter(const std::string& path, const CsvRow& header);
   ~CsvWriter();
@@ -27,7 +27,7 @@ public:
   void sync();
   const std::string& path() const noexcept { return path_; }
 
-private:
+ private:
   std::string path_;
   std::FILE* file_ = nullptr;
 };

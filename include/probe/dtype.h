@@ -9,8 +9,21 @@ namespace probe {
 
 /// Element type of a probe::Tensor.
 enum class DType {
-  Bool, UInt8, Int8, Int16, Int32, Int64, UInt16, UInt32, UInt64,
-  Float16, BFloat16, Float32, Float64, Complex64, Complex128,
+  Bool,
+  UInt8,
+  Int8,
+  Int16,
+  Int32,
+  Int64,
+  UInt16,
+  UInt32,
+  UInt64,
+  Float16,
+  BFloat16,
+  Float32,
+  Float64,
+  Complex64,
+  Complex128,
 };
 
 /// Number of dtypes, for tables indexed by DType.

@@ -35,13 +35,13 @@ struct DumpCompareOptions {
   std::string data_mapping;   ///< -dm file: {NPU row name: bench row name} (YAML or JSON)
   bool api_mapping =
       false;  ///< -am (MindSpore vs PyTorch): Mint.* -> Torch.*, MintFunctional.* -> Functional.*
-  bool cell_mapping = false;      ///< -cm (MindSpore vs PyTorch): Cell -> Module
-  std::string cell_mapping_file;  ///< optional -cm file {cell_path.Class: module_path.Class}
-  std::string api_mapping_file;   ///< optional -am file: records {ms_api, pt_api, ms_args, pt_args, ...}
-  bool layer_mapping = false;     ///< -lm (MindSpore): rows paired via the stack/construct.json layer trees
+  bool cell_mapping = false;       ///< -cm (MindSpore vs PyTorch): Cell -> Module
+  std::string cell_mapping_file;   ///< optional -cm file {cell_path.Class: module_path.Class}
+  std::string api_mapping_file;    ///< optional -am file: records {ms_api, pt_api, ms_args, pt_args, ...}
+  bool layer_mapping = false;      ///< -lm (MindSpore): rows paired via the stack/construct.json layer trees
   std::string layer_mapping_file;  ///< optional -lm file {ClassName: {npu_attr: bench_attr}}
-  std::string profile = "probe";  ///< "probe" or "msprobe" (see DECISIONS.md profiles)
-  std::string timestamp;          ///< 14 digits for the file names; "" = local time now
+  std::string profile = "probe";   ///< "probe" or "msprobe" (see DECISIONS.md profiles)
+  std::string timestamp;           ///< 14 digits for the file names; "" = local time now
 };
 
 /// Fill of a result row (§3.9).

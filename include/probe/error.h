@@ -21,7 +21,7 @@ enum class ErrorKind {
 
 /// The exception type thrown by every libprobe function.
 class Error : public std::runtime_error {
-public:
+ public:
   Error(ErrorKind kind, std::string message, std::string file = {}, std::string field = {},
         std::string api = {});
 
@@ -33,12 +33,11 @@ public:
   const std::string& api() const noexcept { return api_; }
 
   /// Returns a copy with missing context filled in (existing context is kept: innermost wins).
-  Error with_context(std::string_view file, std::string_view field = {},
-                     std::string_view api = {}) const;
+  Error with_context(std::string_view file, std::string_view field = {}, std::string_view api = {}) const;
 
-private:
-  static std::string compose(const std::string& message, const std::string& file,
-                             const std::string& field, const std::string& api);
+ private:
+  static std::string compose(const std::string& message, const std::string& file, const std::string& field,
+                             const std::string& api);
   ErrorKind kind_;
   std::string message_, file_, field_, api_;
 };

@@ -27,22 +27,69 @@ float16_t to_float16(double v) noexcept;
 bfloat16_t to_bfloat16(double v) noexcept;
 
 /// The DType that stores elements of C++ type T.
-template <class T> struct dtype_of;
-template <> struct dtype_of<bool> { static constexpr DType value = DType::Bool; };
-template <> struct dtype_of<std::uint8_t> { static constexpr DType value = DType::UInt8; };
-template <> struct dtype_of<std::int8_t> { static constexpr DType value = DType::Int8; };
-template <> struct dtype_of<std::int16_t> { static constexpr DType value = DType::Int16; };
-template <> struct dtype_of<std::int32_t> { static constexpr DType value = DType::Int32; };
-template <> struct dtype_of<std::int64_t> { static constexpr DType value = DType::Int64; };
-template <> struct dtype_of<std::uint16_t> { static constexpr DType value = DType::UInt16; };
-template <> struct dtype_of<std::uint32_t> { static constexpr DType value = DType::UInt32; };
-template <> struct dtype_of<std::uint64_t> { static constexpr DType value = DType::UInt64; };
-template <> struct dtype_of<float16_t> { static constexpr DType value = DType::Float16; };
-template <> struct dtype_of<bfloat16_t> { static constexpr DType value = DType::BFloat16; };
-template <> struct dtype_of<float> { static constexpr DType value = DType::Float32; };
-template <> struct dtype_of<double> { static constexpr DType value = DType::Float64; };
-template <> struct dtype_of<std::complex<float>> { static constexpr DType value = DType::Complex64; };
-template <> struct dtype_of<std::complex<double>> { static constexpr DType value = DType::Complex128; };
-template <class T> inline constexpr DType dtype_of_v = dtype_of<T>::value;
+template <class T>
+struct dtype_of;
+template <>
+struct dtype_of<bool> {
+  static constexpr DType value = DType::Bool;
+};
+template <>
+struct dtype_of<std::uint8_t> {
+  static constexpr DType value = DType::UInt8;
+};
+template <>
+struct dtype_of<std::int8_t> {
+  static constexpr DType value = DType::Int8;
+};
+template <>
+struct dtype_of<std::int16_t> {
+  static constexpr DType value = DType::Int16;
+};
+template <>
+struct dtype_of<std::int32_t> {
+  static constexpr DType value = DType::Int32;
+};
+template <>
+struct dtype_of<std::int64_t> {
+  static constexpr DType value = DType::Int64;
+};
+template <>
+struct dtype_of<std::uint16_t> {
+  static constexpr DType value = DType::UInt16;
+};
+template <>
+struct dtype_of<std::uint32_t> {
+  static constexpr DType value = DType::UInt32;
+};
+template <>
+struct dtype_of<std::uint64_t> {
+  static constexpr DType value = DType::UInt64;
+};
+template <>
+struct dtype_of<float16_t> {
+  static constexpr DType value = DType::Float16;
+};
+template <>
+struct dtype_of<bfloat16_t> {
+  static constexpr DType value = DType::BFloat16;
+};
+template <>
+struct dtype_of<float> {
+  static constexpr DType value = DType::Float32;
+};
+template <>
+struct dtype_of<double> {
+  static constexpr DType value = DType::Float64;
+};
+template <>
+struct dtype_of<std::complex<float>> {
+  static constexpr DType value = DType::Complex64;
+};
+template <>
+struct dtype_of<std::complex<double>> {
+  static constexpr DType value = DType::Complex128;
+};
+template <class T>
+inline constexpr DType dtype_of_v = dtype_of<T>::value;
 
 }  // namespace probe

@@ -9,7 +9,7 @@ namespace probe {
 
 /// A contiguous byte buffer shared by tensors (several tensors may view one storage).
 class Storage {
-public:
+ public:
   virtual ~Storage() = default;
   virtual std::byte* data() noexcept = 0;
   virtual std::size_t size() const noexcept = 0;

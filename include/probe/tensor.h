@@ -25,7 +25,7 @@ std::string shape_to_string(const Shape& shape);
 
 /// A dense row-major tensor. Copies are cheap and share storage (like torch.Tensor).
 class Tensor {
-public:
+ public:
   /// An empty float32 tensor of shape (0,).
   Tensor();
   /// Zero-filled owned tensor.
@@ -34,15 +34,21 @@ public:
   static Tensor from_storage(DType dtype, Shape shape, std::shared_ptr<Storage> storage,
                              std::size_t byte_offset = 0);
   /// Owned tensor holding a copy of `values`; shape defaults to 1-d.
-  template <class T> static Tensor from_values(std::span<const T> values, Shape shape);
-  template <class T> static Tensor from_values(std::initializer_list<T> values, Shape shape) {
+  template <class T>
+  static Tensor from_values(std::span<const T> values, Shape shape);
+  template <class T>
+  static Tensor from_values(std::initializer_list<T> values, Shape shape) {
     return from_values<T>(std::span<const T>(values.begin(), values.size()), std::move(shape));
   }
-  template <class T> static Tensor from_values(const std::vector<T>& values, Shape shape) {
+  template <class T>
+  static Tensor from_values(const std::vector<T>& values, Shape shape) {
     return from_values<T>(std::span<const T>(values.data(), values.size()), std::move(shape));
   }
   /// 0-d tensor holding one value.
-  template <class T> static Tensor scalar(T value) { return from_values<T>({value}, Shape{}); }
+  template <class T>
+  static Tensor scalar(T value) {
+    return from_values<T>({value}, Shape{});
+  }
 
   DType dtype() const noexcept { return dtype_; }
   const Shape& shape() const noexcept { return shape_; }
@@ -57,8 +63,16 @@ public:
   const std::byte* bytes() const noexcept { return storage_->data() + offset_; }
   std::byte* mutable_bytes() noexcept { return storage_->data() + offset_; }
   /// Typed element pointer; throws Internal if T does not match dtype().
-  template <class T> const T* data() const { check_type(dtype_of_v<T>); return reinterpret_cast<const T*>(bytes()); }
-  template <class T> T* mutable_data() { check_type(dtype_of_v<T>); return reinterpret_cast<T*>(mutable_bytes()); }
+  template <class T>
+  const T* data() const {
+    check_type(dtype_of_v<T>);
+    return reinterpret_cast<const T*>(bytes());
+  }
+  template <class T>
+  T* mutable_data() {
+    check_type(dtype_of_v<T>);
+    return reinterpret_cast<T*>(mutable_bytes());
+  }
 
   /// Element i (flat, row-major) converted to double (complex: real part; bool: 0/1).
   double at(std::int64_t i) const;
@@ -72,7 +86,7 @@ public:
   /// All elements as doubles (complex: real part).
   std::vector<double> to_doubles() const;
 
-private:
+ private:
   Tensor(DType dtype, Shape shape, std::shared_ptr<Storage> storage, std::size_t offset);
   void check_type(DType requested) const;
 
@@ -83,7 +97,8 @@ private:
   std::size_t offset_ = 0;
 };
 
-template <class T> Tensor Tensor::from_values(std::span<const T> values, Shape shape) {
+template <class T>
+Tensor Tensor::from_values(std::span<const T> values, Shape shape) {
   Tensor t = zeros(dtype_of_v<T>, std::move(shape));
   if (static_cast<std::size_t>(t.numel()) != values.size())
     throw Error(ErrorKind::InvalidArgument, "value count does not match shape " + shape_to_string(t.shape()));

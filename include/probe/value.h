@@ -42,7 +42,7 @@ struct OpaqueValue {
 
 /// Argument or result of an API call.
 class Value {
-public:
+ public:
   using Storage = std::variant<NoneValue, bool, std::int64_t, double, std::string, Tensor, ValueList, DType,
                                Slice, EllipsisValue, OpaqueValue>;
   enum class Kind { None, Bool, Int, Float, String, Tensor, List, DType, Slice, Ellipsis, Opaque };
@@ -90,7 +90,7 @@ public:
   /// Python-like rendering for messages: "tensor(float32, (2, 3))", "[1, 2]", "None".
   std::string to_string() const;
 
-private:
+ private:
   Storage v_;
 };
 

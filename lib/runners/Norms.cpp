@@ -166,9 +166,9 @@ void register_norm_runners(RunnerRegistry& reg) {
   def(reg, names("rms_norm", fns | kTorch),
       "rms_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor",
       [](Ctx& c) -> Outs { return {rms_norm(c)}; });
-  // Deviation from msprobe's CPU stand-in (to be listed in DECISIONS.md): epsilon defaults to 1e-06 as torch_npu
-  // documents (msprobe: 1e-05), and the normalised dims are all of gamma's (msprobe: the last dim only).
-  // The normalised dims are the trailing gamma.dim() dims; rstd keeps them as size 1 and is float32.
+  // Deviation from msprobe's CPU stand-in (to be listed in DECISIONS.md): epsilon defaults to 1e-06 as
+  // torch_npu documents (msprobe: 1e-05), and the normalised dims are all of gamma's (msprobe: the last dim
+  // only). The normalised dims are the trailing gamma.dim() dims; rstd keeps them as size 1 and is float32.
   def(reg, {"NPU.npu_rms_norm"},
       "npu_rms_norm(Tensor input, Tensor gamma, float epsilon=1e-06) -> (Tensor, Tensor)",
       [](Ctx& c) -> Outs {

@@ -32,7 +32,8 @@ std::string csv_encode_row(const CsvRow& row) {
 
 CsvWriter::CsvWriter(const std::string& path, const CsvRow& header) : path_(path) {
   file_ = std::fopen(path.c_str(), "ab");
-  if (!file_) throw Error(ErrorKind::Io, std::string("cannot open for writing: ") + std::strerror(errno), path);
+  if (!file_)
+    throw Error(ErrorKind::Io, std::string("cannot open for writing: ") + std::strerror(errno), path);
   std::fseek(file_, 0, SEEK_END);
   if (std::ftell(file_) == 0) {
     static constexpr char kBom[] = "\xEF\xBB\xBF";
@@ -68,8 +69,11 @@ std::vector<CsvRow> csv_parse(std::string_view text, const std::string& file_for
     char c = text[i];
     if (in_quotes) {
       if (c == '"') {
-        if (i + 1 < text.size() && text[i + 1] == '"') { cell += '"'; ++i; }
-        else in_quotes = false;
+        if (i + 1 < text.size() && text[i + 1] == '"') {
+          cell += '"';
+          ++i;
+        } else
+          in_quotes = false;
       } else {
         if (c == '\n') ++line;
         cell += c;
@@ -77,8 +81,15 @@ std::vector<CsvRow> csv_parse(std::string_view text, const std::string& file_for
       continue;
     }
     switch (c) {
-      case '"': in_quotes = true; row_started = true; break;
-      case ',': row.push_back(std::move(cell)); cell.clear(); row_started = true; break;
+      case '"':
+        in_quotes = true;
+        row_started = true;
+        break;
+      case ',':
+        row.push_back(std::move(cell));
+        cell.clear();
+        row_started = true;
+        break;
       case '\r':
         if (i + 1 < text.size() && text[i + 1] == '\n') break;
         [[fallthrough]];
@@ -90,7 +101,9 @@ std::vector<CsvRow> csv_parse(std::string_view text, const std::string& file_for
         row_started = false;
         ++line;
         break;
-      default: cell += c; row_started = true;
+      default:
+        cell += c;
+        row_started = true;
     }
   }
   if (in_quotes)

@@ -40,12 +40,10 @@ bool is_floating(DType t) noexcept {
   return t == DType::Float16 || t == DType::BFloat16 || t == DType::Float32 || t == DType::Float64;
 }
 bool is_complex(DType t) noexcept { return t == DType::Complex64 || t == DType::Complex128; }
-bool is_integral(DType t) noexcept {
-  return t != DType::Bool && !is_floating(t) && !is_complex(t);
-}
+bool is_integral(DType t) noexcept { return t != DType::Bool && !is_floating(t) && !is_complex(t); }
 bool is_signed(DType t) noexcept {
-  return t == DType::Int8 || t == DType::Int16 || t == DType::Int32 || t == DType::Int64 ||
-         is_floating(t) || is_complex(t);
+  return t == DType::Int8 || t == DType::Int16 || t == DType::Int32 || t == DType::Int64 || is_floating(t) ||
+         is_complex(t);
 }
 
 std::string_view name(DType t) noexcept { return info(t).name; }
@@ -56,17 +54,30 @@ std::string_view numpy_name(DType t) noexcept { return info(t).numpy; }
 std::optional<DType> parse_dtype(std::string_view text) noexcept {
   for (const auto& i : kInfo)
     if (text == i.name || text == i.torch || text == i.mindspore) return i.type;
-  struct Alias { std::string_view text; DType type; };
+  struct Alias {
+    std::string_view text;
+    DType type;
+  };
   static constexpr Alias kAliases[] = {
-      {"torch.half", DType::Float16}, {"torch.float", DType::Float32},
-      {"torch.double", DType::Float64}, {"torch.int", DType::Int32},
-      {"torch.long", DType::Int64}, {"torch.short", DType::Int16},
-      {"torch.cfloat", DType::Complex64}, {"torch.cdouble", DType::Complex128},
-      {"bool_", DType::Bool}, {"half", DType::Float16}, {"float", DType::Float32},
-      {"double", DType::Float64}, {"mindspore.float16", DType::Float16},
-      {"mindspore.float32", DType::Float32}, {"mindspore.bfloat16", DType::BFloat16},
-      {"mindspore.float64", DType::Float64}, {"mindspore.int32", DType::Int32},
-      {"mindspore.int64", DType::Int64}, {"mindspore.bool_", DType::Bool},
+      {"torch.half", DType::Float16},
+      {"torch.float", DType::Float32},
+      {"torch.double", DType::Float64},
+      {"torch.int", DType::Int32},
+      {"torch.long", DType::Int64},
+      {"torch.short", DType::Int16},
+      {"torch.cfloat", DType::Complex64},
+      {"torch.cdouble", DType::Complex128},
+      {"bool_", DType::Bool},
+      {"half", DType::Float16},
+      {"float", DType::Float32},
+      {"double", DType::Float64},
+      {"mindspore.float16", DType::Float16},
+      {"mindspore.float32", DType::Float32},
+      {"mindspore.bfloat16", DType::BFloat16},
+      {"mindspore.float64", DType::Float64},
+      {"mindspore.int32", DType::Int32},
+      {"mindspore.int64", DType::Int64},
+      {"mindspore.bool_", DType::Bool},
   };
   for (const auto& a : kAliases)
     if (text == a.text) return a.type;

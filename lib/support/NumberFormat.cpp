@@ -1,11 +1,11 @@
-#include "probe/number_format.h"
-
 #include <fmt/format.h>
 
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <string_view>
+
+#include "probe/number_format.h"
 
 namespace probe {
 namespace {
@@ -52,7 +52,8 @@ std::string render(std::string_view sci, double value) {
   return out;
 }
 
-template <class F> std::string shortest(F v) {
+template <class F>
+std::string shortest(F v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   char buf[64];

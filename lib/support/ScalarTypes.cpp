@@ -1,7 +1,7 @@
-#include "probe/scalar_types.h"
-
 #include <Eigen/Core>
 #include <bit>
+
+#include "probe/scalar_types.h"
 
 namespace probe {
 
@@ -11,9 +11,7 @@ double to_double(float16_t v) noexcept {
 double to_double(bfloat16_t v) noexcept {
   return static_cast<double>(static_cast<float>(Eigen::numext::bit_cast<Eigen::bfloat16>(v.bits)));
 }
-float16_t to_float16(float v) noexcept {
-  return {Eigen::numext::bit_cast<std::uint16_t>(Eigen::half(v))};
-}
+float16_t to_float16(float v) noexcept { return {Eigen::numext::bit_cast<std::uint16_t>(Eigen::half(v))}; }
 bfloat16_t to_bfloat16(float v) noexcept {
   return {Eigen::numext::bit_cast<std::uint16_t>(Eigen::bfloat16(v))};
 }

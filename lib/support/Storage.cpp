@@ -16,7 +16,7 @@ namespace probe {
 namespace {
 
 class OwnedStorage final : public Storage {
-public:
+ public:
   explicit OwnedStorage(std::size_t size) : size_(size) {
     // Round up so that aligned_alloc's size requirement holds; at least one block so data() is valid.
     std::size_t alloc = ((size + 63) / 64) * 64;
@@ -29,13 +29,13 @@ public:
   std::byte* data() noexcept override { return data_; }
   std::size_t size() const noexcept override { return size_; }
 
-private:
+ private:
   std::byte* data_ = nullptr;
   std::size_t size_;
 };
 
 class MappedStorage final : public Storage {
-public:
+ public:
   MappedStorage(void* addr, std::size_t size) : addr_(addr), size_(size) {}
   ~MappedStorage() override {
     if (addr_ && size_) ::munmap(addr_, size_);
@@ -44,16 +44,14 @@ public:
   std::size_t size() const noexcept override { return size_; }
   bool is_mapped() const noexcept override { return true; }
 
-private:
+ private:
   void* addr_;
   std::size_t size_;
 };
 
 }  // namespace
 
-std::shared_ptr<Storage> make_owned_storage(std::size_t size) {
-  return std::make_shared<OwnedStorage>(size);
-}
+std::shared_ptr<Storage> make_owned_storage(std::size_t size) { return std::make_shared<OwnedStorage>(size); }
 
 std::shared_ptr<Storage> map_file(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -72,7 +70,8 @@ std::shared_ptr<Storage> map_file(const std::string& path) {
   void* addr = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
   int saved = errno;
   ::close(fd);
-  if (addr == MAP_FAILED) throw Error(ErrorKind::Io, std::string("cannot map: ") + std::strerror(saved), path);
+  if (addr == MAP_FAILED)
+    throw Error(ErrorKind::Io, std::string("cannot map: ") + std::strerror(saved), path);
   return std::make_shared<MappedStorage>(addr, size);
 }
 

@@ -36,8 +36,11 @@ std::string shape_to_string(const Shape& shape) {
 Tensor::Tensor() : Tensor(DType::Float32, Shape{0}, make_owned_storage(0), 0) {}
 
 Tensor::Tensor(DType dtype, Shape shape, std::shared_ptr<Storage> storage, std::size_t offset)
-    : dtype_(dtype), shape_(std::move(shape)), numel_(probe::numel(shape_)),
-      storage_(std::move(storage)), offset_(offset) {}
+    : dtype_(dtype),
+      shape_(std::move(shape)),
+      numel_(probe::numel(shape_)),
+      storage_(std::move(storage)),
+      offset_(offset) {}
 
 Tensor Tensor::zeros(DType dtype, Shape shape) {
   std::int64_t n = probe::numel(shape);
@@ -65,8 +68,8 @@ Tensor Tensor::from_storage(DType dtype, Shape shape, std::shared_ptr<Storage> s
 
 void Tensor::check_type(DType requested) const {
   if (requested != dtype_)
-    throw Error(ErrorKind::Internal, "tensor of dtype " + std::string(name(dtype_)) +
-                                         " accessed as " + std::string(name(requested)));
+    throw Error(ErrorKind::Internal, "tensor of dtype " + std::string(name(dtype_)) + " accessed as " +
+                                         std::string(name(requested)));
 }
 
 double Tensor::at(std::int64_t i) const {
@@ -81,32 +84,44 @@ double Tensor::at(std::int64_t i) const {
 
 namespace {
 
-template <class Out> constexpr bool kIsComplex =
+template <class Out>
+constexpr bool kIsComplex =
     std::is_same_v<Out, std::complex<float>> || std::is_same_v<Out, std::complex<double>>;
 
 // Converts one element. Float-to-integer casts truncate like C++/PyTorch; values that C++
 // would leave undefined (NaN, out of range) saturate, NaN becomes 0.
-template <class Out, class In> Out convert(In v) {
+template <class Out, class In>
+Out convert(In v) {
   if constexpr (std::is_same_v<Out, In>) {
     return v;
   } else if constexpr (kIsComplex<Out>) {
     using R = typename Out::value_type;
-    if constexpr (kIsComplex<In>) return Out(static_cast<R>(v.real()), static_cast<R>(v.imag()));
-    else return Out(static_cast<R>(detail::as_double(v)), R(0));
+    if constexpr (kIsComplex<In>)
+      return Out(static_cast<R>(v.real()), static_cast<R>(v.imag()));
+    else
+      return Out(static_cast<R>(detail::as_double(v)), R(0));
   } else {
     double d = detail::as_double(v);
     if constexpr (std::is_same_v<Out, bool>) {
-      if constexpr (kIsComplex<In>) return v.real() != 0 || v.imag() != 0;
-      else return d != 0;
+      if constexpr (kIsComplex<In>)
+        return v.real() != 0 || v.imag() != 0;
+      else
+        return d != 0;
     } else if constexpr (std::is_same_v<Out, float16_t>) {
-      if constexpr (std::is_same_v<In, float>) return to_float16(v);
-      else return to_float16(d);
+      if constexpr (std::is_same_v<In, float>)
+        return to_float16(v);
+      else
+        return to_float16(d);
     } else if constexpr (std::is_same_v<Out, bfloat16_t>) {
-      if constexpr (std::is_same_v<In, float>) return to_bfloat16(v);
-      else return to_bfloat16(d);
+      if constexpr (std::is_same_v<In, float>)
+        return to_bfloat16(v);
+      else
+        return to_bfloat16(d);
     } else if constexpr (std::is_floating_point_v<Out>) {
-      if constexpr (std::is_integral_v<In>) return static_cast<Out>(v);
-      else return static_cast<Out>(d);
+      if constexpr (std::is_integral_v<In>)
+        return static_cast<Out>(v);
+      else
+        return static_cast<Out>(d);
     } else {
       if constexpr (std::is_integral_v<In>) {
         return static_cast<Out>(v);  // modular, as PyTorch integer casts
@@ -147,8 +162,8 @@ Tensor Tensor::clone() const {
 
 Tensor Tensor::reshape(Shape shape) const {
   if (probe::numel(shape) != numel_)
-    throw Error(ErrorKind::InvalidArgument, "cannot reshape " + shape_to_string(shape_) + " to " +
-                                                shape_to_string(shape));
+    throw Error(ErrorKind::InvalidArgument,
+                "cannot reshape " + shape_to_string(shape_) + " to " + shape_to_string(shape));
   return Tensor(dtype_, std::move(shape), storage_, offset_);
 }
 

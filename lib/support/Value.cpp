@@ -8,25 +8,35 @@ namespace probe {
 
 std::string_view to_string(Value::Kind kind) noexcept {
   switch (kind) {
-    case Value::Kind::None: return "None";
-    case Value::Kind::Bool: return "bool";
-    case Value::Kind::Int: return "int";
-    case Value::Kind::Float: return "float";
-    case Value::Kind::String: return "str";
-    case Value::Kind::Tensor: return "Tensor";
-    case Value::Kind::List: return "list";
-    case Value::Kind::DType: return "dtype";
-    case Value::Kind::Slice: return "slice";
-    case Value::Kind::Ellipsis: return "ellipsis";
-    case Value::Kind::Opaque: return "object";
+    case Value::Kind::None:
+      return "None";
+    case Value::Kind::Bool:
+      return "bool";
+    case Value::Kind::Int:
+      return "int";
+    case Value::Kind::Float:
+      return "float";
+    case Value::Kind::String:
+      return "str";
+    case Value::Kind::Tensor:
+      return "Tensor";
+    case Value::Kind::List:
+      return "list";
+    case Value::Kind::DType:
+      return "dtype";
+    case Value::Kind::Slice:
+      return "slice";
+    case Value::Kind::Ellipsis:
+      return "ellipsis";
+    case Value::Kind::Opaque:
+      return "object";
   }
   return "object";
 }
 
 namespace {
 [[noreturn]] void wrong_kind(std::string_view expected, Value::Kind actual) {
-  throw Error(ErrorKind::InvalidArgument,
-              fmt::format("expected {} but got {}", expected, to_string(actual)));
+  throw Error(ErrorKind::InvalidArgument, fmt::format("expected {} but got {}", expected, to_string(actual)));
 }
 }  // namespace
 
@@ -85,11 +95,16 @@ std::string Value::to_string() const {
   return std::visit(
       [](const auto& v) -> std::string {
         using T = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<T, NoneValue>) return "None";
-        else if constexpr (std::is_same_v<T, bool>) return v ? "True" : "False";
-        else if constexpr (std::is_same_v<T, std::int64_t>) return std::to_string(v);
-        else if constexpr (std::is_same_v<T, double>) return python_repr(v);
-        else if constexpr (std::is_same_v<T, std::string>) return "'" + v + "'";
+        if constexpr (std::is_same_v<T, NoneValue>)
+          return "None";
+        else if constexpr (std::is_same_v<T, bool>)
+          return v ? "True" : "False";
+        else if constexpr (std::is_same_v<T, std::int64_t>)
+          return std::to_string(v);
+        else if constexpr (std::is_same_v<T, double>)
+          return python_repr(v);
+        else if constexpr (std::is_same_v<T, std::string>)
+          return "'" + v + "'";
         else if constexpr (std::is_same_v<T, Tensor>)
           return fmt::format("tensor({}, {})", name(v.dtype()), shape_to_string(v.shape()));
         else if constexpr (std::is_same_v<T, ValueList>) {
@@ -97,12 +112,15 @@ std::string Value::to_string() const {
           for (std::size_t i = 0; i < v.items.size(); ++i) s += (i ? ", " : "") + v.items[i].to_string();
           if (v.is_tuple && v.items.size() == 1) s += ",";
           return s + (v.is_tuple ? ")" : "]");
-        } else if constexpr (std::is_same_v<T, DType>) return std::string(torch_name(v));
+        } else if constexpr (std::is_same_v<T, DType>)
+          return std::string(torch_name(v));
         else if constexpr (std::is_same_v<T, Slice>) {
           auto part = [](const std::optional<std::int64_t>& p) { return p ? std::to_string(*p) : "None"; };
           return "slice(" + part(v.start) + ", " + part(v.stop) + ", " + part(v.step) + ")";
-        } else if constexpr (std::is_same_v<T, EllipsisValue>) return "Ellipsis";
-        else return v.text;
+        } else if constexpr (std::is_same_v<T, EllipsisValue>)
+          return "Ellipsis";
+        else
+          return v.text;
       },
       v_);
 }

@@ -30,7 +30,9 @@ TEST(Csv, WriterAddsBomAndHeaderOnceAndUsesCrlf) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream ss;
   ss << in.rdbuf();
-  EXPECT_EQ(ss.str(), "\xEF\xBB\xBF" "A,B\r\n1,\"2,3\"\r\n4,5\r\n");
+  EXPECT_EQ(ss.str(),
+            "\xEF\xBB\xBF"
+            "A,B\r\n1,\"2,3\"\r\n4,5\r\n");
   auto rows = csv_read_file(path);
   ASSERT_EQ(rows.size(), 3u);
   EXPECT_EQ(rows[1][1], "2,3");

@@ -50,9 +50,8 @@ TEST(Tensor, Float32ToFloat16RoundsToNearestEven) {
 
 // torch.tensor([...], dtype=torch.float32).to(torch.bfloat16).view(torch.int16)
 TEST(Tensor, Float32ToBFloat16RoundsToNearestEven) {
-  Tensor f = Tensor::from_values<float>({1.0f, 1.00390625f, 1.01171875f, 3.3895313892515355e38f,
-                                         std::numeric_limits<float>::quiet_NaN()},
-                                        {5});
+  Tensor f = Tensor::from_values<float>(
+      {1.0f, 1.00390625f, 1.01171875f, 3.3895313892515355e38f, std::numeric_limits<float>::quiet_NaN()}, {5});
   Tensor b = f.to(DType::BFloat16);
   const bfloat16_t* p = b.data<bfloat16_t>();
   EXPECT_EQ(p[0].bits, 0x3f80);

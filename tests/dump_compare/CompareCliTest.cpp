@@ -94,6 +94,7 @@ TEST(CompareCli, ExitCodes) {
   EXPECT_EQ(run(kData + "bad", "compare -i task_mismatch.json -o " + out), 2);
   EXPECT_EQ(run(kData + "stats", "compare -i compare.json --profile fast -o " + out), 2);
   EXPECT_EQ(run(kData + "stats", "-f mindspore compare -i compare.json -o " + out), 2);  // wrong framework
-  EXPECT_EQ(run(kData + "stats", "compare -i compare.json -lm map.yaml -o " + out), 2);  // -lm: MindSpore only
+  EXPECT_EQ(run(kData + "stats", "compare -i compare.json -lm map.yaml -o " + out),
+            2);  // -lm: MindSpore only
   fs::remove_all(out);
 }
