@@ -27,30 +27,103 @@ DType acc_dtype(const Var& x, std::optional<DType> dt) {
   return is_floating(x.dtype()) ? x.dtype() : DType::Int64;
 }
 
-// Sorted order along `dim` (stable; NaN sorts as the largest value, like torch).
-std::pair<std::vector<std::int64_t>, Buffer> sort_along(const Var& x, int d, bool descending,
-                                                        std::int64_t k) {
+// How torch 1.13's CPU kernels order one slice: which algorithm runs decides where equal values land,
+// so the bench runs the same standard algorithm with the same comparator on the same (value, position)
+// pairs and gets the same indices (float64 values order exactly as the bf16/fp16/fp32 inputs do).
+enum class SliceOrder { Sort, StableSort, TopK, KthSmallest };
+
+using ValueAt = std::pair<double, std::int64_t>;
+// NaN is larger than every number (numpy's order), as in torch's sort/topk comparators.
+bool nan_last_less(const ValueAt& a, const ValueAt& b) {
+  return (!std::isnan(a.first) && std::isnan(b.first)) || a.first < b.first;
+}
+bool nan_first_greater(const ValueAt& a, const ValueAt& b) {
+  return (std::isnan(a.first) && !std::isnan(b.first)) || a.first > b.first;
+}
+
+// torch's quick-select (Sedgewick's partitioning, median-of-three pivot) used by kthvalue: puts the
+// element of rank `k` at q[k].
+void quick_select(std::vector<ValueAt>& q, std::int64_t k) {
+  auto gt = [](double a, double b) { return (std::isnan(a) && !std::isnan(b)) || a > b; };
+  auto at = [&](std::int64_t i) -> ValueAt& { return q[static_cast<std::size_t>(i)]; };
+  auto swap_at = [&](std::int64_t i, std::int64_t j) { std::swap(at(i), at(j)); };
+  std::int64_t lo = 0, hi = static_cast<std::int64_t>(q.size()) - 1;
+  for (;;) {
+    if (hi <= lo) return;
+    if (hi == lo + 1) {
+      if (gt(at(lo).first, at(hi).first)) swap_at(lo, hi);
+      return;
+    }
+    swap_at((lo + hi) >> 1, lo + 1);
+    if (gt(at(lo + 1).first, at(hi).first)) swap_at(lo + 1, hi);
+    if (gt(at(lo).first, at(hi).first)) swap_at(lo, hi);
+    if (gt(at(lo + 1).first, at(lo).first)) swap_at(lo + 1, lo);
+    std::int64_t i = lo + 1, j = hi;
+    const double pivot = at(lo).first;
+    for (;;) {
+      do ++i;
+      while (gt(pivot, at(i).first));
+      do --j;
+      while (gt(at(j).first, pivot));
+      if (j < i) break;
+      swap_at(i, j);
+    }
+    swap_at(lo, j);
+    if (j <= k) lo = i;
+    if (j >= k) hi = j - 1;
+  }
+}
+
+void order_slice(std::vector<ValueAt>& q, SliceOrder how, bool descending, std::int64_t k) {
+  const auto cmp = descending ? nan_first_greater : nan_last_less;
+  const auto n = static_cast<std::int64_t>(q.size());
+  switch (how) {
+    case SliceOrder::Sort:
+      std::sort(q.begin(), q.end(), cmp);
+      break;
+    case SliceOrder::StableSort:
+      std::stable_sort(q.begin(), q.end(), cmp);
+      break;
+    case SliceOrder::TopK:
+      if (k == 0) break;
+      if (k * 64 <= n) {
+        std::partial_sort(q.begin(), q.begin() + k, q.end(), cmp);
+      } else {
+        std::nth_element(q.begin(), q.begin() + (k - 1), q.end(), cmp);
+        std::sort(q.begin(), q.begin() + (k - 1), cmp);  // torch sorts only the first k-1
+      }
+      break;
+    case SliceOrder::KthSmallest:
+      quick_select(q, k);
+      break;
+  }
+}
+
+// The first `k` positions of each slice along `dim` in torch's order (see SliceOrder): flat source
+// offsets (to gather values so gradients flow back) and the positions along dim (the index output).
+std::pair<std::vector<std::int64_t>, Buffer> sort_along(const Var& x, int d, bool descending, std::int64_t k,
+                                                        SliceOrder how = SliceOrder::Sort) {
   Shape s = x.shape().empty() ? Shape{1} : x.shape();
   std::int64_t outer = 1, len = s[static_cast<std::size_t>(d)], inner = 1;
   for (int i = 0; i < d; ++i) outer *= s[static_cast<std::size_t>(i)];
   for (std::size_t i = static_cast<std::size_t>(d) + 1; i < s.size(); ++i) inner *= s[i];
   const Buffer& xd = x.data();
-  std::vector<std::int64_t> order(static_cast<std::size_t>(len)),
-      out_flat(static_cast<std::size_t>(outer * k * inner));
+  std::vector<ValueAt> q(static_cast<std::size_t>(len));
+  const std::int64_t first = how == SliceOrder::KthSmallest ? k - 1 : 0;
+  const std::int64_t count = how == SliceOrder::KthSmallest ? 1 : k;
+  std::vector<std::int64_t> out_flat(static_cast<std::size_t>(outer * count * inner));
   Buffer out_idx(out_flat.size());
-  auto less = [](double a, double b) { return std::isnan(b) ? !std::isnan(a) : a < b; };
   for (std::int64_t o = 0; o < outer; ++o)
     for (std::int64_t i = 0; i < inner; ++i) {
       const std::int64_t base = o * len * inner + i;
-      std::iota(order.begin(), order.end(), 0);
-      auto val = [&](std::int64_t j) { return xd[static_cast<std::size_t>(base + j * inner)]; };
-      std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
-        return descending ? less(val(b), val(a)) : less(val(a), val(b));
-      });
-      for (std::int64_t j = 0; j < k; ++j) {
-        const auto at = static_cast<std::size_t>((o * k + j) * inner + i);
-        out_flat[at] = base + order[static_cast<std::size_t>(j)] * inner;
-        out_idx[at] = static_cast<double>(order[static_cast<std::size_t>(j)]);
+      for (std::int64_t j = 0; j < len; ++j)
+        q[static_cast<std::size_t>(j)] = {xd[static_cast<std::size_t>(base + j * inner)], j};
+      order_slice(q, how, descending, how == SliceOrder::KthSmallest ? k - 1 : k);
+      for (std::int64_t j = 0; j < count; ++j) {
+        const std::int64_t pos = q[static_cast<std::size_t>(first + j)].second;
+        const auto at = static_cast<std::size_t>((o * count + j) * inner + i);
+        out_flat[at] = base + pos * inner;
+        out_idx[at] = static_cast<double>(pos);
       }
     }
   return {out_flat, out_idx};
@@ -240,7 +313,8 @@ std::pair<Var, Var> cum_extreme(const Var& x, int d, bool is_min) {
 // goes to that element; with `nan_wins` (median) a slice holding NaN yields its first NaN instead.
 std::pair<Var, Var> select_rank(const Var& x, int d, std::int64_t rank, bool keepdim, bool nan_wins) {
   const std::int64_t len = x.ndim() == 0 ? 1 : x.shape()[static_cast<std::size_t>(d)];
-  auto [flat, idx] = sort_along(x, d, false, len);
+  // median's nth_element orders by (value, position): a stable sort gives the same total order.
+  auto [flat, idx] = sort_along(x, d, false, len, SliceOrder::StableSort);
   Shape out = x.shape().empty() ? Shape{} : x.shape();
   if (!out.empty()) out[static_cast<std::size_t>(d)] = 1;
   std::vector<std::int64_t> pick;
@@ -485,7 +559,56 @@ void register_reduction_runners(RunnerRegistry& reg) {
         const std::int64_t k = c.i("k");
         if (k < 1 || k > len)
           invalid(fmt::format("kthvalue(): selected number k out of range for dimension {}", d));
-        auto [v, i] = select_rank(x, d, k - 1, c.b("keepdim"), false);
+        auto [flat, idx] = sort_along(x, d, false, k, SliceOrder::KthSmallest);
+        Shape out = x.shape();
+        if (!out.empty()) out[static_cast<std::size_t>(d)] = 1;
+        Var v = take(x, std::move(flat), out);
+        Var i = make_leaf(out, std::move(idx), DType::Int64);
+        if (!c.b("keepdim") && x.ndim() > 0) {
+          v = ops::squeeze(v, d);
+          i = ops::squeeze(i, d);
+        }
+        return {v, i};
+      });
+  def(reg, names("mode", kTorch | kTensor),
+      "mode(Tensor input, int dim=-1, bool keepdim=False) -> (Tensor, Tensor)", [](Ctx& c) -> Outs {
+        Var x = c.t("input");
+        const int d = x.ndim() == 0 ? 0 : wrap_dim(c.i("dim"), x.ndim());
+        Shape out = x.shape();
+        if (!out.empty()) out[static_cast<std::size_t>(d)] = 1;
+        std::vector<std::int64_t> pick;
+        Buffer pick_idx;
+        const Buffer& xd = x.data();
+        std::vector<ValueAt> q;
+        each_run(x, d, [&](std::int64_t b, std::int64_t st, std::int64_t n) {
+          if (n == 0) invalid("mode(): Expected reduction dim to have non-zero size.");
+          q.resize(static_cast<std::size_t>(n));
+          for (std::int64_t k = 0; k < n; ++k)
+            q[static_cast<std::size_t>(k)] = {xd[static_cast<std::size_t>(b + k * st)], k};
+          // torch 1.13's CPU kernel: std::sort by value alone, then the first longest run of equal
+          // values wins, reported with the position of that run's last element.
+          std::sort(q.begin(), q.end(), [](const ValueAt& u, const ValueAt& v) { return u.first < v.first; });
+          std::int64_t best = 0, best_len = 0, run = 0;
+          for (std::int64_t k = 0; k < n; ++k) {
+            ++run;
+            if (k == n - 1 ||
+                q[static_cast<std::size_t>(k)].first != q[static_cast<std::size_t>(k + 1)].first) {
+              if (run > best_len) {
+                best_len = run;
+                best = q[static_cast<std::size_t>(k)].second;
+              }
+              run = 0;
+            }
+          }
+          pick.push_back(b + best * st);
+          pick_idx.push_back(static_cast<double>(best));
+        });
+        Var v = take(x, std::move(pick), out);
+        Var i = make_leaf(out, std::move(pick_idx), DType::Int64);
+        if (!c.b("keepdim") && x.ndim() > 0) {
+          v = ops::squeeze(v, d);
+          i = ops::squeeze(i, d);
+        }
         return {v, i};
       });
   def(reg, names("msort", kTorch | kTensor), "msort(Tensor input) -> Tensor", [](Ctx& c) -> Outs {
@@ -603,7 +726,7 @@ void register_reduction_runners(RunnerRegistry& reg) {
         const std::int64_t len = x.ndim() == 0 ? 1 : x.shape()[static_cast<std::size_t>(d)];
         const std::int64_t k = c.i("k");
         if (k < 0 || k > len) invalid("selected index k out of range");
-        auto [flat, idx] = sort_along(x, d, c.b("largest"), k);
+        auto [flat, idx] = sort_along(x, d, c.b("largest"), k, SliceOrder::TopK);
         Shape s = x.shape();
         if (!s.empty()) s[static_cast<std::size_t>(d)] = k;
         return {take(x, flat, s), make_leaf(s, idx, DType::Int64)};
@@ -614,7 +737,9 @@ void register_reduction_runners(RunnerRegistry& reg) {
         Var x = c.t("input");
         const int d = x.ndim() == 0 ? 0 : wrap_dim(c.i("dim"), x.ndim());
         const std::int64_t len = x.ndim() == 0 ? 1 : x.shape()[static_cast<std::size_t>(d)];
-        auto [flat, idx] = sort_along(x, d, c.b("descending"), len);
+        const bool stable = !c.none("stable") && c.b("stable");
+        auto [flat, idx] =
+            sort_along(x, d, c.b("descending"), len, stable ? SliceOrder::StableSort : SliceOrder::Sort);
         return {take(x, flat, x.shape()), make_leaf(x.shape(), idx, DType::Int64)};
       });
   def(
@@ -624,7 +749,8 @@ void register_reduction_runners(RunnerRegistry& reg) {
         Var x = c.t("input");
         const int d = x.ndim() == 0 ? 0 : wrap_dim(c.i("dim"), x.ndim());
         const std::int64_t len = x.ndim() == 0 ? 1 : x.shape()[static_cast<std::size_t>(d)];
-        return {make_leaf(x.shape(), sort_along(x, d, c.b("descending"), len).second, DType::Int64)};
+        const SliceOrder how = c.b("stable") ? SliceOrder::StableSort : SliceOrder::Sort;
+        return {make_leaf(x.shape(), sort_along(x, d, c.b("descending"), len, how).second, DType::Int64)};
       },
       false);
 }
