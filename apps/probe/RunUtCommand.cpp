@@ -326,7 +326,8 @@ int run(Args args, bool multi) {
   }
   Progress progress(quiet);
   RunUtSummary s = run_ut(o, [&](const RunUtProgress& p) { progress.update(p); });
-  fmt::print("apis {} pass {} warning {} error {} skip {}\n", s.apis, s.pass, s.warning, s.error, s.skip);
+  fmt::print("apis {} pass {} warning {} error {} skip {} (forward: error {}, backward: error {} skip {})\n",
+             s.apis, s.pass, s.warning, s.error, s.skip, s.forward_error, s.backward_error, s.backward_skip);
   fmt::print("result: {}\ndetails: {}\n", s.result_csv, s.details_csv);
   if (!s.error_data_dir.empty()) fmt::print("error data: {}\n", s.error_data_dir);
   return 0;

@@ -43,6 +43,9 @@ using RunUtProgressFn = std::function<void(const RunUtProgress&)>;
 /// Outcome of a whole run, counted over every API row in the result file (including resumed ones).
 struct RunUtSummary {
   std::size_t apis = 0, pass = 0, warning = 0, error = 0, skip = 0;
+  /// Per direction: APIs whose forward is error, whose backward is error, and whose backward is SKIP
+  /// although their forward was checked (an API skipped as a whole counts only in `skip`).
+  std::size_t forward_error = 0, backward_error = 0, backward_skip = 0;
   std::size_t checked = 0;         ///< APIs checked by this run (not taken over from a resumed file)
   std::uint64_t tensor_bytes = 0;  ///< bytes of dumped tensors this run loaded
   std::string result_csv, details_csv;

@@ -17,6 +17,9 @@ namespace {
 
 void count(RunUtSummary& s, const std::string& fwd, const std::string& bwd) {
   ++s.apis;
+  if (fwd == "error") ++s.forward_error;
+  if (bwd == "error") ++s.backward_error;
+  if (bwd == "SKIP" && fwd != "SKIP") ++s.backward_skip;
   std::string o = run_ut_outcome_impl(fwd, bwd);
   if (o == "error")
     ++s.error;
