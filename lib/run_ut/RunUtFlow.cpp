@@ -199,6 +199,124 @@ void positional_tensors(const Value& v, const std::string& path,
   }
 }
 
+// The dumped requires_grad of the positional input at `path` ("input.1", "input.2.0"); nullopt when
+// the dump does not record it (MindSpore) or the path is not a tensor.
+std::optional<bool> dumped_requires_grad(const DumpEntry& entry, const std::string& path) {
+  const DumpNode* node = entry.inputs();
+  std::size_t pos = path.find('.');
+  while (node && pos != std::string::npos) {
+    std::size_t next = path.find('.', pos + 1);
+    std::size_t idx = std::stoul(path.substr(pos + 1, next == std::string::npos ? next : next - pos - 1));
+    if (node->kind() != DumpNode::Kind::List || idx >= node->items().size()) return std::nullopt;
+    node = &node->items()[idx];
+    pos = next;
+  }
+  if (!node || !node->is_tensor()) return std::nullopt;
+  return node->tensor().requires_grad;
+}
+
+// DECISIONS D7/D7a: msprobe records an API's backward at the autograd node that produced its first
+// output. For these APIs that node is the last operation *inside* the API (cross_entropy: nll_loss,
+// whose gradient has the input's shape but is taken after log_softmax), so no dumped gradient is the
+// gradient with respect to an API input, whatever its shape.
+std::optional<std::string> composite_backward_reason(const std::string& api_name, const ApiCall& call,
+                                                     const std::string& full) {
+  static const std::vector<std::string> kComposite = {"cross_entropy",
+                                                      "nll_loss2d",
+                                                      "binary_cross_entropy_with_logits_v2",
+                                                      "multilabel_soft_margin_loss",
+                                                      "multi_head_attention_forward",
+                                                      "scaled_dot_product_attention",
+                                                      "bilinear",
+                                                      "einsum",
+                                                      "normalize",
+                                                      "pairwise_distance",
+                                                      "cosine_similarity",
+                                                      "cdist",
+                                                      "gaussian_nll_loss",
+                                                      "poisson_nll_loss",
+                                                      "softmin",
+                                                      "tensordot",
+                                                      "chain_matmul",
+                                                      "linalg.multi_dot",
+                                                      "kl_div",
+                                                      "triplet_margin_loss"};
+  auto taken_inside = [&](const std::string& why) {
+    return "the dumped gradient of " + full + " is taken " + why +
+           ", not with respect to its inputs; backward not compared";
+  };
+  if (std::find(kComposite.begin(), kComposite.end(), api_name) != kComposite.end())
+    return taken_inside("at the last autograd operation inside " + api_name);
+  auto dims = [&](std::size_t i) -> std::int64_t {
+    if (i >= call.args.size() || !call.args[i].is_tensor()) return -1;
+    return static_cast<std::int64_t>(call.args[i].tensor().shape().size());
+  };
+  // torch.matmul is one mm only for 2-D @ 2-D; otherwise it reshapes, and the node is the reshape.
+  if ((api_name == "matmul" || api_name == "__matmul__" || api_name == "__rmatmul__") &&
+      !(dims(0) == 2 && dims(1) == 2))
+    return taken_inside("at the reshape inside matmul (inputs of " + std::to_string(dims(0)) + " and " +
+                        std::to_string(dims(1)) + " dimensions)");
+  // F.linear is addmm/mm on the transposed weight for a 2-D input, a reshape around it otherwise.
+  if (api_name == "linear" && dims(0) != 2)
+    return taken_inside("at the reshape inside linear (a " + std::to_string(dims(0)) + "-D input)");
+  return std::nullopt;
+}
+
+// Casts that return their input itself when nothing changes: then the output's autograd node belongs
+// to the API that produced the input, and the dumped gradient is that API's.
+bool returns_its_input(const std::string& api_name, const ApiCall& call, const std::vector<Value>& device) {
+  static const std::vector<std::string> kMaybeSelf = {"float", "half",    "bfloat16",   "double", "to",
+                                                      "type",  "type_as", "contiguous", "cpu",    "cuda",
+                                                      "npu",   "long",    "int",        "bool"};
+  if (std::find(kMaybeSelf.begin(), kMaybeSelf.end(), api_name) == kMaybeSelf.end()) return false;
+  if (call.args.empty() || !call.args[0].is_tensor() || device.empty() || !device[0].is_tensor())
+    return false;
+  return call.args[0].tensor().dtype() == device[0].tensor().dtype();
+}
+
+// The floating dtype a cast API produced when it differs from its (floating) input's dtype, from the
+// dumped input and output (DECISIONS D13); nullopt for device moves and non-floating casts.
+std::optional<DType> floating_cast_dtype(const DumpEntry& entry) {
+  const DumpNode* in = entry.inputs();
+  const DumpNode* out = entry.outputs();
+  if (!in || !out || in->items().empty() || out->items().empty()) return std::nullopt;
+  const DumpNode& x = in->items()[0];
+  const DumpNode& y = out->items()[0];
+  if (!x.is_tensor() || !y.is_tensor() || !x.tensor().dtype || !y.tensor().dtype) return std::nullopt;
+  const DType from = *x.tensor().dtype, to = *y.tensor().dtype;
+  if (!is_floating(from) || !is_floating(to) || from == to) return std::nullopt;
+  return to;
+}
+
+// The dtype msprobe's bench would have run a floating output in (precheck §6.6): float16/bfloat16 inputs
+// raised to float32, float32 to float64, a mix of them to float32; conv1d/conv2d float32 and type_as stay.
+// Casts produce their target dtype. nullopt: keep the dtype the output has.
+std::optional<DType> msprobe_bench_dtype(const std::string& api_name, const ApiCall& call) {
+  static const std::vector<std::string> kCasts = {"float", "half", "bfloat16", "double",
+                                                  "to",    "type", "type_as"};
+  if (std::find(kCasts.begin(), kCasts.end(), api_name) != kCasts.end()) return std::nullopt;
+  std::vector<DType> set;
+  std::function<void(const Value&)> walk = [&](const Value& v) {
+    if (v.is_list()) {
+      for (const auto& x : v.list()) walk(x);
+    } else if (v.is_tensor()) {
+      const DType d = v.tensor().dtype();
+      if ((d == DType::Float16 || d == DType::BFloat16 || d == DType::Float32) &&
+          std::find(set.begin(), set.end(), d) == set.end())
+        set.push_back(d);
+    }
+  };
+  for (const auto& a : call.args) walk(a);
+  for (const auto& [k, v] : call.kwargs) walk(v);
+  if (set.empty()) return std::nullopt;
+  if (set.size() > 1) return DType::Float32;
+  if (set[0] == DType::Float32) {
+    if (api_name == "conv1d" || api_name == "conv2d") return DType::Float32;
+    return DType::Float64;
+  }
+  return DType::Float32;
+}
+
 // Writes the values of a failing API as .npy files (§6.12 naming; probe saves .npy, not .pt).
 void save_values(const Context& ctx, const std::string& prefix, const std::vector<Value>& values) {
   std::size_t counter = 0;
@@ -227,7 +345,17 @@ class ApiChecker {
     std::string runner_api = full;
     if (fw == RunUtFramework::PyTorch) {
       ApiName parsed = parse_pytorch_api_name(full);
-      if (auto reason = pytorch_skip_reason(parsed, ctx_.config)) return skip(full, *reason);
+      // DECISIONS D13: in the probe profile a `to` that changes the floating dtype is checked (the bench
+      // is the exact rounding); a pure device move or a cast to a non-floating dtype stays SKIP.
+      const bool checked_cast = parsed.name == "to" && ctx_.standards->profile() == Profile::Probe &&
+                                parsed.type == "Tensor" && floating_cast_dtype(entry) &&
+                                std::find(ctx_.config.black_list.begin(), ctx_.config.black_list.end(),
+                                          "to") == ctx_.config.black_list.end() &&
+                                (ctx_.config.white_list.empty() ||
+                                 std::find(ctx_.config.white_list.begin(), ctx_.config.white_list.end(),
+                                           "to") != ctx_.config.white_list.end());
+      if (!checked_cast)
+        if (auto reason = pytorch_skip_reason(parsed, ctx_.config)) return skip(full, *reason);
       api_name = parsed.name;
     } else {
       auto parts = full.substr(full.find('.') + 1);
@@ -279,6 +407,23 @@ class ApiChecker {
         call.kwargs.emplace_back(key, vb.build(node, "kwargs." + key));
       }
     }
+    if ((api_name == "to" || api_name == "type") && ctx_.framework == RunUtFramework::PyTorch) {
+      // msprobe writes a positional torch.dtype as {} (no analyzer for it): the dumped output's dtype
+      // says which cast ran.
+      auto is_dtype = [](const Value& v) {
+        return v.kind() == Value::Kind::DType || v.kind() == Value::Kind::String;
+      };
+      bool named = std::any_of(call.args.begin() + (call.args.empty() ? 0 : 1), call.args.end(), is_dtype) ||
+                   std::any_of(call.kwargs.begin(), call.kwargs.end(),
+                               [&](const auto& kv) { return kv.first == "dtype" && !kv.second.is_none(); });
+      if (!named)
+        if (auto dt = floating_cast_dtype(entry)) {
+          call.kwargs.erase(std::remove_if(call.kwargs.begin(), call.kwargs.end(),
+                                           [](const auto& kv) { return kv.first == "dtype"; }),
+                            call.kwargs.end());
+          call.kwargs.emplace_back("dtype", Value(*dt));
+        }
+    }
     ApiResult bench = ctx_.registry.run_forward(ctx_.runner_fw, runner_api, call, RunnerRole::Bench);
     std::vector<Value> device;
     auto dumped =
@@ -291,11 +436,21 @@ class ApiChecker {
     // Backward (D7): bench VJP in float64 vs the dumped gradients (or the device runner's).
     std::string bwd_message = backward_message(api_name, has_out_kwarg);
     auto bit = ctx_.backward.find(full);
+    // D7a: msprobe does not run the backward of an API with several tensor outputs; the probe profile
+    // does (the bench feeds every dumped output gradient into one vector-Jacobian product).
+    const bool several_outputs =
+        bench.outputs.size() > 1 || (bench.outputs.size() == 1 && bench.outputs[0].is_list());
+    if (bwd_message.empty() && bit != ctx_.backward.end() && several_outputs &&
+        ctx_.standards->profile() == Profile::MsProbe && api_name != "topk" &&
+        api_name != "npu_fusion_attention" && ctx_.framework == RunUtFramework::PyTorch)
+      bwd_message = "Multiple backward is not supported.";
     std::vector<Value> grads_in, bench_grads, device_grads;
+    std::vector<std::string> bwd_notes;
     std::string bwd_skip;
     bool have_grads = false;
     if (bwd_message.empty() && bit != ctx_.backward.end()) {
-      bwd_skip = backward(runner_api, call, *bit->second, full, grads_in, bench_grads, device_grads);
+      bwd_skip = backward(runner_api, api_name, call, entry, *bit->second, full, device, grads_in,
+                          bench_grads, device_grads, bwd_notes);
       have_grads = bwd_skip.empty();
     }
     ApiRows r;
@@ -324,7 +479,25 @@ class ApiChecker {
       }
       in.backward_message = bwd_message.empty() ? bwd_skip : bwd_message;
       OutputCompareResult cmp = compare_output(in, *ctx_.standards);
-      for (const auto& row : cmp.rows) r.details.push_back(row.to_csv());
+      const std::string bwd_prefix = full + ".backward.output.";
+      // The Bench Dtype column: the probe profile names the dtype probe benched in (float64, D5); the
+      // msprobe profile writes what msprobe's raised-precision bench would have.
+      const std::optional<DType> msprobe_bench =
+          ctx_.standards->profile() == Profile::MsProbe ? msprobe_bench_dtype(api_name, call) : std::nullopt;
+      for (auto row : cmp.rows) {
+        if (row.bench_dtype == "torch.float64") {
+          if (msprobe_bench)
+            row.bench_dtype = std::string(torch_name(*msprobe_bench));
+          else if (ctx_.standards->profile() == Profile::MsProbe && row.device_dtype != kSpace)
+            row.bench_dtype = row.device_dtype;
+        }
+        // Say why an input gradient was not compared (instead of msprobe's "Bench output is None").
+        if (row.status == "SKIP" && row.api_name.rfind(bwd_prefix, 0) == 0) {
+          std::size_t i = std::stoul(row.api_name.substr(bwd_prefix.size()));
+          if (i < bwd_notes.size() && !bwd_notes[i].empty()) row.message = bwd_notes[i];
+        }
+        r.details.push_back(row.to_csv());
+      }
       r.result = cmp.result_row;
       fwd_ok = cmp.forward_ok;
       bwd_ok = cmp.backward_ok;
@@ -403,12 +576,16 @@ class ApiChecker {
     return m;
   }
 
-  // DECISIONS D7: the dumped backward `output` tensors are the device gradients when they map onto
-  // the API's tensor inputs unambiguously (by position, else by unique shape). Returns a SKIP
-  // message, or "" when both gradient lists were produced.
-  std::string backward(const std::string& runner_api, const ApiCall& call, const DumpEntry& bentry,
-                       const std::string& full, std::vector<Value>& grads_in, std::vector<Value>& bench_grads,
-                       std::vector<Value>& device_grads) const {
+  // DECISIONS D7, D7a: the dumped backward `output` tensors are the device gradients when they map onto
+  // the API's tensor inputs unambiguously (by position, else by unique shape), and the bench computes
+  // gradients only for inputs the dump says require one. Returns a SKIP message saying in plain words
+  // why nothing was compared, or "" when both gradient lists were produced; `notes[i]` then explains
+  // an input gradient that was not compared.
+  std::string backward(const std::string& runner_api, const std::string& api_name, const ApiCall& call,
+                       const DumpEntry& fentry, const DumpEntry& bentry, const std::string& full,
+                       const std::vector<Value>& device_outputs, std::vector<Value>& grads_in,
+                       std::vector<Value>& bench_grads, std::vector<Value>& device_grads,
+                       std::vector<std::string>& notes) const {
     ValueBuilder vb(ctx_, bentry, full);
     if (const DumpNode* gin = bentry.section("input")) {
       const auto& items = gin->items();
@@ -416,6 +593,15 @@ class ApiChecker {
         grads_in.push_back(vb.build(items[i], "input." + std::to_string(i)));
     }
     if (grads_in.empty()) return "This API does not have backward input data, skip backward.";
+    const bool dumped_device = use_dumped_device(ctx_);
+    // The node rules describe PyTorch's autograd; MindSpore dumps record gradients differently.
+    const bool torch_nodes = ctx_.framework == RunUtFramework::PyTorch && !ctx_.mindtorch;
+    if (dumped_device && torch_nodes) {
+      if (auto why = composite_backward_reason(api_name, call, full)) return *why;
+      if (returns_its_input(api_name, call, device_outputs))
+        return full + " returned its input unchanged, so the dumped gradient belongs to the API that " +
+               "produced that input; backward not compared";
+    }
     std::vector<InputGradient> bench;
     try {
       bench = ctx_.registry.run_backward(ctx_.runner_fw, runner_api, call, grads_in, RunnerRole::Bench);
@@ -425,6 +611,13 @@ class ApiChecker {
     std::vector<std::pair<std::string, const Tensor*>> inputs;
     for (std::size_t i = 0; i < call.args.size(); ++i)
       positional_tensors(call.args[i], "input." + std::to_string(i), inputs);
+    // D7a: an input gets a bench gradient only when the dump says it requires one (without that
+    // field: floating tensors only), as msprobe's bench does.
+    std::vector<bool> wants(inputs.size());
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      auto rg = dumped_requires_grad(fentry, inputs[i].first);
+      wants[i] = rg ? *rg : is_floating(inputs[i].second->dtype());
+    }
     auto by_path = [&](const std::vector<InputGradient>& gs, std::vector<Value>& out) {
       for (const auto& in : inputs) {
         auto it =
@@ -434,12 +627,12 @@ class ApiChecker {
     };
     // One entry per positional tensor input, None where no gradient reaches it (§6.8).
     by_path(bench, bench_grads);
-    auto dumped = use_dumped_device(ctx_) ? dumped_values(ctx_, bentry, bentry.outputs(), full, "output")
-                                          : std::nullopt;
+    auto dumped =
+        dumped_device ? dumped_values(ctx_, bentry, bentry.outputs(), full, "output") : std::nullopt;
     if (dumped) {
-      auto mapped = map_dumped_grads(*dumped, call, inputs);
-      if (!mapped)
-        return "The dumped backward outputs cannot be matched to the API's tensor inputs, skip backward.";
+      std::string why;
+      auto mapped = map_dumped_grads(*dumped, torch_nodes ? api_name : std::string(), call, inputs, why);
+      if (!mapped) return why + "; backward not compared";
       device_grads = std::move(*mapped);
     } else {
       try {
@@ -449,42 +642,110 @@ class ApiChecker {
         return e.message();
       }
     }
+    notes.assign(inputs.size(), "");
+    bool compared = false;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      const std::string& path = inputs[i].first;
+      Value& b = bench_grads[i];
+      Value& d = device_grads[i];
+      if (!wants[i]) b = Value(NoneValue{});
+      if (!wants[i] && d.is_none()) {
+        notes[i] = "no dumped gradient for " + path + " (requires_grad false)";
+      } else if (!wants[i]) {
+        notes[i] = "the dump has a gradient for " + path + " but says requires_grad false; not compared";
+        d = Value(NoneValue{});
+      } else if (d.is_none()) {
+        notes[i] = "no dumped gradient for " + path + " although it requires grad; not compared";
+        b = Value(NoneValue{});
+      } else if (b.is_none()) {
+        notes[i] = "no gradient reaches " + path + " in the bench; not compared";
+        d = Value(NoneValue{});
+      } else {
+        compared = true;
+      }
+    }
+    if (!compared) {
+      std::string all;
+      for (const auto& n : notes)
+        if (!n.empty()) all += (all.empty() ? "" : "; ") + n;
+      return all.empty() ? "the API has no tensor input to compare a gradient for" : all;
+    }
     return {};
   }
 
+  static Tensor transpose_2d(const Tensor& t) {
+    const auto& sh = t.shape();
+    const std::int64_t r = sh[0], c = sh[1];
+    std::vector<double> v = t.to_doubles(), out(v.size());
+    for (std::int64_t i = 0; i < r; ++i)
+      for (std::int64_t j = 0; j < c; ++j)
+        out[static_cast<std::size_t>(j * r + i)] = v[static_cast<std::size_t>(i * c + j)];
+    return Tensor::from_values<double>(out, Shape{c, r}).to(t.dtype());
+  }
+
+  // Pairs the dumped gradients with the positional tensor inputs, or explains in `why` why they
+  // cannot be paired (D7a: a gradient that maps onto no input is never compared with anything).
   static std::optional<std::vector<Value>> map_dumped_grads(
-      const std::vector<Value>& dumped, const ApiCall& call,
-      const std::vector<std::pair<std::string, const Tensor*>>& inputs) {
+      const std::vector<Value>& dumped, const std::string& api_name, const ApiCall& call,
+      const std::vector<std::pair<std::string, const Tensor*>>& inputs, std::string& why) {
     std::vector<Value> out;
+    auto shape_ok = [](const Value& g, const Tensor& t) {
+      return g.is_none() || (g.is_tensor() && g.tensor().shape() == t.shape());
+    };
+    auto describe = [&](std::size_t k) {
+      const Value& g = dumped[k];
+      return "dumped gradient output." + std::to_string(k) +
+             (g.is_tensor() ? " (shape " + shape_to_string(g.tensor().shape()) + ")" : "");
+    };
+    // F.linear on a 2-D input is addmm(bias, input, weight.t()) or mm(input, weight.t()): the node's
+    // gradients are [bias, input, weight^T] or [input, weight^T].
+    if (api_name == "linear" && !inputs.empty() && inputs[0].first == "input.0" &&
+        inputs[0].second->shape().size() == 2 && (dumped.size() == 2 || dumped.size() == 3)) {
+      const bool bias = dumped.size() == 3;
+      const Value& gx = dumped[bias ? 1 : 0];
+      const Value& gwt = dumped[bias ? 2 : 1];
+      for (const auto& [path, t] : inputs) {
+        Value g = Value(NoneValue{});
+        if (path == "input.0") g = gx;
+        if (path == "input.1" && gwt.is_tensor() && gwt.tensor().shape().size() == 2)
+          g = Value(transpose_2d(gwt.tensor()));
+        if (path == "input.2" && bias) g = dumped[0];
+        if (!shape_ok(g, *t)) {
+          why = "the dumped gradients of linear do not have the shapes of addmm/mm's gradients";
+          return std::nullopt;
+        }
+        out.push_back(g);
+      }
+      return out;
+    }
     // By position over all positional arguments (non-tensors carry None).
     if (dumped.size() == call.args.size() && inputs.size() <= call.args.size()) {
       bool flat =
           std::all_of(call.args.begin(), call.args.end(), [](const Value& v) { return !v.is_list(); });
       if (flat) {
+        bool ok = true;
         for (const auto& [path, t] : inputs) {
           std::size_t idx = std::stoul(path.substr(6));
-          const Value& g = dumped[idx];
-          if (!g.is_none() && (!g.is_tensor() || g.tensor().shape() != t->shape())) return std::nullopt;
-          out.push_back(g);
+          if (!shape_ok(dumped[idx], *t)) ok = false;
         }
-        return out;
+        if (ok) {
+          for (const auto& [path, t] : inputs) out.push_back(dumped[std::stoul(path.substr(6))]);
+          return out;
+        }
       }
     }
     // By position over the tensor inputs.
     if (dumped.size() == inputs.size()) {
-      for (std::size_t i = 0; i < inputs.size(); ++i) {
-        const Value& g = dumped[i];
-        if (!g.is_none() && (!g.is_tensor() || g.tensor().shape() != inputs[i].second->shape()))
-          return std::nullopt;
-        out.push_back(g);
-      }
-      return out;
+      bool ok = true;
+      for (std::size_t i = 0; i < inputs.size(); ++i)
+        if (!shape_ok(dumped[i], *inputs[i].second)) ok = false;
+      if (ok) return std::vector<Value>(dumped.begin(), dumped.end());
     }
     // By shape, when shapes pair inputs and gradients one to one (no gradient could belong to two
-    // inputs, no input to two gradients).
+    // inputs, no input to two gradients) and every dumped gradient finds its input.
     std::vector<int> used(dumped.size(), 0);
+    out.clear();
     for (const auto& [path, t] : inputs) {
-      (void)path;
       std::size_t match = dumped.size();
       int count = 0;
       for (std::size_t k = 0; k < dumped.size(); ++k)
@@ -492,10 +753,21 @@ class ApiChecker {
           match = k;
           ++count;
         }
-      if (count > 1) return std::nullopt;
-      if (count == 1 && used[match]++) return std::nullopt;
+      if (count > 1) {
+        why = "several dumped gradients have the shape of " + path;
+        return std::nullopt;
+      }
+      if (count == 1 && used[match]++) {
+        why = describe(match) + " has the shape of several inputs";
+        return std::nullopt;
+      }
       out.push_back(count ? dumped[match] : Value(NoneValue{}));
     }
+    for (std::size_t k = 0; k < dumped.size(); ++k)
+      if (dumped[k].is_tensor() && !used[k]) {
+        why = describe(k) + " matches no input of the API";
+        return std::nullopt;
+      }
     return out;
   }
 
