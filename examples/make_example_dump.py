@@ -22,6 +22,14 @@ import torch
 import torch.nn.functional as F
 
 _state = threading.local()
+_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _repo_relative(path):
+    """Stacks name files inside the repository by their repository path: a dump shipped with the project
+    must not carry the generating machine's directories."""
+    path = os.path.abspath(path)
+    return os.path.relpath(path, _REPO) if path.startswith(_REPO + os.sep) else os.path.basename(path)
 
 
 def _stats(t):
@@ -119,7 +127,7 @@ class Recorder:
 
     def record_forward(self, full, args, kwargs, out):
         frames = [f for f in traceback.extract_stack()[:-2] if f.name not in ("wrapper", "record_forward")]
-        lines = [f"File {f.filename}, line {f.lineno}, in {f.name}, \n {(f.line or '').strip()}"
+        lines = [f"File {_repo_relative(f.filename)}, line {f.lineno}, in {f.name}, \n {(f.line or '').strip()}"
                  for f in reversed(frames) if f.line]
         self.calls.append((full, args, kwargs, out, lines))
 
@@ -183,7 +191,9 @@ class Recorder:
     def write(self):
         os.makedirs(self.out_dir, exist_ok=True)
         dump = {"task": self.task, "level": "L1", "framework": self.framework,
-                "dump_data_dir": os.path.abspath(self.tensor_dir) if self.task == "tensor" else None,
+                # msprobe writes the absolute path; its readers never use it and run_ut only needs it
+                # non-empty, so a dump meant to travel names its tensor folder relative to dump.json.
+                "dump_data_dir": "dump_tensor_data" if self.task == "tensor" else None,
                 "data": self.data}
         with open(os.path.join(self.out_dir, "dump.json"), "w") as f:
             json.dump(dump, f, indent=1)
