@@ -206,3 +206,40 @@ TEST(RealModel, TiesAreBrokenAsTorchDoes) {
 }
 
 }  // namespace
+
+namespace {
+
+// The Bench Dtype column: the probe profile names the dtype probe benched in (float64, DECISIONS D5);
+// the msprobe profile writes msprobe's raised dtype (precheck §6.6: bf16 -> float32, fp32 -> float64).
+TEST(RealModel, BenchDtypeColumnFollowsTheProfile) {
+  UtOutcome p = run("real_mlp_bf16", "probe");
+  UtOutcome m = run("real_mlp_bf16", "msprobe");
+  UtOutcome m32 = run("real_mlp_fp32", "msprobe");
+  for (const char* row : {"Functional.relu.0.forward.output.0", "Tensor.__mul__.0.backward.output.0"}) {
+    EXPECT_EQ(field(p.details[row], kBenchDtype), "torch.float64") << row;
+    EXPECT_EQ(field(m.details[row], kBenchDtype), "torch.float32") << row;
+    EXPECT_EQ(field(m32.details[row], kBenchDtype), "torch.float64") << row;
+  }
+  // A cast benches in its own target dtype in msprobe (bf16 .float() gives float32).
+  EXPECT_EQ(field(m.details["Tensor.float.0.forward.output.0"], kBenchDtype), "torch.float32");
+}
+
+// The summary line counts APIs and, in parentheses, directions, consistently with the result CSV.
+TEST(RealModel, SummaryLineCountsDirections) {
+  UtOutcome r = run("real_mlp_bf16_faults", "probe");
+  std::size_t fwd_err = 0, bwd_err = 0, bwd_skip = 0;
+  for (const auto& [name, row] : r.result) {
+    fwd_err += field(row, 1) == "error";
+    bwd_err += field(row, 2) == "error";
+    bwd_skip += field(row, 2) == "SKIP" && field(row, 1) != "SKIP";
+  }
+  // Faults: relu, gelu, softmax, layer_norm forward; CPU bf16 kernels off in layer_norm, softmax,
+  // linear.2 backward plus the injected __mul__ gradient fault (faults.json, device_inexact.json).
+  EXPECT_EQ(fwd_err, 4u);
+  EXPECT_EQ(bwd_err, 4u);
+  const std::string want = "(forward: error " + std::to_string(fwd_err) + ", backward: error " +
+                           std::to_string(bwd_err) + " skip " + std::to_string(bwd_skip) + ")";
+  EXPECT_NE(r.cli.out.find(want), std::string::npos) << r.cli.out;
+}
+
+}  // namespace
