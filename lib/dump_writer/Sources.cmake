@@ -1,0 +1,5 @@
+set(PROBE_SOURCES
+  DumpWriter.cpp
+  PyJson.cpp
+  Statistics.cpp
+)
