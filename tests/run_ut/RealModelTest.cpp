@@ -73,6 +73,15 @@ bool cpu_kernel_inexact(const std::string& dump, const std::string& api, const s
   return text.find("\"" + api + "." + direction + "\"") != std::string::npos;
 }
 
+// Any error row in a direction. (The msprobe profile rolls [error, error, Warning] up to Warning: the
+// last non-pass row wins, precheck §3.4; D1 fixes that in the probe profile only.)
+bool error_rows(const UtOutcome& r, const std::string& api, const std::string& direction) {
+  const std::string prefix = api + "." + direction + ".output.";
+  for (const auto& [name, row] : r.details)
+    if (name.rfind(prefix, 0) == 0 && field(row, kStatus) == "error") return true;
+  return false;
+}
+
 const char* kCleanDumps[] = {"real_mlp_fp32", "real_mlp_bf16", "real_half_fp16"};
 
 // Issue 11: on clean models no direction is an error, in either profile (today's mapping compared
@@ -85,10 +94,13 @@ TEST(RealModel, CleanModelsHaveNoBackwardError) {
       ASSERT_EQ(r.cli.code, 0) << r.cli.out;
       ASSERT_FALSE(r.result.empty()) << dump;
       for (const auto& [name, row] : r.result) {
-        EXPECT_EQ(field(row, 1) == "error", cpu_kernel_inexact(dump, name, "forward"))
+        EXPECT_EQ(error_rows(r, name, "forward"), cpu_kernel_inexact(dump, name, "forward"))
             << dump << " " << profile << " " << name << ": " << field(row, 3);
-        EXPECT_EQ(field(row, 2) == "error", cpu_kernel_inexact(dump, name, "backward"))
+        EXPECT_EQ(error_rows(r, name, "backward"), cpu_kernel_inexact(dump, name, "backward"))
             << dump << " " << profile << " " << name << ": " << field(row, 3);
+        if (std::string(profile) == "probe") {  // D1: any error row makes the direction error
+          EXPECT_EQ(field(row, 2) == "error", error_rows(r, name, "backward")) << dump << " " << name;
+        }
       }
     }
 }
@@ -174,9 +186,9 @@ TEST(RealModel, InjectedFaultsAreErrors) {
         const bool fwd_fault = faults.find("\"" + name + ".forward.") != std::string::npos;
         const bool bwd_fault = faults.find("\"" + name + ".backward.") != std::string::npos;
         // D7 compares mapped gradients in both profiles, so the backward fault is caught in both.
-        EXPECT_EQ(field(row, 1) == "error", fwd_fault || cpu_kernel_inexact(dump, name, "forward"))
+        EXPECT_EQ(error_rows(r, name, "forward"), fwd_fault || cpu_kernel_inexact(dump, name, "forward"))
             << dump << " " << profile << " " << name;
-        EXPECT_EQ(field(row, 2) == "error", bwd_fault || cpu_kernel_inexact(dump, name, "backward"))
+        EXPECT_EQ(error_rows(r, name, "backward"), bwd_fault || cpu_kernel_inexact(dump, name, "backward"))
             << dump << " " << profile << " " << name << ": " << field(row, 3);
       }
     }

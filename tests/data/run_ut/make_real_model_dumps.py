@@ -154,7 +154,7 @@ class NodeHookRecorder(mk.Recorder):
 
 APIS = [("Functional", F, "linear"), ("Functional", F, "relu"), ("Functional", F, "gelu"),
         ("Functional", F, "softmax"), ("Functional", F, "layer_norm"), ("Functional", F, "mse_loss"),
-        ("Functional", F, "cross_entropy"), ("Torch", torch, "matmul"), ("Torch", torch, "topk"),
+        ("Functional", F, "cross_entropy"), ("Functional", F, "l1_loss"), ("Torch", torch, "matmul"), ("Torch", torch, "topk"),
         ("Torch", torch, "sort"), ("Torch", torch, "max"), ("Torch", torch, "min"),
         ("Torch", torch, "argmax"), ("Torch", torch, "argmin"), ("Torch", torch, "kthvalue"),
         ("Torch", torch, "median"), ("Torch", torch, "mode"), ("Torch", torch, "cummax"),
@@ -230,6 +230,7 @@ def mlp(dtype, g):
         y2 = F.linear(h, w3)                                        # 3-D linear
         loss = F.mse_loss(y2.float(), target)                       # cast + MSE with a target
         loss = loss + F.cross_entropy(y.float(), labels[:3])        # composite loss
+        loss = loss + F.l1_loss(y.float(), target[0])               # composite in torch 1.13 (abs, mean)
         side = h.to(torch.float16 if dtype != torch.float16 else torch.bfloat16)  # a real cast (D13)
         return loss + (c1.float() * 0.5).sum() + side.to(torch.float32).mean()
     return body
