@@ -13,6 +13,9 @@ case "$mode" in example|test|sanitize|clang) ;; *) echo "usage: $0 example|test|
 packages=(cmake ninja-build g++ pkg-config rapidjson-dev libxtensor-dev xtl-dev libzip-dev libxlsxwriter-dev
           libeigen3-dev libfmt-dev zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev libyaml-dev)
 if [ "$mode" = clang ]; then packages+=(clang); fi  # Debian 12: clang 14, the compiler of the fuzzer build
+# The suite checks that Python's torch.load reads the .pt files probe writes (tests/io), with Debian's own
+# interpreter: a missing torch is a test failure, never a skip, so every test mode installs it.
+if [ "$mode" != example ]; then packages+=(python3 python3-numpy python3-torch); fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -33,29 +36,54 @@ configure() {  # configure <build dir> [extra cmake args...]
   cmake --build "$dir" -j "$jobs"
 }
 
+# CTest exits 0 when it finds no test at all or when tests report GTEST_SKIP, so a misconfigured build dir or a
+# missing data file would look green. Count what ran from CTest's JUnit report and fail on zero or on any skip.
+run_suite() {  # run_suite <build dir> [extra ctest args...]
+  local dir=$1; shift
+  local junit
+  junit=$(realpath -m "$dir/ctest-junit.xml")
+  rm -f "$junit"
+  local status=0
+  ctest --test-dir "$dir" -j "$jobs" --output-on-failure --no-tests=error --output-junit "$junit" "$@" || status=$?
+  local ran skipped
+  ran=$(grep -c '<testcase ' "$junit" 2>/dev/null || true)
+  skipped=$(grep -c '<testcase [^>]*status="\(notrun\|disabled\)"' "$junit" 2>/dev/null || true)
+  if [ "${ran:-0}" -eq 0 ]; then
+    echo "bootstrap: CTest ran no test in $dir" >&2; return 1
+  fi
+  if [ "${skipped:-0}" -ne 0 ]; then
+    echo "bootstrap: $skipped of $ran tests did not run (skipped or disabled) in $dir; that is not a pass:" >&2
+    grep -o '<testcase name="[^"]*"[^>]*status="\(notrun\|disabled\)"' "$junit" |
+      sed 's/<testcase name="\([^"]*\)".*/  \1/' >&2
+    return 1
+  fi
+  [ "$status" -eq 0 ] || return "$status"
+  echo "bootstrap: $ran tests ran in $dir, none skipped"
+}
+
 case "$mode" in
   example)
+    # Each mode states every option it depends on: build/ is shared by example and test, in either order.
     configure build -DPROBE_BUILD_TESTS=OFF -DPROBE_BUILD_BENCHMARKS=OFF
     exec examples/run_example.sh build/bin/probe
     ;;
   test)
-    configure build
-    ctest --test-dir build -j "$jobs" --output-on-failure --timeout 900
+    configure build -DPROBE_BUILD_TESTS=ON -DPROBE_BUILD_BENCHMARKS=ON
+    run_suite build --timeout 900
     ;;
   sanitize)
     # -Werror stays on in the main build; under sanitizer instrumentation GCC 12 emits false-positive
     # -Wmaybe-uninitialized/-Wrestrict warnings inside libstdc++ (std::regex, std::string), so here
     # warnings are reported but do not fail the build.
     configure build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPROBE_SANITIZE=ON -DPROBE_BUILD_BENCHMARKS=OFF \
-      -DPROBE_WERROR=OFF
+      -DPROBE_WERROR=OFF -DPROBE_BUILD_TESTS=ON
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-      PROBE_UNDER_SANITIZER=1 ctest --test-dir build-asan -j "$jobs" --output-on-failure --timeout 1800 \
-      -E '^packaging\.'
+      PROBE_UNDER_SANITIZER=1 run_suite build-asan --timeout 1800 -E '^packaging\.'
     ;;
   clang)
     # clang warns where g++ is silent (C++20 reversed operators, code only an #if branch uses); keeping both
     # compilers at -Werror keeps the fuzzer build (clang only) working.
-    configure build-clang -DCMAKE_CXX_COMPILER=clang++
-    ctest --test-dir build-clang -j "$jobs" --output-on-failure --timeout 900
+    configure build-clang -DCMAKE_CXX_COMPILER=clang++ -DPROBE_BUILD_TESTS=ON
+    run_suite build-clang --timeout 900
     ;;
 esac

@@ -3,6 +3,7 @@
 // msprobe wrote from them.
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
+#include <stdlib.h>
 
 #include <filesystem>
 #include <fstream>
@@ -19,6 +20,7 @@ const fs::path kE2E = fs::path(PROBE_CONFORMANCE_DIR) / "msprobe_e2e";
 
 std::string read_file(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
+  EXPECT_TRUE(in.is_open()) << "cannot read " << p;
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
@@ -131,7 +133,8 @@ std::string run_side(const std::string& side, std::string& result_csv, Profile p
 class ConformanceE2E : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    if (!fs::exists(kE2E / "npu_inputs.json")) GTEST_SKIP() << "conformance data not found at " << kE2E;
+    // The data is in the tree (tests/data/conformance): missing means broken, never "skip".
+    ASSERT_TRUE(fs::exists(kE2E / (GetParam() + "_inputs.json"))) << "conformance data missing at " << kE2E;
   }
 };
 
@@ -139,11 +142,21 @@ TEST_P(ConformanceE2E, DetailsAndResultBytesMatchMsprobeHead) {
   const std::string side = GetParam();
   std::string result;
   std::string details = run_side(side, result, Profile::MsProbe);
-  // Leave the produced files next to the test's temp dir for `diff` when something breaks.
-  std::ofstream(::testing::TempDir() + "probe_" + side + "_details.csv", std::ios::binary) << details;
-  std::ofstream(::testing::TempDir() + "probe_" + side + "_result.csv", std::ios::binary) << result;
-  EXPECT_EQ(details, read_file(kE2E / "head" / (side + "_accuracy_checking_details_20250101000000.csv")));
-  EXPECT_EQ(result, read_file(kE2E / "head" / (side + "_accuracy_checking_result_20250101000000.csv")));
+  const std::string want_details =
+      read_file(kE2E / "head" / (side + "_accuracy_checking_details_20250101000000.csv"));
+  const std::string want_result =
+      read_file(kE2E / "head" / (side + "_accuracy_checking_result_20250101000000.csv"));
+  EXPECT_EQ(details, want_details);
+  EXPECT_EQ(result, want_result);
+  if (details != want_details || result != want_result) {
+    // Keep what probe wrote for `diff` (a unique directory: concurrent runs never overwrite each other).
+    char tmpl[] = "/tmp/probe-conformance-XXXXXX";
+    if (::mkdtemp(tmpl) != nullptr) {
+      std::ofstream(std::string(tmpl) + "/" + side + "_details.csv", std::ios::binary) << details;
+      std::ofstream(std::string(tmpl) + "/" + side + "_result.csv", std::ios::binary) << result;
+      ADD_FAILURE() << "probe's files kept in " << tmpl;
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Sides, ConformanceE2E, ::testing::Values("npu", "gpu"));
