@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <map>
 
 #include "FixtureUtil.h"
@@ -16,6 +17,29 @@ namespace probe::test {
 namespace {
 
 std::string describe(double a) { return fmt::format("{:.17g}", a); }
+
+// A tolerance only applies between two finite numbers: `inf <= inf` would let any value (or the other
+// infinity) pass where torch gives an infinity, so infinities must be equal and NaN must meet NaN.
+bool values_match(double probe, double torch, double rtol, double atol) {
+  if (std::isnan(probe) || std::isnan(torch)) return std::isnan(probe) && std::isnan(torch);
+  if (std::isinf(probe) || std::isinf(torch)) return probe == torch;
+  return probe == torch || std::fabs(probe - torch) <= atol + rtol * std::fabs(torch);
+}
+
+TEST(RunnerFixtureMatch, InfinitiesMustBeEqualAndNanMustMeetNan) {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+  EXPECT_TRUE(values_match(inf, inf, 1e-12, 0));
+  EXPECT_TRUE(values_match(-inf, -inf, 1e-12, 0));
+  EXPECT_TRUE(values_match(nan, nan, 1e-12, 0));
+  EXPECT_FALSE(values_match(0.0, inf, 1e-6, 0));   // erfinv(1) mutated to 0.0
+  EXPECT_FALSE(values_match(-inf, inf, 1e-6, 0));  // erfinv(1) mutated to -inf
+  EXPECT_FALSE(values_match(1e308, inf, 1e-6, 1.0));
+  EXPECT_FALSE(values_match(inf, 1e308, 1e-6, 1.0));
+  EXPECT_FALSE(values_match(nan, 1.0, 1e-6, 1.0));
+  EXPECT_FALSE(values_match(1.0, nan, 1e-6, 1.0));
+  EXPECT_TRUE(values_match(1.0 + 1e-13, 1.0, 1e-12, 0));
+  EXPECT_FALSE(values_match(1.0 + 1e-11, 1.0, 1e-12, 0));
+}
 
 void expect_tensor(const FixTensor& want, const Tensor& got, double rtol, double atol,
                    const std::string& what) {
@@ -29,8 +53,7 @@ void expect_tensor(const FixTensor& want, const Tensor& got, double rtol, double
   int reported = 0;
   for (std::size_t i = 0; i < g.size(); ++i) {
     const double a = g[i], b = want.data[i];
-    const bool ok =
-        (std::isnan(a) && std::isnan(b)) || a == b || std::fabs(a - b) <= atol + rtol * std::fabs(b);
+    const bool ok = values_match(a, b, rtol, atol);
     if (!ok && reported++ < 3)
       ADD_FAILURE() << what << ": element " << i << " probe " << describe(a) << " torch " << describe(b);
   }
