@@ -4,7 +4,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -210,9 +213,41 @@ OutputWriter::OutputWriter(const OutputPaths& paths, RunUtFramework fw)
   ::chmod(paths.result.c_str(), 0640);
 }
 
+namespace {
+
+// Test hook for the resume tests (tests/run_ut/RunUtE2eTest.cpp): PROBE_TEST_KILL_AT=<k> makes the process
+// SIGKILL itself right after the k-th API's rows are on disk, <k>d after its details rows but before its
+// result row. A timed kill from outside lands at a different point on every machine load; this leaves
+// exactly what a kill at that point leaves (rows are flushed one by one), on every run.
+struct KillPoint {
+  long after_api = 0;  ///< 1-based; 0: hook off
+  bool before_result = false;
+};
+
+KillPoint kill_point_from_env() {
+  KillPoint k;
+  const char* v = std::getenv("PROBE_TEST_KILL_AT");
+  if (v == nullptr) return k;
+  char* end = nullptr;
+  k.after_api = std::strtol(v, &end, 10);
+  k.before_result = end != nullptr && *end == 'd';
+  return k;
+}
+
+void maybe_kill_for_test(long api_number, bool details_only) {
+  static const KillPoint k = kill_point_from_env();
+  if (k.after_api > 0 && api_number == k.after_api && details_only == k.before_result) ::raise(SIGKILL);
+}
+
+}  // namespace
+
 void OutputWriter::write(const ApiRows& rows) {
+  static std::atomic<long> apis_written{0};
+  const long api_number = ++apis_written;
   for (const auto& r : rows.details) details_->write_row(r);
+  maybe_kill_for_test(api_number, true);
   if (!rows.result.empty()) result_->write_row(rows.result);
+  maybe_kill_for_test(api_number, false);
 }
 
 }  // namespace probe::rut

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/ScratchDir.h"
 #include "probe/csv.h"
 #include "probe/error.h"
 
@@ -17,8 +18,8 @@ TEST(Csv, MinimalQuotingLikePythonCsv) {
 }
 
 TEST(Csv, WriterAddsBomAndHeaderOnceAndUsesCrlf) {
-  auto path = (std::filesystem::temp_directory_path() / "probe_csv_test.csv").string();
-  std::filesystem::remove(path);
+  const testing::ScratchDir dir("probe-csv");
+  const std::string path = dir.file("test.csv");
   {
     CsvWriter w(path, {"A", "B"});
     w.write_row({"1", "2,3"});
@@ -36,7 +37,6 @@ TEST(Csv, WriterAddsBomAndHeaderOnceAndUsesCrlf) {
   auto rows = csv_read_file(path);
   ASSERT_EQ(rows.size(), 3u);
   EXPECT_EQ(rows[1][1], "2,3");
-  std::filesystem::remove(path);
 }
 
 TEST(Csv, ParseEmbeddedNewlinesAndErrors) {

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <string>
 
+#include "common/ScratchDir.h"
 #include "probe/construct.h"
 #include "probe/dump_layout.h"
 #include "probe/error.h"
@@ -138,8 +139,8 @@ TEST(DumpLayout, RankWithoutNumberAndErrors) {
 
 TEST(DumpLayout, OrdersStepsAndRanksNumerically) {
   namespace fs = std::filesystem;
-  const fs::path root = fs::path(testing::TempDir()) / "probe_layout_order";
-  fs::remove_all(root);
+  const probe::testing::ScratchDir scratch("probe-layout-order");
+  const fs::path& root = scratch.path();
   for (const char* d :
        {"step10/rank2", "step10/rank10", "step2/rank0", "step2/rank01", "step2/other", "graph/step1/rank0"}) {
     fs::create_directories(root / d);
@@ -153,7 +154,6 @@ TEST(DumpLayout, OrdersStepsAndRanksNumerically) {
   // rank01 and "other" do not match ^rank(0|[1-9][0-9]*)?$; numeric order, not lexical
   EXPECT_EQ(got, (std::vector<std::string>{"/step2/rank0", "/step10/rank2", "/step10/rank10",
                                            "graph/step1/rank0"}));
-  fs::remove_all(root);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -74,10 +75,17 @@ UtRun run_ut(const std::string& fixture, const fs::path& out, const std::string&
   return r;
 }
 
+// A fixture's expected.json (torch float64 bench vs the dumped output, make_run_ut_fixtures.py). A missing
+// or unparsable file, or one without entries, fails the test instead of checking nothing.
 rapidjson::Document expected(const std::string& fixture) {
   rapidjson::Document d;
-  std::string text = slurp(kData + "/" + fixture + "/expected.json");
+  const fs::path path = kData + "/" + fixture + "/expected.json";
+  EXPECT_TRUE(fs::exists(path)) << path;
+  std::string text = slurp(path);
   d.Parse<rapidjson::kParseNanAndInfFlag>(text.c_str());
+  EXPECT_FALSE(d.HasParseError()) << path;
+  if (d.HasParseError() || !d.IsObject()) d.SetObject();
+  EXPECT_GT(d.MemberCount(), 0u) << path;
   return d;
 }
 
@@ -87,7 +95,69 @@ bool no_runner(const probe::CsvRow& row) {
 }
 
 // PyTorch details columns.
-constexpr int kCos = 4, kMaxAbs = 5, kMessage = 22;
+constexpr int kCos = 4, kMaxAbs = 5, kStatus = 21, kMessage = 22;
+
+// How far probe's cells may be from torch's float64 numbers in expected.json. Both benches are float64
+// on the same inputs but sum in different orders: a few float64 ulps on each output element, so the
+// cosine (a quotient of sums near 1) agrees to 1e-12 and the max abs error to 1e-9 relative. For float16
+// and bfloat16 outputs the max-abs cell is printed as a numpy float32 (precheck.md §2.13), which adds the
+// float32 rounding (2^-24 relative): 1e-7 relative there.
+struct CellTolerance {
+  double cosine_abs = 1e-12;
+  double max_abs_rel = 1e-9;
+};
+const CellTolerance kFloat64Cells{}, kFloat32PrintedCells{1e-12, 1e-7};
+
+// Checks the cosine and max-abs cells (and the device dtype) of every expected output against its details
+// row; `absent` names outputs that must have no details row. Returns how many outputs were compared.
+std::size_t expect_cells_match(const std::string& fixture, const UtRun& r, CellTolerance tol,
+                               const std::set<std::string>& absent = {}, bool check_dtype = true) {
+  const auto exp = expected(fixture);  // const iterators: clang -Wambiguous-reversed-operator
+  std::size_t compared = 0;
+  for (auto it = exp.MemberBegin(); it != exp.MemberEnd(); ++it) {
+    const std::string name = it->name.GetString();
+    auto row = r.details_by_name.find(name);
+    if (absent.count(name)) {
+      // No row, or a SKIP row without numbers (its inputs could not be read).
+      if (row != r.details_by_name.end()) {
+        EXPECT_EQ(row->second[kStatus], "SKIP") << name;
+        EXPECT_EQ(row->second[kCos], " ") << name;
+      }
+      continue;
+    }
+    if (row == r.details_by_name.end()) {
+      ADD_FAILURE() << fixture << ": no details row for " << name;
+      continue;
+    }
+    const auto& e = it->value;
+    const auto& cells = row->second;
+    if (check_dtype) {
+      EXPECT_EQ(cells[2], e["device_dtype"].GetString()) << name;
+    }
+    if (e["cosine"].IsNull())
+      EXPECT_EQ(cells[kCos], " ") << name;
+    else if (std::isnan(e["cosine"].GetDouble()))
+      EXPECT_EQ(cells[kCos], "nan") << name;
+    else
+      EXPECT_NEAR(std::stod(cells[kCos]), e["cosine"].GetDouble(), tol.cosine_abs) << name;
+    // The max-abs cell is SPACE exactly when the cosine step failed (§3.1 step 2).
+    const double ma = e["max_abs"].GetDouble();
+    const bool cosine_failed = !e["cosine"].IsNull() && !(e["cosine"].GetDouble() > 0.99);
+    if (cosine_failed) {
+      EXPECT_EQ(cells[kMaxAbs], " ") << name;
+    } else if (std::isnan(ma)) {
+      EXPECT_EQ(cells[kMaxAbs], "nan") << name;
+    } else {
+      EXPECT_NE(cells[kMaxAbs], " ") << name;
+      if (cells[kMaxAbs] != " ") {
+        EXPECT_NEAR(std::stod(cells[kMaxAbs]), ma, 1e-12 + tol.max_abs_rel * ma) << name;
+      }
+    }
+    ++compared;
+  }
+  EXPECT_GT(compared, 0u) << fixture << ": nothing compared";
+  return compared;
+}
 
 TEST(RunUtE2e, ExampleDumpFlagsTheBrokenApi) {
   TempDir t("example");
@@ -123,26 +193,7 @@ TEST(RunUtE2e, Fp32ForwardAgainstTorchFloat64) {
   ASSERT_EQ(r.result_rows.size(), want.size() + 1);
   for (std::size_t i = 0; i < want.size(); ++i) EXPECT_EQ(r.result_rows[i + 1][0], want[i]);
 
-  const auto exp = expected("pt_fp32_fwd");  // const iterators: clang -Wambiguous-reversed-operator
-  for (auto it = exp.MemberBegin(); it != exp.MemberEnd(); ++it) {
-    std::string name = it->name.GetString();
-    auto row = r.details_by_name.find(name);
-    ASSERT_NE(row, r.details_by_name.end()) << name;
-    const auto& e = it->value;
-    if (e["cosine"].IsNull())
-      EXPECT_EQ(row->second[kCos], " ") << name;
-    else if (std::isnan(e["cosine"].GetDouble()))
-      EXPECT_EQ(row->second[kCos], "nan") << name;
-    else
-      EXPECT_NEAR(std::stod(row->second[kCos]), e["cosine"].GetDouble(), 1e-12) << name;
-    double ma = e["max_abs"].GetDouble();
-    if (row->second[kMaxAbs] != " ") {
-      if (std::isnan(ma))
-        EXPECT_EQ(row->second[kMaxAbs], "nan") << name;
-      else
-        EXPECT_NEAR(std::stod(row->second[kMaxAbs]), ma, 1e-12 + 1e-9 * ma) << name;
-    }
-  }
+  EXPECT_EQ(expect_cells_match("pt_fp32_fwd", r, kFloat64Cells), 10u);
   EXPECT_EQ(r.result_by_name["Functional.gelu.0"][1], "error");
   EXPECT_EQ(r.result_by_name["Torch.matmul.0"][1], "pass");
   EXPECT_EQ(r.result_by_name["Functional.softmax.0"][1], "pass");
@@ -184,6 +235,8 @@ TEST(RunUtE2e, Fp16ForwardBackwardSameForOneAndTwoThreads) {
     EXPECT_NE(row[1], "SKIP") << row[0] << (row.size() > 3 ? row[3] : "");
     EXPECT_NE(row[2], " ") << row[0] << ": every API of this dump has a backward entry";
   }
+  // Every forward output's cosine and max abs error against torch's float64 bench on the dumped inputs.
+  EXPECT_EQ(expect_cells_match("pt_fp16_fwdbwd", r1, kFloat32PrintedCells), 18u);
   // fp16 device dtype; bench is float64 (DECISIONS D5).
   auto lin = r1.details_by_name["Functional.linear.0.forward.output.0"];
   EXPECT_EQ(lin[2], "torch.float16");
@@ -200,6 +253,15 @@ TEST(RunUtE2e, StatisticsDumpUsesRandomInputsAndTheDeviceRunner) {
       EXPECT_NE(r.result_rows[i][1], "SKIP")
           << r.result_rows[i][0] << " " << (r.result_rows[i].size() > 3 ? r.result_rows[i][3] : "");
     }
+  // Verdicts: the device side is the emulation of the same clean ops, so each output differs from the
+  // float64 bench by bfloat16 rounding (relative error <= 2^-9 plus float32 accumulation, far below the
+  // 0.01 of the hundredth ratio, and rel_err's denominator carries eps = 2^-8 for values near zero):
+  // cosine > 0.99 and hundredth = 1, so no direction can be `error` (§3.1 step 4); pass or Warning only.
+  for (std::size_t i = 1; i < r.result_rows.size(); ++i) {
+    const auto& row = r.result_rows[i];
+    EXPECT_TRUE(row[1] == "pass" || row[1] == "Warning") << row[0] << " forward " << row[1];
+    EXPECT_TRUE(row[2] == "pass" || row[2] == "Warning") << row[0] << " backward " << row[2];
+  }
   EXPECT_EQ(r.details_by_name["Functional.gelu.0.forward.output.0"][2], "torch.bfloat16");
   // Same seed -> same files; another seed -> other numbers.
   UtRun same = run_ut("pt_bf16_stats", b.path, "-n 2");
@@ -229,6 +291,11 @@ TEST(RunUtE2e, MixedDumpAndBadFiles) {
   EXPECT_EQ(gelu[1], "SKIP");
   EXPECT_NE(gelu[3].find("Functional.gelu.0.forward.input.0.pt"), std::string::npos) << gelu[3];
   EXPECT_EQ(r.result_by_name["Functional.linear.0"][1], "pass");
+  // The 16 APIs with readable inputs are compared with torch's numbers; the two without are SKIP.
+  EXPECT_EQ(
+      expect_cells_match("pt_bad_files", r, kFloat64Cells,
+                         {"Functional.softmax.0.forward.output.0", "Functional.gelu.0.forward.output.0"}),
+      16u);
 }
 
 TEST(RunUtE2e, MindSporeNaming) {
@@ -244,41 +311,89 @@ TEST(RunUtE2e, MindSporeNaming) {
   EXPECT_FALSE(r.result_by_name.count("Functional.gelu.0"));  // only flash_attention_score is checkable
   EXPECT_EQ(r.result_by_name["Mint.matmul.0"][1], "pass");
   EXPECT_TRUE(r.details_by_name.count("Mint.matmul.0.backward.output.0"));
+  // MindSpore's Cosine and MaxAbsErr cells (same columns 4 and 5) against torch's float64 numbers;
+  // Functional.gelu.0 is not a checked MindSpore API, so it has no row.
+  EXPECT_EQ(
+      expect_cells_match("ms_fp32_tensor", r, kFloat64Cells, {"Functional.gelu.0.forward.output.0"}, false),
+      4u);
   UtRun s = run_ut("ms_fp16_stats", b.path);  // framework taken from dump.json
   ASSERT_EQ(s.cli.code, 0) << s.cli.out;
   EXPECT_EQ(s.result_rows[0][0], "API Name");
   EXPECT_TRUE(s.result_by_name.count("Mint.matmul.0"));
 }
 
-TEST(RunUtE2e, ResumeAfterKillGivesTheUninterruptedFiles) {
+// Runs `probe ARGS` with the library's kill hook (PROBE_TEST_KILL_AT, lib/run_ut/OutputFiles.cpp) and
+// returns true if the process died by SIGKILL, as an OS kill would have ended it.
+bool run_killed_at(const std::string& cut, const std::string& args) {
+  std::string cmd = "PROBE_TEST_KILL_AT=" + cut + " exec " + PROBE_CLI_PATH + " " + args + " >/dev/null 2>&1";
+  pid_t pid = fork();
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", cmd.c_str(), nullptr);
+    _exit(127);
+  }
+  int st = 0;
+  waitpid(pid, &st, 0);
+  return WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL;
+}
+
+// The resume path (-csv_path) from deterministic cut points: after the 1st, 9th and last of the 18 APIs,
+// and between an API's details rows and its result row (the "d" cuts), with two threads.
+TEST(RunUtE2e, ResumeFromEveryKindOfCutGivesTheUninterruptedFiles) {
   TempDir full("resume_full");
   UtRun want = run_ut("pt_fp16_fwdbwd", full.path, "-n 1");
   ASSERT_EQ(want.cli.code, 0);
-  for (int delay_ms : {0, 15, 40, 120}) {
-    TempDir t("resume_" + std::to_string(delay_ms));
-    std::string args = "run_ut -api_info " + kData + "/pt_fp16_fwdbwd/dump.json -o " + t.path.string() +
-                       " --timestamp " + kTs + " -q -n 2";
-    pid_t pid = fork();
-    if (pid == 0) {
-      std::freopen("/dev/null", "w", stdout);
-      execl("/bin/sh", "sh", "-c", (std::string("exec ") + PROBE_CLI_PATH + " " + args).c_str(), nullptr);
-      _exit(127);
+  ASSERT_EQ(want.result_rows.size(), 19u);
+  for (const char* cut : {"1", "1d", "9", "9d", "18d", "18"}) {
+    SCOPED_TRACE(std::string("killed at ") + cut);
+    TempDir t(std::string("resume_cut_") + cut);
+    const std::string args = "run_ut -api_info " + kData + "/pt_fp16_fwdbwd/dump.json -o " + t.path.string() +
+                             " --timestamp " + kTs + " -q -n 2";
+    ASSERT_TRUE(run_killed_at(cut, args)) << "the kill hook did not fire";
+    const fs::path result = t.path / want.result.filename(), details = t.path / want.details.filename();
+    // The cut really is where the hook says: k complete result rows (header + k), details torn or not.
+    const std::size_t k = std::stoul(cut);
+    const bool torn = std::string(cut).back() == 'd';
+    ASSERT_EQ(probe::csv_read_file(result.string()).size(), torn ? k : k + 1);
+    if (k < 18) {  // at 18 (with or without "d") every details row is already written
+      EXPECT_NE(slurp(details), slurp(want.details));
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
-    kill(pid, SIGKILL);
-    int st = 0;
-    waitpid(pid, &st, 0);
-    fs::path result = t.path / ("accuracy_checking_result_" + kTs + ".csv");
-    Cli c;
-    if (fs::exists(result) && fs::exists(t.path / ("accuracy_checking_details_" + kTs + ".csv")))
-      c = run_cli("run_ut -api_info " + kData + "/pt_fp16_fwdbwd/dump.json -csv_path " + result.string() +
-                  " -q");
-    else
-      c = run_cli(args);
+    Cli c = run_cli("run_ut -api_info " + kData + "/pt_fp16_fwdbwd/dump.json -csv_path " + result.string() +
+                    " -q");
     ASSERT_EQ(c.code, 0) << c.out;
-    EXPECT_EQ(slurp(result), slurp(want.result)) << "killed after " << delay_ms << " ms";
-    EXPECT_EQ(slurp(t.path / ("accuracy_checking_details_" + kTs + ".csv")), slurp(want.details));
+    EXPECT_EQ(slurp(result), slurp(want.result));
+    EXPECT_EQ(slurp(details), slurp(want.details));
   }
+}
+
+// One real kill from outside at an arbitrary moment (whatever it interrupts, even before the files
+// exist), so the hook above does not hide a path the OS can reach.
+TEST(RunUtE2e, ResumeAfterARealKillGivesTheUninterruptedFiles) {
+  TempDir full("resume_full_real");
+  UtRun want = run_ut("pt_fp16_fwdbwd", full.path, "-n 1");
+  ASSERT_EQ(want.cli.code, 0);
+  TempDir t("resume_real");
+  std::string args = "run_ut -api_info " + kData + "/pt_fp16_fwdbwd/dump.json -o " + t.path.string() +
+                     " --timestamp " + kTs + " -q -n 2";
+  pid_t pid = fork();
+  if (pid == 0) {
+    std::freopen("/dev/null", "w", stdout);
+    execl("/bin/sh", "sh", "-c", (std::string("exec ") + PROBE_CLI_PATH + " " + args).c_str(), nullptr);
+    _exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  kill(pid, SIGKILL);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  fs::path result = t.path / ("accuracy_checking_result_" + kTs + ".csv");
+  Cli c;
+  if (fs::exists(result) && fs::exists(t.path / ("accuracy_checking_details_" + kTs + ".csv")))
+    c = run_cli("run_ut -api_info " + kData + "/pt_fp16_fwdbwd/dump.json -csv_path " + result.string() +
+                " -q");
+  else
+    c = run_cli(args);
+  ASSERT_EQ(c.code, 0) << c.out;
+  EXPECT_EQ(slurp(result), slurp(want.result));
+  EXPECT_EQ(slurp(t.path / ("accuracy_checking_details_" + kTs + ".csv")), slurp(want.details));
 }
 
 TEST(RunUtE2e, SaveErrorDataAndConfigLists) {

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/ScratchDir.h"
 #include "probe/error.h"
 #include "run_ut/ApiSelection.h"
 
@@ -65,7 +66,8 @@ TEST(RunUtNames, MindSporeCheckableSet) {
 }
 
 TEST(RunUtConfigFile, ReadsTheRunUtSection) {
-  auto p = std::filesystem::temp_directory_path() / "probe_rut_config.json";
+  const probe::testing::ScratchDir dir("probe-rut-config");
+  const std::filesystem::path p = dir.path() / "config.json";
   {
     std::ofstream o(p);
     o << R"({"task": "run_ut", "run_ut": {"white_list": ["relu"], "black_list": [], "error_data_path": "/tmp"}})";
