@@ -256,11 +256,11 @@ TEST(RunUtE2e, StatisticsDumpUsesRandomInputsAndTheDeviceRunner) {
   // Verdicts: the device side is the emulation of the same clean ops, so each output differs from the
   // float64 bench by bfloat16 rounding (relative error <= 2^-9 plus float32 accumulation, far below the
   // 0.01 of the hundredth ratio, and rel_err's denominator carries eps = 2^-8 for values near zero):
-  // cosine > 0.99 and hundredth = 1, so no direction can be `error` (§3.1 step 4); pass or Warning only.
+  // cosine > 0.99 and hundredth = 1, so no direction can be `error` (§3.1 step 4): forward pass or Warning.
   for (std::size_t i = 1; i < r.result_rows.size(); ++i) {
     const auto& row = r.result_rows[i];
     EXPECT_TRUE(row[1] == "pass" || row[1] == "Warning") << row[0] << " forward " << row[1];
-    EXPECT_TRUE(row[2] == "pass" || row[2] == "Warning") << row[0] << " backward " << row[2];
+    EXPECT_NE(row[2], "error") << row[0] << " backward";  // SKIP where D7/D7a cannot map a gradient
   }
   EXPECT_EQ(r.details_by_name["Functional.gelu.0.forward.output.0"][2], "torch.bfloat16");
   // Same seed -> same files; another seed -> other numbers.
