@@ -73,8 +73,8 @@ TEST(Emulation, DeviceRunnersReproduceTorchCpuKernels) {
       const double off = std::fabs(g[i] - want.data[i]) / spacing;
       worst = std::max(worst, off);
       if (!(off <= ulps) && reported++ < 3)
-        ADD_FAILURE() << fmt::format("{} element {}: probe {:.9g} torch {:.9g} = {:.2f} ULP (allowed {})", id, i,
-                                     g[i], want.data[i], off, ulps);
+        ADD_FAILURE() << fmt::format("{} element {}: probe {:.9g} torch {:.9g} = {:.2f} ULP (allowed {})", id,
+                                     i, g[i], want.data[i], off, ulps);
     }
     RecordProperty(id, fmt::format("{:.2f}", worst));
     ++n;
