@@ -1,0 +1,3 @@
+set(PROBE_SOURCES
+  OnlineChecker.cpp
+)
