@@ -36,6 +36,7 @@
 #include "probe/dump.h"
 #include "probe/error.h"
 #include "support/DataFiles.h"
+#include "support/FileOps.h"
 #include "support/Timestamp.h"
 
 namespace probe {
@@ -527,12 +528,7 @@ void write_atomically(const std::string& path, const rapidjson::StringBuffer& bu
     if (!out) throw Error(ErrorKind::Io, "cannot write", tmp);
   }
   ::chmod(tmp.c_str(), 0640);
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw Error(ErrorKind::Io, "cannot rename into place", path);
-  }
+  detail::publish_new_file(tmp, path);  // never replaces an earlier output
 }
 
 }  // namespace

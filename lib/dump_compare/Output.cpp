@@ -3,6 +3,7 @@
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <xlsxwriter.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include "dump_compare/DumpCompareInternal.h"
 #include "probe/csv.h"
 #include "probe/error.h"
+#include "support/FileOps.h"
 #include "support/Timestamp.h"
 
 namespace probe {
@@ -44,18 +46,37 @@ void make_out_dir(const std::string& dir) {
   ::chmod(dir.c_str(), 0750);
 }
 
-void remove_existing(const std::string& path) {
+// Writes `path` through a temporary and moves it into place only if nothing is there: an earlier output
+// is never overwritten, and an interrupted run never leaves a half-written file under the final name.
+template <class WriteFn>
+void write_new_file(const std::string& path, WriteFn&& write) {
+  const std::string tmp = path + ".partial." + std::to_string(::getpid());
   std::error_code ec;
-  fs::remove(path, ec);
+  fs::remove(tmp, ec);
+  try {
+    write(tmp);
+  } catch (...) {
+    fs::remove(tmp, ec);
+    throw;
+  }
+  ::chmod(tmp.c_str(), 0640);
+  detail::publish_new_file(tmp, path);
+}
+
+void refuse_existing(const std::string& path) {
+  std::error_code ec;
+  if (fs::exists(fs::symlink_status(path, ec)))
+    throw Error(ErrorKind::InvalidArgument,
+                "output file exists (an earlier compare); refusing to overwrite it: pass another "
+                "--timestamp or -o",
+                path);
 }
 
 void write_csv(const std::string& path, const DumpCompareTable& t) {
-  remove_existing(path);
-  {
-    CsvWriter w(path, t.header);
+  write_new_file(path, [&](const std::string& tmp) {
+    CsvWriter w(tmp, t.header);
     for (const auto& r : t.rows) w.write_row(r);
-  }
-  ::chmod(path.c_str(), 0640);
+  });
 }
 
 void xlsx_check(lxw_error err, const std::string& path) {
@@ -64,8 +85,7 @@ void xlsx_check(lxw_error err, const std::string& path) {
 
 // Numbers and booleans as typed cells (pandas' writer), or everything as text when highlighting (openpyxl's
 // path, §3.9); whole rows filled red or yellow.
-void write_xlsx(const std::string& path, const DumpCompareTable& t, bool highlighted) {
-  remove_existing(path);
+void write_xlsx_to(const std::string& path, const DumpCompareTable& t, bool highlighted) {
   lxw_workbook* wb = workbook_new(path.c_str());
   if (!wb) throw Error(ErrorKind::Io, "cannot create the xlsx file", path);
   lxw_format* red = workbook_add_format(wb);
@@ -120,11 +140,13 @@ void write_xlsx(const std::string& path, const DumpCompareTable& t, bool highlig
     }
   }
   xlsx_check(workbook_close(wb), path);
-  ::chmod(path.c_str(), 0640);
 }
 
-void write_advisor(const std::string& path, const DumpCompareTable& t) {
-  remove_existing(path);
+void write_xlsx(const std::string& path, const DumpCompareTable& t, bool highlighted) {
+  write_new_file(path, [&](const std::string& tmp) { write_xlsx_to(tmp, t, highlighted); });
+}
+
+void write_advisor_to(const std::string& path, const DumpCompareTable& t) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) throw Error(ErrorKind::Io, "cannot write the advisor file", path);
   if (t.first_suspect >= t.rows.size()) {
@@ -140,9 +162,12 @@ void write_advisor(const std::string& path, const DumpCompareTable& t) {
     out << "Line: " << t.first_suspect << "\nSuspect Nodes: " << t.rows[t.first_suspect][0]
         << "\nExpert Advice: " << advice << "\n";
   }
-  if (!out) throw Error(ErrorKind::Io, "cannot write the advisor file", path);
   out.close();
-  ::chmod(path.c_str(), 0640);
+  if (!out) throw Error(ErrorKind::Io, "cannot write the advisor file", path);
+}
+
+void write_advisor(const std::string& path, const DumpCompareTable& t) {
+  write_new_file(path, [&](const std::string& tmp) { write_advisor_to(tmp, t); });
 }
 
 DumpCompareSummary::Output compare_pair(const std::string& npu_json, const std::string& bench_json,
@@ -168,15 +193,15 @@ DumpCompareSummary::Output compare_pair(const std::string& npu_json, const std::
   const std::string stem = std::string(debug ? "debug_compare_result" : "compare_result") + suffix + "_" + ts;
   make_out_dir(options.out_dir);
   o.csv = (fs::path(options.out_dir) / (stem + ".csv")).string();
-  write_csv(o.csv, t);
-  if (options.write_xlsx) {
-    o.xlsx = (fs::path(options.out_dir) / (stem + ".xlsx")).string();
-    write_xlsx(o.xlsx, t, options.highlight && !debug && t.mode != DumpCompareMode::Md5);
-  }
-  if (!options.compare_only) {
+  if (options.write_xlsx) o.xlsx = (fs::path(options.out_dir) / (stem + ".xlsx")).string();
+  if (!options.compare_only)
     o.advisor = (fs::path(options.out_dir) / ("advisor" + suffix + "_" + ts + ".txt")).string();
-    write_advisor(o.advisor, t);
-  }
+  // All or nothing: refuse before writing the first file when any of them is taken.
+  for (const std::string* p : {&o.csv, &o.xlsx, &o.advisor})
+    if (!p->empty()) refuse_existing(*p);
+  write_csv(o.csv, t);
+  if (!o.xlsx.empty()) write_xlsx(o.xlsx, t, options.highlight && !debug && t.mode != DumpCompareMode::Md5);
+  if (!o.advisor.empty()) write_advisor(o.advisor, t);
   return o;
 }
 
@@ -276,8 +301,26 @@ CompareInput read_compare_json(const std::string& path) {
   return in;
 }
 
+namespace {
+
+// True when `dir` holds an output of a compare stamped `ts` (compare_result*_ts.*, advisor*_ts.txt, ...).
+bool stamp_taken(const std::string& dir, const std::string& ts) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.find("_" + ts + ".") != std::string::npos) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 DumpCompareSummary run_dump_compare(const CompareInput& input, const DumpCompareOptions& options) {
-  const std::string ts = options.timestamp.empty() ? detail::local_timestamp() : options.timestamp;
+  std::string ts = options.timestamp.empty() ? detail::local_timestamp() : options.timestamp;
+  // Without --timestamp a compare whose names are taken (an earlier run in the same second) moves on to
+  // the next free second; with --timestamp an existing output is refused (never overwritten).
+  for (int tries = 0; options.timestamp.empty() && tries < 600 && stamp_taken(options.out_dir, ts); ++tries)
+    ts = detail::next_timestamp(ts);
   if (ts.size() != 14 || !std::all_of(ts.begin(), ts.end(), [](char c) { return c >= '0' && c <= '9'; }))
     throw Error(ErrorKind::InvalidArgument, "expected 14 digits YYYYmmddHHMMSS", {}, "--timestamp");
   std::error_code ec;

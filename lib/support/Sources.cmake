@@ -1,5 +1,6 @@
 set(PROBE_SOURCES
   Csv.cpp
+  FileOps.cpp
   Yaml.cpp
   DataFiles.cpp
   DType.cpp

@@ -18,4 +18,20 @@ bool is_timestamp(std::string_view s) noexcept {
   return s.size() == 14 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
+std::string next_timestamp(const std::string& ts) {
+  std::tm tm{};
+  auto num = [&](std::size_t at, std::size_t n) { return std::stoi(ts.substr(at, n)); };
+  tm.tm_year = num(0, 4) - 1900;
+  tm.tm_mon = num(4, 2) - 1;
+  tm.tm_mday = num(6, 2);
+  tm.tm_hour = num(8, 2);
+  tm.tm_min = num(10, 2);
+  tm.tm_sec = num(12, 2) + 1;  // mktime normalises the carry into minutes, days, ...
+  tm.tm_isdst = -1;
+  std::mktime(&tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d%H%M%S", &tm);
+  return buf;
+}
+
 }  // namespace probe::detail

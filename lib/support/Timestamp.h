@@ -12,4 +12,7 @@ std::string local_timestamp();
 /// Exactly 14 ASCII digits (msprobe's `\d{14}`, without the other Unicode digits Python's \d accepts).
 bool is_timestamp(std::string_view s) noexcept;
 
+/// The stamp one second after `ts` (a valid stamp): a fresh name when a run's files already exist.
+std::string next_timestamp(const std::string& ts);
+
 }  // namespace probe::detail

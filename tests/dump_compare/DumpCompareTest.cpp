@@ -570,6 +570,7 @@ TEST(DumpCompareRun, StackPathNeedsStackModeAndDebugJsonPairs) {
   };
   EXPECT_FALSE(has(header(), "NPU_Stack_Info"));  // stack_path given: only with -s
   o.stack_mode = true;
+  o.timestamp = "20250101000002";  // outputs are never overwritten: each run names its own files
   EXPECT_TRUE(has(header(), "NPU_Stack_Info"));
 
   // debug.json pairs: debug_compare_result_*, rows named after the saved variables.
@@ -584,8 +585,9 @@ TEST(DumpCompareRun, StackPathNeedsStackModeAndDebugJsonPairs) {
   }
   in = CompareInput{dir + "/npu/debug.json", dir + "/bench/debug.json", "", true};
   o.stack_mode = false;
+  o.timestamp = "20250101000003";
   const auto s = run_dump_compare(in, o);
-  EXPECT_EQ(fs::path(s.outputs.at(0).csv).filename(), "debug_compare_result_20250101000001.csv");
+  EXPECT_EQ(fs::path(s.outputs.at(0).csv).filename(), "debug_compare_result_20250101000003.csv");
   const auto rows = csv_read_file(s.outputs[0].csv);
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[1][0], "x.0.debug");
