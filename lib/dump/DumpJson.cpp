@@ -113,6 +113,7 @@ class DumpBuilder {
   void reserve_entries(std::size_t n) { dump_.entries_.reserve(n); }
 
   void finish() {
+    if (!saw_data_) fail("no \"data\" object: not an msprobe dump.json", "data");
     if (dump_.framework_field_ == "pytorch")
       dump_.framework_ = Framework::PyTorch;
     else if (dump_.framework_field_ == "mindspore")
@@ -185,14 +186,22 @@ class DumpBuilder {
   }
 
   bool open(bool is_object) {
-    if (depth_ >= max_depth_)
-      fail(fmt::format("JSON nested deeper than {} levels", max_depth_), field_path(depth_), entry_key());
+    if (depth_ >= max_depth_) {
+      // The dotted path of a deep value is thousands of "0." long: show where it starts only.
+      std::string where = field_path(std::min(depth_, 12));
+      if (depth_ > 12) where += "...";
+      fail(fmt::format("JSON nested deeper than {} levels", max_depth_), where, entry_key());
+    }
     Role role = Role::Tree;
     if (depth_ == 0) {
       if (!is_object) fail("the top level must be a JSON object");
       role = Role::Root;
     } else if (depth_ == 1 && is(frames_[0].key, "data")) {
       if (!is_object) fail("expected an object of records", "data");
+      // DECISIONS (silent accepts): Python's json keeps the last of two "data" objects; refuse instead of
+      // guessing which one the writer meant.
+      if (saw_data_) fail("\"data\" appears twice at the top level", "data");
+      saw_data_ = true;
       role = Role::Data;
     }
     if (static_cast<std::size_t>(depth_) == frames_.size()) frames_.resize(frames_.size() * 2);
@@ -436,6 +445,10 @@ class DumpBuilder {
             has_dtype = true;
           } else if (is(k, "data_name")) {
             if (s.kind != Slot::Null) want_string(t.data_name);
+            // A control character (a NUL cuts the name in C APIs) would be echoed raw into CSVs.
+            if (std::any_of(t.data_name.begin(), t.data_name.end(),
+                            [](char c) { return static_cast<unsigned char>(c) < 0x20; }))
+              fail("data_name contains a control character", join_field(level, k), entry_key());
           } else if (is(k, "datapath")) {
             // Legacy dumps stored the writer's absolute path; the file lives in dump_tensor_data/ under
             // the same base name, which is also the only place probe will read from.
@@ -575,13 +588,17 @@ class DumpBuilder {
   std::vector<Frame> frames_;
   std::vector<std::pair<std::string, std::optional<DType>>> dtype_cache_;
   int depth_ = 0;
-  bool saw_mindspore_ = false, saw_torch_ = false;
+  bool saw_mindspore_ = false, saw_torch_ = false, saw_data_ = false;
 };
 
 namespace dump_detail {
 
 void parse_dump_buffer(Dump& dump, char* text, std::size_t size, const DumpParseOptions& options,
                        const std::function<std::string()>& original_text) {
+  // A UTF-8 byte order mark (some editors add one) is not JSON; skip it like Python's utf-8-sig would.
+  const std::size_t bom = size >= 3 && std::memcmp(text, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
+  text += bom;
+  size -= bom;
   rapidjson::InsituStringStream stream(text);
   DumpBuilder builder(dump, options, stream);
   // msprobe records take a kilobyte or more of indented JSON; reserving address space (untouched pages
@@ -593,15 +610,15 @@ void parse_dump_buffer(Dump& dump, char* text, std::size_t size, const DumpParse
     // In-situ parsing rewrote decoded strings inside the buffer; count lines on the original text.
     const std::string original = original_text();
     throw Error(ErrorKind::Format,
-                fmt::format("invalid JSON at {}: {}", describe_position(original, ok.Offset()),
+                fmt::format("invalid JSON at {}: {}", describe_position(original, ok.Offset() + bom),
                             parse_error_text(ok.Code())),
                 dump.path());
   }
   if (stream.Tell() < size)  // RapidJSON stops at a NUL byte as if the text ended there
-    throw Error(
-        ErrorKind::Format,
-        fmt::format("NUL byte in the JSON text at {}", describe_position(original_text(), stream.Tell())),
-        dump.path());
+    throw Error(ErrorKind::Format,
+                fmt::format("NUL byte in the JSON text at {}",
+                            describe_position(original_text(), stream.Tell() + bom)),
+                dump.path());
   builder.finish();
 }
 

@@ -49,7 +49,9 @@ std::optional<std::int64_t> TensorInfo::nbytes() const {
   const std::int64_t n = probe::numel(shape);
   const auto size = static_cast<std::int64_t>(itemsize(*dtype));
   if (n > std::numeric_limits<std::int64_t>::max() / size)
-    throw Error(ErrorKind::Format, "tensor byte size overflows", {}, field);
+    throw Error(ErrorKind::Format,
+                "tensor byte size overflows (shape " + shape_to_string(shape) + " of " + dtype_name + ")", {},
+                field);
   return n * size;
 }
 
@@ -312,7 +314,11 @@ Dump Dump::parse(std::string_view json, const std::string& path, const DumpParse
 void Dump::index() {
   // The views stay valid when the Dump moves: the vector's buffer (and each key's) moves with it.
   by_key_.reserve(entries_.size());
-  for (std::size_t i = 0; i < entries_.size(); ++i) by_key_.emplace(entries_[i].key, i);  // first one wins
+  for (std::size_t i = 0; i < entries_.size(); ++i)
+    // DECISIONS (silent accepts): Python's json keeps the last of two equal keys, probe used to run both;
+    // a dump.json with a repeated record is damaged, so neither is trusted.
+    if (!by_key_.emplace(entries_[i].key, i).second)
+      throw Error(ErrorKind::Format, "record appears twice in \"data\"", path_, "data", entries_[i].key);
 }
 
 const DumpEntry* Dump::find(std::string_view key) const noexcept {
@@ -371,7 +377,8 @@ std::string Dump::tensor_path(const DumpEntry& entry, const TensorInfo& info) co
   const fs::path real = fs::weakly_canonical(full, ec2);
   if (ec1 || ec2) throw Error(ErrorKind::Io, "cannot resolve " + full.string(), path_, field, entry.key);
   const fs::path inside = real.lexically_relative(real_base);
-  if (inside.empty() || *inside.begin() == ".." || inside == ".") reject("resolves outside (symlink)");
+  if (inside.empty() || inside == ".") reject("names the tensor directory itself, not a file in it");
+  if (*inside.begin() == "..") reject("resolves outside (symlink)");
   std::error_code ec;
   const auto st = fs::status(real, ec);
   if (ec || !fs::exists(st))

@@ -312,9 +312,12 @@ class Unpickler {
     st->untyped = cls->name == "UntypedStorage";
     st->numel = numel.i;
     auto cached = storages_.find(key.s);
-    if (cached == storages_.end()) cached = storages_.emplace(key.s, load_(key.s)).first;
-    st->bytes = cached->second;
     const std::size_t es = itemsize(*st->dtype);
+    if (static_cast<std::uint64_t>(st->numel) > std::numeric_limits<std::uint64_t>::max() / es)
+      fail("storage '" + key.s + "' claims an impossible element count");
+    const std::uint64_t needed = static_cast<std::uint64_t>(st->numel) * es;
+    if (cached == storages_.end()) cached = storages_.emplace(key.s, load_(key.s, needed)).first;
+    st->bytes = cached->second;
     if (static_cast<std::uint64_t>(st->numel) > st->bytes.size / es)
       fail("storage '" + key.s + "' claims " + std::to_string(st->numel) + " elements of " +
            std::string(name(*st->dtype)) + " but its record has " + std::to_string(st->bytes.size) +

@@ -116,9 +116,17 @@ std::vector<NamedTensor> parse_pt(const std::shared_ptr<Storage>& buf, const std
   std::size_t pkl_off;
   auto pkl_buf = zip.read(*pkl, pkl_off);
   std::string_view pickle(reinterpret_cast<const char*>(pkl_buf->data()) + pkl_off, pkl->size);
-  StorageLoader loader = [&](const std::string& key) {
+  StorageLoader loader = [&](const std::string& key, std::uint64_t needed_bytes) {
     const ZipEntry* e = find("data/" + key);
     if (!e) throw Error(ErrorKind::Format, "storage record data/" + key + " is missing", file);
+    // torch writes a storage record of exactly the storage's bytes: a compressed record claiming more
+    // would only cost memory and time to inflate (a decompression bomb), so it is refused unread.
+    if (!e->stored && e->size > needed_bytes)
+      throw Error(ErrorKind::Format,
+                  "storage record data/" + key + " claims to inflate to " + std::to_string(e->size) +
+                      " bytes but its tensor storage needs " + std::to_string(needed_bytes) +
+                      "; refusing to inflate it (decompression bomb?)",
+                  file, "data/" + key);
     StorageBytes s;
     s.buf = zip.read(*e, s.offset);
     s.size = e->size;

@@ -91,7 +91,9 @@ struct StorageBytes {
   std::size_t size = 0;
 };
 /// Returns the bytes of storage record `key` (torch's {archive}/data/{key}); throws if missing.
-using StorageLoader = std::function<StorageBytes(const std::string& key)>;
+/// `needed_bytes` is what the pickle says the storage holds (numel x itemsize): a loader must not
+/// spend more than that on a record (a compressed record claiming more is refused before inflating).
+using StorageLoader = std::function<StorageBytes(const std::string& key, std::uint64_t needed_bytes)>;
 
 /// Runs torch's pickle (data.pkl) on an allow-listed VM (DECISIONS D10) and returns every tensor of
 /// the unpickled object, named by its path of keys/indices.

@@ -184,6 +184,14 @@ const Value& BoundArgs::operator[](std::string_view param) const {
 
 namespace {
 
+// What an ill-typed argument is, never blank: an opaque descriptor says its dump type.
+std::string describe(const Value& v) {
+  if (const auto* o = std::get_if<OpaqueValue>(&v.storage()))
+    return "'" + o->type + "'" + (o->text.empty() ? "" : " (" + o->text + ")");
+  std::string text = v.to_string();
+  return text.empty() ? std::string(to_string(v.kind())) : text;
+}
+
 // Checks and normalises one argument against its parameter type (as PyTorch's arg parser would).
 Value convert(const Schema& s, const Schema::Param& p, Value v) {
   using K = Schema::Kind;
@@ -198,7 +206,7 @@ Value convert(const Schema& s, const Schema::Param& p, Value v) {
                              : p.kind == K::DType  ? "dtype"
                              : p.kind == K::Scalar ? "Number"
                                                    : "a value",
-                             p.is_list ? " list" : "", got.to_string()));
+                             p.is_list ? " list" : "", describe(got)));
   };
   if (v.is_none()) {
     if (p.optional || p.kind == K::Any || (p.default_value && p.default_value->is_none())) return v;

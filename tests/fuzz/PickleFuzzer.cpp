@@ -9,7 +9,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const auto storage = probe::make_owned_storage(4096);
-  probe::io::StorageLoader load = [](const std::string& key) {
+  probe::io::StorageLoader load = [](const std::string& key, std::uint64_t) {
     if (key.size() > 2) throw probe::Error(probe::ErrorKind::Format, "no such record");
     return probe::io::StorageBytes{storage, 64 * key.size(), 4096 - 64 * key.size()};
   };

@@ -10,7 +10,7 @@ using namespace std::string_literals;
 
 std::vector<NamedTensor> run(const std::string& p) {
   Tensor values = Tensor::from_values<float>({0, 1, 2, 3, 4, 5}, Shape{6});
-  io::StorageLoader load = [&](const std::string& key) {
+  io::StorageLoader load = [&](const std::string& key, std::uint64_t) {
     if (key != "7") throw Error(ErrorKind::Format, "unexpected key " + key);
     return io::StorageBytes{values.storage(), 0, 24};
   };

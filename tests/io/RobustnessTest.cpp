@@ -287,7 +287,9 @@ TEST(PtRobustness, ForbiddenGlobalsInRealArchives) {
 
 std::vector<NamedTensor> unpickle(const std::string& p) {
   auto storage = make_owned_storage(64);
-  io::StorageLoader load = [&](const std::string&) { return io::StorageBytes{storage, 0, 24}; };
+  io::StorageLoader load = [&](const std::string&, std::uint64_t) {
+    return io::StorageBytes{storage, 0, 24};
+  };
   return io::unpickle_tensors(p, load, "x.pt");
 }
 
