@@ -37,8 +37,9 @@ options:
   -h, --help                 show this help
 
 Outputs appear under their final names only once complete; an existing output is never overwritten.
-Exit codes: 0 done (whatever was found), 1 usage, 2 invalid argument, 3 I/O error, 4 malformed input,
-6 rejected as unsafe (an API name that would start a spreadsheet formula).
+Cells that would start a spreadsheet formula (= + - @ %, TAB, CR, full-width forms) are written with a
+leading apostrophe. Exit codes: 0 done (whatever was found), 1 usage, 2 invalid argument, 3 I/O error,
+4 malformed input.
 )";
 
 int usage_error(const std::string& message) {

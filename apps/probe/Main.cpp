@@ -77,7 +77,6 @@ int main(int argc, char** argv) {
       return 70;
     }
   }
-  fmt::print(stderr, "probe: unknown command '{}'\n", args[0]);
-  print_usage(stderr);
+  fmt::print(stderr, "probe: unknown command '{}'; see probe --help\n", args[0]);
   return 1;
 }

@@ -41,6 +41,24 @@ std::string json_escape(const std::string& s) {
   return o;
 }
 
+// FILE.npz:NAME names one member; a bare FILE.npz must hold exactly one array; anything else is a tensor
+// file.
+Tensor load_operand(const std::string& spec) {
+  if (const auto colon = spec.rfind(".npz:"); colon != std::string::npos)
+    return load_npz_member(spec.substr(0, colon + 4), spec.substr(colon + 5));
+  if (spec.size() > 4 && spec.compare(spec.size() - 4, 4, ".npz") == 0) {
+    std::vector<NamedTensor> members = load_npz(spec);
+    if (members.size() == 1) return std::move(members.front().tensor);
+    std::string names;
+    for (const auto& m : members) names += (names.empty() ? "" : ", ") + m.name;
+    throw Error(ErrorKind::InvalidArgument,
+                fmt::format("holds {} arrays; name one as FILE.npz:NAME ({})", members.size(),
+                            names.empty() ? "none" : names),
+                spec);
+  }
+  return load_tensor_file(spec);
+}
+
 }  // namespace
 
 int run_metrics(Args args) {
@@ -72,13 +90,15 @@ int run_metrics(Args args) {
       files.push_back(a);
   }
   if (files.size() != 2) {
-    fmt::print(stderr, "{}", kHelp);
+    fmt::print(stderr,
+               "probe metrics: expected two tensor files (BENCH DEVICE), got {}; see probe metrics --help\n",
+               files.size());
     return 1;
   }
   Profile profile = parse_profile(profile_text);
   StandardsConfig cfg =
       standards.empty() ? StandardsConfig::builtin(profile) : StandardsConfig::load(standards, profile);
-  Tensor bench = load_tensor_file(files[0]), device = load_tensor_file(files[1]);
+  Tensor bench = load_operand(files[0]), device = load_operand(files[1]);
   std::string base = api_base_name(api).value_or(api);
   DetailRow row = compare_item(base, Value(bench), Value(device), cfg);
   std::vector<std::pair<std::string, std::string>> out = {

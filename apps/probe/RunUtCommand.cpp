@@ -32,6 +32,7 @@ enum class Opt {
   Framework,
   Timestamp,
   DeviceRunner,
+  MaxApiElements,
   Quiet,
   Help,
 };
@@ -61,6 +62,7 @@ std::vector<Flag> flags(bool multi) {
       {Opt::Framework, {"--framework"}, true},
       {Opt::Timestamp, {"--timestamp"}, true},
       {Opt::DeviceRunner, {"--device_runner"}, true},
+      {Opt::MaxApiElements, {"--max_api_elements"}, true},
       {Opt::Quiet, {"-q", "--quiet"}, false},
       {Opt::Help, {"-h", "--help"}, false},
   };
@@ -80,7 +82,9 @@ void print_help(bool multi) {
       "  -api_info, --api_info_file FILE   dump.json to check (required)\n"
       "  -o, --out_path DIR                output directory (default ./, created if missing)\n"
       "  -save_error_data                  save inputs and bench/device outputs of failing APIs as .npy\n"
-      "                                    under <error_data_path>/ut_error_data<ts>/\n"
+      "                                    under <out>/ut_error_data<ts>/ (or config.json's "
+      "error_data_path);\n"
+      "                                    a failure to save is reported and exits non-zero, verdicts stand\n"
       "  -csv_path, --result_csv_path FILE resume: continue an interrupted run in this\n"
       "                                    accuracy_checking_result_<ts>.csv and its details file\n"
       "  -f, --filter_api                  skip forward entries identical to an earlier call of the same "
@@ -99,6 +103,8 @@ void print_help(bool multi) {
       "                                    files, else the registry's device runner; emulated = always the\n"
       "                                    registry's device runner (built-in low-precision emulation)\n"
       "  --timestamp YYYYmmddHHMMSS        fixed timestamp for the output file names (default: now)\n"
+      "  --max_api_elements N              statistics dumps: SKIP an API whose generated inputs exceed N\n"
+      "                                    elements in all (default 16777216; 0 = no limit)\n"
       "  -q, --quiet                       no progress on stderr\n"
       "  -h, --help                        this help\n\n"
       "Rows are written in dump order whatever the thread count, flushed per API, so an interrupted run\n"
@@ -275,7 +281,7 @@ int run(Args args, bool multi) {
       case Opt::Threads: {
         long long n = parse_int(value, arg);
         if (multi && (n < 1 || n > 64)) bad(arg + " must be in 1..64, got " + value);
-        if (n < 1 || n > 4096) bad(arg + " must be >= 1, got " + value);
+        if (n < 1 || n > 4096) bad(arg + " must be in 1..4096, got " + value);
         num_splits = static_cast<int>(n);
         threads_given = true;
         break;
@@ -307,6 +313,12 @@ int run(Args args, bool multi) {
           bad("--device_runner must be auto or emulated, got '" + value + "'");
         o.device_runner = value;
         break;
+      case Opt::MaxApiElements: {
+        long long n = parse_int(value, arg);
+        if (n < 0) bad(arg + " must be >= 0, got " + value);
+        o.max_api_elements = static_cast<std::uint64_t>(n);
+        break;
+      }
       case Opt::Quiet:
         quiet = true;
         break;
@@ -330,6 +342,13 @@ int run(Args args, bool multi) {
              s.apis, s.pass, s.warning, s.error, s.skip, s.forward_error, s.backward_error, s.backward_skip);
   fmt::print("result: {}\ndetails: {}\n", s.result_csv, s.details_csv);
   if (!s.error_data_dir.empty()) fmt::print("error data: {}\n", s.error_data_dir);
+  if (s.error_data_failures > 0) {
+    fmt::print(stderr,
+               "probe run_ut: could not save the error data of {} failing API(s) (their verdicts stand); "
+               "first: {}\n",
+               s.error_data_failures, s.error_data_problem);
+    return exit_code(ErrorKind::Io);
+  }
   return 0;
 }
 

@@ -32,6 +32,13 @@ class CsvWriter {
   std::FILE* file_ = nullptr;
 };
 
+/// The one spreadsheet-formula policy of every CSV/xlsx cell probe copies from its inputs (API names, str
+/// arguments): true when the cell, or any part after a ';', starts with = + - @ % (ASCII or full-width), TAB
+/// or CR, and the cell is not a number Python's float() reads ("-1.5", "-inf").
+bool csv_formula_risk(std::string_view cell);
+/// `cell` with a leading apostrophe (spreadsheets' literal-text marker) when csv_formula_risk(cell).
+std::string csv_escape_formula(std::string cell);
+
 /// Encodes one row (no terminator) with minimal quoting.
 std::string csv_encode_row(const CsvRow& row);
 

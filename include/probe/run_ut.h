@@ -16,12 +16,14 @@ enum class RunUtFramework { PyTorch, MindSpore };
 
 /// Everything `probe run_ut` can be told; defaults match msprobe's.
 struct RunUtOptions {
-  std::string api_info;          ///< dump.json to check (-api_info)
-  std::string out_dir = "./";    ///< where new CSVs go (-o); created if missing
-  std::string result_csv;        ///< resume into this accuracy_checking_result_<ts>.csv (-csv_path)
-  std::string config_path;       ///< config.json whose run_ut section holds white/black lists (-config)
-  bool save_error_data = false;  ///< write inputs and outputs of failing APIs as .npy (-save_error_data)
-  bool filter_api = false;       ///< drop forward entries duplicating an earlier one (-f / --filter_api)
+  std::string api_info;        ///< dump.json to check (-api_info)
+  std::string out_dir = "./";  ///< where new CSVs go (-o); created if missing
+  std::string result_csv;      ///< resume into this accuracy_checking_result_<ts>.csv (-csv_path)
+  std::string config_path;     ///< config.json whose run_ut section holds white/black lists (-config)
+  /// Write inputs and outputs of failing APIs as .npy under <out>/ut_error_data<ts>/ (-save_error_data);
+  /// a failure to write is counted in RunUtSummary::error_data_failures, never turned into a verdict.
+  bool save_error_data = false;
+  bool filter_api = false;  ///< drop forward entries duplicating an earlier one (-f / --filter_api)
   /// Framework from `probe -f X`; unset = taken from dump.json ("framework", else the tensor type names).
   std::optional<RunUtFramework> framework;
   int threads = 0;                ///< APIs checked concurrently; 0 = all cores
@@ -31,6 +33,9 @@ struct RunUtOptions {
   /// Device side: "" or "auto" = dumped outputs where their files exist, else the runner registry's
   /// device runner (DECISIONS D6); "emulated" = always the registry's device runner.
   std::string device_runner;
+  /// Statistics dumps: an API whose generated inputs hold more elements than this in all is SKIP with
+  /// the reason, so a tiny dump.json cannot demand minutes and gigabytes (0 = no limit).
+  std::uint64_t max_api_elements = std::uint64_t{1} << 24;
 };
 
 /// Progress after each API written: `done` of `total` APIs (resumed ones count as done).
@@ -50,6 +55,9 @@ struct RunUtSummary {
   std::uint64_t tensor_bytes = 0;  ///< bytes of dumped tensors this run loaded
   std::string result_csv, details_csv;
   std::string error_data_dir;  ///< set when -save_error_data wrote something
+  /// Failing APIs whose error data could not be saved (their verdicts stand), and the first reason.
+  std::size_t error_data_failures = 0;
+  std::string error_data_problem;
 };
 
 /// Runs the pre-check. Per-API problems become SKIP/error rows; bad options or an unreadable

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "dump_compare/DumpCompareInternal.h"
+#include "probe/csv.h"
 #include "probe/error.h"
 #include "probe/metrics.h"
 #include "probe/number_format.h"
@@ -311,36 +312,11 @@ BuiltRow md5_row(const Context& c, std::size_t i) {
   return row;
 }
 
-// msprobe's CSV-injection pattern ^[＋－＝％＠+\-=%@]|;[＋－＝％＠+\-=%@]; text Python's float() accepts is
-// exempt.
-bool injection_start(std::string_view s) {
-  if (s.empty()) return false;
-  if (std::string_view("+-=%@").find(s[0]) != std::string_view::npos) return true;
-  for (std::string_view f : {"\xEF\xBC\x8B", "\xEF\xBC\x8D", "\xEF\xBC\x9D", "\xEF\xBC\x85", "\xEF\xBC\xA0"})
-    if (s.substr(0, f.size()) == f) return true;
-  return false;
-}
-
-bool parses_as_float(const std::string& s) {
-  const char* b = s.c_str();
-  while (*b == ' ' || *b == '\t' || *b == '\n') ++b;
-  if (*b == 0 || (b[0] == '0' && (b[1] == 'x' || b[1] == 'X'))) return false;
-  char* end = nullptr;
-  std::strtod(b, &end);
-  if (end == b) return false;
-  while (*end == ' ' || *end == '\t' || *end == '\n') ++end;
-  return *end == 0;
-}
-
 // DECISIONS (compare, CSV injection): msprobe aborts the whole compare when a string in dump.json would start
 // a spreadsheet formula (e.g. a str argument "=A1"); probe compares anyway and writes such cells with a
-// leading apostrophe, the spreadsheet convention for literal text.
-void sanitise(std::string& cell) {
-  bool bad = injection_start(cell);
-  for (std::size_t i = cell.find(';'); !bad && i != std::string::npos; i = cell.find(';', i + 1))
-    bad = injection_start(std::string_view(cell).substr(i + 1));
-  if (bad && !parses_as_float(cell)) cell.insert(0, 1, '\'');
-}
+// leading apostrophe, the spreadsheet convention for literal text (csv_escape_formula, the policy of every
+// writer: msprobe's pattern plus TAB and CR).
+void sanitise(std::string& cell) { cell = csv_escape_formula(std::move(cell)); }
 
 bool is_inf_nan_text(std::string t) {
   if (!t.empty() && t.back() == '\t') t.pop_back();

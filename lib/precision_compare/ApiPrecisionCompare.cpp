@@ -23,24 +23,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// msprobe's CSV-injection guard: ^[＋－＝％＠+\-=%@]|;[＋－＝％＠+\-=%@]
-bool injection_start(std::string_view s) {
-  if (s.empty()) return false;
-  if (std::string_view("+-=%@").find(s[0]) != std::string_view::npos) return true;
-  static constexpr std::string_view kFullWidth[] = {"\xEF\xBC\x8B", "\xEF\xBC\x8D", "\xEF\xBC\x9D",
-                                                    "\xEF\xBC\x85", "\xEF\xBC\xA0"};
-  for (auto f : kFullWidth)
-    if (s.substr(0, f.size()) == f) return true;
-  return false;
-}
-
-bool looks_like_injection(std::string_view s) {
-  if (injection_start(s)) return true;
-  for (std::size_t i = s.find(';'); i != std::string_view::npos; i = s.find(';', i + 1))
-    if (injection_start(s.substr(i + 1))) return true;
-  return false;
-}
-
 struct RowName {
   std::string api_name, full_name, direction;
 };
@@ -109,7 +91,13 @@ class PendingOutput {
       fs::remove(temp_, ec);
     }
   }
-  void write(const CsvRow& row) { writer_->write_row(row); }
+  void write(const CsvRow& row) {
+    // DECISIONS (CSV injection): msprobe refuses the whole run on a formula-like API name; probe writes it
+    // as literal text, the one policy of every writer (csv_escape_formula).
+    CsvRow safe = row;
+    for (auto& cell : safe) cell = csv_escape_formula(std::move(cell));
+    writer_->write_row(safe);
+  }
   void close() {
     writer_->sync();
     writer_.reset();
@@ -160,10 +148,6 @@ class Run {
 
  private:
   void row(std::size_t r, const std::string& name, const std::string& dtype) {
-    if (looks_like_injection(name))
-      throw Error(ErrorKind::Security,
-                  "API name starts a spreadsheet formula; refusing to copy it into a CSV", npu_.path(),
-                  "row " + std::to_string(npu_.row_number(r)) + ", column API Name", name);
     auto parsed = parse_row_name(name);
     if (!parsed) {
       std::string msg = "The API name " + name + " is invalid.";

@@ -130,11 +130,14 @@ void DetailsTable::build(std::vector<CsvRow> rows) {
   for (std::size_t r = 1; r < rows.size(); ++r) {
     auto& row = rows[r];
     if (row.size() == 1 && row[0].empty()) continue;  // pandas skips blank lines
-    if (row.size() > header_.size())
+    // DECISIONS (ragged rows): pandas pads a short row with NaN, which turns a truncated or hand-edited
+    // file into a column of errors; probe refuses any row whose cell count differs from the header's.
+    if (row.size() != header_.size())
       throw Error(ErrorKind::Format,
                   "row " + std::to_string(r) + " has " + std::to_string(row.size()) +
-                      " cells but the header has " + std::to_string(header_.size()),
-                  path_);
+                      " cells but the header has " + std::to_string(header_.size()) +
+                      " (a truncated or edited file)",
+                  path_, "row " + std::to_string(r));
     rows_.push_back(std::move(row));
     row_numbers_.push_back(r);
   }

@@ -166,22 +166,6 @@ std::optional<std::string> pytorch_skip_reason(const ApiName& api, const RunUtCo
   return std::nullopt;
 }
 
-bool is_unsafe_api_name(const std::string& name) {
-  static const std::vector<std::string> kLead = {"+", "-", "=", "%", "@", "＋", "－", "＝", "％", "＠"};
-  auto starts_with_lead = [&](std::string_view s) {
-    for (const auto& l : kLead)
-      if (s.substr(0, l.size()) == l) return true;
-    return false;
-  };
-  if (starts_with_lead(name)) return true;
-  for (std::size_t p = name.find(';'); p != std::string::npos; p = name.find(';', p + 1)) {
-    std::string_view rest(name);
-    rest.remove_prefix(p + 1);
-    if (starts_with_lead(rest)) return true;
-  }
-  return false;
-}
-
 std::optional<std::string> mindspore_bench_name(const std::string& full, bool mindtorch) {
   auto parts = split_dots(full);
   if (parts.size() < 3) return std::nullopt;  // the key (with .forward) needs >= 4 segments

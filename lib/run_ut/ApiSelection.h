@@ -19,17 +19,13 @@ ApiName parse_pytorch_api_name(const std::string& full);
 /// white_list / black_list / error_data_path from config.json's "run_ut" section (defaults [], [], "./").
 struct RunUtConfig {
   std::vector<std::string> white_list, black_list;
-  std::string error_data_path = "./";
+  std::string error_data_path;  ///< empty: the run's output directory (-o)
 };
 /// Reads config.json; throws probe::Error naming the file and field on bad content.
 RunUtConfig load_run_ut_config(const std::string& path);
 
 /// The PyTorch SKIP message for an API run_ut does not execute (§6.10 steps 3-5), or nullopt.
 std::optional<std::string> pytorch_skip_reason(const ApiName& api, const RunUtConfig& config);
-
-/// msprobe's guard against CSV formula injection: a name starting with + - = % @ (ASCII or
-/// full-width) or containing ';' followed by one. run_ut aborts on such a name.
-bool is_unsafe_api_name(const std::string& name);
 
 /// MindSpore §7.1: is a full name (`Mint.add.0`) checkable, and if so the PyTorch-side name the
 /// bench runs (`Torch.add.0`, `Functional.relu.0`, `Tensor.add.0`). `mindtorch` = MsAdapter dumps.

@@ -39,16 +39,21 @@ RunUtSummary run_engine(const std::vector<std::string>& apis,
   RunUtSummary summary;
   summary.result_csv = config.paths.result;
   summary.details_csv = config.paths.details;
+  // Held to the end of the run: no second run writes into these files meanwhile.
+  detail::LockedFile lock;
+  if (!config.outputs_claimed) {
+    lock = claim_outputs(config.paths, config.resume);
+    if (!config.resume && !lock.is_open()) throw outputs_exist_error(config.paths);
+  }
   ResumeState resumed;
   // DECISIONS D4: both frameworks skip the APIs already in the result file (msprobe's MindSpore
   // checker re-runs everything and appends duplicates).
-  if (config.resume) resumed = load_and_repair(config.paths, config.framework);
+  if (config.resume) resumed = load_and_repair(config.paths, config.framework, apis);
   for (const auto& [f, b] : resumed.statuses) count(summary, f, b);
 
   std::vector<std::size_t> todo;
   todo.reserve(apis.size());
-  for (std::size_t i = 0; i < apis.size(); ++i)
-    if (!resumed.done.count(apis[i])) todo.push_back(i);
+  for (std::size_t i = resumed.next; i < apis.size(); ++i) todo.push_back(i);
   std::size_t total = apis.size();
   std::size_t done = total - todo.size();
 

@@ -21,6 +21,8 @@ struct EngineConfig {
   bool resume = false;  ///< continue in existing files (skips APIs with a result row)
   RunUtFramework framework = RunUtFramework::PyTorch;
   int threads = 1;
+  /// The caller already holds claim_outputs() for `paths`; otherwise run_engine claims them itself.
+  bool outputs_claimed = false;
 };
 
 /// Checks `apis[i]` with `check(i)` (called concurrently, must not throw for per-API problems)

@@ -40,6 +40,8 @@ OutputPaths new_output_paths(const std::string& out_dir, const std::string& time
                 "timestamp must be 14 digits (YYYYmmddHHMMSS), got '" + timestamp + "'");
   fs::path dir = out_dir.empty() ? fs::path(".") : fs::path(out_dir);
   std::error_code ec;
+  if (fs::is_symlink(fs::symlink_status(dir, ec)) && !fs::exists(dir, ec))
+    throw Error(ErrorKind::Io, "output directory is a symbolic link to a missing target", dir.string(), "-o");
   if (!fs::exists(dir, ec)) {
     fs::create_directories(dir, ec);
     if (ec) throw Error(ErrorKind::Io, "cannot create output directory: " + ec.message(), dir.string());
@@ -155,47 +157,147 @@ bool header_matches(const CsvRow& got, const CsvRow& want) {
 
 }  // namespace
 
-ResumeState load_and_repair(const OutputPaths& paths, RunUtFramework fw) {
+detail::LockedFile claim_outputs(const OutputPaths& paths, bool resume) {
+  if (resume) return detail::LockedFile::open_existing(paths.result);
+  detail::LockedFile lock = detail::LockedFile::create_new(paths.result);
+  if (!lock.is_open()) return lock;
+  if (!detail::LockedFile::create_new(paths.details).is_open()) {
+    ::unlink(paths.result.c_str());  // ours, still empty
+    return {};
+  }
+  return lock;
+}
+
+Error outputs_exist_error(const OutputPaths& paths) {
+  return Error(ErrorKind::InvalidArgument,
+               "output files exist (an earlier run, or another run with the same timestamp); refusing to mix "
+               "two runs in one file: pass another --timestamp or -o, or -csv_path to resume them",
+               paths.result);
+}
+
+namespace {
+
+void truncate_file(const std::string& path, std::size_t size) {
+  // In place, not by renaming a copy: the result file's inode carries the run's lock.
+  if (::truncate(path.c_str(), static_cast<off_t>(size)) != 0)
+    throw Error(ErrorKind::Io, std::string("cannot truncate: ") + std::strerror(errno), path);
+}
+
+bool known_status(const std::string& s) {
+  return s.empty() || s == kSpace || s == "pass" || s == "error" || s == "Warning" || s == "SKIP";
+}
+
+}  // namespace
+
+ResumeState load_and_repair(const OutputPaths& paths, RunUtFramework fw,
+                            const std::vector<std::string>& dump_apis) {
+  // Names as the writer put them into the file.
+  std::vector<std::string> apis;
+  apis.reserve(dump_apis.size());
+  for (const auto& a : dump_apis) apis.push_back(csv_escape_formula(a));
   ResumeState st;
   std::string text = read_all(paths.result);
   std::size_t bom = text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
   std::size_t complete_end = 0;
   auto records = scan_records(text, bom, &complete_end);
+  struct Done {
+    std::string name;
+    std::size_t begin;  // byte offset of its result record
+    bool needs_details;
+  };
+  std::vector<Done> rows;
   if (records.empty()) {
     // Killed before even the header was complete: start the file afresh.
-    if (!text.empty()) replace_file(paths.result, "");
+    if (!text.empty()) truncate_file(paths.result, 0);
   } else {
+    const CsvRow want = result_header(fw);
     CsvRow header = parse_record(text, records.front(), paths.result);
-    if (!header_matches(header, result_header(fw)))
+    if (!header_matches(header, want))
       throw Error(ErrorKind::Format,
                   "not a " + std::string(fw == RunUtFramework::MindSpore ? "MindSpore" : "PyTorch") +
                       " run_ut result file (header differs)",
                   paths.result);
+    std::size_t pos = 0;  // next candidate in `apis`
     for (std::size_t i = 1; i < records.size(); ++i) {
       CsvRow row = parse_record(text, records[i], paths.result);
-      if (row.empty() || row[0].empty()) continue;
-      st.done.insert(row[0]);
-      st.statuses.emplace_back(row.size() > 1 ? row[1] : "", row.size() > 2 ? row[2] : "");
+      const std::string where = "row " + std::to_string(i + 1);
+      if (row.size() < 3 || row.size() > want.size() || !known_status(row[1]) || !known_status(row[2]))
+        throw Error(ErrorKind::Format, where + " is not a run_ut result row; refusing to resume this file",
+                    paths.result, where);
+      const std::string& name = row[0];
+      if (st.done.count(name))
+        throw Error(ErrorKind::Format, where + " repeats API " + name + "; refusing to resume this file",
+                    paths.result, where, name);
+      // PyTorch writes a row for every API, MindSpore none for an API with nothing to compare.
+      std::size_t found = pos;
+      if (fw == RunUtFramework::MindSpore) {
+        while (found < apis.size() && apis[found] != name) ++found;
+      } else if (found < apis.size() && apis[found] != name) {
+        found = apis.size();
+      }
+      if (found >= apis.size()) {
+        const bool in_dump = std::find(apis.begin(), apis.end(), name) != apis.end();
+        throw Error(ErrorKind::Format,
+                    where + " holds API " + name +
+                        (in_dump ? " out of the dump's order"
+                                 : " which this dump (with these options) does not check") +
+                        (pos < apis.size() ? "; the dump's next API is " + apis[pos] : "") +
+                        ": the file belongs to another dump or selection; refusing to resume it",
+                    paths.result, where, name);
+      }
+      pos = found + 1;
+      st.done.insert(name);
+      st.statuses.emplace_back(row[1], row[2]);
+      // A MindSpore forward SKIP has no details row; a row with a status has at least one.
+      const bool status_from_details =
+          fw == RunUtFramework::MindSpore ? row[1] != "SKIP" : row[1] != "" && row[1] != kSpace;
+      rows.push_back({name, records[i].begin, status_from_details});
+      st.next = pos;
     }
-    if (complete_end != text.size()) replace_file(paths.result, text.substr(0, complete_end));
+    if (complete_end != text.size()) truncate_file(paths.result, complete_end);
   }
 
   std::string dtext = read_all(paths.details);
   std::size_t dbom = dtext.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
   std::size_t dcomplete = 0;
   auto drecs = scan_records(dtext, dbom, &dcomplete);
+  std::unordered_set<std::string> with_details;
+  std::vector<CsvRow> drows;
+  if (!drecs.empty()) {
+    CsvRow dheader = parse_record(dtext, drecs.front(), paths.details);
+    if (!header_matches(dheader, details_header(fw)))
+      throw Error(ErrorKind::Format, "not a run_ut details file (header differs)", paths.details);
+    for (std::size_t i = 1; i < drecs.size(); ++i) {
+      drows.push_back(parse_record(dtext, drecs[i], paths.details));
+      if (!drows.back().empty()) with_details.insert(full_name_of_details_row(drows.back()[0]));
+    }
+  }
+  // Result rows written without their details rows (the details file lost its tail): check those APIs
+  // again. Only a trailing run of them is cut, since an API may legitimately have no details row;
+  // checking such an API again gives the same rows.
+  std::size_t k = rows.size();
+  while (k > 0 && !with_details.count(rows[k - 1].name)) --k;
+  bool lacks = false;
+  for (std::size_t j = k; j < rows.size(); ++j) lacks = lacks || rows[j].needs_details;
+  if (lacks) {
+    truncate_file(paths.result, rows[k].begin);
+    for (std::size_t j = k; j < rows.size(); ++j) st.done.erase(rows[j].name);
+    st.statuses.resize(k);
+    st.next =
+        k == 0
+            ? 0
+            : static_cast<std::size_t>(std::find(apis.begin(), apis.end(), rows[k - 1].name) - apis.begin()) +
+                  1;
+  }
   if (drecs.empty()) {
     if (!dtext.empty()) replace_file(paths.details, "");
     return st;
   }
-  CsvRow dheader = parse_record(dtext, drecs.front(), paths.details);
-  if (!header_matches(dheader, details_header(fw)))
-    throw Error(ErrorKind::Format, "not a run_ut details file (header differs)", paths.details);
   // Keep the original bytes of every row that belongs to a finished API.
   std::string kept = dtext.substr(0, drecs.front().end);
   bool changed = dcomplete != dtext.size();
   for (std::size_t i = 1; i < drecs.size(); ++i) {
-    CsvRow row = parse_record(dtext, drecs[i], paths.details);
+    const CsvRow& row = drows[i - 1];
     if (!row.empty() && st.done.count(full_name_of_details_row(row[0]))) {
       kept.append(dtext, drecs[i].begin, drecs[i].end - drecs[i].begin);
     } else {
@@ -239,14 +341,22 @@ void maybe_kill_for_test(long api_number, bool details_only) {
   if (k.after_api > 0 && api_number == k.after_api && details_only == k.before_result) ::raise(SIGKILL);
 }
 
+// DECISIONS (CSV injection): msprobe refuses the whole run on a formula-like API name; probe writes every
+// cell by the one policy of all writers (csv_escape_formula), as compare does.
+CsvRow escaped(const CsvRow& row) {
+  CsvRow out = row;
+  for (auto& cell : out) cell = csv_escape_formula(std::move(cell));
+  return out;
+}
+
 }  // namespace
 
 void OutputWriter::write(const ApiRows& rows) {
   static std::atomic<long> apis_written{0};
   const long api_number = ++apis_written;
-  for (const auto& r : rows.details) details_->write_row(r);
+  for (const auto& r : rows.details) details_->write_row(escaped(r));
   maybe_kill_for_test(api_number, true);
-  if (!rows.result.empty()) result_->write_row(rows.result);
+  if (!rows.result.empty()) result_->write_row(escaped(rows.result));
   maybe_kill_for_test(api_number, false);
 }
 

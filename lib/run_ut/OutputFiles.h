@@ -7,7 +7,9 @@
 #include <vector>
 
 #include "probe/csv.h"
+#include "probe/error.h"
 #include "probe/run_ut.h"
+#include "support/FileOps.h"
 
 namespace probe::rut {
 
@@ -27,16 +29,30 @@ OutputPaths new_output_paths(const std::string& out_dir, const std::string& time
 /// Validates a -csv_path result file (name pattern, regular writable file) and finds its details file.
 OutputPaths resume_output_paths(const std::string& result_csv);
 
+/// Claims the pair of files for this run and returns the flock on the result file, held until the
+/// returned object dies. A new run creates both files with O_EXCL and gets an unopened LockedFile when
+/// either exists, so two runs never share a file; a resume opens the existing ones (throws Io when
+/// another run holds the lock).
+detail::LockedFile claim_outputs(const OutputPaths& paths, bool resume);
+/// The error of a new run whose file names are taken.
+Error outputs_exist_error(const OutputPaths& paths);
+
 /// What an earlier, possibly killed, run left in the files.
 struct ResumeState {
   std::unordered_set<std::string> done;                       ///< full API names with a result row
   std::vector<std::pair<std::string, std::string>> statuses;  ///< (forward, backward) per result row
+  std::size_t next = 0;  ///< index in the dump's API list of the first API still to check
 };
 
 /// Reads the result and details files of an interrupted run and repairs what a kill can leave:
-/// a torn last record is cut off, and details rows of APIs without a result row are dropped, so
-/// that continuing gives the same files as an uninterrupted run. Throws Format on a foreign header.
-ResumeState load_and_repair(const OutputPaths& paths, RunUtFramework fw);
+/// a torn last record is cut off, details rows of APIs without a result row are dropped, and result
+/// rows whose details rows are missing are dropped (those APIs are checked again), so that continuing
+/// gives the same files as an uninterrupted run. The result rows must be `apis` in order (PyTorch: a
+/// prefix; MindSpore, which writes no row for an API with nothing to compare: an ordered subsequence):
+/// throws Format naming the row otherwise (a file of another dump, a foreign header, garbage,
+/// duplicates). Call with the claim_outputs lock held.
+ResumeState load_and_repair(const OutputPaths& paths, RunUtFramework fw,
+                            const std::vector<std::string>& apis);
 
 /// One API's rows; `result` empty means no result row (MindSpore APIs with nothing to compare).
 struct ApiRows {

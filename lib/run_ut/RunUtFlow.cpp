@@ -70,6 +70,8 @@ struct Context {
   mutable std::atomic<std::uint64_t> bytes{0};
   mutable std::mutex error_dir_mutex;
   mutable bool error_dir_made = false;
+  mutable std::size_t error_data_failures = 0;  // guarded by error_dir_mutex
+  mutable std::string error_data_problem;       // the first failure, guarded by error_dir_mutex
 };
 
 // Builds the Value of a dumped argument: tensors from their file when there is one (real-data
@@ -136,7 +138,25 @@ class ValueBuilder {
       // bfloat16 tensors saved as .npy come back as float32: restore the dumped dtype.
       return t.dtype() == *info.dtype ? t : t.to(*info.dtype);
     }
+    // DECISIONS (generated inputs): generated data stands in for tensors only in statistics dumps. In a
+    // tensor dump a tensor without its file is a damaged dump: guessing it from Max/Min would judge the API
+    // on other inputs than the device saw.
+    // msprobe writes no file for an empty tensor: there is nothing to guess.
+    if (ctx_.dump->task() == "tensor" && probe::numel(info.shape) != 0)
+      throw Error(ErrorKind::Format,
+                  "tensor dump without a file for this tensor (data_name missing or empty); inputs are "
+                  "generated from statistics only in statistics dumps",
+                  "", field, api_);
+    const auto numel = static_cast<std::uint64_t>(probe::numel(info.shape));
+    generated_elements_ += numel;
+    if (ctx_.options->max_api_elements && generated_elements_ > ctx_.options->max_api_elements)
+      throw Error(ErrorKind::Unsupported,
+                  "generated inputs of this API would hold " + std::to_string(generated_elements_) +
+                      " elements, above the limit of " + std::to_string(ctx_.options->max_api_elements) +
+                      " (raise it with --max_api_elements)",
+                  "", field, api_);
     ++random_;
+    generated_.push_back(field);
     RandomSpec s;
     s.dtype = *info.dtype;
     if (field == float_field_ &&
@@ -157,12 +177,16 @@ class ValueBuilder {
 
   int real() const { return real_; }
   int random() const { return random_; }
+  /// Fields of the tensors generated from statistics, in build order.
+  const std::vector<std::string>& generated() const { return generated_; }
 
  private:
   const Context& ctx_;
   const DumpEntry& entry_;
   std::string api_;
   int real_ = 0, random_ = 0;
+  std::vector<std::string> generated_;
+  std::uint64_t generated_elements_ = 0;
   std::optional<std::pair<DType, DType>> convert_;
   std::string min_zero_field_, float_field_;
 };
@@ -430,8 +454,12 @@ class ApiChecker {
     }
     ApiResult bench = ctx_.registry.run_forward(ctx_.runner_fw, runner_api, call, RunnerRole::Bench);
     std::vector<Value> device;
-    auto dumped =
-        use_dumped_device(ctx_) ? dumped_values(ctx_, entry, entry.outputs(), full, "output") : std::nullopt;
+    // DECISIONS (generated inputs): outputs recorded from the real inputs say nothing about generated ones,
+    // so an API with any generated input is judged against the device runner on the same generated inputs.
+    const bool inputs_as_dumped = vb.random() == 0;
+    auto dumped = use_dumped_device(ctx_) && inputs_as_dumped
+                      ? dumped_values(ctx_, entry, entry.outputs(), full, "output")
+                      : std::nullopt;
     if (dumped) {
       device = std::move(*dumped);
     } else {
@@ -453,8 +481,8 @@ class ApiChecker {
     std::string bwd_skip;
     bool have_grads = false;
     if (bwd_message.empty() && bit != ctx_.backward.end()) {
-      bwd_skip = backward(runner_api, api_name, call, entry, *bit->second, full, device, grads_in,
-                          bench_grads, device_grads, bwd_notes);
+      bwd_skip = backward(runner_api, api_name, call, entry, *bit->second, full, device, inputs_as_dumped,
+                          grads_in, bench_grads, device_grads, bwd_notes);
       have_grads = bwd_skip.empty();
     }
     ApiRows r;
@@ -507,8 +535,24 @@ class ApiChecker {
       bwd_ok = cmp.backward_ok;
     }
     if (ctx_.options->save_error_data && !ctx_.error_data_dir.empty() && !r.result.empty() &&
-        (!fwd_ok || !bwd_ok))
-      save_error_data(full, call, bench.outputs, device, grads_in, bench_grads, device_grads);
+        (!fwd_ok || !bwd_ok)) {
+      // Saving is a by-product: a failure to save is reported in the summary and never changes the
+      // verdict already decided above.
+      std::string problem;
+      try {
+        save_error_data(full, call, bench.outputs, device, grads_in, bench_grads, device_grads);
+      } catch (const Error& e) {
+        problem = (e.file().empty() ? "" : e.file() + ": ") + e.message();
+      } catch (const std::bad_alloc&) {
+        problem = "out of memory";
+      } catch (const std::exception& e) {
+        problem = e.what();
+      }
+      if (!problem.empty()) {
+        std::lock_guard lock(ctx_.error_dir_mutex);
+        if (ctx_.error_data_failures++ == 0) ctx_.error_data_problem = full + ": " + problem;
+      }
+    }
     return r;
   }
 
@@ -587,17 +631,23 @@ class ApiChecker {
   // an input gradient that was not compared.
   std::string backward(const std::string& runner_api, const std::string& api_name, const ApiCall& call,
                        const DumpEntry& fentry, const DumpEntry& bentry, const std::string& full,
-                       const std::vector<Value>& device_outputs, std::vector<Value>& grads_in,
-                       std::vector<Value>& bench_grads, std::vector<Value>& device_grads,
-                       std::vector<std::string>& notes) const {
+                       const std::vector<Value>& device_outputs, bool inputs_as_dumped,
+                       std::vector<Value>& grads_in, std::vector<Value>& bench_grads,
+                       std::vector<Value>& device_grads, std::vector<std::string>& notes) const {
     ValueBuilder vb(ctx_, bentry, full);
     if (const DumpNode* gin = bentry.section("input")) {
       const auto& items = gin->items();
-      for (std::size_t i = 0; i < items.size(); ++i)
-        grads_in.push_back(vb.build(items[i], "input." + std::to_string(i)));
+      try {
+        for (std::size_t i = 0; i < items.size(); ++i)
+          grads_in.push_back(vb.build(items[i], "input." + std::to_string(i)));
+      } catch (const Error& e) {
+        return "backward " + (e.field().empty() ? "" : e.field() + ": ") + e.message();
+      }
     }
+    inputs_as_dumped = inputs_as_dumped && vb.random() == 0;
     if (grads_in.empty()) return "This API does not have backward input data, skip backward.";
-    const bool dumped_device = use_dumped_device(ctx_);
+    // DECISIONS (generated inputs): recorded gradients belong to the real inputs, not generated ones.
+    const bool dumped_device = use_dumped_device(ctx_) && inputs_as_dumped;
     // The node rules describe PyTorch's autograd; MindSpore dumps record gradients differently.
     const bool torch_nodes = ctx_.framework == RunUtFramework::PyTorch && !ctx_.mindtorch;
     if (dumped_device && torch_nodes) {
@@ -899,6 +949,18 @@ RunUtSummary run_ut(const RunUtOptions& options, const RunUtProgressFn& progress
   if (!options.config_path.empty()) ctx.config = load_run_ut_config(options.config_path);
   Dump dump = Dump::open(options.api_info);
   ctx.dump = &dump;
+  // DECISIONS (silent accepts): a task or framework run_ut does not know would decide how inputs are
+  // built on a guess; refuse it, naming the field.
+  if (const std::string& task = dump.task();
+      !task.empty() && task != "statistics" && task != "tensor" && task != "overflow_check")
+    throw Error(ErrorKind::Format,
+                "run_ut checks statistics or tensor dumps; this dump's task is '" + task + "'",
+                options.api_info, "task");
+  if (!dump.framework_field().empty() && dump.framework() == probe::Framework::Unknown && !options.framework)
+    throw Error(ErrorKind::Format,
+                "unknown framework '" + dump.framework_field() +
+                    "' (pytorch, mindspore or mindtorch); pass -f pytorch|mindspore to choose the checker",
+                options.api_info, "framework");
   ctx.mindtorch = dump.framework() == probe::Framework::MindTorch;
   if (options.framework) {
     ctx.framework = *options.framework;
@@ -918,9 +980,6 @@ RunUtSummary run_ut(const RunUtOptions& options, const RunUtProgressFn& progress
   for (const auto& [name, e] : maps.backward) ctx.backward.emplace(name, e);
   std::map<std::string, std::vector<const DumpEntry*>> kept_by_base;
   for (const auto& [name, e] : maps.forward) {
-    if (is_unsafe_api_name(name))
-      throw Error(ErrorKind::Security, "API name looks like a spreadsheet formula: " + name,
-                  options.api_info);
     if (ctx.framework == RunUtFramework::MindSpore) {
       if (!mindspore_bench_name(name, ctx.mindtorch)) continue;  // §7.1: not checkable, silently ignored
     }
@@ -938,24 +997,40 @@ RunUtSummary run_ut(const RunUtOptions& options, const RunUtProgressFn& progress
   }
 
   EngineConfig cfg;
+  detail::LockedFile lock;  // held until the run ends: no other run writes into these files meanwhile
   if (!options.result_csv.empty()) {
     cfg.paths = resume_output_paths(options.result_csv);
     cfg.resume = true;
+    lock = claim_outputs(cfg.paths, true);
   } else {
     cfg.paths = new_output_paths(options.out_dir,
                                  options.timestamp.empty() ? detail::local_timestamp() : options.timestamp);
+    lock = claim_outputs(cfg.paths, false);
+    // Without --timestamp a run whose names are taken (another run in the same second) moves on to the
+    // next free second; with --timestamp it refuses.
+    for (int tries = 0; !lock.is_open() && options.timestamp.empty() && tries < 600; ++tries) {
+      cfg.paths = new_output_paths(options.out_dir, detail::next_timestamp(cfg.paths.timestamp));
+      lock = claim_outputs(cfg.paths, false);
+    }
+    if (!lock.is_open()) throw outputs_exist_error(cfg.paths);
   }
+  cfg.outputs_claimed = true;
   cfg.framework = ctx.framework;
   cfg.threads = options.threads > 0 ? options.threads
                                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  if (options.save_error_data)
-    ctx.error_data_dir =
-        (fs::path(ctx.config.error_data_path) / ("ut_error_data" + cfg.paths.timestamp)).string();
+  if (options.save_error_data) {
+    // Under the run's output directory unless config.json names another place.
+    fs::path base = ctx.config.error_data_path.empty() ? fs::path(cfg.paths.result).parent_path()
+                                                       : fs::path(ctx.config.error_data_path);
+    ctx.error_data_dir = (base / ("ut_error_data" + cfg.paths.timestamp)).string();
+  }
 
   ApiChecker checker(ctx);
   RunUtSummary s = run_engine(
       names, [&](std::size_t i) { return checker.check(names[i], *entries[i]); }, cfg, progress, &ctx.bytes);
   if (ctx.error_dir_made) s.error_data_dir = ctx.error_data_dir;
+  s.error_data_failures = ctx.error_data_failures;
+  s.error_data_problem = ctx.error_data_problem;
   return s;
 }
 

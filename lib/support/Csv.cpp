@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -28,6 +29,44 @@ std::string csv_encode_row(const CsvRow& row) {
     out += '"';
   }
   return out;
+}
+
+namespace {
+
+bool formula_start(std::string_view s) {
+  if (s.empty()) return false;
+  if (std::string_view("=+-@%\t\r").find(s[0]) != std::string_view::npos) return true;
+  // Full-width ＋ － ＝ ％ ＠, which spreadsheets also take as the start of a formula.
+  for (std::string_view f : {"\xEF\xBC\x8B", "\xEF\xBC\x8D", "\xEF\xBC\x9D", "\xEF\xBC\x85", "\xEF\xBC\xA0"})
+    if (s.substr(0, f.size()) == f) return true;
+  return false;
+}
+
+// Python's float(): surrounding whitespace allowed, no hex.
+bool python_float(std::string_view s) {
+  std::string text(s);
+  const char* b = text.c_str();
+  while (*b == ' ' || *b == '\t' || *b == '\n' || *b == '\r') ++b;
+  if (*b == 0 || (b[0] == '0' && (b[1] == 'x' || b[1] == 'X'))) return false;
+  char* end = nullptr;
+  std::strtod(b, &end);
+  if (end == b) return false;
+  while (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r') ++end;
+  return *end == 0;
+}
+
+}  // namespace
+
+bool csv_formula_risk(std::string_view cell) {
+  bool risk = formula_start(cell);
+  for (std::size_t i = cell.find(';'); !risk && i != std::string_view::npos; i = cell.find(';', i + 1))
+    risk = formula_start(cell.substr(i + 1));
+  return risk && !python_float(cell);
+}
+
+std::string csv_escape_formula(std::string cell) {
+  if (csv_formula_risk(cell)) cell.insert(0, 1, '\'');
+  return cell;
 }
 
 CsvWriter::CsvWriter(const std::string& path, const CsvRow& header) : path_(path) {

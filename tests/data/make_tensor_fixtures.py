@@ -126,6 +126,7 @@ def make_npz():
     a, b, c = sample("float32", (3, 4)), sample("int64", (5,)), sample("bool")
     np.savez(OUT / "npz_stored.npz", a=a, b=b, c=c)
     np.savez_compressed(OUT / "npz_deflated.npz", a=a, b=b, c=c)
+    np.savez(OUT / "npz_single.npz", only=a)  # `probe metrics FILE.npz` takes a one-array archive bare
     for name in ["npz_stored.npz", "npz_deflated.npz"]:
         expected[name] = {"tensors": {"a": describe_np(a), "b": describe_np(b), "c": describe_np(c)}}
 

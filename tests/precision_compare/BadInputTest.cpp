@@ -108,15 +108,27 @@ TEST(PrecisionCompareBadInput, DuplicateGpuRowsAbortAndLeaveNoOutput) {
   EXPECT_EQ(files_in(dir.path / "out"), 0u);
 }
 
-TEST(PrecisionCompareBadInput, FormulaLikeApiNamesAreRejected) {
+// Issue 14 item 10: one policy for every writer, escape as compare does (this used to refuse the run).
+TEST(PrecisionCompareBadInput, FormulaLikeApiNamesAreWrittenAsLiteralText) {
   for (const std::string name : {"=cmd.abs.0.forward.output.0", "Torch.abs.0;@x.forward.output.0",
+                                 "\tTorch.abs.0.forward.output.0", "\rTorch.abs.0.forward.output.0",
                                  "\xEF\xBC\x8B"
                                  "Torch.abs.0.forward.output.0"}) {
     TempDir dir("inject");
     auto f = testing::write_details(dir.file("npu.csv"), {ok_row(name)});
-    auto e = run_expecting_error(testing::options_for(f, f, dir.file("out")));
-    EXPECT_EQ(e.kind(), ErrorKind::Security) << name;
-    EXPECT_EQ(files_in(dir.path / "out"), 0u);
+    auto s = run_api_precision_compare(testing::options_for(f, f, dir.file("out")));
+    bool found = false;
+    for (const auto& path : {s.result_csv, s.details_csv})
+      for (const auto& row : csv_read_file(path))
+        for (const auto& cell : row) {
+          // The apostrophe marks the whole cell as literal text (also the part after a ';').
+          if (csv_formula_risk(cell)) {
+            EXPECT_EQ(cell[0], '\'') << name << " in " << path << ": " << cell;
+          }
+          EXPECT_NE(cell, name) << path;
+          found = found || cell == "'" + name;
+        }
+    EXPECT_TRUE(found) << name << " not written as literal text";
   }
 }
 
@@ -146,6 +158,29 @@ TEST(PrecisionCompareBadInput, UnknownProfileBadTimestampAndBrokenThresholds) {
   auto e = run_expecting_error(o);
   EXPECT_EQ(e.kind(), ErrorKind::Format);
   EXPECT_EQ(e.file(), dir.file("t.json"));
+}
+
+// Issue 14 item 5: a row shorter than the header (10 cells under 23) used to be padded with NaN like pandas
+// does and gave a column of errors with exit 0.
+TEST(PrecisionCompareBadInput, RaggedRowIsAFormatErrorNamingFileAndRow) {
+  TempDir dir("ragged");
+  auto gpu = testing::write_details(
+      dir.file("gpu.csv"), {ok_row("Torch.abs.0.forward.output.0"), ok_row("Torch.abs.1.forward.output.0")});
+  const std::string npu = dir.file("npu.csv");
+  {
+    CsvWriter w(npu, testing::run_ut_details_header());
+    CsvRow full(testing::run_ut_details_header().size(), " ");
+    full[0] = "Torch.abs.0.forward.output.0";
+    w.write_row(full);
+    CsvRow shorter(full.begin(), full.begin() + 10);
+    shorter[0] = "Torch.abs.1.forward.output.0";
+    w.write_row(shorter);
+  }
+  auto e = run_expecting_error(testing::options_for(npu, gpu, dir.file("out")));
+  EXPECT_EQ(e.kind(), ErrorKind::Format);
+  EXPECT_EQ(e.file(), npu);
+  EXPECT_NE(e.message().find("row 2 has 10 cells but the header has 23"), std::string::npos) << e.what();
+  EXPECT_EQ(files_in(dir.path / "out"), 0u);
 }
 
 }  // namespace

@@ -61,7 +61,7 @@ ApiRows fake_rows(const std::vector<std::string>& apis, std::size_t i) {
     r.result = {apis[i], "SKIP", "SKIP", d[22]};
     return r;
   }
-  for (std::size_t k = 0; k < i % 3; ++k) {
+  for (std::size_t k = 0; k < 1 + i % 3; ++k) {  // an API with a status always has details rows
     CsvRow d(23, kSpace);
     d[0] = apis[i] + ".forward.output." + std::to_string(k);
     d[3] = "(2, 3)";

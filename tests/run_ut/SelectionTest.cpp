@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "common/ScratchDir.h"
+#include "probe/csv.h"
 #include "probe/error.h"
 #include "run_ut/ApiSelection.h"
 
@@ -44,12 +45,21 @@ TEST(RunUtNames, SkipReasonsAsHead) {
             "API matmul in black list or not in white list. SKIP.");
 }
 
-TEST(RunUtNames, UnsafeNames) {
-  EXPECT_TRUE(is_unsafe_api_name("=cmd|x.0"));
-  EXPECT_TRUE(is_unsafe_api_name("＋add.0"));
-  EXPECT_TRUE(is_unsafe_api_name("Torch.a;@x.0"));
-  EXPECT_FALSE(is_unsafe_api_name("Tensor.__add__.0"));
-  EXPECT_FALSE(is_unsafe_api_name("Torch.a;b.0"));
+// The one spreadsheet-formula policy (probe/csv.h): msprobe's pattern plus TAB and CR; numbers exempt.
+TEST(RunUtNames, FormulaLikeCells) {
+  EXPECT_TRUE(csv_formula_risk("=cmd|x.0"));
+  EXPECT_TRUE(csv_formula_risk("＋add.0"));
+  EXPECT_TRUE(csv_formula_risk("Torch.a;@x.0"));
+  EXPECT_TRUE(csv_formula_risk("\tTorch.relu.0"));
+  EXPECT_TRUE(csv_formula_risk("\rTorch.relu.0"));
+  EXPECT_TRUE(csv_formula_risk("％x"));
+  EXPECT_FALSE(csv_formula_risk("Tensor.__add__.0"));
+  EXPECT_FALSE(csv_formula_risk("Torch.a;b.0"));
+  EXPECT_FALSE(csv_formula_risk("-1.5e-3"));
+  EXPECT_FALSE(csv_formula_risk("-inf"));
+  EXPECT_FALSE(csv_formula_risk("\nMax abs error is less than 0.001"));
+  EXPECT_EQ(csv_escape_formula("@x"), "'@x");
+  EXPECT_EQ(csv_escape_formula("x"), "x");
 }
 
 TEST(RunUtNames, MindSporeCheckableSet) {

@@ -1,0 +1,466 @@
+// Fault injection (issue 14): runs that must never merge, resumes that must belong to their dump,
+// side effects that must never change a verdict. Each test failed on the code before the fix.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+#include "RunCli.h"
+#include "probe/csv.h"
+#include "probe/dump.h"
+#include "probe/error.h"
+#include "probe/tensor_file.h"
+
+namespace {
+namespace fs = std::filesystem;
+using probe::testing::run_cli;
+
+const std::string kData = std::string(PROBE_TEST_DATA_DIR) + "/run_ut";
+const std::string kCompareData = std::string(PROBE_TEST_DATA_DIR) + "/dump_compare";
+const std::string kTs = "20260304050607";
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write(const fs::path& p, const std::string& text) {
+  std::ofstream out(p, std::ios::binary | std::ios::trunc);
+  out << text;
+}
+
+struct TempDir {
+  fs::path path;
+  explicit TempDir(const std::string& name) {
+    path = fs::temp_directory_path() / ("probe_fault_" + name + "_" + std::to_string(::getpid()));
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::permissions(path, fs::perms::owner_all, fs::perm_options::add, ec);
+    fs::remove_all(path, ec);
+  }
+};
+
+std::string dump(const std::string& fixture) { return kData + "/" + fixture + "/dump.json"; }
+fs::path result_of(const fs::path& dir, const std::string& ts = kTs) {
+  return dir / ("accuracy_checking_result_" + ts + ".csv");
+}
+fs::path details_of(const fs::path& dir, const std::string& ts = kTs) {
+  return dir / ("accuracy_checking_details_" + ts + ".csv");
+}
+
+probe::testing::CliResult new_run(const std::string& fixture, const fs::path& out,
+                                  const std::string& extra = "") {
+  return run_cli("run_ut -api_info " + dump(fixture) + " -o " + out.string() + " --timestamp " + kTs +
+                 " -q " + extra);
+}
+
+probe::testing::CliResult resume(const std::string& fixture, const fs::path& result) {
+  return run_cli("run_ut -api_info " + dump(fixture) + " -csv_path " + result.string() + " -q");
+}
+
+std::size_t rows_in(const fs::path& csv) { return probe::csv_read_file(csv.string()).size() - 1; }
+
+// Item 1: a second run with the same --timestamp used to append its rows to the first run's file.
+TEST(FaultInjection, SameTimestampRefusesInsteadOfMerging) {
+  TempDir t("same_ts");
+  auto first = new_run("pt_fp32_fwd", t.path);
+  ASSERT_EQ(first.code, 0) << first.out;
+  const std::string res = slurp(result_of(t.path)), det = slurp(details_of(t.path));
+  auto second = new_run("pt_fp16_fwdbwd", t.path);
+  EXPECT_NE(second.code, 0) << second.out;
+  EXPECT_NE(second.out.find("output files exist"), std::string::npos) << second.out;
+  EXPECT_EQ(slurp(result_of(t.path)), res);
+  EXPECT_EQ(slurp(details_of(t.path)), det);
+}
+
+// Item 1: without --timestamp, runs in the same second get files of their own.
+TEST(FaultInjection, RunsInTheSameSecondGetTheirOwnFiles) {
+  TempDir t("same_second");
+  const std::string args = " -o " + t.path.string() + " -q";
+  auto a = run_cli("run_ut -api_info " + dump("pt_fp32_fwd") + args);
+  auto b = run_cli("run_ut -api_info " + dump("pt_fp32_fwd") + args);
+  auto c = run_cli("run_ut -api_info " + dump("pt_fp32_fwd") + args);
+  ASSERT_EQ(a.code, 0) << a.out;
+  ASSERT_EQ(b.code, 0) << b.out;
+  ASSERT_EQ(c.code, 0) << c.out;
+  std::vector<fs::path> results;
+  for (const auto& e : fs::directory_iterator(t.path))
+    if (e.path().filename().string().starts_with("accuracy_checking_result_")) results.push_back(e.path());
+  ASSERT_EQ(results.size(), 3u);
+  for (const auto& r : results) EXPECT_EQ(rows_in(r), 15u) << r;  // pt_fp32_fwd has 15 forward APIs
+}
+
+// Item 1: a dangling symlink at the output name is neither followed nor replaced.
+TEST(FaultInjection, DanglingSymlinkAtTheOutputNameIsRefused) {
+  TempDir t("symlink");
+  fs::create_symlink(t.path / "elsewhere.csv", result_of(t.path));
+  auto r = new_run("pt_fp32_fwd", t.path);
+  EXPECT_NE(r.code, 0) << r.out;
+  EXPECT_FALSE(fs::exists(t.path / "elsewhere.csv"));
+  EXPECT_FALSE(fs::exists(details_of(t.path)));
+}
+
+// Item 1: a resume waits for no one: it refuses while another process holds the file.
+TEST(FaultInjection, ResumeRefusesAFileAnotherRunHolds) {
+  TempDir t("locked");
+  ASSERT_EQ(new_run("pt_fp32_fwd", t.path).code, 0);
+  const std::string before = slurp(result_of(t.path));
+  int fd = ::open(result_of(t.path).c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX), 0);
+  auto r = resume("pt_fp32_fwd", result_of(t.path));
+  ::close(fd);
+  EXPECT_NE(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("another probe run"), std::string::npos) << r.out;
+  EXPECT_EQ(slurp(result_of(t.path)), before);
+  // Once released, the same resume goes through (nothing left to check).
+  auto again = resume("pt_fp32_fwd", result_of(t.path));
+  EXPECT_EQ(again.code, 0) << again.out;
+  EXPECT_EQ(slurp(result_of(t.path)), before);
+}
+
+// Item 1: compare used to delete and rewrite an earlier output of the same name.
+TEST(FaultInjection, CompareNeverOverwritesAnEarlierOutput) {
+  TempDir t("compare");
+  const std::string args = "compare -i compare.json -o " + t.path.string() + " --timestamp " + kTs + " 2>&1";
+  const std::string cmd = "cd '" + kCompareData + "/stats' && '" + PROBE_CLI_PATH + "' " + args;
+  ASSERT_EQ(std::system((cmd + " >/dev/null").c_str()), 0);
+  const fs::path csv = t.path / ("compare_result_" + kTs + ".csv");
+  ASSERT_TRUE(fs::exists(csv));
+  write(csv, "earlier output\n");
+  const int second = std::system((cmd + " >/dev/null").c_str());
+  EXPECT_NE(second, 0);
+  EXPECT_EQ(slurp(csv), "earlier output\n");
+  // No temporary left behind either.
+  for (const auto& e : fs::directory_iterator(t.path))
+    EXPECT_EQ(e.path().filename().string().find(".partial"), std::string::npos) << e.path();
+}
+
+// Item 2: a CSV of another dump used to be continued, its rows counted in the summary.
+TEST(FaultInjection, ResumeRefusesTheCsvOfAnotherDump) {
+  TempDir t("foreign");
+  ASSERT_EQ(new_run("pt_fp16_fwdbwd", t.path).code, 0);
+  const std::string before = slurp(result_of(t.path));
+  auto r = resume("pt_fp32_fwd", result_of(t.path));
+  EXPECT_NE(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("row 2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("another dump"), std::string::npos) << r.out;
+  EXPECT_EQ(slurp(result_of(t.path)), before);
+}
+
+// Item 2: garbage, duplicated and foreign rows are refused, each with the row named.
+TEST(FaultInjection, ResumeRefusesGarbageDuplicatesAndForeignRows) {
+  const std::string header =
+      "\xEF\xBB\xBF"
+      "API name,Forward Test Success,Backward Test Success,Message\r\n";
+  struct Case {
+    std::string body, expect;
+  };
+  const Case cases[] = {
+      {"Functional.relu.0,pass, \r\nFunctional.relu.0,pass, \r\n", "repeats API Functional.relu.0"},
+      {"Functional.relu.0,pass, \r\nTorch.not_in_dump.0,pass, \r\n", "does not check"},
+      {"Torch.matmul.0,pass, \r\n", "out of the dump's order"},
+      {"Functional.relu.0,banana, \r\n", "not a run_ut result row"},
+      {"Functional.relu.0\r\n", "not a run_ut result row"},
+  };
+  for (const auto& c : cases) {
+    TempDir t("garbage");
+    write(result_of(t.path), header + c.body);
+    write(details_of(t.path), "");
+    auto r = resume("pt_fp32_fwd", result_of(t.path));
+    EXPECT_NE(r.code, 0) << c.body << r.out;
+    EXPECT_NE(r.out.find(c.expect), std::string::npos) << c.body << r.out;
+  }
+}
+
+// Item 2: a result file ahead of its details file used to leave the details rows missing forever.
+TEST(FaultInjection, ResultRowsWithoutDetailsRowsAreCheckedAgain) {
+  TempDir full("ahead_full"), t("ahead");
+  ASSERT_EQ(new_run("pt_fp32_fwd", full.path).code, 0);
+  const std::string want_res = slurp(result_of(full.path)), want_det = slurp(details_of(full.path));
+  // Keep all result rows but cut the details file after the header and the first API's rows.
+  fs::copy_file(result_of(full.path), result_of(t.path));
+  auto det_rows = probe::csv_read_file(details_of(full.path).string());
+  std::string det = "\xEF\xBB\xBF" + probe::csv_encode_row(det_rows[0]) + "\r\n";
+  for (std::size_t i = 1; i < det_rows.size() && det_rows[i][0].starts_with("Functional.relu.0."); ++i)
+    det += probe::csv_encode_row(det_rows[i]) + "\r\n";
+  write(details_of(t.path), det);
+  auto r = resume("pt_fp32_fwd", result_of(t.path));
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(slurp(result_of(t.path)), want_res);
+  EXPECT_EQ(slurp(details_of(t.path)), want_det);
+}
+
+// Item 3: an unwritable error-data folder used to turn every failing API into SKIP with exit 0.
+TEST(FaultInjection, FailingToSaveErrorDataKeepsTheVerdicts) {
+  TempDir plain("errdata_plain"), t("errdata");
+  ASSERT_EQ(new_run("pt_fp32_fwd", plain.path).code, 0);
+  // A file where the folder must go: creating it fails like a read-only or full disk does.
+  write(t.path / ("ut_error_data" + kTs), "in the way");
+  auto r = new_run("pt_fp32_fwd", t.path, "-save_error_data");
+  EXPECT_NE(r.code, 0) << r.out;
+  // relu.0 (NaN output), relu.2 (empty tensors) and gelu.0 fail in pt_fp32_fwd (RunUtE2e.Fp32Forward...);
+  // which one is named first depends on the threads.
+  EXPECT_NE(r.out.find("could not save the error data of 3 failing API(s) (their verdicts stand)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("cannot create error data directory"), std::string::npos) << r.out;
+  EXPECT_EQ(slurp(result_of(t.path)), slurp(result_of(plain.path)));
+  EXPECT_EQ(slurp(details_of(t.path)), slurp(details_of(plain.path)));
+}
+
+// Item 3: error data goes under -o (not the current directory).
+TEST(FaultInjection, ErrorDataGoesUnderTheOutputDirectory) {
+  TempDir t("errdata_out");
+  auto r = new_run("pt_fp32_fwd", t.path / "out", "-save_error_data");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(fs::exists(t.path / "out" / ("ut_error_data" + kTs) / "Functional.gelu.0.forward.input.0.npy"));
+}
+
+// A copy of pt_fp32_fwd (dump.json edited by `edit`, tensor files copied) in `dir`.
+fs::path edited_fp32_dump(const fs::path& dir, const std::function<void(std::string&)>& edit) {
+  const fs::path src = kData + "/pt_fp32_fwd";
+  fs::copy(src / "dump_tensor_data", dir / "dump_tensor_data", fs::copy_options::recursive);
+  std::string text = slurp(src / "dump.json");
+  edit(text);
+  write(dir / "dump.json", text);
+  return dir / "dump.json";
+}
+
+void replace_once(std::string& text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  ASSERT_NE(at, std::string::npos) << from;
+  text.replace(at, from.size(), to);
+}
+
+// Item 4: an empty data_name in a tensor dump used to switch that input to random data from Max/Min.
+TEST(FaultInjection, TensorDumpWithoutATensorFileSkipsThatApi) {
+  TempDir t("no_data_name");
+  const fs::path dump_json = edited_fp32_dump(t.path, [](std::string& text) {
+    replace_once(text, "\"data_name\": \"Torch.matmul.0.forward.input.1.pt\"", "\"data_name\": \"\"");
+  });
+  auto r = run_cli("run_ut -api_info " + dump_json.string() + " -o " + (t.path / "out").string() +
+                   " --timestamp " + kTs + " -q");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto rows = probe::csv_read_file(result_of(t.path / "out").string());
+  bool seen = false;
+  for (const auto& row : rows) {
+    if (row[0] != "Torch.matmul.0") continue;
+    seen = true;
+    ASSERT_EQ(row.size(), 4u);
+    EXPECT_EQ(row[1], "SKIP");
+    EXPECT_EQ(row[3],
+              "input.1: tensor dump without a file for this tensor (data_name missing or empty); inputs are "
+              "generated from statistics only in statistics dumps");
+  }
+  EXPECT_TRUE(seen);
+  // probe info reports it too (it used to say every tensor was present).
+  auto info = run_cli("info " + dump_json.string());
+  EXPECT_NE(info.out.find(", no file 1\n"), std::string::npos)
+      << info.out;  // relu.2's empty tensors need none
+  EXPECT_NE(info.out.find("no file: Torch.matmul.0.forward input_args.1"), std::string::npos) << info.out;
+}
+
+std::string minimal_dump(const std::string& head, const std::string& data) {
+  return "{" + head + "\"data\": {" + data + "}}";
+}
+
+const std::string kStatsEntry =
+    R"("Functional.relu.0.forward": {"input_args": [{"type": "torch.Tensor", "dtype": "torch.float32",)"
+    R"( "shape": [2], "Max": 1.0, "Min": -1.0, "Mean": 0.0, "Norm": 1.0, "requires_grad": false}],)"
+    R"( "input_kwargs": {}, "output": []})";
+
+probe::Error parse_error(const std::string& text) {
+  try {
+    probe::Dump::parse(text, "mem/dump.json");
+  } catch (const probe::Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "accepted: " << text.substr(0, 200);
+  return probe::Error(probe::ErrorKind::Internal, "none");
+}
+
+// Item 6: inputs that used to be accepted silently.
+TEST(FaultInjection, DumpJsonSilentAcceptsAreErrors) {
+  // No "data": 0 APIs and exit 0 before.
+  EXPECT_NE(parse_error(R"({"task": "statistics", "level": "L1"})").message().find("no \"data\" object"),
+            std::string::npos);
+  // A record twice: both ran before (Python keeps the last).
+  auto dup = parse_error(minimal_dump(R"("task": "statistics", )", kStatsEntry + ", " + kStatsEntry));
+  EXPECT_EQ(dup.api(), "Functional.relu.0.forward");
+  EXPECT_NE(dup.message().find("appears twice"), std::string::npos) << dup.what();
+  // "data" twice: the first was kept (Python keeps the last).
+  auto twice = parse_error(R"({"data": {}, "data": {)" + kStatsEntry + "}}");
+  EXPECT_NE(twice.message().find("\"data\" appears twice"), std::string::npos) << twice.what();
+  // A NUL byte in data_name used to be echoed raw into the CSV.
+  std::string nul = kStatsEntry;
+  replace_once(nul, "\"requires_grad\": false", "\"requires_grad\": false, \"data_name\": \"a\\u0000b.pt\"");
+  auto bad_name = parse_error(minimal_dump("", nul));
+  EXPECT_NE(bad_name.message().find("data_name contains a control character"), std::string::npos)
+      << bad_name.what();
+}
+
+// Item 6 / Messages: a UTF-8 BOM used to give "Invalid value".
+TEST(FaultInjection, Utf8BomIsAccepted) {
+  const probe::Dump d =
+      probe::Dump::parse("\xEF\xBB\xBF" + minimal_dump(R"("task": "statistics", )", kStatsEntry), "mem.json");
+  EXPECT_EQ(d.entries().size(), 1u);
+  EXPECT_EQ(d.task(), "statistics");
+}
+
+// Messages: the nesting-limit error used to carry a 1.1 KB path of "0.0.0...".
+TEST(FaultInjection, NestingLimitMessageIsShort) {
+  std::string deep = R"({"data": {"Functional.relu.0.forward": {"input_args": )";
+  for (int i = 0; i < 1000; ++i) deep += "[";
+  for (int i = 0; i < 1000; ++i) deep += "]";
+  deep += "}}}";
+  auto e = parse_error(deep);
+  EXPECT_NE(e.message().find("nested deeper than"), std::string::npos) << e.what();
+  EXPECT_LT(std::string(e.what()).size(), 300u) << e.what();
+}
+
+// Item 6: run_ut refuses a task or framework it does not know instead of guessing.
+TEST(FaultInjection, RunUtRefusesUnknownTaskAndFramework) {
+  TempDir t("unknown_task");
+  write(t.path / "dump.json", minimal_dump(R"("task": "banana", "framework": "pytorch", )", kStatsEntry));
+  auto r = run_cli("run_ut -api_info " + (t.path / "dump.json").string() + " -o " + t.path.string() + " -q");
+  EXPECT_EQ(r.code, 4) << r.out;
+  EXPECT_NE(r.out.find("this dump's task is 'banana'"), std::string::npos) << r.out;
+  write(t.path / "dump.json", minimal_dump(R"("task": "statistics", "framework": "jax", )", kStatsEntry));
+  r = run_cli("run_ut -api_info " + (t.path / "dump.json").string() + " -o " + t.path.string() + " -q");
+  EXPECT_EQ(r.code, 4) << r.out;
+  EXPECT_NE(r.out.find("unknown framework 'jax'"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(result_of(t.path)));
+}
+
+// Item 7: a 65 KB .pt whose 12-element storage record claims 64 MiB used to be inflated in full.
+TEST(FaultInjection, DecompressionBombIsRefusedBeforeInflating) {
+  const std::string dir = std::string(PROBE_TEST_DATA_DIR) + "/faults/";
+  try {
+    probe::load_tensor_file(dir + "pt_inflate_bomb.pt");
+    ADD_FAILURE() << "the bomb was loaded";
+  } catch (const probe::Error& e) {
+    EXPECT_EQ(e.kind(), probe::ErrorKind::Format);
+    EXPECT_NE(e.message().find("tensor storage needs 48"), std::string::npos) << e.what();
+  }
+  // The same tensor deflated without padding is fine: arange(12) / 8, as the generator wrote it.
+  const probe::Tensor t = probe::load_tensor_file(dir + "pt_ok_deflated.pt");
+  ASSERT_EQ(t.numel(), 12);
+  for (std::int64_t i = 0; i < 12; ++i) EXPECT_EQ(t.at(i), static_cast<double>(i) / 8);
+}
+
+// Item 9: `probe metrics` on .npz members and on a bare one-array .npz.
+TEST(FaultInjection, MetricsReadsNpz) {
+  const std::string dir = std::string(PROBE_TEST_DATA_DIR) + "/tensors/";
+  // The same float32 array `a` (with NaN and inf, make_tensor_fixtures.py) in each archive: identical
+  // sides, so dump compare's max abs error is 0 and its cosine 1 (it leaves non-finite pairs out).
+  auto r = run_cli("metrics " + dir + "npz_stored.npz:a " + dir + "npz_deflated.npz:a --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("\"shape\": \"(3, 4)\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"dump_max_abs\": \"0.000000000000\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"dump_cosine\": \"1.000000000000\""), std::string::npos) << r.out;
+  r = run_cli("metrics " + dir + "npz_single.npz " + dir + "npz_stored.npz:a --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("\"dump_max_abs\": \"0.000000000000\""), std::string::npos) << r.out;
+  r = run_cli("metrics " + dir + "npz_stored.npz " + dir + "npz_single.npz");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("holds 3 arrays; name one as FILE.npz:NAME (a, b, c)"), std::string::npos) << r.out;
+}
+
+// Messages (golden): each used to be wrong or unhelpful.
+TEST(FaultInjection, MessagesSayWhatIsWrong) {
+  TempDir t("messages");
+  auto r = run_cli("run_ut -api_info " + dump("pt_fp32_fwd") + " -n 8192 -o " + t.path.string());
+  EXPECT_EQ(r.out, "probe run_ut: invalid argument: -n must be in 1..4096, got 8192\n");
+  r = run_cli("no_such_command");
+  EXPECT_EQ(r.out, "probe: unknown command 'no_such_command'; see probe --help\n");
+  r = run_cli("metrics onlyone.npy");
+  EXPECT_EQ(r.out,
+            "probe metrics: expected two tensor files (BENCH DEVICE), got 1; see probe metrics --help\n");
+  fs::create_symlink(t.path / "gone", t.path / "out");
+  r = run_cli("run_ut -api_info " + dump("pt_fp32_fwd") + " -q -o " + (t.path / "out").string());
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("output directory is a symbolic link to a missing target"), std::string::npos)
+      << r.out;
+}
+
+// Messages: data_name "." used to be called a symlink escape.
+TEST(FaultInjection, DataNameDotIsNamedForWhatItIs) {
+  TempDir t("dot");
+  const fs::path dump_json = edited_fp32_dump(t.path, [](std::string& text) {
+    replace_once(text, "\"data_name\": \"Torch.matmul.0.forward.input.1.pt\"", "\"data_name\": \".\"");
+  });
+  const probe::Dump d = probe::Dump::open(dump_json.string());
+  const probe::DumpEntry* e = d.find("Torch.matmul.0.forward");
+  ASSERT_NE(e, nullptr);
+  const auto tensors = e->tensors();
+  ASSERT_GE(tensors.size(), 2u);
+  try {
+    (void)d.tensor_path(*e, *tensors[1]);
+    ADD_FAILURE() << "accepted";
+  } catch (const probe::Error& err) {
+    EXPECT_NE(err.message().find("names the tensor directory itself"), std::string::npos) << err.what();
+  }
+}
+
+// Item 10: run_ut refused the whole run on a formula-like API name (rc 6) while compare escaped it.
+TEST(FaultInjection, FormulaLikeApiNameIsEscapedAndResumable) {
+  TempDir t("formula");
+  std::string entry = kStatsEntry;
+  replace_once(entry, "\"Functional.relu.0.forward\"", "\"\\tFunctional.relu.0.forward\"");
+  write(t.path / "dump.json",
+        minimal_dump(R"("task": "statistics", "framework": "pytorch", )", entry + ", " + kStatsEntry));
+  const std::string args = "run_ut -api_info " + (t.path / "dump.json").string() + " -q";
+  auto r = run_cli(args + " -o " + t.path.string() + " --timestamp " + kTs);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto rows = probe::csv_read_file(result_of(t.path).string());
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[1][0], "'\tFunctional.relu.0");
+  EXPECT_EQ(rows[2][0], "Functional.relu.0");
+  // Resuming the complete file recognises the escaped name as the dump's first API.
+  const std::string before = slurp(result_of(t.path));
+  r = run_cli(args + " -csv_path " + result_of(t.path).string());
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(slurp(result_of(t.path)), before);
+}
+
+// Item 8: a statistics dump of a few hundred bytes could demand any amount of generated data.
+TEST(FaultInjection, GeneratedInputsAreCappedPerApi) {
+  TempDir t("cap");
+  std::string big = kStatsEntry;
+  replace_once(big, "\"shape\": [2]", "\"shape\": [4097, 4097]");  // 16785409 elements > 2^24
+  write(t.path / "dump.json", minimal_dump(R"("task": "statistics", "framework": "pytorch", )", big));
+  auto r = run_cli("run_ut -api_info " + (t.path / "dump.json").string() + " -q -o " + t.path.string() +
+                   " --timestamp " + kTs);
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto rows = probe::csv_read_file(result_of(t.path).string());
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[1][1], "SKIP");
+  EXPECT_EQ(rows[1][3],
+            "input.0: generated inputs of this API would hold 16785409 elements, above the limit of 16777216 "
+            "(raise it with --max_api_elements)");
+  // The limit is an option: 2 elements pass a limit of 2 and not of 1.
+  TempDir u("cap_small");
+  write(u.path / "dump.json", minimal_dump(R"("task": "statistics", "framework": "pytorch", )", kStatsEntry));
+  const std::string args = "run_ut -api_info " + (u.path / "dump.json").string() + " -q -o ";
+  ASSERT_EQ(run_cli(args + (u.path / "a").string() + " --timestamp " + kTs + " --max_api_elements 1").code,
+            0);
+  ASSERT_EQ(run_cli(args + (u.path / "b").string() + " --timestamp " + kTs + " --max_api_elements 2").code,
+            0);
+  EXPECT_EQ(probe::csv_read_file(result_of(u.path / "a").string())[1][1], "SKIP");
+  EXPECT_NE(probe::csv_read_file(result_of(u.path / "b").string())[1][1], "SKIP");
+}
+
+}  // namespace
