@@ -4,11 +4,12 @@
 #   tools/bootstrap.sh test      install what is missing, build, run the whole test suite (CTest)
 #   tools/bootstrap.sh sanitize  same as test, built with AddressSanitizer + UndefinedBehaviorSanitizer
 #   tools/bootstrap.sh clang     same as test, built with clang (optional developer check, not run by CI)
+#   tools/bootstrap.sh format    fail if any tracked C/C++ file differs from clang-format-14's output
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 mode=${1:-}
-case "$mode" in example|test|sanitize|clang) ;; *) echo "usage: $0 example|test|sanitize|clang" >&2; exit 2;; esac
+case "$mode" in example|test|sanitize|clang|format) ;; *) echo "usage: $0 example|test|sanitize|clang|format" >&2; exit 2;; esac
 
 packages=(cmake ninja-build g++ pkg-config rapidjson-dev libxtensor-dev xtl-dev libzip-dev libxlsxwriter-dev
           libeigen3-dev libfmt-dev zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev libyaml-dev)
@@ -16,6 +17,8 @@ if [ "$mode" = clang ]; then packages+=(clang); fi  # Debian 12: clang 14, the c
 # The suite checks that Python's torch.load reads the .pt files probe writes (tests/io), with Debian's own
 # interpreter: a missing torch is a test failure, never a skip, so every test mode installs it.
 if [ "$mode" != example ]; then packages+=(python3 python3-numpy python3-torch); fi
+# The style check needs only git and the formatter the tree is formatted with (clang-format 14).
+if [ "$mode" = format ]; then packages=(git clang-format-14); fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -79,6 +82,11 @@ case "$mode" in
       -DPROBE_WERROR=OFF -DPROBE_BUILD_TESTS=ON
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       PROBE_UNDER_SANITIZER=1 run_suite build-asan --timeout 1800 -E '^packaging\.'
+    ;;
+  format)
+    # --dry-run --Werror prints each drifting line and fails; the fix is `clang-format-14 -i FILE`.
+    git ls-files -z '*.cpp' '*.h' '*.hpp' '*.inc' '*.cc' | xargs -0 clang-format-14 --dry-run --Werror
+    echo "format: $(git ls-files '*.cpp' '*.h' '*.hpp' '*.inc' '*.cc' | wc -l) files clean"
     ;;
   clang)
     # clang warns where g++ is silent (C++20 reversed operators, code only an #if branch uses); keeping both
