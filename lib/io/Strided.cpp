@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "io/TensorIo.h"
+#include "support/UninitStorage.h"
 
 namespace probe::io {
 namespace {
@@ -41,7 +42,7 @@ void copy_row(std::byte* dst, const std::byte* src, std::int64_t n, std::int64_t
 
 Tensor materialise(DType dtype, const Shape& shape, const std::vector<std::int64_t>& strides,
                    const std::byte* base) {
-  Tensor out = Tensor::zeros(dtype, shape);
+  Tensor out = detail::uninitialized_tensor(dtype, shape);  // every row is copied below
   if (out.numel() == 0) return out;
   const std::size_t es = itemsize(dtype);
   std::byte* dst = out.mutable_bytes();

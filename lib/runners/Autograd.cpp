@@ -11,6 +11,7 @@
 #include "probe/error.h"
 #include "probe/scalar_types.h"
 #include "support/Dispatch.h"
+#include "support/UninitStorage.h"
 
 namespace probe::runners {
 
@@ -91,6 +92,10 @@ Var make_leaf(Shape shape, Buffer data, DType dtype, bool requires_grad) {
 }
 
 Var from_tensor(const Tensor& t, bool requires_grad) {
+  return make_leaf(t.shape(), widen(t), t.dtype(), requires_grad);
+}
+
+Buffer widen(const Tensor& t) {
   if (is_complex(t.dtype()))
     fail(ErrorKind::Unsupported, "complex tensors are not supported by the float64 reference");
   Buffer data(static_cast<std::size_t>(t.numel()));
@@ -116,7 +121,7 @@ Var from_tensor(const Tensor& t, bool requires_grad) {
       }
     }
   });
-  return make_leaf(t.shape(), std::move(data), t.dtype(), requires_grad);
+  return data;
 }
 
 Var wrapped_scalar(double v, DType dtype) {
@@ -180,7 +185,8 @@ Tensor to_tensor(Var&& v) {
 Tensor to_tensor(const Var& v) {
   const DType dt = v.dtype();
   if (is_floating(dt)) return Tensor::from_values<double>(v.data(), v.shape());
-  Tensor t = Tensor::zeros(dt, v.shape());
+  Tensor t = probe::detail::uninitialized_tensor(
+      dt, v.shape());  // every element is written below (or an error is thrown)
   probe::detail::visit_dtype(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_integral_v<T>) {
@@ -205,10 +211,26 @@ Tensor to_tensor(const Var& v) {
   return t;
 }
 
+namespace {
+// The bytes of a Buffer seen as a Storage for the duration of one conversion (no copy).
+class BorrowedStorage final : public Storage {
+ public:
+  explicit BorrowedStorage(const Buffer& b) : b_(b) {}
+  std::byte* data() noexcept override { return reinterpret_cast<std::byte*>(const_cast<double*>(b_.data())); }
+  std::size_t size() const noexcept override { return b_.size() * sizeof(double); }
+
+ private:
+  const Buffer& b_;
+};
+}  // namespace
+
 Tensor to_device_tensor(const Var& v) {
   if (!is_floating(v.dtype())) return to_tensor(v);
-  Tensor t = Tensor::from_values<double>(v.data(), v.shape());
-  return t.to(v.dtype());
+  if (v.dtype() == DType::Float64) return to_tensor(v);
+  // Converted straight from the float64 data: the float64 copy was only an intermediate.
+  const Tensor view =
+      Tensor::from_storage(DType::Float64, v.shape(), std::make_shared<BorrowedStorage>(v.data()));
+  return view.to(v.dtype());
 }
 
 // ---- Backward ---------------------------------------------------------------------------------

@@ -79,6 +79,9 @@ struct EmulateFloat32 {
 // ---- Construction ------------------------------------------------------------------------------
 /// A leaf from a probe::Tensor (any real dtype); the logical dtype is the tensor's dtype.
 Var from_tensor(const Tensor& t, bool requires_grad);
+/// The elements of a real tensor as float64 (the one widening copy of an input). Throws Unsupported for
+/// complex tensors and for 64-bit integers beyond 2^53.
+Buffer widen(const Tensor& t);
 /// A leaf with given data.
 Var make_leaf(Shape shape, Buffer data, DType dtype, bool requires_grad = false);
 /// A Python number as a wrapped 0-d value (bool -> Bool, int -> Int64, float -> Float64 marked wrapped).

@@ -11,19 +11,20 @@
 #include <new>
 
 #include "probe/error.h"
+#include "support/UninitStorage.h"
 
 namespace probe {
 namespace {
 
 class OwnedStorage final : public Storage {
  public:
-  explicit OwnedStorage(std::size_t size) : size_(size) {
+  OwnedStorage(std::size_t size, bool zero) : size_(size) {
     // Round up so that aligned_alloc's size requirement holds; at least one block so data() is valid.
     std::size_t alloc = ((size + 63) / 64) * 64;
     if (alloc == 0) alloc = 64;
     data_ = static_cast<std::byte*>(std::aligned_alloc(64, alloc));
     if (!data_) throw std::bad_alloc();
-    std::memset(data_, 0, alloc);
+    if (zero) std::memset(data_, 0, alloc);
   }
   ~OwnedStorage() override { std::free(data_); }
   std::byte* data() noexcept override { return data_; }
@@ -51,7 +52,15 @@ class MappedStorage final : public Storage {
 
 }  // namespace
 
-std::shared_ptr<Storage> make_owned_storage(std::size_t size) { return std::make_shared<OwnedStorage>(size); }
+std::shared_ptr<Storage> make_owned_storage(std::size_t size) {
+  return std::make_shared<OwnedStorage>(size, true);
+}
+
+namespace detail {
+std::shared_ptr<Storage> make_uninitialized_storage(std::size_t size) {
+  return std::make_shared<OwnedStorage>(size, false);
+}
+}  // namespace detail
 
 std::shared_ptr<Storage> map_file(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "support/Dispatch.h"
+#include "support/UninitStorage.h"
 
 namespace probe {
 
@@ -42,12 +43,24 @@ Tensor::Tensor(DType dtype, Shape shape, std::shared_ptr<Storage> storage, std::
       storage_(std::move(storage)),
       offset_(offset) {}
 
-Tensor Tensor::zeros(DType dtype, Shape shape) {
+namespace {
+std::size_t checked_nbytes(DType dtype, const Shape& shape) {
   std::int64_t n = probe::numel(shape);
   std::size_t size = itemsize(dtype);
   if (n > 0 && static_cast<std::uint64_t>(n) > std::numeric_limits<std::size_t>::max() / size)
     throw Error(ErrorKind::Format, "tensor of shape " + shape_to_string(shape) + " is too large");
-  return Tensor(dtype, std::move(shape), make_owned_storage(static_cast<std::size_t>(n) * size), 0);
+  return static_cast<std::size_t>(n) * size;
+}
+}  // namespace
+
+Tensor Tensor::zeros(DType dtype, Shape shape) {
+  const std::size_t bytes = checked_nbytes(dtype, shape);
+  return Tensor(dtype, std::move(shape), make_owned_storage(bytes), 0);
+}
+
+Tensor detail::uninitialized_tensor(DType dtype, Shape shape) {
+  const std::size_t bytes = checked_nbytes(dtype, shape);
+  return Tensor::from_storage(dtype, std::move(shape), make_uninitialized_storage(bytes));
 }
 
 Tensor Tensor::from_storage(DType dtype, Shape shape, std::shared_ptr<Storage> storage,
@@ -141,7 +154,7 @@ Out convert(In v) {
 
 Tensor Tensor::to(DType dtype) const {
   if (dtype == dtype_) return *this;
-  Tensor out = zeros(dtype, shape_);
+  Tensor out = detail::uninitialized_tensor(dtype, shape_);
   detail::visit_dtype(dtype_, [&](auto in_tag) {
     using In = typename decltype(in_tag)::type;
     detail::visit_dtype(dtype, [&](auto out_tag) {
@@ -155,7 +168,7 @@ Tensor Tensor::to(DType dtype) const {
 }
 
 Tensor Tensor::clone() const {
-  Tensor out = zeros(dtype_, shape_);
+  Tensor out = detail::uninitialized_tensor(dtype_, shape_);
   if (nbytes()) std::memcpy(out.mutable_bytes(), bytes(), nbytes());
   return out;
 }
