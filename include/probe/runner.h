@@ -108,9 +108,33 @@ struct Runner {
   /// returns one Value per schema parameter: a Tensor gradient, a list for Tensor[] params, or None.
   using Backward =
       std::function<std::vector<Value>(const BoundArgs& args, const std::vector<Value>& grad_outputs)>;
+  /// A forward evaluation that kept what its backward needs: `backward` is the Backward of this very
+  /// evaluation (same contract), so forward + backward evaluate the forward once.
+  struct Taped {
+    ApiResult result;
+    std::function<std::vector<Value>(const std::vector<Value>& grad_outputs)> backward;
+  };
+  /// Forward keeping its tape. `args` outlives the returned Taped (and every call of its backward).
+  using TapedForward = std::function<Taped(const BoundArgs& args)>;
   std::string schema;  ///< PyTorch-style schema string (see Schema)
   Forward forward;
   Backward backward;
+  /// Optional; without it, run_forward_taped runs forward, then backward evaluates the forward again.
+  TapedForward taped_forward;
+};
+
+/// A forward pass of one call whose backward can follow without evaluating the forward again
+/// (RunnerRegistry::run_forward_taped). Not thread-safe: use from one thread.
+class TapedCall {
+ public:
+  const ApiResult& result() const noexcept { return result_; }
+  /// run_backward's result for this call, from the kept forward. Throws like run_backward.
+  std::vector<InputGradient> backward(const std::vector<Value>& grad_outputs) const;
+
+ private:
+  friend class RunnerRegistry;
+  ApiResult result_;
+  std::function<std::vector<InputGradient>(const std::vector<Value>&)> backward_;
 };
 
 /// Maps (framework, "Prefix.name") to runners. Copyable; lookups are const and thread-safe.
@@ -139,6 +163,12 @@ class RunnerRegistry {
   std::vector<InputGradient> run_backward(Framework fw, std::string_view api, const ApiCall& call,
                                           const std::vector<Value>& grad_outputs,
                                           RunnerRole role = RunnerRole::Bench) const;
+  /// run_forward that keeps the evaluation for one later backward (run_ut with a backward entry: the
+  /// forward is evaluated once, not once per direction). result() equals run_forward's; backward()
+  /// equals run_backward's. Throws as run_forward, and Error(Unsupported) from backward() when the API
+  /// is not differentiable.
+  TapedCall run_forward_taped(Framework fw, std::string_view api, const ApiCall& call,
+                              RunnerRole role = RunnerRole::Bench) const;
 
  private:
   struct Impl;

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "probe/dump.h"
@@ -452,7 +453,21 @@ class ApiChecker {
           call.kwargs.emplace_back("dtype", Value(*dt));
         }
     }
-    ApiResult bench = ctx_.registry.run_forward(ctx_.runner_fw, runner_api, call, RunnerRole::Bench);
+    // With a backward to check, the forward is evaluated once and its graph kept for the backward.
+    std::string bwd_message = backward_message(api_name, has_out_kwarg);
+    auto bit = ctx_.backward.find(full);
+    std::optional<TapedCall> taped;
+    std::string taped_error;
+    ApiResult bench;
+    if (bwd_message.empty() && bit != ctx_.backward.end()) {
+      try {
+        taped = ctx_.registry.run_forward_taped(ctx_.runner_fw, runner_api, call, RunnerRole::Bench);
+        bench = taped->result();
+      } catch (const Error& e) {
+        taped_error = e.message();  // the plain forward below decides whether the forward itself fails
+      }
+    }
+    if (!taped) bench = ctx_.registry.run_forward(ctx_.runner_fw, runner_api, call, RunnerRole::Bench);
     std::vector<Value> device;
     // DECISIONS (generated inputs): outputs recorded from the real inputs say nothing about generated ones,
     // so an API with any generated input is judged against the device runner on the same generated inputs.
@@ -466,8 +481,6 @@ class ApiChecker {
       device = ctx_.registry.run_forward(ctx_.runner_fw, runner_api, call, RunnerRole::Device).outputs;
     }
     // Backward (D7): bench VJP in float64 vs the dumped gradients (or the device runner's).
-    std::string bwd_message = backward_message(api_name, has_out_kwarg);
-    auto bit = ctx_.backward.find(full);
     // D7a: msprobe does not run the backward of an API with several tensor outputs; the probe profile
     // does (the bench feeds every dumped output gradient into one vector-Jacobian product).
     const bool several_outputs =
@@ -481,10 +494,12 @@ class ApiChecker {
     std::string bwd_skip;
     bool have_grads = false;
     if (bwd_message.empty() && bit != ctx_.backward.end()) {
-      bwd_skip = backward(runner_api, api_name, call, entry, *bit->second, full, device, inputs_as_dumped,
-                          grads_in, bench_grads, device_grads, bwd_notes);
+      bwd_skip =
+          backward(runner_api, api_name, call, taped ? &*taped : nullptr, taped_error, entry, *bit->second,
+                   full, device, inputs_as_dumped, grads_in, bench_grads, device_grads, bwd_notes);
       have_grads = bwd_skip.empty();
     }
+    taped.reset();  // the forward's graph is no longer needed
     ApiRows r;
     r.name = full;
     bool fwd_ok = false, bwd_ok = false;
@@ -629,8 +644,10 @@ class ApiChecker {
   // gradients only for inputs the dump says require one. Returns a SKIP message saying in plain words
   // why nothing was compared, or "" when both gradient lists were produced; `notes[i]` then explains
   // an input gradient that was not compared.
+  // `taped` (may be null) is the bench forward kept for this backward; `taped_error` why it could not be.
   std::string backward(const std::string& runner_api, const std::string& api_name, const ApiCall& call,
-                       const DumpEntry& fentry, const DumpEntry& bentry, const std::string& full,
+                       const TapedCall* taped, const std::string& taped_error, const DumpEntry& fentry,
+                       const DumpEntry& bentry, const std::string& full,
                        const std::vector<Value>& device_outputs, bool inputs_as_dumped,
                        std::vector<Value>& grads_in, std::vector<Value>& bench_grads,
                        std::vector<Value>& device_grads, std::vector<std::string>& notes) const {
@@ -657,8 +674,11 @@ class ApiChecker {
                "produced that input; backward not compared";
     }
     std::vector<InputGradient> bench;
+    if (!taped_error.empty()) return taped_error;
     try {
-      bench = ctx_.registry.run_backward(ctx_.runner_fw, runner_api, call, grads_in, RunnerRole::Bench);
+      bench = taped
+                  ? taped->backward(grads_in)
+                  : ctx_.registry.run_backward(ctx_.runner_fw, runner_api, call, grads_in, RunnerRole::Bench);
     } catch (const Error& e) {
       return e.message();
     }

@@ -150,54 +150,99 @@ ApiResult RunnerRegistry::run_forward(Framework fw, std::string_view api, const 
   }
 }
 
+namespace {
+// A runner's gradients (one Value per schema parameter) as InputGradients named by dump path, in the
+// order the call lists its tensors: positional first, then keyword arguments.
+std::vector<InputGradient> order_gradients(const BoundArgs& a, const ApiCall& call,
+                                           std::vector<Value> grads) {
+  struct Item {
+    bool kw;
+    std::size_t pos;
+    InputGradient g;
+  };
+  std::vector<Item> items;
+  auto kw_pos = [&](const std::string& name) {
+    for (std::size_t i = 0; i < call.kwargs.size(); ++i)
+      if (call.kwargs[i].first == name) return i;
+    return call.kwargs.size();
+  };
+  for (std::size_t i = 0; i < a.size() && i < grads.size(); ++i) {
+    const std::string& origin = a.origin(i);
+    if (origin.empty()) continue;
+    const bool kw = origin.rfind("kwargs.", 0) == 0;
+    const std::size_t pos = kw ? kw_pos(origin.substr(7)) : std::stoul(origin.substr(6));
+    const Value& in = a.at(i);
+    if (grads[i].is_tensor() && in.is_tensor()) {
+      items.push_back({kw, pos, {origin, grads[i].tensor(), in.tensor().dtype()}});
+    } else if (grads[i].is_list() && in.is_list()) {
+      // `Tensor... xs` passed as separate positional arguments: element j is input.<pos + j>.
+      const bool spread = a.schema().params[i].varargs && !kw && !call.args[pos].is_list();
+      for (std::size_t j = 0; j < grads[i].list().size() && j < in.list().size(); ++j)
+        if (grads[i].list()[j].is_tensor() && in.list()[j].is_tensor())
+          items.push_back({kw,
+                           spread ? pos + j : pos,
+                           {spread ? "input." + std::to_string(pos + j) : origin + "." + std::to_string(j),
+                            grads[i].list()[j].tensor(), in.list()[j].tensor().dtype()}});
+    }
+  }
+  std::stable_sort(items.begin(), items.end(), [](const Item& x, const Item& y) {
+    return std::tie(x.kw, x.pos) < std::tie(y.kw, y.pos);
+  });
+  std::vector<InputGradient> out;
+  for (auto& it2 : items) out.push_back(std::move(it2.g));
+  return out;
+}
+
+[[noreturn]] void not_differentiable(const std::string& key, std::string_view api) {
+  throw Error(ErrorKind::Unsupported, fmt::format("{} is not differentiable in probe", key), "", "",
+              std::string(api));
+}
+}  // namespace
+
 std::vector<InputGradient> RunnerRegistry::run_backward(Framework fw, std::string_view api,
                                                         const ApiCall& call,
                                                         const std::vector<Value>& grad_outputs,
                                                         RunnerRole role) const {
   const std::string key = key_of(api);
   const Impl::Entry* it = &impl_->require(fw, role, key, api);
-  if (!it->runner->backward)
-    throw Error(ErrorKind::Unsupported, fmt::format("{} is not differentiable in probe", key), "", "",
-                std::string(api));
+  if (!it->runner->backward) not_differentiable(key, api);
   try {
     BoundArgs a = bind(it->schema, call);
-    std::vector<Value> grads = it->runner->backward(a, grad_outputs);
-    // Order the gradients as the call lists its tensors: positional first, then keyword arguments.
-    struct Item {
-      bool kw;
-      std::size_t pos;
-      InputGradient g;
+    return order_gradients(a, call, it->runner->backward(a, grad_outputs));
+  } catch (...) {
+    rethrow_with_api(api);
+  }
+}
+
+std::vector<InputGradient> TapedCall::backward(const std::vector<Value>& grad_outputs) const {
+  return backward_(grad_outputs);
+}
+
+TapedCall RunnerRegistry::run_forward_taped(Framework fw, std::string_view api, const ApiCall& call,
+                                            RunnerRole role) const {
+  const std::string key = key_of(api);
+  const Impl::Entry* it = &impl_->require(fw, role, key, api);
+  const std::shared_ptr<const Runner> runner = it->runner;
+  TapedCall out;
+  if (!runner->taped_forward || !runner->backward) {  // forward now, and the whole backward later
+    out.result_ = run_forward(fw, api, call, role);
+    out.backward_ = [reg = *this, fw, api = std::string(api), call, role](const std::vector<Value>& g) {
+      return reg.run_backward(fw, api, call, g, role);
     };
-    std::vector<Item> items;
-    auto kw_pos = [&](const std::string& name) {
-      for (std::size_t i = 0; i < call.kwargs.size(); ++i)
-        if (call.kwargs[i].first == name) return i;
-      return call.kwargs.size();
-    };
-    for (std::size_t i = 0; i < a.size() && i < grads.size(); ++i) {
-      const std::string& origin = a.origin(i);
-      if (origin.empty()) continue;
-      const bool kw = origin.rfind("kwargs.", 0) == 0;
-      const std::size_t pos = kw ? kw_pos(origin.substr(7)) : std::stoul(origin.substr(6));
-      const Value& in = a.at(i);
-      if (grads[i].is_tensor() && in.is_tensor()) {
-        items.push_back({kw, pos, {origin, grads[i].tensor(), in.tensor().dtype()}});
-      } else if (grads[i].is_list() && in.is_list()) {
-        // `Tensor... xs` passed as separate positional arguments: element j is input.<pos + j>.
-        const bool spread = a.schema().params[i].varargs && !kw && !call.args[pos].is_list();
-        for (std::size_t j = 0; j < grads[i].list().size() && j < in.list().size(); ++j)
-          if (grads[i].list()[j].is_tensor() && in.list()[j].is_tensor())
-            items.push_back({kw,
-                             spread ? pos + j : pos,
-                             {spread ? "input." + std::to_string(pos + j) : origin + "." + std::to_string(j),
-                              grads[i].list()[j].tensor(), in.list()[j].tensor().dtype()}});
+    return out;
+  }
+  try {
+    auto args = std::make_shared<const BoundArgs>(bind(it->schema, call));
+    Runner::Taped taped = runner->taped_forward(*args);
+    out.result_ = std::move(taped.result);
+    out.backward_ = [api = std::string(api), call, args, runner,
+                     vjp = std::move(taped.backward)](const std::vector<Value>& g) {
+      try {
+        return order_gradients(*args, call, vjp(g));
+      } catch (...) {
+        rethrow_with_api(api);
       }
-    }
-    std::stable_sort(items.begin(), items.end(), [](const Item& x, const Item& y) {
-      return std::tie(x.kw, x.pos) < std::tie(y.kw, y.pos);
-    });
-    std::vector<InputGradient> out;
-    for (auto& it2 : items) out.push_back(std::move(it2.g));
+    };
     return out;
   } catch (...) {
     rethrow_with_api(api);

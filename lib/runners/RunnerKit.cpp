@@ -183,7 +183,38 @@ Buffer grad_buffer(const Value& g, const Var& out, std::size_t index) {
     throw Error(ErrorKind::InvalidArgument,
                 fmt::format("gradient {} has shape {} but the output has shape {}", index,
                             shape_to_string(t.shape()), shape_to_string(out.shape())));
-  return t.to_doubles();
+  return widen(t);
+}
+
+// Back-propagates the gradients `gouts` of the outputs of one evaluation (`c`, `outs`) and returns the
+// gradient of every parameter (Runner::Backward's contract).
+std::vector<Value> vjp_of(const BoundArgs& a, Ctx& c, const Outs& outs, const std::vector<Value>& gouts,
+                          bool emulate) {
+  std::vector<Var> vs;
+  std::vector<Buffer> gs;
+  for (std::size_t i = 0; i < outs.size() && i < gouts.size(); ++i) {
+    const Out& o = outs[i];
+    if (o.is_value) continue;
+    if (o.is_list) {
+      if (!gouts[i].is_list()) continue;
+      for (std::size_t j = 0; j < o.vars.size() && j < gouts[i].list().size(); ++j) {
+        vs.push_back(o.vars[j]);
+        gs.push_back(grad_buffer(gouts[i].list()[j], o.vars[j], i));
+      }
+    } else {
+      vs.push_back(o.var);
+      gs.push_back(grad_buffer(gouts[i], o.var, i));
+    }
+  }
+  backward(vs, gs);
+  std::vector<Value> grads = c.grads();
+  if (emulate) {  // the device holds gradients in the dtype of their input
+    for (std::size_t i = 0; i < grads.size(); ++i) {
+      const Value& in = a.at(i);
+      if (grads[i].is_tensor() && in.is_tensor()) grads[i] = Value(grads[i].tensor().to(in.tensor().dtype()));
+    }
+  }
+  return grads;
 }
 
 }  // namespace
@@ -238,32 +269,24 @@ void def(RunnerRegistry& reg, const std::vector<std::string>& apis, std::string_
           Ctx c(a);
           Outs outs = fn(c);
           if (inplace) apply_inplace(c, outs);
-          std::vector<Var> vs;
-          std::vector<Buffer> gs;
-          for (std::size_t i = 0; i < outs.size() && i < gouts.size(); ++i) {
-            const Out& o = outs[i];
-            if (o.is_value) continue;
-            if (o.is_list) {
-              if (!gouts[i].is_list()) continue;
-              for (std::size_t j = 0; j < o.vars.size() && j < gouts[i].list().size(); ++j) {
-                vs.push_back(o.vars[j]);
-                gs.push_back(grad_buffer(gouts[i].list()[j], o.vars[j], i));
-              }
-            } else {
-              vs.push_back(o.var);
-              gs.push_back(grad_buffer(gouts[i], o.var, i));
-            }
-          }
-          backward(vs, gs);
-          std::vector<Value> grads = c.grads();
-          if (emulate) {  // the device holds gradients in the dtype of their input
-            for (std::size_t i = 0; i < grads.size(); ++i) {
-              const Value& in = a.at(i);
-              if (grads[i].is_tensor() && in.is_tensor())
-                grads[i] = Value(grads[i].tensor().to(in.tensor().dtype()));
-            }
-          }
-          return grads;
+          return vjp_of(a, c, outs, gouts, emulate);
+        };
+        // The same graph-recording evaluation, kept: its outputs are the forward's (recording changes
+        // no value) and its graph serves the backward.
+        r.taped_forward = [fn, inplace, emulate](const BoundArgs& a) {
+          GradMode g(true);
+          EmulateFloat32 e(emulate);
+          auto c = std::make_shared<Ctx>(a);
+          auto outs = std::make_shared<Outs>(fn(*c));
+          if (inplace) apply_inplace(*c, *outs);
+          Runner::Taped t;
+          t.result = to_result(Outs(*outs), emulate);
+          t.backward = [&a, c, outs, emulate](const std::vector<Value>& gouts) {
+            GradMode g2(true);
+            EmulateFloat32 e2(emulate);
+            return vjp_of(a, *c, *outs, gouts, emulate);
+          };
+          return t;
         };
       }
       reg.add(fw, api, std::move(r), emulate ? RunnerRole::Device : RunnerRole::Bench);

@@ -197,6 +197,44 @@ TEST(Registry, BackwardGradientsAreNamedLikeDumpFiles) {
   EXPECT_THROW(reg.run_backward(Framework::PyTorch, "Torch.mul.0", ic, {Value(f32({1, 1, 1}, {3}))}), Error);
 }
 
+// run_forward_taped evaluates the forward once for both directions (issue 13). Expected values by hand:
+// linear(x, W, b) = x W^T + b with x = [[1, 2], [3, 4]], W = [[1, 0], [2, 1]], b = [1, -1] gives
+// [[2, 3], [4, 9]]; with upstream gradient G = [[1, 1], [1, 2]]: dx = G W = [[3, 1], [5, 2]],
+// dW = G^T x = [[4, 6], [7, 10]], db = column sums of G = [2, 3].
+TEST(Registry, TapedForwardServesTheBackwardWithoutAnotherEvaluation) {
+  const RunnerRegistry reg = RunnerRegistry::with_builtins();
+  ApiCall call{{Value(f32({1, 2, 3, 4}, {2, 2})), Value(f32({1, 0, 2, 1}, {2, 2})), Value(f32({1, -1}, {2}))},
+               {}};
+  TapedCall taped = reg.run_forward_taped(Framework::PyTorch, "Functional.linear.0", call);
+  const Tensor& y = taped.result().outputs.at(0).tensor();
+  ASSERT_EQ(y.dtype(), DType::Float64);
+  EXPECT_EQ(y.to_doubles(), (std::vector<double>{2, 3, 4, 9}));
+  EXPECT_EQ(taped.result().device_dtypes.at(0), DType::Float32);
+  auto g = taped.backward({Value(f32({1, 1, 1, 2}, {2, 2}))});
+  ASSERT_EQ(g.size(), 3u);
+  EXPECT_EQ(g[0].path, "input.0");
+  EXPECT_EQ(g[0].grad.to_doubles(), (std::vector<double>{3, 1, 5, 2}));
+  EXPECT_EQ(g[1].path, "input.1");
+  EXPECT_EQ(g[1].grad.to_doubles(), (std::vector<double>{4, 6, 7, 10}));
+  EXPECT_EQ(g[2].path, "input.2");
+  EXPECT_EQ(g[2].grad.to_doubles(), (std::vector<double>{2, 3}));
+  // The same as the two separate calls, bit for bit, on data where rounding matters.
+  ApiCall soft{{Value(f32({0.1f, -2.5f, 3.25f, 1e-3f, 7.0f, -0.3f}, {2, 3})), Value(1)}, {}};
+  const Value gsoft(f32({0.7f, -1.1f, 0.2f, 3.0f, 0.5f, -0.25f}, {2, 3}));
+  TapedCall ts = reg.run_forward_taped(Framework::PyTorch, "Functional.softmax.0", soft);
+  EXPECT_EQ(
+      ts.result().outputs.at(0).tensor().to_doubles(),
+      reg.run_forward(Framework::PyTorch, "Functional.softmax.0", soft).outputs.at(0).tensor().to_doubles());
+  EXPECT_EQ(
+      ts.backward({gsoft}).at(0).grad.to_doubles(),
+      reg.run_backward(Framework::PyTorch, "Functional.softmax.0", soft, {gsoft}).at(0).grad.to_doubles());
+  // A non-differentiable API still runs its forward; its backward is Unsupported, as run_backward says.
+  ApiCall ints{{Value(Tensor::from_values<std::int64_t>({3, 1, 2}, {3}))}, {}};
+  TapedCall ta = reg.run_forward_taped(Framework::PyTorch, "Torch.argmax.0", ints);
+  EXPECT_EQ(ta.result().outputs.at(0).tensor().at(0), 0.0);
+  EXPECT_THROW(ta.backward({Value(NoneValue{})}), Error);
+}
+
 TEST(Registry, IntegerResultsStayExactAndOverflowIsReported) {
   const RunnerRegistry reg = RunnerRegistry::with_builtins();
   Tensor big = Tensor::from_values<std::int64_t>({(std::int64_t{1} << 53) + 1}, {1});
