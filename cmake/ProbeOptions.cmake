@@ -4,6 +4,7 @@ option(PROBE_BUILD_BENCHMARKS "Build the Google Benchmark drivers" ON)
 option(PROBE_BUILD_FUZZERS "Build libFuzzer targets (needs clang)" OFF)
 option(PROBE_WERROR "Treat warnings as errors" OFF)
 option(PROBE_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
+option(PROBE_USE_OPENBLAS "float64 GEMM (matmul, linear, conv) through OpenBLAS; OFF: Eigen's own GEMM" ON)
 
 add_library(probe_warnings INTERFACE)
 target_compile_options(probe_warnings INTERFACE -Wall -Wextra -Wpedantic

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <Eigen/Core>
+#if PROBE_HAVE_CBLAS
+#include <cblas.h>
+#endif
 #include <algorithm>
 #include <limits>
 #include <numeric>
@@ -926,32 +929,69 @@ Var cumsum(const Var& x, int dim, DType out) {
 
 // ---- Linear algebra ---------------------------------------------------------------------------
 void gemm(const double* a, const double* b, double* c, std::int64_t m, std::int64_t k, std::int64_t n) {
+  gemm(a, b, c, m, k, n, false, false);
+}
+
+void gemm(const double* a, const double* b, double* c, std::int64_t m, std::int64_t k, std::int64_t n,
+          bool trans_a, bool trans_b, bool accumulate) {
   using Mat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  Eigen::Map<const Mat> A(a, m, k), B(b, k, n);
   Eigen::Map<Mat> C(c, m, n);
+  if (m == 0 || n == 0) return;
   if (k == 0) {
-    C.setZero();
+    if (!accumulate) C.setZero();
     return;
   }
-  C.noalias() = A * B;
+#if PROBE_HAVE_CBLAS
+  cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
+              static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), 1.0, a,
+              static_cast<blasint>(trans_a ? m : k), b, static_cast<blasint>(trans_b ? k : n),
+              accumulate ? 1.0 : 0.0, c, static_cast<blasint>(n));
+#else
+  Eigen::Map<const Mat> A(a, trans_a ? k : m, trans_a ? m : k), B(b, trans_b ? n : k, trans_b ? k : n);
+  auto assign = [&](const auto& product) {
+    if (accumulate)
+      C.noalias() += product;
+    else
+      C.noalias() = product;
+  };
+  if (trans_a && trans_b)
+    assign(A.transpose() * B.transpose());
+  else if (trans_a)
+    assign(A.transpose() * B);
+  else if (trans_b)
+    assign(A * B.transpose());
+  else
+    assign(A * B);
+#endif
 }
 
 namespace {
-void gemm_f32(const double* a, const double* b, double* c, std::int64_t m, std::int64_t k, std::int64_t n) {
+void gemm_f32(const double* a, const double* b, double* c, std::int64_t m, std::int64_t k, std::int64_t n,
+              bool trans_a, bool trans_b) {
   using Mat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   using MatF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  MatF A = Eigen::Map<const Mat>(a, m, k).cast<float>(), B = Eigen::Map<const Mat>(b, k, n).cast<float>();
+  MatF A = Eigen::Map<const Mat>(a, trans_a ? k : m, trans_a ? m : k).cast<float>(),
+       B = Eigen::Map<const Mat>(b, trans_b ? n : k, trans_b ? k : n).cast<float>();
+  if (trans_a) A.transposeInPlace();
+  if (trans_b) B.transposeInPlace();
   MatF C = MatF::Zero(m, n);
   if (k > 0) C.noalias() = A * B;
   Eigen::Map<Mat>(c, m, n) = C.cast<double>();
 }
 
-// Batched GEMM over broadcast batch dims; transposes as requested (for the backward pass).
-Buffer batched(const Var& a, const Var& b, const Shape& batch, std::int64_t m, std::int64_t k,
-               std::int64_t n) {
+// Batched GEMM over broadcast batch dims: C = op(A) op(B) with op(A) [m, k] and op(B) [k, n]; a
+// transposed operand is passed as stored ([..., k, m] / [..., n, k]) and read transposed by the GEMM.
+Buffer batched(const Var& a, const Var& b, const Shape& batch, std::int64_t m, std::int64_t k, std::int64_t n,
+               bool trans_a = false, bool trans_b = false) {
   Shape full_a = batch, full_b = batch;
-  full_a.insert(full_a.end(), {m, k});
-  full_b.insert(full_b.end(), {k, n});
+  if (trans_a)
+    full_a.insert(full_a.end(), {k, m});
+  else
+    full_a.insert(full_a.end(), {m, k});
+  if (trans_b)
+    full_b.insert(full_b.end(), {n, k});
+  else
+    full_b.insert(full_b.end(), {k, n});
   // Operands already of the full batch shape are used in place (no copy); others are broadcast without graph.
   GradMode no_graph(false);
   Var ea = a.shape() == full_a ? a : expand(a, full_a), eb = b.shape() == full_b ? b : expand(b, full_b);
@@ -965,9 +1005,9 @@ Buffer batched(const Var& a, const Var& b, const Shape& batch, std::int64_t m, s
     const double* pb = eb.data().data() + i * k * n;
     double* pc = c.data() + i * m * n;
     if (f32)
-      gemm_f32(pa, pb, pc, m, k, n);
+      gemm_f32(pa, pb, pc, m, k, n, trans_a, trans_b);
     else
-      gemm(pa, pb, pc, m, k, n);
+      gemm(pa, pb, pc, m, k, n, trans_a, trans_b);
   }
   return c;
 }
@@ -991,14 +1031,10 @@ Var bmm_broadcast(const Var& a, const Var& b, DType out) {
     Shape fa = batch, fb = batch;
     fa.insert(fa.end(), {m, k});
     fb.insert(fb.end(), {k, n});
-    if (a.requires_grad()) {  // dA = G B^T
-      Var bt = transpose(detach(b), -1, -2);
-      r[0] = sum_to(batched(gv, bt, batch, m, n, k), fa, a.shape());
-    }
-    if (b.requires_grad()) {  // dB = A^T G
-      Var at = transpose(detach(a), -1, -2);
-      r[1] = sum_to(batched(at, gv, batch, k, m, n), fb, b.shape());
-    }
+    if (a.requires_grad())  // dA = G B^T (B read transposed in place)
+      r[0] = sum_to(batched(gv, detach(b), batch, m, n, k, false, true), fa, a.shape());
+    if (b.requires_grad())  // dB = A^T G
+      r[1] = sum_to(batched(detach(a), gv, batch, k, m, n, true, false), fb, b.shape());
     return r;
   });
 }

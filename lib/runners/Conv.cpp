@@ -1,5 +1,5 @@
-// conv1d / conv2d / conv_transpose2d (float64 reference): im2col + one Eigen GEMM per (batch, group),
-// with explicit VJPs (the transposed GEMMs and col2im), so the backward pass costs two more GEMMs
+// conv1d / conv2d / conv_transpose2d (float64 reference): im2col + one GEMM (runners::gemm) per (batch,
+// group), with explicit VJPs (the transposed GEMMs and col2im), so the backward pass costs two more GEMMs
 // instead of a graph of per-element primitives.
 // DECISIONS D5: conv1d/conv2d are benched in float64 like every floating API (msprobe keeps float32 conv
 // inputs in float32 with HF32 rounding on the bench side).
@@ -7,7 +7,6 @@
 
 #include <fmt/format.h>
 
-#include <Eigen/Core>
 #include <algorithm>
 #include <memory>
 
@@ -18,10 +17,6 @@
 namespace probe::runners::nn {
 
 namespace {
-
-using RowMat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using MapC = Eigen::Map<const RowMat>;
-using MapM = Eigen::Map<RowMat>;
 
 // The geometry of one convolution "image" [C, H, W] -> "columns" [O, OH, OW].
 struct Geom {
@@ -126,31 +121,7 @@ void check_operands(const Var& x, const Var& w, const std::optional<Var>& b, con
 // Y_g = W_g X_g where the roles of "image" and "columns" depend on the direction.
 void gemm_into(const double* a, const double* b, double* c, std::int64_t m, std::int64_t k, std::int64_t n,
                bool accumulate, bool ta = false, bool tb = false) {
-  MapM C(c, m, n);
-  if (k == 0) {
-    if (!accumulate) C.setZero();
-    return;
-  }
-  const std::int64_t ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
-  MapC A(a, ar, ac), B(b, br, bc);
-  if (!ta && !tb) {
-    if (accumulate)
-      C.noalias() += A * B;
-    else
-      C.noalias() = A * B;
-  } else if (ta && !tb) {
-    if (accumulate)
-      C.noalias() += A.transpose() * B;
-    else
-      C.noalias() = A.transpose() * B;
-  } else if (!ta && tb) {
-    if (accumulate)
-      C.noalias() += A * B.transpose();
-    else
-      C.noalias() = A * B.transpose();
-  } else {
-    throw Error(ErrorKind::Internal, "gemm_into: unsupported transposes");
-  }
+  gemm(a, b, c, m, k, n, ta, tb, accumulate);
 }
 
 // Forward of a convolution (image x -> columns y) into y [N, O, P]; backward-data is the reverse.

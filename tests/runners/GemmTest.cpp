@@ -1,0 +1,64 @@
+// runners::gemm, the float64 GEMM under matmul/linear/conv (OpenBLAS or Eigen by build option), with its
+// transposed and accumulating forms. Expected values: the defining triple loop, on small integers so that
+// every product and sum is exact in float64 whatever order the library sums in.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "runners/Autograd.h"
+
+namespace probe::runners {
+namespace {
+
+// C[i][j] (+)= sum_p op(A)[i][p] op(B)[p][j], A stored [m, k] or [k, m], B stored [k, n] or [n, k].
+std::vector<double> reference(const std::vector<double>& a, const std::vector<double>& b,
+                              std::vector<double> c, std::int64_t m, std::int64_t k, std::int64_t n, bool ta,
+                              bool tb, bool acc) {
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      double s = 0;
+      for (std::int64_t p = 0; p < k; ++p)
+        s += a[static_cast<std::size_t>(ta ? p * m + i : i * k + p)] *
+             b[static_cast<std::size_t>(tb ? j * k + p : p * n + j)];
+      auto& out = c[static_cast<std::size_t>(i * n + j)];
+      out = acc ? out + s : s;
+    }
+  return c;
+}
+
+std::vector<double> ints(std::size_t n, int seed) {
+  std::vector<double> v(n);
+  for (std::size_t i = 0; i < n; ++i)
+    v[i] = static_cast<double>(static_cast<int>((i * 7 + seed * 13) % 11) - 5);
+  return v;
+}
+
+TEST(Gemm, MatchesTheDefinitionForEveryTransposeAndAccumulate) {
+  // Shapes past the libraries' small-matrix paths and with odd edges.
+  for (auto [m, k, n] : {std::array<std::int64_t, 3>{3, 5, 2}, {37, 65, 19}, {128, 9, 130}}) {
+    for (bool ta : {false, true})
+      for (bool tb : {false, true})
+        for (bool acc : {false, true}) {
+          const auto a = ints(static_cast<std::size_t>(m * k), 1),
+                     b = ints(static_cast<std::size_t>(k * n), 2);
+          const auto c0 = ints(static_cast<std::size_t>(m * n), 3);
+          std::vector<double> c = c0;
+          gemm(a.data(), b.data(), c.data(), m, k, n, ta, tb, acc);
+          EXPECT_EQ(c, reference(a, b, c0, m, k, n, ta, tb, acc))
+              << "m=" << m << " k=" << k << " n=" << n << " ta=" << ta << " tb=" << tb << " acc=" << acc;
+        }
+  }
+}
+
+TEST(Gemm, EmptyInnerDimensionGivesZerosOrLeavesTheSum) {
+  std::vector<double> c{1, 2, 3, 4};
+  gemm(nullptr, nullptr, c.data(), 2, 0, 2, false, false, true);
+  EXPECT_EQ(c, (std::vector<double>{1, 2, 3, 4}));
+  gemm(nullptr, nullptr, c.data(), 2, 0, 2);
+  EXPECT_EQ(c, (std::vector<double>{0, 0, 0, 0}));
+}
+
+}  // namespace
+}  // namespace probe::runners
