@@ -128,7 +128,7 @@ TEST(Registry, EmbedderReplacesAndAddsDeviceRunnersWithoutTouchingCopies) {
   // The copy it came from still has the built-in emulation.
   ApiResult e = builtins.run_forward(Framework::PyTorch, "Functional.relu.0", call, RunnerRole::Device);
   EXPECT_EQ(e.outputs[0].tensor().at(0), 0.0);
-  EXPECT_THROW(reg.add(Framework::PyTorch, "X.y", Runner{"bad(", dev.forward, {}}), Error);
+  EXPECT_THROW(reg.add(Framework::PyTorch, "X.y", Runner{"bad(", dev.forward, {}, {}}), Error);
   // Schemas of runners without backward report that.
   EXPECT_THROW(reg.run_backward(Framework::PyTorch, "Functional.relu.0", call, {}, RunnerRole::Device),
                Error);
