@@ -588,18 +588,9 @@ class ApiChecker {
     auto dtype_text = [](const Value& v, const Value& like) -> std::string {
       if (v.is_tensor())
         return std::string(mindspore_name(like.is_tensor() ? like.tensor().dtype() : v.tensor().dtype()));
-      switch (v.kind()) {
-        case Value::Kind::Bool:
-          return "bool";
-        case Value::Kind::Int:
-          return "int";
-        case Value::Kind::Float:
-          return "float";
-        case Value::Kind::List:
-          return "tuple";
-        default:
-          return std::string(to_string(v.kind()));
-      }
+      // MindSpore calls a sequence output a tuple; every other kind keeps Value's own name.
+      if (v.kind() == Value::Kind::List) return "tuple";
+      return std::string(to_string(v.kind()));
     };
     for (std::size_t i = 0; i < n; ++i) {
       MindSporeRow row = compare_mindspore(*b[i], *t[i], *ctx_.standards);
