@@ -5,11 +5,15 @@
 #   tools/bootstrap.sh sanitize  same as test, built with AddressSanitizer + UndefinedBehaviorSanitizer
 #   tools/bootstrap.sh clang     same as test, built with clang (optional developer check, not run by CI)
 #   tools/bootstrap.sh format    fail if any tracked C/C++ file differs from clang-format-14's output
+#   tools/bootstrap.sh fuzz      build the libFuzzer targets (clang) and run each for PROBE_FUZZ_SECONDS (20)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 mode=${1:-}
-case "$mode" in example|test|sanitize|clang|format) ;; *) echo "usage: $0 example|test|sanitize|clang|format" >&2; exit 2;; esac
+case "$mode" in
+  example|test|sanitize|clang|format|fuzz) ;;
+  *) echo "usage: $0 example|test|sanitize|clang|format|fuzz" >&2; exit 2;;
+esac
 
 packages=(cmake ninja-build g++ pkg-config rapidjson-dev libxtensor-dev xtl-dev libzip-dev libxlsxwriter-dev
           libeigen3-dev libfmt-dev zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev libyaml-dev
@@ -17,7 +21,8 @@ packages=(cmake ninja-build g++ pkg-config rapidjson-dev libxtensor-dev xtl-dev 
 if [ "$mode" = clang ]; then packages+=(clang); fi  # Debian 12: clang 14, the compiler of the fuzzer build
 # The suite checks that Python's torch.load reads the .pt files probe writes (tests/io), with Debian's own
 # interpreter: a missing torch is a test failure, never a skip, so every test mode installs it.
-if [ "$mode" != example ]; then packages+=(python3 python3-numpy python3-torch); fi
+if [ "$mode" != example ] && [ "$mode" != fuzz ]; then packages+=(python3 python3-numpy python3-torch); fi
+if [ "$mode" = fuzz ]; then packages+=(clang unzip); fi  # unzip: data.pkl seeds out of the .pt fixtures
 # The style check needs only git and the formatter the tree is formatted with (clang-format 14).
 if [ "$mode" = format ]; then packages=(git clang-format-14); fi
 missing=()
@@ -94,5 +99,12 @@ case "$mode" in
     # compilers at -Werror keeps the fuzzer build (clang only) working.
     configure build-clang -DCMAKE_CXX_COMPILER=clang++ -DPROBE_BUILD_TESTS=ON
     run_suite build-clang --timeout 900
+    ;;
+  fuzz)
+    cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
+      -DPROBE_BUILD_FUZZERS=ON -DPROBE_BUILD_TESTS=OFF -DPROBE_BUILD_BENCHMARKS=OFF "${launcher[@]}" >/dev/null
+    # Only the fuzzers (and the library they link), not the CLI.
+    ninja -C build-fuzz -j "$jobs" $(ninja -C build-fuzz -t targets all | sed -n 's/^\(probe_fuzz_[a-z_]*\):.*/\1/p' | sort -u)
+    tools/run_fuzzers.sh build-fuzz "${PROBE_FUZZ_SECONDS:-20}"
     ;;
 esac

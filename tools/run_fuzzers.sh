@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Runs every libFuzzer target of a fuzzer build for a bounded time each, seeded from tests/data.
+#   tools/run_fuzzers.sh BUILD_DIR [SECONDS_PER_FUZZER]
+# Exits non-zero as soon as a fuzzer finds a crash, leak, timeout or out-of-memory; the reproducer is kept
+# in BUILD_DIR/fuzz-artifacts/ and its bytes are printed (base64) so that a CI log is enough to replay it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:?usage: $0 BUILD_DIR [SECONDS]}
+seconds=${2:-20}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+artifacts="$build/fuzz-artifacts"
+mkdir -p "$artifacts"
+
+seed() {  # seed <fuzzer> <files...>: a fresh corpus directory holding copies of the seed files
+  local dir="$work/$1"
+  mkdir -p "$dir"
+  shift
+  local f
+  for f in "$@"; do [ -f "$f" ] && cp "$f" "$dir/$(echo "$f" | tr '/' '_')"; done
+  echo "$dir"
+}
+
+# The pickle fuzzer reads data.pkl alone: take it out of the .pt seeds.
+pickles=()
+for pt in tests/data/tensors/*.pt; do
+  out="$work/pkl_$(basename "$pt" .pt).pkl"
+  if unzip -p "$pt" '*/data.pkl' >"$out" 2>/dev/null; then pickles+=("$out"); fi
+done
+
+declare -A corpus
+corpus[dumpjson]=$(seed dumpjson $(find tests/data/dumps tests/data/run_ut -name '*.json' -size -64k | sort | head -40))
+corpus[npy]=$(seed npy tests/data/tensors/*.npy tests/data/tensors/*.npz)
+corpus[pt]=$(seed pt tests/data/tensors/*.pt)
+corpus[pickle]=$(seed pickle "${pickles[@]}")
+corpus[yaml]=$(seed yaml tests/data/dump_mapping/*/*.yaml tests/data/dump_compare/fuzzy/*.yaml)
+
+status=0
+for exe in "$build"/tests/fuzz/probe_fuzz_* "$build"/bin/probe_fuzz_*; do
+  [ -x "$exe" ] || continue
+  name=${exe##*/probe_fuzz_}
+  dir=${corpus[$name]:-$(seed "$name")}
+  extra=()
+  [ "$name" = dumpjson ] && extra+=(-dict=tests/fuzz/dump_json.dict)
+  echo "fuzz: $name for ${seconds}s" >&2
+  # -rss_limit_mb bounds a decompression bomb; -timeout turns a hang into a failure.
+  if ! "$exe" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+       -artifact_prefix="$artifacts/$name-" "${extra[@]}" "$dir" >"$work/$name.log" 2>&1; then
+    status=1
+    echo "fuzz: $name FAILED; last lines of its log:" >&2
+    tail -n 40 "$work/$name.log" >&2
+    for a in "$artifacts/$name-"*; do
+      [ -f "$a" ] && { echo "fuzz: reproducer $a (base64):" >&2; base64 -w0 "$a" >&2; echo >&2; }
+    done
+  else
+    grep -E '^stat::number_of_executed_units' "$work/$name.log" | sed "s/^/fuzz: $name /" >&2 || true
+  fi
+done
+exit $status
