@@ -314,7 +314,10 @@ std::pair<Var, Var> cum_extreme(const Var& x, int d, bool is_min) {
 std::pair<Var, Var> select_rank(const Var& x, int d, std::int64_t rank, bool keepdim, bool nan_wins) {
   const std::int64_t len = x.ndim() == 0 ? 1 : x.shape()[static_cast<std::size_t>(d)];
   // median's nth_element orders by (value, position): a stable sort gives the same total order.
-  auto [flat, idx] = sort_along(x, d, false, len, SliceOrder::StableSort);
+  // Named members, not a structured binding: clang 14 (the fuzzer build's compiler) cannot capture those.
+  const auto sorted = sort_along(x, d, false, len, SliceOrder::StableSort);
+  const auto& flat = sorted.first;
+  const auto& idx = sorted.second;
   Shape out = x.shape().empty() ? Shape{} : x.shape();
   if (!out.empty()) out[static_cast<std::size_t>(d)] = 1;
   std::vector<std::int64_t> pick;
