@@ -19,6 +19,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/ScratchDir.h"
 #include "probe/construct.h"
 #include "probe/csv.h"
 #include "probe/dump.h"
@@ -42,23 +43,7 @@ std::string read_text(const std::string& path) {
   return ss.str();
 }
 
-// A fresh directory per test, removed afterwards.
-class TempDir {
- public:
-  TempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = (fs::temp_directory_path() /
-             fmt::format("probe_dw_{}_{}_{}", info->test_suite_name(), info->name(), ::getpid()))
-                .string();
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using TempDir = probe::testing::ScratchDir;
 
 DumpWriterOptions opts(std::string path, const std::function<void(DumpWriterOptions&)>& edit = {}) {
   DumpWriterOptions o;
@@ -182,7 +167,7 @@ TEST(DumpStatistics, MatchTorchAndZlibForEveryDtype) {
 TEST(DumpWriter, StatisticsDumpIsByteIdenticalToPythonJson) {
   TempDir dir;
   {
-    DumpWriter w(opts(dir.path(), [&](DumpWriterOptions& o) {
+    DumpWriter w(opts(dir.path().string(), [&](DumpWriterOptions& o) {
       o.task = DumpTask::Statistics;
       o.md5 = true;
       o.rank = 0;
@@ -204,7 +189,7 @@ TEST(DumpWriter, StatisticsDumpIsByteIdenticalToPythonJson) {
                   {Value(f16({2.0, 0.5, -0.75, 3.0}, {2, 2})), Value()});
     w.backward(relu_key, {Value(f16({1, 1, 1, 1, 1, 1}, {2, 3}))}, {Value(f16({1, 0, 1, 1, 0, 0}, {2, 3}))});
   }
-  const std::string got = read_text(dir.path() + "/step0/rank0/dump.json");
+  const std::string got = read_text(dir.path().string() + "/step0/rank0/dump.json");
   const std::string want = read_text(kData + "/golden_dump.json");
   EXPECT_EQ(got, want);
 }
@@ -220,20 +205,21 @@ TEST(DumpWriter, PyTorchTensorModeRoundTripsThroughProbesReader) {
   const Tensor empty = Tensor::zeros(DType::Float32, {0, 3});
   std::string key;
   {
-    DumpWriter w(opts(dir.path(), [&](DumpWriterOptions& o) {
+    DumpWriter w(opts(dir.path().string(), [&](DumpWriterOptions& o) {
       o.task = DumpTask::Tensor;
       o.md5 = true;
     }));
     key = w.api_forward("Torch.where", {{flags, bf, half}, {{"out", Value()}}},
                         {Value(std::vector<Value>{i32, scalar, empty})});
-    EXPECT_EQ(w.rank_dir(), (fs::path(dir.path()) / "step0" / "rank").string());
+    EXPECT_EQ(w.rank_dir(), (fs::path(dir.path().string()) / "step0" / "rank").string());
   }
-  const Dump d = Dump::open(dir.path() + "/step0/rank/dump.json");
+  const Dump d = Dump::open(dir.path().string() + "/step0/rank/dump.json");
   EXPECT_EQ(d.task(), "tensor");
   EXPECT_EQ(d.level(), "L1");
   EXPECT_EQ(d.framework(), Framework::PyTorch);
   ASSERT_TRUE(d.declares_tensor_data());
-  EXPECT_EQ(fs::path(*d.dump_data_dir()), fs::absolute(fs::path(dir.path()) / "step0/rank/dump_tensor_data"));
+  EXPECT_EQ(fs::path(*d.dump_data_dir()),
+            fs::absolute(fs::path(dir.path().string()) / "step0/rank/dump_tensor_data"));
   ASSERT_EQ(d.entries().size(), 1u);
   const DumpEntry& e = d.entries()[0];
   EXPECT_EQ(e.key, "Torch.where.0.forward");
@@ -262,7 +248,8 @@ TEST(DumpWriter, PyTorchTensorModeRoundTripsThroughProbesReader) {
   EXPECT_EQ(tensors[4]->max.kind, Statistic::Kind::Int);
   EXPECT_EQ(tensors[4]->max.i, 423);
   EXPECT_EQ(tensors[0]->max.kind, Statistic::Kind::Bool);
-  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path() + "/step0/rank/dump_tensor_data"), {}), 5);
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path().string() + "/step0/rank/dump_tensor_data"), {}),
+            5);
   const DumpNode* out_kw = e.kwargs()->find("out");
   ASSERT_NE(out_kw, nullptr);
   EXPECT_TRUE(out_kw->is_null());
@@ -272,7 +259,7 @@ TEST(DumpWriter, MindSporeLayoutWritesNpyWithBFloat16AsFloat32) {
   TempDir dir;
   const Tensor bf = Tensor::from_values<double>({1.0, -2.5, 3.140625}, {3}).to(DType::BFloat16);
   {
-    DumpWriter w(opts(dir.path(), [&](DumpWriterOptions& o) {
+    DumpWriter w(opts(dir.path().string(), [&](DumpWriterOptions& o) {
       o.framework = Framework::MindSpore;
       o.task = DumpTask::Tensor;
       o.md5 = true;
@@ -280,7 +267,7 @@ TEST(DumpWriter, MindSporeLayoutWritesNpyWithBFloat16AsFloat32) {
     }));
     w.api_forward("Mint.abs", {{bf}, {{"dtype", Value(DType::BFloat16)}}}, {Value(bf)});
   }
-  const std::string rank_dir = dir.path() + "/step0/rank1";
+  const std::string rank_dir = dir.path().string() + "/step0/rank1";
   const Dump d = Dump::open(rank_dir + "/dump.json");
   EXPECT_EQ(d.framework_field(), "mindspore");
   const DumpEntry& e = d.entries().at(0);
@@ -305,7 +292,7 @@ TEST(DumpWriter, LevelsKeepTheirRecordsAndSideFilesDescribeThem) {
   const std::vector<std::string> stack = {"File /m.py, line 3, in forward, \n y = self.fc(x)",
                                           "File /t.py, line 9, in <module>, \n main()"};
   for (DumpLevel level : {DumpLevel::L0, DumpLevel::L1, DumpLevel::Mix}) {
-    const std::string root = dir.path() + "/" + std::to_string(static_cast<int>(level));
+    const std::string root = dir.path().string() + "/" + std::to_string(static_cast<int>(level));
     {
       DumpWriter w(opts(root, [&](DumpWriterOptions& o) {
         o.level = level;
@@ -359,7 +346,7 @@ TEST(DumpWriter, StepsAndRanksFollowMsprobesDirectoryNames) {
   TempDir dir;
   const Tensor x = f16({1}, {1});
   {
-    DumpWriter w(opts(dir.path(), [&](DumpWriterOptions& o) {
+    DumpWriter w(opts(dir.path().string(), [&](DumpWriterOptions& o) {
       o.rank = 3;
       o.step = 2;
     }));
@@ -369,7 +356,7 @@ TEST(DumpWriter, StepsAndRanksFollowMsprobesDirectoryNames) {
     EXPECT_EQ(w.record_count(), 0u);
     EXPECT_EQ(w.api_forward("Functional.relu", {{x}, {}}, {Value(x)}), "Functional.relu.0.forward");
   }
-  const DumpLayout layout = DumpLayout::discover(dir.path());
+  const DumpLayout layout = DumpLayout::discover(dir.path().string());
   ASSERT_EQ(layout.ranks.size(), 2u);
   EXPECT_EQ(layout.ranks[0].step, "step2");
   EXPECT_EQ(layout.ranks[1].step, "step3");
@@ -383,7 +370,7 @@ TEST(DumpWriter, StepsAndRanksFollowMsprobesDirectoryNames) {
 TEST(DumpWriter, DumpJsonIsRewrittenOnlyAtFlushPoints) {
   TempDir dir;
   const Tensor x = f16({1}, {1});
-  DumpWriter w(opts(dir.path(), [&](DumpWriterOptions& o) { o.flush_every = 2; }));
+  DumpWriter w(opts(dir.path().string(), [&](DumpWriterOptions& o) { o.flush_every = 2; }));
   const std::string path = w.dump_json_path();
   EXPECT_EQ(Dump::open(path).entries().size(), 0u);  // the skeleton exists from the start
   w.api_forward("Functional.relu", {{x}, {}}, {Value(x)});
@@ -399,7 +386,7 @@ TEST(DumpWriter, DumpJsonIsRewrittenOnlyAtFlushPoints) {
 
 TEST(DumpWriter, RejectsNamesMsprobeCouldNotWrite) {
   TempDir dir;
-  DumpWriter w(opts(dir.path(), [&](DumpWriterOptions& o) { o.task = DumpTask::Tensor; }));
+  DumpWriter w(opts(dir.path().string(), [&](DumpWriterOptions& o) { o.task = DumpTask::Tensor; }));
   const Tensor x = f16({1}, {1});
   for (const char* bad : {"relu", "Functional.re lu", "Functional..relu", "../x.relu", ""}) {
     try {
@@ -420,7 +407,7 @@ TEST(DumpWriter, RejectsNamesMsprobeCouldNotWrite) {
 TEST(DumpWriter, ConcurrentRecordsAreAllKept) {
   TempDir dir;
   {
-    DumpWriter w(opts(dir.path(), [&](DumpWriterOptions& o) {
+    DumpWriter w(opts(dir.path().string(), [&](DumpWriterOptions& o) {
       o.task = DumpTask::Tensor;
       o.flush_every = 7;
     }));
@@ -432,7 +419,7 @@ TEST(DumpWriter, ConcurrentRecordsAreAllKept) {
       });
     for (auto& th : threads) th.join();
   }
-  const Dump d = Dump::open(dir.path() + "/step0/rank/dump.json");
+  const Dump d = Dump::open(dir.path().string() + "/step0/rank/dump.json");
   ASSERT_EQ(d.entries().size(), 100u);
   for (int i = 0; i < 100; ++i)
     EXPECT_NE(d.find("Functional.relu." + std::to_string(i) + ".forward"), nullptr);
@@ -446,7 +433,7 @@ TEST(DumpWriter, KilledProcessLeavesACompleteDumpJson) {
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     try {
-      DumpWriter w(opts(dir.path(), [&](DumpWriterOptions& o) {
+      DumpWriter w(opts(dir.path().string(), [&](DumpWriterOptions& o) {
         o.task = DumpTask::Tensor;
         o.flush_every = 1;
       }));
@@ -456,7 +443,7 @@ TEST(DumpWriter, KilledProcessLeavesACompleteDumpJson) {
     }
     ::_exit(0);
   }
-  const std::string path = dir.path() + "/step0/rank/dump.json";
+  const std::string path = dir.path().string() + "/step0/rank/dump.json";
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   // Wait until some records are in, so the kill lands mid-stream.
   while (std::chrono::steady_clock::now() < deadline) {
@@ -484,26 +471,28 @@ TEST(DumpWriter, CliReadsTheWrittenDump) {
   const Tensor relu = Tensor::from_values<double>({0, 0, 0, 0.25, 1.0, 3.0}, {2, 3}).to(DType::BFloat16);
   const Tensor wrong = Tensor::from_values<double>({0, 0, 0, 0.5, 2.0, 6.0}, {2, 3}).to(DType::BFloat16);
   {
-    DumpWriter w(opts(dir.path(), [&](DumpWriterOptions& o) {
+    DumpWriter w(opts(dir.path().string(), [&](DumpWriterOptions& o) {
       o.task = DumpTask::Tensor;
       o.rank = 0;
     }));
     w.api_forward("Functional.relu", {{x}, {}}, {Value(relu)});
     w.api_forward("Functional.relu", {{x}, {}}, {Value(wrong)});
   }
-  const std::string json = dir.path() + "/step0/rank0/dump.json";
+  const std::string json = dir.path().string() + "/step0/rank0/dump.json";
   const std::string cli = PROBE_CLI_PATH;
-  ASSERT_EQ(std::system((cli + " info '" + dir.path() + "' > '" + dir.path() + "/info.txt' 2>&1").c_str()),
-            0);
-  const std::string info = read_text(dir.path() + "/info.txt");
+  ASSERT_EQ(
+      std::system((cli + " info '" + dir.path().string() + "' > '" + dir.path().string() + "/info.txt' 2>&1")
+                      .c_str()),
+      0);
+  const std::string info = read_text(dir.path().string() + "/info.txt");
   EXPECT_NE(info.find("framework: pytorch   task: tensor   level: L1"), std::string::npos) << info;
   EXPECT_NE(info.find("tensor files: 4 referenced, 4 ok"), std::string::npos) << info;
-  const std::string out = dir.path() + "/out";
+  const std::string out = dir.path().string() + "/out";
   ASSERT_EQ(std::system((cli + " -f pytorch run_ut -api_info '" + json + "' -o '" + out + "' > '" +
-                         dir.path() + "/run_ut.txt' 2>&1")
+                         dir.path().string() + "/run_ut.txt' 2>&1")
                             .c_str()),
             0)
-      << read_text(dir.path() + "/run_ut.txt");
+      << read_text(dir.path().string() + "/run_ut.txt");
   std::string result;
   for (const auto& f : fs::directory_iterator(out))
     if (f.path().filename().string().starts_with("accuracy_checking_result_")) result = f.path().string();
@@ -522,7 +511,7 @@ TEST(DumpWriter, CliReadsTheWrittenDump) {
 TEST(DumpWriterPython, WritesDumpForPython) {
   TempDir tmp;
   const char* env = std::getenv("PROBE_DUMP_WRITER_PYTHON_DIR");
-  const std::string root = env && *env ? env : tmp.path();
+  const std::string root = env && *env ? env : tmp.path().string();
   const Tensor bf =
       Tensor::from_values<double>({1.0, -2.5, 3.140625, 1e-3, 7, -8}, {2, 3}).to(DType::BFloat16);
   const Tensor half = f16({65504, -0.0, 6e-8, 1}, {2, 2});

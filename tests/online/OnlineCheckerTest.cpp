@@ -17,6 +17,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/ScratchDir.h"
 #include "probe/csv.h"
 #include "probe/dump_writer.h"
 #include "probe/error.h"
@@ -30,22 +31,7 @@ using namespace probe;
 
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = (fs::temp_directory_path() / ("probe_oc_" + std::string(info->test_suite_name()) + "_" +
-                                          info->name() + "_" + std::to_string(::getpid())))
-                .string();
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using TempDir = probe::testing::ScratchDir;
 
 constexpr const char* kTs = "20260101120000123";
 
@@ -115,7 +101,7 @@ RunnerRegistry registry_with_gate(Gate& gate) {
 
 TEST(OnlineChecker, CorrectKernelPassesAndBrokenOneFailsInSeed003Layout) {
   TempDir dir;
-  OnlineCheckerOptions o = options(dir.path());
+  OnlineCheckerOptions o = options(dir.path().string());
   o.tag = "unit";
   o.rank = 4;
   OnlineCheckerSummary s;
@@ -129,7 +115,7 @@ TEST(OnlineChecker, CorrectKernelPassesAndBrokenOneFailsInSeed003Layout) {
   EXPECT_EQ(s.calls, 2u);
   EXPECT_EQ(s.passed, 1u);
   EXPECT_EQ(s.failed, 1u);
-  EXPECT_EQ(s.run_dir, dir.path() + "/msprobe_unit_rank4_" + kTs);
+  EXPECT_EQ(s.run_dir, dir.path().string() + "/msprobe_unit_rank4_" + kTs);
   EXPECT_EQ(s.result_csv, s.run_dir + "/accuracy_checking_result_20260101120000.csv");
   const auto result = rows_of(s.result_csv);
   ASSERT_EQ(result.size(), 3u);
@@ -152,7 +138,7 @@ TEST(OnlineChecker, CorrectKernelPassesAndBrokenOneFailsInSeed003Layout) {
 TEST(OnlineChecker, DumpModesSaveWhatTheyPromise) {
   for (OnlineDumpMode mode : {OnlineDumpMode::All, OnlineDumpMode::List, OnlineDumpMode::Auto}) {
     TempDir dir;
-    OnlineCheckerOptions o = options(dir.path());
+    OnlineCheckerOptions o = options(dir.path().string());
     o.dump_mode = mode;
     o.api_list = {"mul"};  // List: Tensor.mul only, matched without its prefix
     std::string run;
@@ -202,7 +188,7 @@ TEST(OnlineChecker, DumpModesSaveWhatTheyPromise) {
 
 TEST(OnlineChecker, BlackListedAndUnsupportedOpsAreCountedNotPassed) {
   TempDir dir;
-  OnlineCheckerOptions o = options(dir.path());
+  OnlineCheckerOptions o = options(dir.path().string());
   OnlineChecker oc(o);
   const Case c = add_case(1, false);
   EXPECT_FALSE(oc.check("view", {{Value(c.a)}, {}}, {Value(c.a)}));  // shipped black list (aten name)
@@ -226,7 +212,7 @@ TEST(OnlineChecker, BlackListedAndUnsupportedOpsAreCountedNotPassed) {
   EXPECT_EQ(result[3][1], "SKIP");
   EXPECT_NE(result[3][3].find("nonsense"), std::string::npos) << result[3][3];
 
-  OnlineCheckerOptions custom = options(dir.path() + "/x");
+  OnlineCheckerOptions custom = options(dir.path().string() + "/x");
   fs::create_directories(custom.dump_path);
   custom.black_list = std::vector<std::string>{"add"};
   OnlineChecker oc2(custom);
@@ -236,7 +222,7 @@ TEST(OnlineChecker, BlackListedAndUnsupportedOpsAreCountedNotPassed) {
 
 TEST(OnlineChecker, StridedViewsOfCallerMemoryAreCopiedAtCheck) {
   TempDir dir;
-  OnlineCheckerOptions o = options(dir.path());
+  OnlineCheckerOptions o = options(dir.path().string());
   o.dump_mode = OnlineDumpMode::All;
   // A 3x2 transposed view of a 2x3 fp16 buffer; the device "kernel" adds it to itself.
   std::vector<float16_t> buf;
@@ -267,7 +253,7 @@ TEST(OnlineChecker, StridedViewsOfCallerMemoryAreCopiedAtCheck) {
 TEST(OnlineChecker, DropBackpressureCountsWhatItDrops) {
   TempDir dir;
   Gate gate;
-  OnlineCheckerOptions o = options(dir.path());
+  OnlineCheckerOptions o = options(dir.path().string());
   o.queue_capacity = 2;
   o.backpressure = Backpressure::Drop;
   const Tensor x = bf16({1, 2}, {2});
@@ -292,7 +278,7 @@ TEST(OnlineChecker, DropBackpressureCountsWhatItDrops) {
 TEST(OnlineChecker, BlockBackpressureWaitsAndLosesNothing) {
   TempDir dir;
   Gate gate;
-  OnlineCheckerOptions o = options(dir.path());
+  OnlineCheckerOptions o = options(dir.path().string());
   o.queue_capacity = 1;
   const Tensor x = bf16({1, 2}, {2});
   OnlineChecker oc(o, registry_with_gate(gate));
@@ -320,7 +306,7 @@ TEST(OnlineChecker, DestructorDrainsTheQueue) {
   TempDir dir;
   std::string result;
   {
-    OnlineCheckerOptions o = options(dir.path());
+    OnlineCheckerOptions o = options(dir.path().string());
     o.workers = 2;
     OnlineChecker oc(o);
     for (int i = 0; i < 20; ++i) check_add(oc, add_case(1 + i, false));
@@ -333,7 +319,7 @@ TEST(OnlineChecker, DestructorDrainsTheQueue) {
 
 TEST(OnlineChecker, ConcurrentCallersGetDistinctIndicesAndEveryRow) {
   TempDir dir;
-  OnlineCheckerOptions o = options(dir.path());
+  OnlineCheckerOptions o = options(dir.path().string());
   o.workers = 2;
   o.queue_capacity = 8;
   OnlineChecker oc(o);
@@ -359,7 +345,7 @@ TEST(OnlineChecker, ConcurrentCallersGetDistinctIndicesAndEveryRow) {
 
 TEST(OnlineChecker, RunUtRuleWritesRunUtRows) {
   TempDir dir;
-  OnlineCheckerOptions o = options(dir.path());
+  OnlineCheckerOptions o = options(dir.path().string());
   o.rule = OnlineRule::RunUt;
   OnlineChecker oc(o);
   check_add(oc, add_case(1, false));
@@ -379,7 +365,7 @@ TEST(OnlineChecker, RunUtRuleWritesRunUtRows) {
 TEST(OnlineChecker, RejectsBadOptions) {
   TempDir dir;
   auto bad = [&](auto edit) {
-    OnlineCheckerOptions o = options(dir.path());
+    OnlineCheckerOptions o = options(dir.path().string());
     edit(o);
     EXPECT_THROW(OnlineChecker{o}, Error);
   };
@@ -395,13 +381,13 @@ TEST(OnlineChecker, RejectsBadOptions) {
 // least the ops known to be done before the kill.
 TEST(OnlineChecker, KilledProcessLeavesCompleteRows) {
   TempDir dir;
-  const std::string result =
-      dir.path() + "/msprobe_rank0_" + std::string(kTs) + "/accuracy_checking_result_20260101120000.csv";
+  const std::string result = dir.path().string() + "/msprobe_rank0_" + std::string(kTs) +
+                             "/accuracy_checking_result_20260101120000.csv";
   const pid_t pid = ::fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     try {
-      OnlineChecker oc(options(dir.path()));
+      OnlineChecker oc(options(dir.path().string()));
       for (int i = 0; i < 1000000; ++i) check_add(oc, add_case(1, i % 2 == 1));
     } catch (...) {
     }
@@ -440,13 +426,13 @@ TEST(OnlineChecker, KilledProcessLeavesCompleteRows) {
 // the same forward statuses, call by call.
 TEST(OnlineChecker, RunUtRuleAgreesWithRunUtOnTheDumpedCalls) {
   TempDir dir;
-  OnlineCheckerOptions o = options(dir.path());
+  OnlineCheckerOptions o = options(dir.path().string());
   o.rule = OnlineRule::RunUt;
   std::string online_result;
   {
     OnlineChecker oc(o);
     DumpWriterOptions dw;
-    dw.dump_path = dir.path() + "/dump";
+    dw.dump_path = dir.path().string() + "/dump";
     dw.task = DumpTask::Tensor;
     dw.rank = 0;
     DumpWriter w(dw);
@@ -459,8 +445,8 @@ TEST(OnlineChecker, RunUtRuleAgreesWithRunUtOnTheDumpedCalls) {
     online_result = oc.summary().result_csv;
   }
   RunUtOptions ru;
-  ru.api_info = dir.path() + "/dump/step0/rank0/dump.json";
-  ru.out_dir = dir.path() + "/run_ut";
+  ru.api_info = dir.path().string() + "/dump/step0/rank0/dump.json";
+  ru.out_dir = dir.path().string() + "/run_ut";
   const RunUtSummary r = run_ut(ru);
   const auto offline = rows_of(r.result_csv), online = rows_of(online_result);
   ASSERT_EQ(offline.size(), 7u);
