@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "precision_compare/Rules.h"
 #include "probe/number_format.h"
 
 namespace probe::precision_compare {
@@ -50,27 +51,9 @@ double cell_float(const DetailsTable& t, std::size_t row, const char* name) {
   return t.to_float(row, need(t, name, row));
 }
 
-struct Ratio {
-  double value;
-  bool consistent;
-  std::string message;
-};
-
-// msprobe check_inf_or_nan / calc_ratio: a ratio of NPU to GPU metric, floored by the dtype's minimum error.
-Ratio ratio_of(double x, double y, double min_err, const char* column) {
-  if (std::isnan(x) || std::isinf(x) || std::isnan(y) || std::isinf(y)) {
-    bool consistent = (std::isinf(x) || std::isinf(y)) ? (std::isinf(x) && std::isinf(y) && x == y)
-                                                       : (std::isnan(x) && std::isnan(y));
-    return {std::numeric_limits<double>::quiet_NaN(), consistent,
-            std::string(column) + (consistent ? "同为同号inf或nan\n" : "inf或nan不一致\n")};
-  }
-  // Overflow to inf is possible for |x| > ~1e304 and then judged pass, as in msprobe (ratio inf → pass).
-  return {std::fabs(x) / std::max(std::fabs(y), min_err), true, ""};
-}
-
 std::string judge_binary(const DetailsTable& npu, std::size_t r, CsvRow& d) {
   std::size_t c = need(npu, kErrorRateCol, r);
-  std::string status = npu.to_float(r, c) == 0 ? kPass : kError;
+  std::string status = binary_consistency_pass(npu.to_float(r, c)) ? kPass : kError;
   d[kErrorRate] = npu.copied(r, c);
   d[kErrorRateStatus] = status;
   d[kCompareResult] = status;
@@ -90,10 +73,10 @@ AbsoluteResult absolute_result(const DetailsTable& npu, std::size_t r) {
   a.inf_nan = cell_float(npu, r, kInfNan);
   a.rel = cell_float(npu, r, kRelErr);
   a.abs = cell_float(npu, r, kAbsErr);
-  a.inf_nan_status = a.inf_nan == 0 ? kPass : kError;
-  a.rel_status = a.rel == 0 ? kPass : kError;
-  a.abs_status = a.abs == 0 ? kPass : kError;
-  a.error = a.inf_nan != 0 || a.rel != 0 || a.abs != 0;
+  a.inf_nan_status = absolute_ratio_pass(a.inf_nan) ? kPass : kError;
+  a.rel_status = absolute_ratio_pass(a.rel) ? kPass : kError;
+  a.abs_status = absolute_ratio_pass(a.abs) ? kPass : kError;
+  a.error = !absolute_ratio_pass(a.inf_nan) || !absolute_ratio_pass(a.rel) || !absolute_ratio_pass(a.abs);
   return a;
 }
 
@@ -125,7 +108,7 @@ std::string judge_accumulative(const Thresholds& t, const DetailsTable& npu, std
                                const std::string& dtype, CsvRow& d) {
   AbsoluteResult a = absolute_result(npu, r);
   double eb = cell_float(npu, r, kEb);
-  const char* eb_status = eb <= t.eb_threshold(dtype) ? kPass : kError;
+  const char* eb_status = accumulative_eb_pass(eb, t.eb_threshold(dtype)) ? kPass : kError;
   fill_absolute(a, d);
   d[kEbRatio] = fmt(eb);
   d[kEbStatus] = eb_status;
@@ -145,7 +128,7 @@ std::string judge_accumulative(const Thresholds& t, const DetailsTable& npu, std
 
 std::string judge_thousandth(const Thresholds& t, const DetailsTable& npu, std::size_t r, CsvRow& d) {
   std::size_t c = need(npu, kThousandthCol, r);
-  std::string status = npu.to_float(r, c) >= t.thousandth_pass ? kPass : kError;
+  std::string status = thousandth_pass(npu.to_float(r, c), t) ? kPass : kError;
   d[kThousandth] = npu.copied(r, c);
   d[kThousandthStatus] = status;
   d[kCompareResult] = status;
@@ -174,7 +157,7 @@ std::string judge_benchmark(const Thresholds& t, const DetailsTable& npu, std::s
   for (std::size_t i = 0; i < metrics.size(); ++i) {
     double x = cell_float(npu, nr, metrics[i].column);
     double y = cell_float(gpu, gr, metrics[i].column);
-    ratios[i] = ratio_of(x, y, min_err, metrics[i].column);
+    ratios[i] = metric_ratio(x, y, min_err, metrics[i].column);
   }
   std::string msg;
   for (const auto& r : ratios) msg += r.message;
@@ -182,10 +165,7 @@ std::string judge_benchmark(const Thresholds& t, const DetailsTable& npu, std::s
   std::string errors;
   for (std::size_t i = 0; i < metrics.size(); ++i) {
     const Ratio& r = ratios[i];
-    const char* status = !r.consistent                                  ? kError
-                         : (std::isnan(r.value) || std::isinf(r.value)) ? kPass
-                         : r.value > metrics[i].threshold               ? kError
-                                                                        : kPass;
+    const char* status = benchmark_metric_pass(r, metrics[i].threshold) ? kPass : kError;
     d[metrics[i].ratio_col] = fmt(r.value);
     d[metrics[i].status_col] = status;
     // Error balance is reported but, as in HEAD, never decides 比对结果.
@@ -207,7 +187,7 @@ std::string judge_ulp(const Thresholds& t, const DetailsTable& npu, std::size_t 
   d[kAlgorithm] = standard_csv_name(Standard::Ulp);
   if (t.fp8_dtypes.count(dtype)) {
     double p = cell_float(npu, nr, kUlpProportionCol);
-    std::string status = p < t.ulp_low_proportion ? kPass : kError;
+    std::string status = fp8_ulp_pass(p, t) ? kPass : kError;
     d[kUlpProportion] = fmt(p);
     d[kUlpStatus] = status;
     d[kCompareResult] = status;
@@ -216,10 +196,11 @@ std::string judge_ulp(const Thresholds& t, const DetailsTable& npu, std::size_t 
   }
   double m_npu = cell_float(npu, nr, kMeanUlpCol);
   double m_gpu = cell_float(gpu, gr, kMeanUlpCol);
-  Ratio mean = ratio_of(m_npu, m_gpu, 1.0, kMeanUlpCol);  // only its consistency verdict and message are used
+  Ratio mean =
+      metric_ratio(m_npu, m_gpu, 1.0, kMeanUlpCol);  // only its consistency verdict and message are used
   double p_npu = cell_float(npu, nr, kUlpProportionCol);
   double p_gpu = cell_float(gpu, gr, kUlpProportionCol);
-  Ratio prop = ratio_of(p_npu, p_gpu, t.min_err(dtype), kUlpProportionCol);
+  Ratio prop = metric_ratio(p_npu, p_gpu, t.min_err(dtype), kUlpProportionCol);
   d[kMeanUlp] = fmt(m_npu);
   d[kUlpProportion] = fmt(p_npu);
   d[kUlpProportionRatio] = fmt(prop.value);
@@ -230,10 +211,7 @@ std::string judge_ulp(const Thresholds& t, const DetailsTable& npu, std::size_t 
     d[kMessage] = msg + kUlpError;
     return kError;
   }
-  bool pass =
-      dtype == "torch.float32"
-          ? (m_npu < t.ulp_fp32_mean || p_npu < t.ulp_fp32_proportion || prop.value < t.ulp_proportion_ratio)
-          : (p_npu < t.ulp_low_proportion || prop.value < t.ulp_proportion_ratio);
+  bool pass = ulp_pass(dtype == "torch.float32", m_npu, p_npu, prop.value, t);
   std::string status = pass ? kPass : kError;
   d[kUlpStatus] = status;
   d[kCompareResult] = status;

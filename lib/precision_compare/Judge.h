@@ -7,13 +7,15 @@
 #include "precision_compare/DetailsTable.h"
 #include "precision_compare/Thresholds.h"
 #include "probe/csv.h"
+#include "probe/status.h"
 
 namespace probe::precision_compare {
 
-inline constexpr const char* kPass = "pass";
-inline constexpr const char* kWarning = "Warning";
-inline constexpr const char* kError = "error";
-inline constexpr const char* kSkip = "SKIP";
+// Compared by address in this component, so every status cell is one of these pointers.
+inline constexpr const char* kPass = to_string(Status::Pass).data();
+inline constexpr const char* kWarning = to_string(Status::Warning).data();
+inline constexpr const char* kError = to_string(Status::Error).data();
+inline constexpr const char* kSkip = to_string(Status::Skip).data();
 inline constexpr const char* kSpace = " ";
 
 /// The 28 columns of api_precision_compare_details_*.csv, in order.

@@ -3,15 +3,28 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <limits>
 
 #include "probe/error.h"
 #include "probe/number_format.h"
 #include "probe/output_compare.h"
+#include "probe/status.h"
+#include "standards/ItemCompare.h"
 
 namespace probe {
 namespace {
 
-const std::string kPass = "pass", kWarning = "Warning", kError = "error", kSkip = "SKIP", kSpace = " ";
+const std::string kPass(to_string(Status::Pass)), kWarning(to_string(Status::Warning)),
+    kError(to_string(Status::Error)), kSkip(to_string(Status::Skip)), kSpace = " ";
+
+using detail::ItemTrace;
+
+// Records one old-rule check for judge(); the status itself is decided by the caller's ladder.
+bool check(ItemTrace* trace, const char* name, double value, std::string_view op, double threshold,
+           bool pass) {
+  if (trace) trace->criteria.push_back({name, value, op, threshold, pass, true});
+  return pass;
+}
 
 // Python type name of a value as str(type(x)) prints it.
 std::string py_type(const Value& v) {
@@ -89,10 +102,11 @@ double bf16_within_one_eps(const Tensor& bench, const Tensor& device) {
 }
 
 void compare_float(std::string_view api_name, const Tensor& bench, const Tensor& device,
-                   const StandardsConfig& cfg, bool fp8_input, DetailRow& row) {
+                   const StandardsConfig& cfg, bool fp8_input, std::optional<Standard> forced, DetailRow& row,
+                   ItemTrace* trace) {
   const std::string dev_dtype(torch_name(device.dtype()));
   const bool supported = cfg.new_standard_supported(dev_dtype);
-  Standard standard = cfg.standard_for(api_name, dev_dtype, fp8_input);
+  Standard standard = forced ? *forced : cfg.standard_for(api_name, dev_dtype, fp8_input);
   MetricParams params = cfg.metric_params(device.dtype());
   params.compute_ulp = supported && standard == Standard::Ulp;
   params.compute_extra = false;
@@ -130,25 +144,31 @@ void compare_float(std::string_view api_name, const Tensor& bench, const Tensor&
     msg += "The data type " + dev_dtype + " is not supported for new precision standard.";
   }
   // The old rule's ladder: the first decisive check sets the status and appends its reason to `msg`.
+  if (trace) trace->method = Method::OldRule;
   auto decide = [&](const std::string& status, const char* reason) {
     row.status = status;
     row.message = msg + reason;
   };
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   row.cosine = m.cosine;
   msg += m.cosine_message + "\n";
   bool cos_ok = m.cosine.is_blank() ? m.cosine_ok : m.cosine.value > cfg.cosine_threshold;
+  // A blank cosine (one element, all zeros) decides by its message alone; judge() shows it as NaN.
+  check(trace, "cosine", m.cosine.is_blank() ? kNaN : m.cosine.value, ">", cfg.cosine_threshold, cos_ok);
   if (!cos_ok)
     return decide(
         kError,
         "Cosine similarity is less than 0.99, consider as error, skip other check and set to SPACE.\n");
   row.max_abs = m.max_abs_err;
-  if (m.max_abs_err.value < cfg.max_abs_threshold)
+  if (check(trace, "max abs error", m.max_abs_err.value, "<", cfg.max_abs_threshold,
+            m.max_abs_err.value < cfg.max_abs_threshold))
     return decide(kPass,
                   "Max abs error is less than 0.001, consider as pass, skip other check and set to SPACE.\n");
   const bool low = device.dtype() == DType::Float16 || device.dtype() == DType::BFloat16;
   if (low) {
     row.hundredth = m.hundredth;
-    if (!(m.hundredth.value > 1 - 0.01))
+    if (!check(trace, "hundredth (share with rel. error < 0.01)", m.hundredth.value, ">", 1 - 0.01,
+               m.hundredth.value > 1 - 0.01))
       return decide(
           kError,
           "Relative error is greater than 0.01, consider as error, skip other check and set to SPACE.\n");
@@ -158,7 +178,8 @@ void compare_float(std::string_view api_name, const Tensor& bench, const Tensor&
   if (low && device.dtype() == DType::BFloat16 && cfg.profile() == Profile::Probe) {
     // DECISIONS D12: correct bfloat16 rounding alone reaches a relative error of 2^-8 > 0.001, so the
     // verdict counts elements within one bfloat16 epsilon (2^-7); the column keeps msprobe's 0.001.
-    if (bf16_within_one_eps(bench, device) > 1 - 0.001)
+    const double within = bf16_within_one_eps(bench, device);
+    if (check(trace, "share with rel. error < 2^-7 (D12)", within, ">", 1 - 0.001, within > 1 - 0.001))
       return decide(
           kPass,
           "Relative error is less than 2^-7 (one bfloat16 epsilon, DECISIONS D12), consider as pass, "
@@ -167,6 +188,7 @@ void compare_float(std::string_view api_name, const Tensor& bench, const Tensor&
                   "Relative error is greater than 2^-7 (one bfloat16 epsilon, DECISIONS D12), consider as "
                   "warning, skip other check and set to SPACE.\n");
   }
+  check(trace, "thousandth (share with rel. error < 0.001)", m.thousandth.value, ">", 1 - 0.001, thousand_ok);
   if (low) {
     if (thousand_ok)
       return decide(
@@ -182,6 +204,8 @@ void compare_float(std::string_view api_name, const Tensor& bench, const Tensor&
       return decide(
           kError,
           "Relative error is greater than 0.001, consider as error, skip other check and set to SPACE.\n");
+    check(trace, "ten-thousandth (share with rel. error < 0.0001)", m.ten_thousandth.value, ">", 1 - 0.0001,
+          ten_ok);
     if (!ten_ok)
       return decide(kWarning,
                     "Relative error is greater than 0.0001, consider as warning, skip other check and set to "
@@ -192,7 +216,8 @@ void compare_float(std::string_view api_name, const Tensor& bench, const Tensor&
 }
 
 void compare_tensor(std::string_view api_name, const Tensor& bench, const Tensor& device,
-                    const StandardsConfig& cfg, bool fp8_input, DetailRow& row) {
+                    const StandardsConfig& cfg, bool fp8_input, std::optional<Standard> forced,
+                    DetailRow& row, ItemTrace* trace) {
   row.bench_dtype = std::string(torch_name(bench.dtype()));
   row.device_dtype = std::string(torch_name(device.dtype()));
   row.shape = shape_to_string(device.shape());
@@ -223,14 +248,15 @@ void compare_tensor(std::string_view api_name, const Tensor& bench, const Tensor
   if (cb != 1) {
     double rate = binary_error_rate(b, d);
     row.binary_err_rate = MetricValue::f64(rate);
-    row.status = rate == 0 ? kPass : kError;
+    if (trace) trace->method = Method::ExactMatch;
+    row.status = check(trace, "binary error rate", rate, "==", 0, rate == 0) ? kPass : kError;
     row.message = fmt::format("Compare algorithm is not supported for {} data. Only judged by Error Rate.\n",
                               numpy_name(b.dtype()));
     return;
   }
   // The float path keeps the original device dtype: bf16 decides eps, clip bounds and thresholds.
   compare_float(api_name, bench.dtype() == DType::BFloat16 && !dev_bf16 ? b : bench, device, cfg, fp8_input,
-                row);
+                forced, row, trace);
 }
 
 bool builtin_equal(const Value& b, const Value& d) {
@@ -258,6 +284,12 @@ std::vector<DetailRow> compare_wrapper(std::string_view api_name, const Value& b
 
 DetailRow compare_item(std::string_view api_name, const Value& bench, const Value& device,
                        const StandardsConfig& cfg, bool fp8_input) {
+  return detail::compare_item_traced(api_name, bench, device, cfg, fp8_input, std::nullopt, nullptr);
+}
+
+DetailRow detail::compare_item_traced(std::string_view api_name, const Value& bench, const Value& device,
+                                      const StandardsConfig& cfg, bool fp8_input,
+                                      std::optional<Standard> forced, ItemTrace* trace) {
   DetailRow row;
   if (!same_python_type(bench, device)) {
     row.status = kError;
@@ -269,7 +301,7 @@ DetailRow compare_item(std::string_view api_name, const Value& bench, const Valu
                       ? "Unexpected output type in compare_core: <class 'list'>"
                       : "bench and npu output dict keys are different.";
   } else if (bench.is_tensor()) {
-    compare_tensor(api_name, bench.tensor(), device.tensor(), cfg, fp8_input, row);
+    compare_tensor(api_name, bench.tensor(), device.tensor(), cfg, fp8_input, forced, row, trace);
   } else if (bench.is_number() || bench.kind() == Value::Kind::String) {
     row.bench_dtype = py_type(bench);
     row.device_dtype = py_type(device);

@@ -1,4 +1,5 @@
 set(PROBE_SOURCES
   StandardsConfig.cpp
   OutputCompare.cpp
+  Judge.cpp
 )

@@ -1,0 +1,25 @@
+// compare_item with what judge() needs besides the row: the checks the old rule made, and a standard
+// chosen by the caller instead of by the API name.
+#pragma once
+
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "probe/judge.h"
+#include "probe/output_compare.h"
+
+namespace probe::detail {
+
+/// The old rule's decision for one item, in the order it was reached.
+struct ItemTrace {
+  Method method = Method::NotCompared;
+  std::vector<Criterion> criteria;
+};
+
+/// compare_item; `forced` replaces §4.2's choice of standard; `trace` (optional) receives the decision.
+DetailRow compare_item_traced(std::string_view api_name, const Value& bench, const Value& device,
+                              const StandardsConfig& config, bool fp8_input, std::optional<Standard> forced,
+                              ItemTrace* trace);
+
+}  // namespace probe::detail
