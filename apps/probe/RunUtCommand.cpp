@@ -295,13 +295,13 @@ int run(Args args, bool multi) {
       case Opt::Profile:
         if (value != "probe" && value != "msprobe")
           bad("--profile must be probe or msprobe, got '" + value + "'");
-        o.profile = value;
+        o.profile = parse_profile(value);
         break;
       case Opt::Framework:
         if (value == "pytorch")
-          o.framework = RunUtFramework::PyTorch;
+          o.framework = Framework::PyTorch;
         else if (value == "mindspore")
-          o.framework = RunUtFramework::MindSpore;
+          o.framework = Framework::MindSpore;
         else
           bad("-f/--framework must be pytorch or mindspore, got '" + value + "'");
         break;
@@ -311,7 +311,7 @@ int run(Args args, bool multi) {
       case Opt::DeviceRunner:
         if (value != "auto" && value != "emulated")
           bad("--device_runner must be auto or emulated, got '" + value + "'");
-        o.device_runner = value;
+        o.device_side = value == "auto" ? DeviceSide::Auto : DeviceSide::Runner;
         break;
       case Opt::MaxApiElements: {
         long long n = parse_int(value, arg);

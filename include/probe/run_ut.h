@@ -6,13 +6,25 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <vector>
 
+#include "probe/dump.h"
+#include "probe/precision_standard.h"
+
 namespace probe {
 
-/// Which msprobe checker the run imitates (file headers, name rules, per-output rule).
-enum class RunUtFramework { PyTorch, MindSpore };
+class RunnerRegistry;
+
+/// Where run_ut takes the device side of an API from.
+enum class DeviceSide {
+  Auto,    ///< the dumped outputs where their files exist, else the registry's device runner (DECISIONS D6)
+  Runner,  ///< always the registry's device runner (CLI: `--device_runner emulated`)
+};
+
+/// Former name of the checker choice, kept so existing callers compile: run_ut accepts PyTorch and MindSpore.
+using RunUtFramework = Framework;
 
 /// Everything `probe run_ut` can be told; defaults match msprobe's.
 struct RunUtOptions {
@@ -24,15 +36,16 @@ struct RunUtOptions {
   /// a failure to write is counted in RunUtSummary::error_data_failures, never turned into a verdict.
   bool save_error_data = false;
   bool filter_api = false;  ///< drop forward entries duplicating an earlier one (-f / --filter_api)
-  /// Framework from `probe -f X`; unset = taken from dump.json ("framework", else the tensor type names).
-  std::optional<RunUtFramework> framework;
-  int threads = 0;                ///< APIs checked concurrently; 0 = all cores
-  std::uint64_t seed = 1234;      ///< seed of random inputs generated from statistics dumps
-  std::string profile = "probe";  ///< thresholds/roll-up profile: "probe" or "msprobe"
-  std::string timestamp;          ///< 14-digit file timestamp; empty = local time at start
-  /// Device side: "" or "auto" = dumped outputs where their files exist, else the runner registry's
-  /// device runner (DECISIONS D6); "emulated" = always the registry's device runner.
-  std::string device_runner;
+  /// Checker to imitate (file headers, name rules, per-output rule): PyTorch or MindSpore (MindTorch dumps
+  /// are checked as PyTorch); unset = taken from dump.json ("framework", else the tensor type names).
+  std::optional<Framework> framework;
+  int threads = 0;            ///< APIs checked concurrently; 0 = all cores
+  std::uint64_t seed = 1234;  ///< seed of random inputs generated from statistics dumps
+  /// Thresholds/roll-up profile; used by the overload without standards (the other takes the profile of
+  /// the standards it is given).
+  Profile profile = Profile::Probe;
+  std::string timestamp;  ///< 14-digit file timestamp; empty = local time at start
+  DeviceSide device_side = DeviceSide::Auto;
   /// Statistics dumps: an API whose generated inputs hold more elements than this in all is SKIP with
   /// the reason, so a tiny dump.json cannot demand minutes and gigabytes (0 = no limit).
   std::uint64_t max_api_elements = std::uint64_t{1} << 24;
@@ -58,11 +71,24 @@ struct RunUtSummary {
   /// Failing APIs whose error data could not be saved (their verdicts stand), and the first reason.
   std::size_t error_data_failures = 0;
   std::string error_data_problem;
+  /// True when `stop` was requested: the files hold every API written so far and resume with -csv_path.
+  bool cancelled = false;
 };
 
-/// Runs the pre-check. Per-API problems become SKIP/error rows; bad options or an unreadable
-/// dump.json throw probe::Error. `progress` is called from the writing thread only.
-RunUtSummary run_ut(const RunUtOptions& options, const RunUtProgressFn& progress = {});
+/// Runs the pre-check with the caller's runners and standards: `registry`'s bench runners (and device
+/// runners for the device side) and `standards` (whose profile wins over options.profile). Per-API problems
+/// become SKIP/error rows; bad options or an unreadable dump.json throw probe::Error. `progress` is called
+/// from the calling thread only, after each API written. Requesting `stop` (from any thread, e.g. from
+/// `progress`) ends the run after the API being written; the summary then says `cancelled`. Runners are
+/// called concurrently (options.threads): they must be thread-safe. `registry` and `standards` must outlive
+/// the call; distinct calls may run concurrently.
+RunUtSummary run_ut(const RunUtOptions& options, const RunnerRegistry& registry,
+                    const StandardsConfig& standards, const RunUtProgressFn& progress = {},
+                    std::stop_token stop = {});
+
+/// The same with probe's built-in runners and StandardsConfig::builtin(options.profile).
+RunUtSummary run_ut(const RunUtOptions& options, const RunUtProgressFn& progress = {},
+                    std::stop_token stop = {});
 
 /// Statuses of one API's result row rolled up for the summary: "error", "Warning", "SKIP" or "pass".
 std::string run_ut_api_outcome(const std::string& forward, const std::string& backward);

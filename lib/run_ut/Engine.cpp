@@ -15,6 +15,9 @@ std::string run_ut_outcome_impl(const std::string& fwd, const std::string& bwd) 
 
 namespace {
 
+// Thrown inside the worker pool to stop it when the caller requested a stop; never leaves run_engine.
+struct Cancelled {};
+
 void count(RunUtSummary& s, const std::string& fwd, const std::string& bwd) {
   ++s.apis;
   if (fwd == "error") ++s.forward_error;
@@ -35,7 +38,8 @@ void count(RunUtSummary& s, const std::string& fwd, const std::string& bwd) {
 
 RunUtSummary run_engine(const std::vector<std::string>& apis,
                         const std::function<ApiRows(std::size_t)>& check, const EngineConfig& config,
-                        const RunUtProgressFn& progress, const std::atomic<std::uint64_t>* tensor_bytes) {
+                        const RunUtProgressFn& progress, const std::atomic<std::uint64_t>* tensor_bytes,
+                        std::stop_token stop) {
   RunUtSummary summary;
   summary.result_csv = config.paths.result;
   summary.details_csv = config.paths.details;
@@ -70,18 +74,29 @@ RunUtSummary run_engine(const std::vector<std::string>& apis,
   // A window of a few APIs per thread keeps workers busy past one slow API without holding
   // many APIs' tensors in memory.
   std::size_t window = static_cast<std::size_t>(config.threads) * 4;
-  ordered_parallel<ApiRows>(
-      todo.size(), config.threads, window, [&](std::size_t k) { return check(todo[k]); },
-      [&](std::size_t, ApiRows&& rows) {
-        writer.write(rows);
-        if (!rows.result.empty()) {
-          count(summary, rows.result.size() > 1 ? rows.result[1] : "",
-                rows.result.size() > 2 ? rows.result[2] : "");
-          ++summary.checked;
-        }
-        ++done;
-        report();
-      });
+  try {
+    if (stop.stop_requested()) throw Cancelled{};
+    ordered_parallel<ApiRows>(
+        todo.size(), config.threads, window,
+        [&](std::size_t k) {
+          if (stop.stop_requested()) throw Cancelled{};
+          return check(todo[k]);
+        },
+        [&](std::size_t, ApiRows&& rows) {
+          writer.write(rows);
+          if (!rows.result.empty()) {
+            count(summary, rows.result.size() > 1 ? rows.result[1] : "",
+                  rows.result.size() > 2 ? rows.result[2] : "");
+            ++summary.checked;
+          }
+          ++done;
+          report();
+          // Checked once the API's rows are complete on disk, so a resume continues exactly here.
+          if (stop.stop_requested() && done < total) throw Cancelled{};
+        });
+  } catch (const Cancelled&) {
+    summary.cancelled = true;
+  }
   if (tensor_bytes) summary.tensor_bytes = tensor_bytes->load();
   return summary;
 }

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -19,17 +20,18 @@ std::string run_ut_outcome_impl(const std::string& fwd, const std::string& bwd);
 struct EngineConfig {
   OutputPaths paths;
   bool resume = false;  ///< continue in existing files (skips APIs with a result row)
-  RunUtFramework framework = RunUtFramework::PyTorch;
+  Framework framework = Framework::PyTorch;
   int threads = 1;
   /// The caller already holds claim_outputs() for `paths`; otherwise run_engine claims them itself.
   bool outputs_claimed = false;
 };
 
 /// Checks `apis[i]` with `check(i)` (called concurrently, must not throw for per-API problems)
-/// and writes the rows in `apis` order. `tensor_bytes`, if given, is read for progress reports.
+/// and writes the rows in `apis` order. `tensor_bytes`, if given, is read for progress reports. A stop
+/// request ends the run between two APIs (the files stay resumable) and sets the summary's `cancelled`.
 RunUtSummary run_engine(const std::vector<std::string>& apis,
                         const std::function<ApiRows(std::size_t)>& check, const EngineConfig& config,
                         const RunUtProgressFn& progress,
-                        const std::atomic<std::uint64_t>* tensor_bytes = nullptr);
+                        const std::atomic<std::uint64_t>* tensor_bytes = nullptr, std::stop_token stop = {});
 
 }  // namespace probe::rut

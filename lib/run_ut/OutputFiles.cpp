@@ -20,15 +20,15 @@
 namespace probe::rut {
 namespace fs = std::filesystem;
 
-CsvRow result_header(RunUtFramework fw) {
+CsvRow result_header(Framework fw) {
   // msprobe spells the first column differently in the two checkers.
-  if (fw == RunUtFramework::MindSpore)
+  if (fw == Framework::MindSpore)
     return {"API Name", "Forward Test Success", "Backward Test Success", "Message"};
   return result_csv_header();
 }
 
-CsvRow details_header(RunUtFramework fw) {
-  if (fw == RunUtFramework::MindSpore)
+CsvRow details_header(Framework fw) {
+  if (fw == Framework::MindSpore)
     return {"API Name",  "Bench Dtype",    "Tested Dtype", "Shape",  "Cosine",
             "MaxAbsErr", "MaxRelativeErr", "Status",       "Message"};
   return details_csv_header();  // the PyTorch layout is owned by the output comparer
@@ -189,7 +189,7 @@ bool known_status(const std::string& s) {
 
 }  // namespace
 
-ResumeState load_and_repair(const OutputPaths& paths, RunUtFramework fw,
+ResumeState load_and_repair(const OutputPaths& paths, Framework fw,
                             const std::vector<std::string>& dump_apis) {
   // Names as the writer put them into the file.
   std::vector<std::string> apis;
@@ -214,7 +214,7 @@ ResumeState load_and_repair(const OutputPaths& paths, RunUtFramework fw,
     CsvRow header = parse_record(text, records.front(), paths.result);
     if (!header_matches(header, want))
       throw Error(ErrorKind::Format,
-                  "not a " + std::string(fw == RunUtFramework::MindSpore ? "MindSpore" : "PyTorch") +
+                  "not a " + std::string(fw == Framework::MindSpore ? "MindSpore" : "PyTorch") +
                       " run_ut result file (header differs)",
                   paths.result);
     std::size_t pos = 0;  // next candidate in `apis`
@@ -230,7 +230,7 @@ ResumeState load_and_repair(const OutputPaths& paths, RunUtFramework fw,
                     paths.result, where, name);
       // PyTorch writes a row for every API, MindSpore none for an API with nothing to compare.
       std::size_t found = pos;
-      if (fw == RunUtFramework::MindSpore) {
+      if (fw == Framework::MindSpore) {
         while (found < apis.size() && apis[found] != name) ++found;
       } else if (found < apis.size() && apis[found] != name) {
         found = apis.size();
@@ -250,7 +250,7 @@ ResumeState load_and_repair(const OutputPaths& paths, RunUtFramework fw,
       st.statuses.emplace_back(row[1], row[2]);
       // A MindSpore forward SKIP has no details row; a row with a status has at least one.
       const bool status_from_details =
-          fw == RunUtFramework::MindSpore ? row[1] != "SKIP" : row[1] != "" && row[1] != kSpace;
+          fw == Framework::MindSpore ? row[1] != "SKIP" : row[1] != "" && row[1] != kSpace;
       rows.push_back({name, records[i].begin, status_from_details});
       st.next = pos;
     }
@@ -308,7 +308,7 @@ ResumeState load_and_repair(const OutputPaths& paths, RunUtFramework fw,
   return st;
 }
 
-OutputWriter::OutputWriter(const OutputPaths& paths, RunUtFramework fw)
+OutputWriter::OutputWriter(const OutputPaths& paths, Framework fw)
     : details_(std::make_unique<CsvWriter>(paths.details, details_header(fw))),
       result_(std::make_unique<CsvWriter>(paths.result, result_header(fw))) {
   ::chmod(paths.details.c_str(), 0640);

@@ -16,8 +16,8 @@ namespace probe::rut {
 /// msprobe's empty cell.
 inline const std::string kSpace = " ";
 
-CsvRow result_header(RunUtFramework fw);
-CsvRow details_header(RunUtFramework fw);
+CsvRow result_header(Framework fw);
+CsvRow details_header(Framework fw);
 
 struct OutputPaths {
   std::string result, details;
@@ -51,8 +51,7 @@ struct ResumeState {
 /// prefix; MindSpore, which writes no row for an API with nothing to compare: an ordered subsequence):
 /// throws Format naming the row otherwise (a file of another dump, a foreign header, garbage,
 /// duplicates). Call with the claim_outputs lock held.
-ResumeState load_and_repair(const OutputPaths& paths, RunUtFramework fw,
-                            const std::vector<std::string>& apis);
+ResumeState load_and_repair(const OutputPaths& paths, Framework fw, const std::vector<std::string>& apis);
 
 /// One API's rows; `result` empty means no result row (MindSpore APIs with nothing to compare).
 struct ApiRows {
@@ -68,7 +67,7 @@ std::string full_name_of_details_row(const std::string& row_name);
 /// leaves at most one API half-written (repaired by load_and_repair).
 class OutputWriter {
  public:
-  OutputWriter(const OutputPaths& paths, RunUtFramework fw);
+  OutputWriter(const OutputPaths& paths, Framework fw);
   void write(const ApiRows& rows);
 
  private:

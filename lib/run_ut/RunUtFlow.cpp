@@ -26,7 +26,6 @@ namespace rut {
 namespace {
 
 namespace fs = std::filesystem;
-using RunnerFramework = probe::Framework;
 
 std::string stat_text(const Statistic& s) {
   switch (s.kind) {
@@ -48,7 +47,7 @@ std::optional<double> stat_number(const Statistic& s) {
   return s.as_double();
 }
 
-CsvRow skip_details_row(RunUtFramework fw, const std::string& name, const std::string& message) {
+CsvRow skip_details_row(Framework fw, const std::string& name, const std::string& message) {
   CsvRow r(details_header(fw).size(), kSpace);
   r[0] = name;
   r[r.size() - 2] = "SKIP";
@@ -59,12 +58,12 @@ CsvRow skip_details_row(RunUtFramework fw, const std::string& name, const std::s
 // Everything one run shares between worker threads (read-only except the byte counter).
 struct Context {
   const Dump* dump = nullptr;
-  RunUtFramework framework = RunUtFramework::PyTorch;
-  RunnerFramework runner_fw = RunnerFramework::PyTorch;
+  Framework framework = Framework::PyTorch;
+  Framework runner_fw = Framework::PyTorch;
   bool mindtorch = false;
-  RunnerRegistry registry;
+  const RunnerRegistry* registry = nullptr;
   RunUtConfig config;
-  std::optional<StandardsConfig> standards;
+  const StandardsConfig* standards = nullptr;
   const RunUtOptions* options = nullptr;
   std::map<std::string, const DumpEntry*> backward;
   std::string error_data_dir;
@@ -210,7 +209,7 @@ std::optional<std::vector<Value>> dumped_values(const Context& ctx, const DumpEn
   return out;
 }
 
-bool use_dumped_device(const Context& ctx) { return ctx.options->device_runner != "emulated"; }
+bool use_dumped_device(const Context& ctx) { return ctx.options->device_side == DeviceSide::Auto; }
 
 // Flattened positional tensor arguments with their dump paths ("input.0", "input.1.2").
 void positional_tensors(const Value& v, const std::string& path,
@@ -372,7 +371,7 @@ class ApiChecker {
     const auto fw = ctx_.framework;
     std::string api_name;
     std::string runner_api = full;
-    if (fw == RunUtFramework::PyTorch) {
+    if (fw == Framework::PyTorch) {
       ApiName parsed = parse_pytorch_api_name(full);
       // DECISIONS D13: in the probe profile a `to` that changes the floating dtype is checked (the bench
       // is the exact rounding); a pure device move or a cast to a non-floating dtype stays SKIP.
@@ -409,7 +408,7 @@ class ApiChecker {
   ApiRows skip(const std::string& full, const std::string& message) const {
     ApiRows r;
     r.name = full;
-    if (ctx_.framework == RunUtFramework::MindSpore) {
+    if (ctx_.framework == Framework::MindSpore) {
       r.result = {full, "SKIP", "", message};
     } else {
       r.details.push_back(skip_details_row(ctx_.framework, full + ".forward.output.0", message));
@@ -436,7 +435,7 @@ class ApiChecker {
         call.kwargs.emplace_back(key, vb.build(node, "kwargs." + key));
       }
     }
-    if ((api_name == "to" || api_name == "type") && ctx_.framework == RunUtFramework::PyTorch) {
+    if ((api_name == "to" || api_name == "type") && ctx_.framework == Framework::PyTorch) {
       // msprobe writes a positional torch.dtype as {} (no analyzer for it): the dumped output's dtype
       // says which cast ran.
       auto is_dtype = [](const Value& v) {
@@ -461,13 +460,13 @@ class ApiChecker {
     ApiResult bench;
     if (bwd_message.empty() && bit != ctx_.backward.end()) {
       try {
-        taped = ctx_.registry.run_forward_taped(ctx_.runner_fw, runner_api, call, RunnerRole::Bench);
+        taped = ctx_.registry->run_forward_taped(ctx_.runner_fw, runner_api, call, RunnerRole::Bench);
         bench = taped->result();
       } catch (const Error& e) {
         taped_error = e.message();  // the plain forward below decides whether the forward itself fails
       }
     }
-    if (!taped) bench = ctx_.registry.run_forward(ctx_.runner_fw, runner_api, call, RunnerRole::Bench);
+    if (!taped) bench = ctx_.registry->run_forward(ctx_.runner_fw, runner_api, call, RunnerRole::Bench);
     std::vector<Value> device;
     // DECISIONS (generated inputs): outputs recorded from the real inputs say nothing about generated ones,
     // so an API with any generated input is judged against the device runner on the same generated inputs.
@@ -478,7 +477,7 @@ class ApiChecker {
     if (dumped) {
       device = std::move(*dumped);
     } else {
-      device = ctx_.registry.run_forward(ctx_.runner_fw, runner_api, call, RunnerRole::Device).outputs;
+      device = ctx_.registry->run_forward(ctx_.runner_fw, runner_api, call, RunnerRole::Device).outputs;
     }
     // Backward (D7): bench VJP in float64 vs the dumped gradients (or the device runner's).
     // D7a: msprobe does not run the backward of an API with several tensor outputs; the probe profile
@@ -487,7 +486,7 @@ class ApiChecker {
         bench.outputs.size() > 1 || (bench.outputs.size() == 1 && bench.outputs[0].is_list());
     if (bwd_message.empty() && bit != ctx_.backward.end() && several_outputs &&
         ctx_.standards->profile() == Profile::MsProbe && api_name != "topk" &&
-        api_name != "npu_fusion_attention" && ctx_.framework == RunUtFramework::PyTorch)
+        api_name != "npu_fusion_attention" && ctx_.framework == Framework::PyTorch)
       bwd_message = "Multiple backward is not supported.";
     std::vector<Value> grads_in, bench_grads, device_grads;
     std::vector<std::string> bwd_notes;
@@ -503,7 +502,7 @@ class ApiChecker {
     ApiRows r;
     r.name = full;
     bool fwd_ok = false, bwd_ok = false;
-    if (ctx_.framework == RunUtFramework::MindSpore) {
+    if (ctx_.framework == Framework::MindSpore) {
       mindspore_rows(full, bench.outputs, device, false, r, fwd_ok);
       if (have_grads)
         mindspore_rows(full, bench_grads, device_grads, true, r, bwd_ok);
@@ -621,7 +620,7 @@ class ApiChecker {
   }
 
   std::string backward_message(const std::string& api_name, bool has_out_kwarg) const {
-    if (ctx_.framework != RunUtFramework::PyTorch) return {};
+    if (ctx_.framework != Framework::PyTorch) return {};
     std::string m;
     if (has_out_kwarg)
       m += "function with out=... arguments don't support automatic differentiation, skip backward.";
@@ -657,7 +656,7 @@ class ApiChecker {
     // DECISIONS (generated inputs): recorded gradients belong to the real inputs, not generated ones.
     const bool dumped_device = use_dumped_device(ctx_) && inputs_as_dumped;
     // The node rules describe PyTorch's autograd; MindSpore dumps record gradients differently.
-    const bool torch_nodes = ctx_.framework == RunUtFramework::PyTorch && !ctx_.mindtorch;
+    const bool torch_nodes = ctx_.framework == Framework::PyTorch && !ctx_.mindtorch;
     if (dumped_device && torch_nodes) {
       if (auto why = composite_backward_reason(api_name, call, full)) return *why;
       if (returns_its_input(api_name, call, device_outputs))
@@ -667,9 +666,9 @@ class ApiChecker {
     std::vector<InputGradient> bench;
     if (!taped_error.empty()) return taped_error;
     try {
-      bench = taped
-                  ? taped->backward(grads_in)
-                  : ctx_.registry.run_backward(ctx_.runner_fw, runner_api, call, grads_in, RunnerRole::Bench);
+      bench =
+          taped ? taped->backward(grads_in)
+                : ctx_.registry->run_backward(ctx_.runner_fw, runner_api, call, grads_in, RunnerRole::Bench);
     } catch (const Error& e) {
       return e.message();
     }
@@ -701,7 +700,7 @@ class ApiChecker {
       device_grads = std::move(*mapped);
     } else {
       try {
-        by_path(ctx_.registry.run_backward(ctx_.runner_fw, runner_api, call, grads_in, RunnerRole::Device),
+        by_path(ctx_.registry->run_backward(ctx_.runner_fw, runner_api, call, grads_in, RunnerRole::Device),
                 device_grads);
       } catch (const Error& e) {
         return e.message();
@@ -939,16 +938,21 @@ bool filter_equal(const DumpEntry& a, const DumpEntry& b) {
 }  // namespace
 }  // namespace rut
 
-RunUtSummary run_ut(const RunUtOptions& options, const RunUtProgressFn& progress) {
+RunUtSummary run_ut(const RunUtOptions& options, const RunUtProgressFn& progress, std::stop_token stop) {
+  const RunnerRegistry registry = RunnerRegistry::with_builtins();
+  const StandardsConfig standards = StandardsConfig::builtin(options.profile);
+  return run_ut(options, registry, standards, progress, std::move(stop));
+}
+
+RunUtSummary run_ut(const RunUtOptions& options, const RunnerRegistry& registry,
+                    const StandardsConfig& standards, const RunUtProgressFn& progress, std::stop_token stop) {
   using namespace rut;
   if (options.api_info.empty()) throw Error(ErrorKind::InvalidArgument, "-api_info DUMP.json is required");
-  if (!options.device_runner.empty() && options.device_runner != "auto" &&
-      options.device_runner != "emulated")
+  if (options.framework && *options.framework != Framework::PyTorch &&
+      *options.framework != Framework::MindSpore)
     throw Error(ErrorKind::InvalidArgument,
-                "device_runner must be auto or emulated, got '" + options.device_runner + "'");
-  if (options.profile != "probe" && options.profile != "msprobe")
-    throw Error(ErrorKind::InvalidArgument,
-                "profile must be probe or msprobe, got '" + options.profile + "'");
+                "run_ut checks as pytorch or mindspore, not " + std::string(to_string(*options.framework)),
+                {}, "framework");
   std::error_code ec;
   if (fs::path(options.api_info).extension() != ".json")
     throw Error(ErrorKind::InvalidArgument, "-api_info must name a .json file", options.api_info);
@@ -977,12 +981,12 @@ RunUtSummary run_ut(const RunUtOptions& options, const RunUtProgressFn& progress
     ctx.framework = *options.framework;
   } else {
     ctx.framework =
-        dump.framework() == probe::Framework::MindSpore ? RunUtFramework::MindSpore : RunUtFramework::PyTorch;
+        dump.framework() == probe::Framework::MindSpore ? Framework::MindSpore : Framework::PyTorch;
   }
-  ctx.runner_fw = ctx.framework == RunUtFramework::MindSpore && !ctx.mindtorch ? RunnerFramework::MindSpore
-                                                                               : RunnerFramework::PyTorch;
-  ctx.registry = RunnerRegistry::with_builtins();
-  ctx.standards = StandardsConfig::builtin(parse_profile(options.profile));
+  ctx.runner_fw =
+      ctx.framework == Framework::MindSpore && !ctx.mindtorch ? Framework::MindSpore : Framework::PyTorch;
+  ctx.registry = &registry;
+  ctx.standards = &standards;
 
   // The APIs to check, in dump order.
   std::vector<std::string> names;
@@ -991,7 +995,7 @@ RunUtSummary run_ut(const RunUtOptions& options, const RunUtProgressFn& progress
   for (const auto& [name, e] : maps.backward) ctx.backward.emplace(name, e);
   std::map<std::string, std::vector<const DumpEntry*>> kept_by_base;
   for (const auto& [name, e] : maps.forward) {
-    if (ctx.framework == RunUtFramework::MindSpore) {
+    if (ctx.framework == Framework::MindSpore) {
       if (!mindspore_bench_name(name, ctx.mindtorch)) continue;  // §7.1: not checkable, silently ignored
     }
     if (options.filter_api) {
@@ -1038,7 +1042,8 @@ RunUtSummary run_ut(const RunUtOptions& options, const RunUtProgressFn& progress
 
   ApiChecker checker(ctx);
   RunUtSummary s = run_engine(
-      names, [&](std::size_t i) { return checker.check(names[i], *entries[i]); }, cfg, progress, &ctx.bytes);
+      names, [&](std::size_t i) { return checker.check(names[i], *entries[i]); }, cfg, progress, &ctx.bytes,
+      std::move(stop));
   if (ctx.error_dir_made) s.error_data_dir = ctx.error_data_dir;
   s.error_data_failures = ctx.error_data_failures;
   s.error_data_problem = ctx.error_data_problem;

@@ -93,7 +93,7 @@ TEST(RunUtFiles, NamesAndHeadersLikeMsprobe) {
   auto p = new_output_paths(t.path.string(), "20240101120000");
   EXPECT_EQ(fs::path(p.result).filename(), "accuracy_checking_result_20240101120000.csv");
   EXPECT_EQ(fs::path(p.details).filename(), "accuracy_checking_details_20240101120000.csv");
-  { OutputWriter w(p, RunUtFramework::PyTorch); }
+  { OutputWriter w(p, Framework::PyTorch); }
   std::string res = slurp(p.result);
   EXPECT_EQ(res,
             "\xEF\xBB\xBF"
@@ -105,8 +105,8 @@ TEST(RunUtFiles, NamesAndHeadersLikeMsprobe) {
   EXPECT_EQ(rows[0].size(), 23u);
   EXPECT_EQ(rows[0][4], "余弦相似度");
   EXPECT_EQ(rows[0][20], "ULP误差大于阈值占比");
-  EXPECT_EQ(details_header(RunUtFramework::MindSpore).size(), 9u);
-  EXPECT_EQ(result_header(RunUtFramework::MindSpore)[0], "API Name");
+  EXPECT_EQ(details_header(Framework::MindSpore).size(), 9u);
+  EXPECT_EQ(result_header(Framework::MindSpore)[0], "API Name");
   EXPECT_THROW(new_output_paths(t.path.string(), "2024"), Error);
 }
 

@@ -1,0 +1,183 @@
+// run_ut as a library: the registry and standards the caller passes are the ones used, and a stop request
+// leaves files that resume into exactly the files of an uninterrupted run. Fixture: pt_fp32_fwd (real torch
+// dump, make_run_ut_fixtures.py).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stop_token>
+
+#include "common/ScratchDir.h"
+#include "probe/csv.h"
+#include "probe/precision_standard.h"
+#include "probe/run_ut.h"
+#include "probe/runner.h"
+
+namespace probe {
+namespace {
+namespace fs = std::filesystem;
+
+const std::string kDump = std::string(PROBE_TEST_DATA_DIR) + "/run_ut/pt_fp32_fwd/dump.json";
+
+using testing::ScratchDir;
+
+std::string slurp(const std::string& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// relu in float64, written here so the test does not depend on probe's own runner. torch.relu keeps NaN
+// (the dump's relu.0 input holds NaN), hence the explicit check. `shift` is added to every element: a
+// device runner with shift 1 is a deliberately wrong "operator library".
+Runner relu_runner(double shift, DType out) {
+  Runner r;
+  r.schema = "relu(Tensor input, bool inplace=False) -> Tensor";
+  r.forward = [shift, out](const BoundArgs& a) {
+    Tensor x = a["input"].tensor().to(DType::Float64);
+    Tensor y = Tensor::zeros(DType::Float64, x.shape());
+    for (std::int64_t i = 0; i < x.numel(); ++i) {
+      const double v = x.data<double>()[i];
+      y.mutable_data<double>()[i] = (std::isnan(v) || v > 0 ? v : 0.0) + shift;
+    }
+    return ApiResult{{Value(out == DType::Float64 ? y : y.to(out))}, {DType::Float32}};
+  };
+  return r;
+}
+
+// The details row of `name` from a run_ut details CSV, as header -> cell.
+std::map<std::string, std::string> details_row(const std::string& csv, const std::string& name) {
+  const auto rows = csv_read_file(csv);
+  std::map<std::string, std::string> out;
+  for (std::size_t i = 1; i < rows.size(); ++i)
+    if (rows[i][0] == name)
+      for (std::size_t c = 0; c < rows[0].size() && c < rows[i].size(); ++c) out[rows[0][c]] = rows[i][c];
+  return out;
+}
+
+RunUtOptions options_in(const fs::path& out) {
+  RunUtOptions o;
+  o.api_info = kDump;
+  o.out_dir = out.string();
+  o.timestamp = "20260203040506";
+  o.threads = 1;
+  return o;
+}
+
+TEST(RunUtEmbedding, UsesTheCallersRegistryNotTheBuiltins) {
+  ScratchDir dir("probe_embed_registry");
+  RunnerRegistry registry;  // empty but for relu: no other API can be benched
+  registry.add(Framework::PyTorch, "Functional.relu", relu_runner(0.0, DType::Float64));
+  const RunUtSummary s = run_ut(options_in(dir.path()), registry, StandardsConfig::builtin(Profile::Probe));
+  const auto rows = csv_read_file(s.result_csv);
+  ASSERT_GT(rows.size(), 4u);
+  std::size_t benched = 0;
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    const std::string& api = rows[i][0];
+    const std::string& message = rows[i][3];
+    if (api == "Functional.relu.0" || api == "Functional.relu.1") {
+      ++benched;
+      EXPECT_NE(rows[i][1], "SKIP") << api << ": " << message;
+    } else if (api == "Functional.relu.2") {
+      // Its empty output has no file in the dump, so the device side would need a device runner.
+      EXPECT_NE(message.find("has no device runner"), std::string::npos) << message;
+    } else if (api == "Distributed.all_reduce.0") {
+      EXPECT_NE(message.find("not support for run ut"), std::string::npos) << message;  // by name
+    } else {
+      // With the builtins these APIs would be benched; with this registry they have no runner.
+      EXPECT_EQ(rows[i][1], "SKIP") << api;
+      EXPECT_NE(message.find("has no bench runner"), std::string::npos) << api << ": " << message;
+    }
+  }
+  EXPECT_EQ(benched, 2u);
+  EXPECT_EQ(s.skip, s.apis - 2);
+  EXPECT_FALSE(s.cancelled);
+  // relu.1's input is five zeros (dump.json): float64 relu gives zeros, as torch did on the device, so
+  // no element differs.
+  auto relu1 = details_row(s.details_csv, "Functional.relu.1.forward.output.0");
+  ASSERT_FALSE(relu1.empty());
+  EXPECT_DOUBLE_EQ(std::stod(relu1["二进制一致错误率"]), 0.0);
+  EXPECT_EQ(relu1["Status"], "pass");
+}
+
+TEST(RunUtEmbedding, TheCallersDeviceRunnerIsTheDeviceSide) {
+  ScratchDir dir("probe_embed_device");
+  RunnerRegistry registry;
+  registry.add(Framework::PyTorch, "Functional.relu", relu_runner(0.0, DType::Float64));
+  registry.add(Framework::PyTorch, "Functional.relu", relu_runner(1.0, DType::Float32), RunnerRole::Device);
+  RunUtOptions o = options_in(dir.path());
+  o.device_side = DeviceSide::Runner;
+  const RunUtSummary s = run_ut(o, registry, StandardsConfig::builtin(Profile::Probe));
+  // relu.1's input is five zeros: the bench is all zero, which msprobe judges by binary consistency; the
+  // wrong device kernel gives 0 + 1 everywhere, so all 5 elements differ: error rate 5/5.
+  auto row = details_row(s.details_csv, "Functional.relu.1.forward.output.0");
+  ASSERT_FALSE(row.empty());
+  EXPECT_DOUBLE_EQ(std::stod(row["二进制一致错误率"]), 1.0);
+  EXPECT_EQ(row["Status"], "error");
+}
+
+// Threads: 1 runs the APIs inline; 2 stops the worker pool with APIs in flight whose rows must not be
+// written.
+class RunUtStop : public ::testing::TestWithParam<int> {};
+
+TEST_P(RunUtStop, StopAfterFirstApiLeavesFilesThatResumeToTheUninterruptedOnes) {
+  ScratchDir full("probe_embed_full"), cut("probe_embed_cut");
+  RunUtOptions whole_options = options_in(full.path());
+  whole_options.threads = GetParam();
+  const RunUtSummary whole = run_ut(whole_options);
+  ASSERT_GT(whole.apis, 2u);
+
+  std::stop_source stop;
+  RunUtOptions cut_options = options_in(cut.path());
+  cut_options.threads = GetParam();
+  const RunUtSummary first = run_ut(
+      cut_options,
+      [&](const RunUtProgress& p) {
+        if (p.done >= 1) stop.request_stop();
+      },
+      stop.get_token());
+  EXPECT_TRUE(first.cancelled);
+  EXPECT_EQ(first.checked, 1u);
+  EXPECT_EQ(csv_read_file(first.result_csv).size(), 2u);  // header + the one API written before the stop
+
+  RunUtOptions resume = cut_options;
+  resume.result_csv = first.result_csv;
+  const RunUtSummary rest = run_ut(resume);
+  EXPECT_FALSE(rest.cancelled);
+  EXPECT_EQ(rest.checked, whole.apis - 1);
+  EXPECT_EQ(slurp(rest.result_csv), slurp(whole.result_csv));
+  EXPECT_EQ(slurp(rest.details_csv), slurp(whole.details_csv));
+}
+
+INSTANTIATE_TEST_SUITE_P(Threads, RunUtStop, ::testing::Values(1, 2));
+
+TEST(RunUtEmbedding, StopBeforeStartWritesOnlyHeaders) {
+  ScratchDir dir("probe_embed_prestop");
+  std::stop_source stop;
+  stop.request_stop();
+  const RunUtSummary s = run_ut(options_in(dir.path()), {}, stop.get_token());
+  EXPECT_TRUE(s.cancelled);
+  EXPECT_EQ(s.checked, 0u);
+  EXPECT_EQ(csv_read_file(s.result_csv).size(), 1u);
+}
+
+TEST(RunUtEmbedding, RefusesAFrameworkRunUtDoesNotImitate) {
+  ScratchDir dir("probe_embed_fw");
+  RunUtOptions o = options_in(dir.path());
+  o.framework = Framework::MindTorch;
+  try {
+    (void)run_ut(o);
+    ADD_FAILURE() << "run_ut accepted framework mindtorch";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+    EXPECT_EQ(e.field(), "framework");
+  }
+}
+
+}  // namespace
+}  // namespace probe
