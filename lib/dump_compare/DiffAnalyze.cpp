@@ -64,7 +64,7 @@ DiffConfig load_config() {
   ss << in.rdbuf();
   const std::string text = ss.str();
   rapidjson::Document doc;
-  doc.Parse(text.c_str(), text.size());
+  doc.Parse<rapidjson::kParseFullPrecisionFlag>(text.c_str(), text.size());
   if (doc.HasParseError() || !doc.IsObject())
     throw Error(ErrorKind::Format,
                 std::string("invalid JSON: ") + rapidjson::GetParseError_En(doc.GetParseError()), path);

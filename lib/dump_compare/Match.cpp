@@ -20,7 +20,7 @@ namespace {
 std::vector<std::pair<std::string, std::string>> parse_json_mapping(const std::string& text,
                                                                     const std::string& path) {
   rapidjson::Document doc;
-  doc.Parse(text.c_str(), text.size());
+  doc.Parse<rapidjson::kParseFullPrecisionFlag>(text.c_str(), text.size());
   if (doc.HasParseError())
     throw Error(ErrorKind::Format,
                 fmt::format("invalid JSON at byte {}: {}", doc.GetErrorOffset(),

@@ -269,7 +269,7 @@ std::vector<RankDir> rank_dirs(const std::string& step_dir) {
 CompareInput read_compare_json(const std::string& path) {
   const std::string text = read_small_file(path);
   rapidjson::Document doc;
-  doc.Parse(text.c_str(), text.size());
+  doc.Parse<rapidjson::kParseFullPrecisionFlag>(text.c_str(), text.size());
   if (doc.HasParseError())
     throw Error(ErrorKind::Format,
                 fmt::format("invalid JSON at byte {}: {}", doc.GetErrorOffset(),

@@ -117,7 +117,7 @@ RunUtConfig load_run_ut_config(const std::string& path) {
   ss << in.rdbuf();
   std::string text = ss.str();
   rapidjson::Document doc;
-  doc.Parse(text.c_str(), text.size());
+  doc.Parse<rapidjson::kParseFullPrecisionFlag>(text.c_str(), text.size());
   if (doc.HasParseError())
     throw Error(ErrorKind::Format,
                 std::string("invalid JSON at offset ") + std::to_string(doc.GetErrorOffset()) + ": " +

@@ -56,7 +56,7 @@ rapidjson::Document parse_data_json(const std::string& path, const std::string& 
   const std::string body = text.str();
   if (body.size() > (64u << 20)) throw Error(ErrorKind::Format, what + " is too large", path);
   rapidjson::Document doc;
-  doc.Parse(body.c_str(), body.size());
+  doc.Parse<rapidjson::kParseFullPrecisionFlag>(body.c_str(), body.size());
   if (doc.HasParseError())
     throw Error(ErrorKind::Format,
                 std::string("invalid JSON: ") + rapidjson::GetParseError_En(doc.GetParseError()) +

@@ -186,15 +186,19 @@ TEST(VerdictBoundary, UlpThresholdIsStrictForEachDtype) {
 // §2.7 benchmark standard, float32 (small_value 2^-20, atol 2^-30): small is |b| <= 2^-20 (inclusive),
 // an error is abs_err > 2^-30 (strict). b = (2^-20, 1), d = (2^-20 + e, 1):
 //   e = 2^-31: one small element, abs_err below atol -> ratio 0/1 = 0.0 (a float, not the integer "none");
+//   e = 2^-30: abs_err == atol is not an error (numpy: 2^-30 > 2^-30 is False) -> 0.0. This case caught
+//              the standards file's "9.313225746154785e-10" parsed one ulp short of 2^-30 (rapidjson's
+//              default number parsing is not correctly rounded);
 //   e = 2^-29: ratio 1/1 = 1.0;
 //   b0 = next double above 2^-20: no small element -> integer 0 (§2.7 "integer 0 if no small values").
-// (e = 2^-30 exactly, abs_err == atol, is 0 in numpy but 1 in probe today: reported in issue 18's note,
-// left out here until the metrics owner decides.)
 TEST(VerdictBoundary, SmallValueThresholdsFloat32Benchmark) {
   const double s = 0x1p-20;
   DetailRow below = judge("gelu", f64(2, 1.0, {{0, s}}), f32(2, 1.0, {{0, s + 0x1p-31}}));
   EXPECT_EQ(below.small_value_err_ratio.kind, MetricKind::Double);
   EXPECT_EQ(below.small_value_err_ratio.value, 0.0);
+  DetailRow at = judge("gelu", f64(2, 1.0, {{0, s}}), f32(2, 1.0, {{0, s + 0x1p-30}}));
+  EXPECT_EQ(at.small_value_err_ratio.kind, MetricKind::Double);
+  EXPECT_EQ(at.small_value_err_ratio.value, 0.0);
   DetailRow over = judge("gelu", f64(2, 1.0, {{0, s}}), f32(2, 1.0, {{0, s + 0x1p-29}}));
   EXPECT_EQ(over.small_value_err_ratio.value, 1.0);
   DetailRow not_small =
@@ -212,6 +216,16 @@ TEST(VerdictBoundary, SmallValueThresholdsFloat16AbsoluteThreshold) {
   DetailRow at_atol = judge("add", f32(2, 1.0, {{0, s}}), f16(2, 1.0, {{0, s + 0x1p-16}}));
   EXPECT_EQ(at_atol.abs_err_ratio.value, 0.0);
   DetailRow over = judge("add", f32(2, 1.0, {{0, s}}), f16(2, 1.0, {{0, s + 0x1p-15}}));
+  EXPECT_EQ(over.abs_err_ratio.value, 1.0);
+}
+
+// §2.8 absolute threshold, float32 (small_value 2^-20, atol 2^-30), float64 bench: abs_err == 2^-30 exactly
+// is not counted (numpy: 0), 2^-29 is. Same parsing hazard as the benchmark case above.
+TEST(VerdictBoundary, SmallValueThresholdsFloat32AbsoluteThreshold) {
+  const double s = 0x1p-20;
+  DetailRow at_atol = judge("add", f64(2, 1.0, {{0, s}}), f32(2, 1.0, {{0, s + 0x1p-30}}));
+  EXPECT_EQ(at_atol.abs_err_ratio.value, 0.0);
+  DetailRow over = judge("add", f64(2, 1.0, {{0, s}}), f32(2, 1.0, {{0, s + 0x1p-29}}));
   EXPECT_EQ(over.abs_err_ratio.value, 1.0);
 }
 
