@@ -10,6 +10,12 @@ install(TARGETS probe_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/probe DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/data/ DESTINATION ${CMAKE_INSTALL_DATADIR}/probe OPTIONAL)
 install(EXPORT probeTargets NAMESPACE probe:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/probe)
+# find_package(probe COMPONENTS gtest) loads this second export set (probeConfig.cmake).
+if(PROBE_BUILD_GTEST)
+  install(TARGETS probe_gtest EXPORT probeGtestTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(EXPORT probeGtestTargets NAMESPACE probe:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/probe)
+endif()
 
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/probeConfig.cmake.in
   ${PROJECT_BINARY_DIR}/probeConfig.cmake INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/probe)

@@ -1,0 +1,247 @@
+// probe::gtest: GoogleTest helpers over probe::judge (include/probe/testing.h).
+#include "probe/testing.h"
+
+#include <charconv>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include "probe/tensor_file.h"
+
+namespace probe::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+const StandardsConfig& standards(Profile profile) {
+  static const StandardsConfig probe_cfg = StandardsConfig::builtin(Profile::Probe);
+  static const StandardsConfig msprobe_cfg = StandardsConfig::builtin(Profile::MsProbe);
+  return profile == Profile::Probe ? probe_cfg : msprobe_cfg;
+}
+
+const RunnerRegistry& builtin_registry() {
+  static const RunnerRegistry registry = RunnerRegistry::with_builtins();
+  return registry;
+}
+
+// Shortest text that reads back as the same double (the numbers a kernel author compares by eye).
+std::string num(double v) {
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return ec == std::errc() ? std::string(buf, end) : std::string("?");
+}
+
+std::string criterion_line(const Criterion& c) {
+  std::string line = "    " + c.name + " = " + num(c.value) + " (needs " + std::string(c.op) + " " +
+                     num(c.threshold) + "): " + (c.pass ? "pass" : "FAIL");
+  if (!c.decides) line += " (reported, never decides)";
+  return line + "\n";
+}
+
+std::string verdict_block(const char* title, const Verdict& v) {
+  std::string out = std::string(title) + ": " + std::string(to_string(v.status)) + " (" +
+                    std::string(to_string(v.method)) + ")\n";
+  for (const auto& c : v.criteria) out += criterion_line(c);
+  if (v.pass_if_any && !v.criteria.empty()) out += "    (one passing check suffices)\n";
+  std::istringstream lines(v.message);
+  for (std::string line; std::getline(lines, line);)
+    if (!line.empty()) out += "    message: " + line + "\n";
+  return out;
+}
+
+// REPRO directory of the current check: <base>/<Suite.Test>[-N] for the N-th failure in one test.
+fs::path repro_dir(const CheckOptions& options) {
+  fs::path base = options.repro_dir;
+  if (base.empty()) {
+    const char* env = std::getenv("PROBE_REPRO_DIR");
+    base = env && *env ? fs::path(env) : fs::path(::testing::TempDir()) / "probe_repro";
+  }
+  std::string test = "outside_a_test";
+  if (const auto* info = ::testing::UnitTest::GetInstance()->current_test_info())
+    test = std::string(info->test_suite_name()) + "." + info->name();
+  static std::mutex mutex;
+  static std::map<std::string, int> seen;
+  int n;
+  {
+    std::lock_guard lock(mutex);
+    n = ++seen[test];
+  }
+  for (char& c : test)
+    if (c == '/') c = '_';  // parameterised tests
+  return base / (n == 1 ? test : test + "-" + std::to_string(n));
+}
+
+// numpy has no bfloat16 (a .npy would widen it to float32): such tensors go to a .pt file.
+fs::path save(const fs::path& dir, const std::string& stem, const Tensor& t) {
+  if (t.dtype() == DType::BFloat16) {
+    fs::path p = dir / (stem + ".pt");
+    save_pt(p.string(), t);
+    return p;
+  }
+  fs::path p = dir / (stem + ".npy");
+  save_npy(p.string(), t);
+  return p;
+}
+
+// The tensors of a runner's outputs, depth-first (ApiResult::device_dtypes has one dtype for each).
+void flatten(const Value& v, std::vector<Tensor>& out) {
+  if (v.is_tensor())
+    out.push_back(v.tensor());
+  else if (v.is_list())
+    for (const auto& x : v.list()) flatten(x, out);
+}
+
+}  // namespace
+
+bool Accuracy::accurate() const noexcept {
+  return run_ut.status == Status::Pass && standard.status != Status::Error &&
+         standard.status != Status::Warning;
+}
+
+Accuracy check_output(std::string_view api, const Tensor& bench, const Tensor& device, DType dtype,
+                      const CheckOptions& options) {
+  JudgeOptions o;
+  o.standard = options.standard;
+  o.worst_count = options.worst_count;
+  Accuracy a;
+  a.run_ut = judge(api, bench, device, standards(options.profile), dtype, o);
+  o.rule = JudgeRule::PrecisionStandard;
+  a.standard = judge(api, bench, device, standards(options.profile), dtype, o);
+  return a;
+}
+
+std::string describe(const Accuracy& a, std::string_view what, std::string_view api, const Tensor& bench,
+                     const Tensor& device_in, DType dtype, const CheckOptions& options, const Tensor* input) {
+  const Tensor device = device_in.dtype() == dtype ? device_in : device_in.to(dtype);
+  std::string out = std::string(what) + " is not accurate (" + std::string(torch_name(dtype)) + ", shape " +
+                    shape_to_string(device.shape()) + ", profile " + std::string(to_string(options.profile)) +
+                    ")\n";
+  out += verdict_block("  run_ut rule", a.run_ut);
+  const std::string title = "  precision standard" +
+                            (a.standard.standard ? " " + std::string(standard_id(*a.standard.standard)) : "");
+  out += verdict_block(title.c_str(), a.standard);
+  const std::vector<ElementError>& worst = a.run_ut.worst.empty() ? a.standard.worst : a.run_ut.worst;
+  const bool elementwise = input && input->shape() == device.shape();
+  const std::vector<double> in = elementwise ? input->to_doubles() : std::vector<double>{};
+  if (!worst.empty()) out += "  worst elements:\n";
+  for (const auto& e : worst) {
+    out += "    [" + std::to_string(e.index) + "]";
+    if (elementwise) out += " input " + num(in[static_cast<std::size_t>(e.index)]) + ",";
+    out += " bench " + num(e.bench) + ", device " + num(e.device) + ", abs err " + num(e.abs_err) +
+           ", rel err " + num(e.rel_err);
+    if (e.ulp) out += ", " + num(*e.ulp) + " ulp";
+    out += "\n";
+  }
+  const fs::path dir = repro_dir(options);
+  std::string repro;
+  try {
+    fs::create_directories(dir);
+    const fs::path b = save(dir, "bench", bench), d = save(dir, "device", device);
+    if (input) save(dir, "input", *input);
+    repro = "probe metrics " + b.string() + " " + d.string();
+    if (!api.empty()) repro += " --api " + std::string(api);
+    repro += " --profile " + std::string(to_string(options.profile));
+  } catch (const std::exception& e) {
+    repro = "(could not save the case in " + dir.string() + ": " + e.what() + ")";
+  }
+  return out + "__REPRO: " + repro + "\n";
+}
+
+::testing::AssertionResult api_accurate(std::string_view api, const ApiCall& call,
+                                        const std::vector<Tensor>& device_outputs,
+                                        const CheckOptions& options) {
+  const RunnerRegistry& registry = options.registry ? *options.registry : builtin_registry();
+  ApiResult result;
+  try {
+    result = registry.run_forward(Framework::PyTorch, api, call);
+  } catch (const std::exception& e) {
+    return ::testing::AssertionFailure() << "the bench runner of " << api << " failed: " << e.what();
+  }
+  std::vector<Tensor> bench;
+  for (const auto& v : result.outputs) flatten(v, bench);
+  if (bench.size() != device_outputs.size())
+    return ::testing::AssertionFailure()
+           << api << " gives " << bench.size() << " tensor output(s), the device " << device_outputs.size();
+  const std::optional<ApiName> name = parse_api_name(api);
+  const std::string list_name = name ? name->name : std::string(api);
+  // The elementwise input shown next to each worst element: the first tensor argument of the output's shape.
+  std::vector<Tensor> inputs;
+  for (const auto& v : call.args)
+    if (v.is_tensor()) inputs.push_back(v.tensor());
+  std::string failures;
+  for (std::size_t i = 0; i < bench.size(); ++i) {
+    const DType want = i < result.device_dtypes.size() ? result.device_dtypes[i] : device_outputs[i].dtype();
+    const std::string what = std::string(api) + " output " + std::to_string(i);
+    if (device_outputs[i].dtype() != want) {
+      failures += what + " has dtype " + std::string(torch_name(device_outputs[i].dtype())) +
+                  ", torch gives " + std::string(torch_name(want)) + "\n";
+      continue;
+    }
+    const Tensor* input = nullptr;
+    for (const auto& t : inputs)
+      if (t.shape() == bench[i].shape()) {
+        input = &t;
+        break;
+      }
+    const Accuracy a = check_output(list_name, bench[i], device_outputs[i], want, options);
+    if (!a.accurate())
+      failures += describe(a, what, list_name, bench[i], device_outputs[i], want, options, input);
+  }
+  if (failures.empty()) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << failures;
+}
+
+::testing::AssertionResult AssertAccurate(const char* bench_expr, const char* device_expr,
+                                          const Tensor& bench, const Tensor& device) {
+  const CheckOptions options;
+  const Accuracy a = check_output("", bench, device, device.dtype(), options);
+  if (a.accurate()) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << describe(a, std::string(device_expr) + " (bench " + bench_expr + ")", "", bench, device,
+                     device.dtype(), options);
+}
+
+::testing::AssertionResult AssertApiAccurate(const char*, const char*, const char*, std::string_view api,
+                                             const ApiCall& call, const std::vector<Tensor>& device_outputs) {
+  return api_accurate(api, call, device_outputs);
+}
+
+namespace {
+
+class AccurateMatcher : public ::testing::MatcherInterface<const Tensor&> {
+ public:
+  AccurateMatcher(Tensor bench, DType dtype, std::optional<Standard> standard)
+      : bench_(std::move(bench)), dtype_(dtype) {
+    options_.standard = standard;
+  }
+  bool MatchAndExplain(const Tensor& device, ::testing::MatchResultListener* listener) const override {
+    const Accuracy a = check_output("", bench_, device, dtype_, options_);
+    if (a.accurate()) return true;
+    *listener << "\n" << describe(a, "the device tensor", "", bench_, device, dtype_, options_);
+    return false;
+  }
+  void DescribeTo(std::ostream* os) const override {
+    *os << "is an accurate " << torch_name(dtype_)
+        << " result of the bench (run_ut rule and precision standard";
+    if (options_.standard) *os << " " << standard_id(*options_.standard);
+    *os << ")";
+  }
+  void DescribeNegationTo(std::ostream* os) const override {
+    *os << "is not an accurate " << torch_name(dtype_) << " result of the bench";
+  }
+
+ private:
+  Tensor bench_;
+  DType dtype_;
+  CheckOptions options_;
+};
+
+}  // namespace
+
+::testing::Matcher<const Tensor&> IsAccurate(Tensor bench, DType dtype, std::optional<Standard> standard) {
+  return ::testing::MakeMatcher(new AccurateMatcher(std::move(bench), dtype, standard));
+}
+
+}  // namespace probe::testing

@@ -1,0 +1,18 @@
+// An operator-library test built against an installed probe with find_package(probe COMPONENTS gtest).
+#include <gtest/gtest-spi.h>
+#include <probe/testing.h>
+
+// relu is exact in every dtype: the float16 input itself is the correctly rounded result for x >= 0.
+TEST(Consumer, ExactReluPassesAndAWrongOneFails) {
+  const probe::Tensor x =
+      probe::Tensor::from_values<double>({-2.0, -0.5, 0.0, 0.25, 1.5, 3.0}, probe::Shape{6})
+          .to(probe::DType::Float16);
+  const probe::Tensor good =
+      probe::Tensor::from_values<double>({0.0, 0.0, 0.0, 0.25, 1.5, 3.0}, probe::Shape{6})
+          .to(probe::DType::Float16);
+  const probe::Tensor bad =
+      probe::Tensor::from_values<double>({0.0, 0.0, 0.0, 0.25, 1.5, 3.5}, probe::Shape{6})
+          .to(probe::DType::Float16);
+  EXPECT_PROBE_ACCURATE("Functional.relu", probe::testing::args(x), good);
+  EXPECT_NONFATAL_FAILURE(EXPECT_PROBE_ACCURATE("Functional.relu", probe::testing::args(x), bad), "__REPRO:");
+}
