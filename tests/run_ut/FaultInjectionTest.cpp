@@ -463,4 +463,67 @@ TEST(FaultInjection, GeneratedInputsAreCappedPerApi) {
   EXPECT_NE(probe::csv_read_file(result_of(u.path / "b").string())[1][1], "SKIP");
 }
 
+// Item 7 and messages: a tensor that cannot be built names its field, and running out of memory names the
+// tensor instead of "out of memory while checking this API". 2^50 float32 elements (4 PiB) exceed any
+// address space, so the allocation fails on every machine whatever its overcommit policy.
+TEST(FaultInjection, TensorsThatCannotBeBuiltAreNamed) {
+  TempDir t("named");
+  std::string huge = kStatsEntry, wide = kStatsEntry;
+  replace_once(huge, "\"shape\": [2]", "\"shape\": [1125899906842624]");
+  replace_once(wide, "\"shape\": [2]", "\"shape\": [4294967296, 4294967296, 4294967296]");
+  replace_once(wide, "Functional.relu.0", "Functional.relu.1");
+  write(t.path / "dump.json",
+        minimal_dump(R"("task": "statistics", "framework": "pytorch", )", huge + ", " + wide));
+  // Under AddressSanitizer an impossible allocation aborts unless the allocator may return null.
+  const char* old = std::getenv("ASAN_OPTIONS");
+  const std::string saved = old ? old : "";
+  ::setenv("ASAN_OPTIONS", (saved + (saved.empty() ? "" : ":") + "allocator_may_return_null=1").c_str(), 1);
+  auto r = run_cli("run_ut -api_info " + (t.path / "dump.json").string() + " -q -o " + t.path.string() +
+                   " --timestamp " + kTs + " --max_api_elements 0");
+  if (old)
+    ::setenv("ASAN_OPTIONS", saved.c_str(), 1);
+  else
+    ::unsetenv("ASAN_OPTIONS");
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto rows = probe::csv_read_file(result_of(t.path).string());
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[1][1], "SKIP");
+  EXPECT_EQ(rows[1][3],
+            "input.0: out of memory while generating this tensor (shape (1125899906842624,), torch.float32)");
+  EXPECT_EQ(rows[2][1], "SKIP");
+  EXPECT_EQ(rows[2][3], "input.0: shape (4294967296, 4294967296, 4294967296) has too many elements");
+}
+
+// Item 4: in a statistics dump that also saved some tensors, an API judged on generated inputs says which.
+TEST(FaultInjection, GeneratedInputsAreNamedInAStatisticsDumpWithFiles) {
+  TempDir t("generated");
+  fs::create_directories(t.path / "dump_tensor_data");
+  probe::save_pt((t.path / "dump_tensor_data" / "Torch.add.0.forward.input.0.pt").string(),
+                 probe::Tensor::from_values<float>({1.0f, -2.0f, 3.0f}, {3}));
+  const std::string real =
+      R"({"type": "torch.Tensor", "dtype": "torch.float32", "shape": [3], "Max": 3.0, "Min": -2.0, )"
+      R"("Mean": 0.6667, "Norm": 3.74, "requires_grad": false, "data_name": "Torch.add.0.forward.input.0.pt"})";
+  const std::string generated =
+      R"({"type": "torch.Tensor", "dtype": "torch.float32", "shape": [3], )"
+      R"("Max": 1.0, "Min": -1.0, "Mean": 0.0, "Norm": 1.0, "requires_grad": false})";
+  const std::string add = "\"Torch.add.0.forward\": {\"input_args\": [" + real + ", " + generated +
+                          "], \"input_kwargs\": {}, \"output\": []}";
+  const std::string relu =
+      "\"Functional.relu.0.forward\": {\"input_args\": [" + real + "], \"input_kwargs\": {}, \"output\": []}";
+  write(t.path / "dump.json",
+        minimal_dump(R"("task": "statistics", "framework": "pytorch", )", add + ", " + relu));
+  auto r = run_cli("run_ut -api_info " + (t.path / "dump.json").string() + " -q -o " + t.path.string() +
+                   " --timestamp " + kTs);
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto rows = probe::csv_read_file(result_of(t.path).string());
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[1][0], "Torch.add.0");
+  ASSERT_EQ(rows[1].size(), 4u);
+  EXPECT_EQ(rows[1][3],
+            "inputs generated from statistics: input.1; the device side is the device runner on the same "
+            "inputs");
+  EXPECT_EQ(rows[2][0], "Functional.relu.0");
+  EXPECT_TRUE(rows[2].size() < 4 || rows[2][3].find("generated") == std::string::npos) << rows[2][3];
+}
+
 }  // namespace
