@@ -102,6 +102,30 @@ TEST(FaultInjection, RunsInTheSameSecondGetTheirOwnFiles) {
   for (const auto& r : results) EXPECT_EQ(rows_in(r), 15u) << r;  // pt_fp32_fwd has 15 forward APIs
 }
 
+// Item 1, both frameworks: three runs started together into one directory, without --timestamp, each get
+// their own pair of files, each byte-identical to a run made alone.
+TEST(FaultInjection, ConcurrentRunsGetTheirOwnFilesForBothFrameworks) {
+  for (const std::string fixture : {"pt_fp32_fwd", "ms_fp32_tensor"}) {
+    TempDir solo("solo_" + fixture), t("together_" + fixture);
+    ASSERT_EQ(new_run(fixture, solo.path).code, 0);
+    const std::string one = "run_ut -api_info " + dump(fixture) + " -o " + t.path.string() + " -q";
+    // run_cli prefixes the CLI's path to the first command only.
+    const std::string cli = std::string(PROBE_CLI_PATH) + " ";
+    auto r = run_cli(one + " & " + cli + one + " & " + cli + one + " & wait");
+    ASSERT_EQ(r.code, 0) << r.out;
+    std::vector<fs::path> results, details;
+    for (const auto& e : fs::directory_iterator(t.path)) {
+      const std::string name = e.path().filename().string();
+      if (name.starts_with("accuracy_checking_result_")) results.push_back(e.path());
+      if (name.starts_with("accuracy_checking_details_")) details.push_back(e.path());
+    }
+    ASSERT_EQ(results.size(), 3u) << fixture << "\n" << r.out;
+    ASSERT_EQ(details.size(), 3u) << fixture;
+    for (const auto& f : results) EXPECT_EQ(slurp(f), slurp(result_of(solo.path))) << f;
+    for (const auto& f : details) EXPECT_EQ(slurp(f), slurp(details_of(solo.path))) << f;
+  }
+}
+
 // Item 1: a dangling symlink at the output name is neither followed nor replaced.
 TEST(FaultInjection, DanglingSymlinkAtTheOutputNameIsRefused) {
   TempDir t("symlink");
