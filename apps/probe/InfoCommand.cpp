@@ -8,12 +8,9 @@
 #include <vector>
 
 #include "Commands.h"
-#include "probe/construct.h"
-#include "probe/dump.h"
 #include "probe/dump_layout.h"
+#include "probe/dump_summary.h"
 #include "probe/error.h"
-#include "probe/stack.h"
-#include "probe/tensor_file.h"
 
 namespace probe::cli {
 
@@ -36,125 +33,6 @@ options:
   -h, --help        show this help
 )";
 
-struct Problem {
-  std::string kind;  // missing, unreadable, shape mismatch, rejected, no file, bad shape
-  std::string entry, field, detail;
-};
-
-struct RankSummary {
-  RankDump where;
-  std::string framework, task, level;
-  std::size_t records = 0;
-  std::map<std::string, std::size_t> by_prefix, by_direction, by_dtype;
-  std::size_t tensors = 0, unsupported_dtype = 0;
-  std::int64_t tensor_bytes = 0;
-  std::size_t files_referenced = 0, files_ok = 0;
-  std::map<std::string, std::size_t> problem_counts;
-  std::vector<Problem> problems;
-  std::size_t stack_records = 0, stack_groups = 0, construct_nodes = 0;
-  bool has_stack = false, has_construct = false;
-  std::string stack_error, construct_error;
-};
-
-std::string_view direction_name(EntryDirection d) {
-  switch (d) {
-    case EntryDirection::Forward:
-      return "forward";
-    case EntryDirection::Backward:
-      return "backward";
-    case EntryDirection::ParametersGrad:
-      return "parameters_grad";
-    case EntryDirection::Debug:
-      return "debug";
-    case EntryDirection::Unknown:
-      break;
-  }
-  return "other";
-}
-
-void check_file(const Dump& dump, const DumpEntry& e, const TensorInfo& t, RankSummary& s) {
-  auto problem = [&](std::string kind, std::string detail) {
-    ++s.problem_counts[kind];
-    s.problems.push_back({std::move(kind), e.key, t.field, std::move(detail)});
-  };
-  std::string path;
-  try {
-    path = dump.tensor_path(e, t);
-  } catch (const Error& err) {
-    problem(err.kind() == ErrorKind::Security ? "rejected" : "missing", err.message());
-    return;
-  }
-  try {
-    // Uncompressed tensor files are memory-mapped: this validates headers without reading the data.
-    const Tensor loaded = load_tensor_file(path);
-    if (loaded.shape() != t.shape) {
-      problem("shape mismatch", fmt::format("{}: the file holds {}, dump.json says {}", path,
-                                            shape_to_string(loaded.shape()), shape_to_string(t.shape)));
-      return;
-    }
-    ++s.files_ok;
-  } catch (const Error& err) {
-    problem("unreadable", err.what());
-  }
-}
-
-RankSummary summarise(const RankDump& where, bool check_files) {
-  RankSummary s;
-  s.where = where;
-  const Dump dump = Dump::open(where.dump_json);
-  s.framework = std::string(to_string(dump.framework()));
-  if (!dump.framework_field().empty() && dump.framework() == Framework::Unknown)
-    s.framework = dump.framework_field();
-  s.task = dump.task();
-  s.level = dump.level();
-  s.records = dump.entries().size();
-  for (const DumpEntry& e : dump.entries()) {
-    ++s.by_prefix[e.name.prefix];
-    ++s.by_direction[std::string(direction_name(e.name.direction))];
-    for (const TensorInfo* t : e.tensors()) {
-      ++s.tensors;
-      ++s.by_dtype[t->dtype_name];
-      try {
-        if (auto bytes = t->nbytes())
-          s.tensor_bytes += *bytes;
-        else
-          ++s.unsupported_dtype;
-      } catch (const Error& err) {
-        // One absurd shape is that record's problem, as in run_ut; the rest of the summary stands.
-        ++s.problem_counts["bad shape"];
-        s.problems.push_back({"bad shape", e.key, t->field, err.message()});
-      }
-      if (t->has_file()) {
-        ++s.files_referenced;
-        if (check_files) check_file(dump, e, *t, s);
-      } else if (s.task == "tensor" && probe::numel(t->shape) != 0) {  // empty tensors get no file
-        // run_ut SKIPs the API: a tensor dump's tensors are never generated from statistics.
-        ++s.problem_counts["no file"];
-        s.problems.push_back({"no file", e.key, t->field, "tensor dump without data_name for this tensor"});
-      }
-    }
-  }
-  if (!where.stack_json.empty()) {
-    s.has_stack = true;
-    try {
-      const StackInfo st = StackInfo::open(where.stack_json);
-      s.stack_records = st.key_count();
-      s.stack_groups = st.groups().size();
-    } catch (const Error& e) {
-      s.stack_error = e.what();
-    }
-  }
-  if (!where.construct_json.empty()) {
-    s.has_construct = true;
-    try {
-      s.construct_nodes = ConstructInfo::open(where.construct_json).nodes().size();
-    } catch (const Error& e) {
-      s.construct_error = e.what();
-    }
-  }
-  return s;
-}
-
 std::string human_bytes(std::int64_t b) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double v = static_cast<double>(b);
@@ -173,7 +51,7 @@ std::string counts(const std::map<std::string, std::size_t>& m) {
   return out.empty() ? "none" : out;
 }
 
-void print_text(const RankSummary& s, bool check_files, std::size_t list_limit) {
+void print_text(const DumpSummary& s, std::size_t list_limit) {
   std::string label;
   if (!s.where.mode.empty()) label += s.where.mode + "/";
   if (!s.where.step.empty()) label += s.where.step + "/";
@@ -189,12 +67,12 @@ void print_text(const RankSummary& s, bool check_files, std::size_t list_limit) 
       s.unsupported_dtype
           ? fmt::format("; {} descriptors of dtypes probe does not support not counted", s.unsupported_dtype)
           : "");
-  if (check_files) {
+  if (s.files_checked) {
     fmt::print("  tensor files: {} referenced, {} ok{}\n", s.files_referenced, s.files_ok,
                s.problem_counts.empty() ? "" : ", " + counts(s.problem_counts));
     for (std::size_t i = 0; i < s.problems.size() && i < list_limit; ++i) {
-      const Problem& p = s.problems[i];
-      fmt::print("    {}: {} {}: {}\n", p.kind, p.entry, p.field, p.detail);
+      const DumpProblem& p = s.problems[i];
+      fmt::print("    {}: {} {}: {}\n", to_string(p.kind), p.record, p.field, p.detail);
     }
     if (s.problems.size() > list_limit) fmt::print("    ... {} more\n", s.problems.size() - list_limit);
   } else {
@@ -213,62 +91,6 @@ void print_text(const RankSummary& s, bool check_files, std::size_t list_limit) 
                                              : "error: " + s.construct_error);
   else
     fmt::print("  construct.json: absent\n");
-}
-
-std::string json_string(std::string_view s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20)
-          out += fmt::format("\\u{:04x}", static_cast<unsigned char>(c));
-        else
-          out += c;
-    }
-  }
-  return out + "\"";
-}
-
-std::string json_counts(const std::map<std::string, std::size_t>& m) {
-  std::string out = "{";
-  for (const auto& [k, n] : m) out += fmt::format("{}{}: {}", out.size() > 1 ? ", " : "", json_string(k), n);
-  return out + "}";
-}
-
-std::string json_rank(const RankSummary& s, bool check_files) {
-  std::string problems = "[";
-  for (const Problem& p : s.problems)
-    problems += fmt::format("{}{{\"kind\": {}, \"record\": {}, \"field\": {}, \"detail\": {}}}",
-                            problems.size() > 1 ? ", " : "", json_string(p.kind), json_string(p.entry),
-                            json_string(p.field), json_string(p.detail));
-  problems += "]";
-  return fmt::format(
-      "{{\"dump_json\": {}, \"mode\": {}, \"step\": {}, \"rank\": {}, \"framework\": {}, \"task\": {}, "
-      "\"level\": {}, \"records\": {}, \"by_direction\": {}, \"by_prefix\": {}, \"tensors\": {}, "
-      "\"by_dtype\": {}, \"tensor_bytes\": {}, \"unsupported_dtype_tensors\": {}, \"files_referenced\": {}, "
-      "\"files_checked\": {}, \"files_ok\": {}, \"file_problems\": {}, \"problems\": {}, "
-      "\"stack_records\": {}, \"construct_nodes\": {}}}",
-      json_string(s.where.dump_json), json_string(s.where.mode), json_string(s.where.step),
-      json_string(s.where.rank), json_string(s.framework), json_string(s.task), json_string(s.level),
-      s.records, json_counts(s.by_direction), json_counts(s.by_prefix), s.tensors, json_counts(s.by_dtype),
-      s.tensor_bytes, s.unsupported_dtype, s.files_referenced, check_files ? "true" : "false", s.files_ok,
-      json_counts(s.problem_counts), problems, s.has_stack ? std::to_string(s.stack_records) : "null",
-      s.has_construct ? std::to_string(s.construct_nodes) : "null");
 }
 
 }  // namespace
@@ -314,20 +136,18 @@ int run_info(Args args) {
     throw Error(ErrorKind::InvalidArgument, "missing the dump path (see probe info --help)");
 
   const DumpLayout layout = DumpLayout::discover(target);
-  std::vector<RankSummary> ranks;
-  for (const RankDump& r : layout.ranks) ranks.push_back(summarise(r, check_files));
+  std::vector<DumpSummary> ranks;
+  for (const RankDump& r : layout.ranks) ranks.push_back(summarise_dump(r, check_files));
 
   if (json) {
-    std::string out = fmt::format("{{\"path\": {}, \"ranks\": [", json_string(target));
-    for (std::size_t i = 0; i < ranks.size(); ++i) out += (i ? ", " : "") + json_rank(ranks[i], check_files);
-    fmt::print("{}]}}\n", out);
+    fmt::print("{}\n", dump_summaries_json(target, ranks));
     return 0;
   }
   std::size_t records = 0, tensors = 0, problems = 0;
   std::int64_t bytes = 0;
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     if (i) fmt::print("\n");
-    print_text(ranks[i], check_files, list_limit);
+    print_text(ranks[i], list_limit);
     records += ranks[i].records;
     tensors += ranks[i].tensors;
     bytes += ranks[i].tensor_bytes;

@@ -3,6 +3,7 @@ set(PROBE_SOURCES
   DumpModel.cpp
   DumpTensorLoad.cpp
   DumpLayout.cpp
+  DumpSummary.cpp
   JsonSupport.cpp
   StackConstruct.cpp
 )

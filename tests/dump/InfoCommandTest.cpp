@@ -1,9 +1,12 @@
 // `probe info` end to end: the built CLI on the fixtures.
 #include <gtest/gtest.h>
+#include <rapidjson/document.h>
 #include <sys/wait.h>
 
 #include <array>
+#include <cstdint>
 #include <cstdio>
+#include <map>
 #include <string>
 
 namespace {
@@ -52,16 +55,35 @@ TEST(InfoCommand, JsonCountsOfTheEscapesFixture) {
   // signature, wrong_shape.pt holds 3 elements.
   const CliRun r = probe("info --json " + kDumps + "/escapes");
   ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_TRUE(has(r.out, "\"records\": 6")) << r.out;
-  EXPECT_TRUE(has(r.out, "\"tensors\": 8"));
-  EXPECT_TRUE(has(r.out, "\"tensor_bytes\": 64"));
-  EXPECT_TRUE(has(r.out, "\"by_dtype\": {\"torch.float32\": 8}"));
-  EXPECT_TRUE(has(r.out, "\"by_prefix\": {\"Functional\": 6}"));
-  EXPECT_TRUE(has(r.out, "\"files_ok\": 1"));
-  EXPECT_TRUE(
-      has(r.out,
-          "\"file_problems\": {\"missing\": 1, \"rejected\": 4, \"shape mismatch\": 1, \"unreadable\": 1}"))
-      << r.out;
+  rapidjson::Document doc;
+  doc.Parse(r.out.c_str());
+  ASSERT_FALSE(doc.HasParseError()) << r.out;
+  ASSERT_TRUE(doc.IsObject() && doc.HasMember("ranks") && doc["ranks"].IsArray()) << r.out;
+  ASSERT_EQ(doc["ranks"].Size(), 1u);
+  const rapidjson::Value& rank = doc["ranks"][0];
+  auto count = [&](const char* key) { return rank[key].GetUint64(); };
+  auto counts = [&](const char* key) {
+    std::map<std::string, std::uint64_t> m;
+    for (auto it = rank[key].MemberBegin(); it != rank[key].MemberEnd(); ++it)
+      m[it->name.GetString()] = it->value.GetUint64();
+    return m;
+  };
+  EXPECT_EQ(count("records"), 6u);
+  EXPECT_EQ(count("tensors"), 8u);
+  EXPECT_EQ(rank["tensor_bytes"].GetInt64(), 64);
+  EXPECT_EQ(counts("by_dtype"), (std::map<std::string, std::uint64_t>{{"torch.float32", 8}}));
+  EXPECT_EQ(counts("by_prefix"), (std::map<std::string, std::uint64_t>{{"Functional", 6}}));
+  EXPECT_EQ(count("files_ok"), 1u);
+  EXPECT_TRUE(rank["files_checked"].GetBool());
+  EXPECT_EQ(counts("file_problems"),
+            (std::map<std::string, std::uint64_t>{
+                {"missing", 1}, {"rejected", 4}, {"shape mismatch", 1}, {"unreadable", 1}}));
+  ASSERT_EQ(rank["problems"].Size(), 7u);
+  for (const auto& p : rank["problems"].GetArray()) {
+    EXPECT_TRUE(p["record"].GetString()[0] != '\0');
+    const std::string field = p["field"].GetString();
+    EXPECT_TRUE(field.starts_with("input_args.") || field.starts_with("output.")) << field;
+  }
   const CliRun text = probe("info --list 0 " + kDumps + "/escapes");
   EXPECT_TRUE(has(text.out, "8 referenced, 1 ok")) << text.out;
   EXPECT_TRUE(has(text.out, "... 7 more")) << text.out;
