@@ -5,6 +5,10 @@ option(PROBE_BUILD_GTEST "Build probe::gtest, the GoogleTest helpers for operato
 option(PROBE_BUILD_FUZZERS "Build libFuzzer targets (needs clang)" OFF)
 option(PROBE_WERROR "Treat warnings as errors" OFF)
 option(PROBE_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
+# probe::torch, the LibTorch adapter (Debian libtorch-dev): AUTO builds it when CMake finds Torch, ON makes a
+# missing Torch a configure error (CI: its tests must run, never skip), OFF never builds it.
+set(PROBE_TORCH AUTO CACHE STRING "Build the LibTorch adapter probe::torch: AUTO, ON or OFF")
+set_property(CACHE PROBE_TORCH PROPERTY STRINGS AUTO ON OFF)
 option(PROBE_USE_OPENBLAS "float64 GEMM (matmul, linear, conv) through OpenBLAS; OFF: Eigen's own GEMM" ON)
 
 add_library(probe_warnings INTERFACE)

@@ -22,6 +22,8 @@ if [ "$mode" = clang ]; then packages+=(clang); fi  # Debian 12: clang 14, the c
 # The suite checks that Python's torch.load reads the .pt files probe writes (tests/io), with Debian's own
 # interpreter: a missing torch is a test failure, never a skip, so every test mode installs it.
 if [ "$mode" != example ] && [ "$mode" != fuzz ]; then packages+=(python3 python3-numpy python3-torch); fi
+# The LibTorch adapter probe::torch and its tests (PROBE_TORCH=ON below: a missing Torch fails the configure).
+if [ "$mode" = test ] || [ "$mode" = sanitize ]; then packages+=(libtorch-dev); fi
 if [ "$mode" = fuzz ]; then packages+=(clang unzip); fi  # unzip: data.pkl seeds out of the .pt fixtures
 # The style check needs only git and the formatter the tree is formatted with (clang-format 14).
 if [ "$mode" = format ]; then packages=(git clang-format-14); fi
@@ -73,11 +75,11 @@ run_suite() {  # run_suite <build dir> [extra ctest args...]
 case "$mode" in
   example)
     # Each mode states every option it depends on: build/ is shared by example and test, in either order.
-    configure build -DPROBE_BUILD_TESTS=OFF -DPROBE_BUILD_BENCHMARKS=OFF
+    configure build -DPROBE_BUILD_TESTS=OFF -DPROBE_BUILD_BENCHMARKS=OFF -DPROBE_TORCH=OFF
     exec examples/run_example.sh build/bin/probe
     ;;
   test)
-    configure build -DPROBE_BUILD_TESTS=ON -DPROBE_BUILD_BENCHMARKS=ON
+    configure build -DPROBE_BUILD_TESTS=ON -DPROBE_BUILD_BENCHMARKS=ON -DPROBE_TORCH=ON
     run_suite build --timeout 900
     ;;
   sanitize)
@@ -85,7 +87,7 @@ case "$mode" in
     # -Wmaybe-uninitialized/-Wrestrict warnings inside libstdc++ (std::regex, std::string), so here
     # warnings are reported but do not fail the build.
     configure build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPROBE_SANITIZE=ON -DPROBE_BUILD_BENCHMARKS=OFF \
-      -DPROBE_WERROR=OFF -DPROBE_BUILD_TESTS=ON
+      -DPROBE_WERROR=OFF -DPROBE_BUILD_TESTS=ON -DPROBE_TORCH=ON
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       PROBE_UNDER_SANITIZER=1 run_suite build-asan --timeout 1800 -E '^packaging\.'
     ;;

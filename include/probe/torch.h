@@ -1,0 +1,98 @@
+// probe::torch: checking a LibTorch (PyTorch C++) program's aten operators while it runs, the C++ counterpart
+// of msprobe's `with PtdbgDispatch(...)` (seed 003, dump-and-compare §4). Part of the optional component
+// probe_torch (CMake target probe::torch, `find_package(probe COMPONENTS torch)`), built when CMake finds
+// Torch. This header includes no LibTorch header: a LibTorch translation unit includes <torch/torch.h>
+// itself.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "probe/dump_writer.h"
+#include "probe/online_checker.h"
+#include "probe/tensor.h"
+
+namespace at {
+class Tensor;
+}
+
+namespace probe::torch {
+
+/// What a CheckScope does with the ops it observes, and which ops it leaves alone.
+struct CheckScopeOptions {
+  /// Ops are judged by this checker (not owned; must outlive the scope; may be shared by scopes on several
+  /// threads, it is thread-safe). nullptr: not checked.
+  OnlineChecker* checker = nullptr;
+  /// Ops are also recorded in this dump as "Aten.{op}.{overload}.{k}.forward" (not owned; must outlive the
+  /// scope). nullptr: no dump. With both null the scope only counts.
+  DumpWriter* dump = nullptr;
+  /// Ops never checked nor dumped, matched by bare aten name ("view") or "{name}.{overload}": nullopt = the
+  /// shipped lists (data/online_dispatch.json, msprobe's aten_ops_blacklist, plus
+  /// data/torch_check_scope.json, the views, factories and bookkeeping ops that the C++ dispatcher shows and
+  /// PtdbgDispatch never sees).
+  std::optional<std::vector<std::string>> black_list;
+  /// Ops of other operator libraries (TORCH_LIBRARY) judged by a probe runner: "my_ops::gelu" (or
+  /// "my_ops::gelu.overload") -> "Aten.gelu.default". The op is reported under the probe name it maps to.
+  std::map<std::string, std::string> bench_for;
+};
+
+/// What one scope saw. Every op the dispatcher ran on the scope's thread while no checked op was running
+/// lands in exactly one count; ops run inside a checked op (its own implementation) are not observed.
+struct CheckScopeSummary {
+  std::size_t blacklisted = 0;  ///< on the black list
+  std::size_t checked = 0;      ///< handed to the checker and/or the dump
+  /// No probe runner, but every tensor computation inside it was checked as smaller ops
+  /// (aten::linear runs aten::addmm): counted here, not as unsupported.
+  std::size_t decomposed = 0;
+  std::size_t unsupported = 0;      ///< no probe runner and nothing inside it checked: never judged
+  std::size_t not_convertible = 0;  ///< an input or output probe cannot view (not CPU, sparse, complex32...)
+  std::map<std::string, std::size_t> unsupported_ops;      ///< "Aten.{op}.{overload}" -> count
+  std::map<std::string, std::size_t> not_convertible_ops;  ///< same, with the first reason appended
+  std::map<std::string, std::size_t> checked_ops;          ///< same, for checked ops
+};
+
+/// RAII guard: while alive, every aten op the dispatcher runs on the constructing thread (and the backward
+/// ops autograd runs for it, which on CPU run on the same thread) is observed with its inputs and outputs,
+/// converted to probe tensors without copying (the checker copies what it keeps) and handed to the checker
+/// and/or dump as "Aten.{op}.{overload}". Nested scopes on one thread: the innermost one observes, the outer
+/// ones resume when it ends. Scopes on different threads are independent. The observer never calls a torch
+/// op, so it never observes itself.
+///
+/// Thread-safety: a scope belongs to its thread: construct and destroy it there; summary() may be called
+/// from any thread.
+class CheckScope {
+ public:
+  /// Starts observing. With neither checker nor dump the scope only counts (the coverage of a model).
+  /// Throws Error(Io/Format) when the shipped black list cannot be read.
+  explicit CheckScope(CheckScopeOptions options);
+  /// Shorthand: check every op with `checker`.
+  explicit CheckScope(OnlineChecker& checker);
+  /// Stops observing. Does not flush the checker (its own flush()/destructor drains it).
+  ~CheckScope();
+  CheckScope(const CheckScope&) = delete;
+  CheckScope& operator=(const CheckScope&) = delete;
+
+  CheckScopeSummary summary() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// The summary as text for a log: the counts, then each unsupported / not convertible op with its count.
+std::string to_string(const CheckScopeSummary& summary);
+
+/// The probe view of a CPU strided tensor's memory (no copy): dtype, shape and strides in elements.
+/// Throws Error(Unsupported) naming the reason for a tensor probe cannot view (undefined, not on the CPU,
+/// not strided, conjugate/negative bit set, a dtype probe lacks).
+TensorView view_of(const at::Tensor& tensor);
+/// A probe::Tensor sharing the torch tensor's memory when it is contiguous (the torch storage is kept alive
+/// by the probe tensor), else a contiguous copy. Throws like view_of().
+Tensor to_probe(const at::Tensor& tensor);
+
+}  // namespace probe::torch

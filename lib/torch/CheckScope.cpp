@@ -1,0 +1,420 @@
+// probe::torch::CheckScope: observes the aten ops of a LibTorch program through ATen's RecordFunction
+// callbacks.
+//
+// Why RecordFunction and not a dispatcher fallback: in LibTorch 1.13 a boxed fallback registered for a
+// dispatch key (the C++ side of TorchDispatchMode) must redispatch every op itself and sees inputs but has
+// to compute the outputs by calling the kernel again; the Python dispatch key that TorchDispatchMode uses
+// needs a Python interpreter. A thread-local RecordFunction callback with needsInputs/needsOutputs is the
+// supported C++ hook: the dispatcher calls it for every op on this thread (and autograd runs CPU backward
+// ops on the thread that called backward(), carrying the callback along), with the op's schema, its boxed
+// inputs at start and its outputs at end, and it costs nothing on threads without a scope.
+//
+// What a user sees differs from TorchDispatchMode in one way: RecordFunction also reports composite ops
+// (aten::linear) before their pieces (aten::t, aten::addmm). The scope checks the outermost op that probe
+// can bench and ignores what runs inside it; an op without a probe runner is looked into, and counted as
+// "decomposed" when something inside it was checked, "unsupported" when nothing was.
+#include <ATen/core/Tensor.h>
+#include <ATen/core/function_schema.h>
+#include <ATen/core/ivalue.h>
+#include <ATen/record_function.h>
+
+#include <cstring>
+#include <mutex>
+#include <set>
+#include <unordered_map>
+
+#include "io/TensorIo.h"
+#include "probe/error.h"
+#include "probe/runner.h"
+#include "probe/torch.h"
+#include "support/DataFiles.h"
+
+namespace probe::torch {
+namespace {
+
+DType probe_dtype(c10::ScalarType t) {
+  switch (t) {
+    case c10::ScalarType::Bool:
+      return DType::Bool;
+    case c10::ScalarType::Byte:
+      return DType::UInt8;
+    case c10::ScalarType::Char:
+      return DType::Int8;
+    case c10::ScalarType::Short:
+      return DType::Int16;
+    case c10::ScalarType::Int:
+      return DType::Int32;
+    case c10::ScalarType::Long:
+      return DType::Int64;
+    case c10::ScalarType::Half:
+      return DType::Float16;
+    case c10::ScalarType::BFloat16:
+      return DType::BFloat16;
+    case c10::ScalarType::Float:
+      return DType::Float32;
+    case c10::ScalarType::Double:
+      return DType::Float64;
+    case c10::ScalarType::ComplexFloat:
+      return DType::Complex64;
+    case c10::ScalarType::ComplexDouble:
+      return DType::Complex128;
+    default:
+      throw Error(ErrorKind::Unsupported, std::string("dtype ") + c10::toString(t) + " has no probe dtype");
+  }
+}
+
+void check_viewable(const at::Tensor& t) {
+  if (!t.defined()) throw Error(ErrorKind::Unsupported, "undefined tensor");
+  if (!t.is_cpu()) throw Error(ErrorKind::Unsupported, "tensor not on the CPU");
+  if (t.layout() != c10::kStrided)
+    throw Error(ErrorKind::Unsupported, "tensor is not strided (sparse/mkldnn)");
+  if (t.is_conj() || t.is_neg())
+    throw Error(ErrorKind::Unsupported, "tensor has a lazy conjugate/negative bit");
+  if (t.numel() > 0 && !t.has_storage()) throw Error(ErrorKind::Unsupported, "tensor has no storage");
+}
+
+// The torch storage stays alive as long as a probe tensor views it.
+class BorrowedStorage final : public Storage {
+ public:
+  explicit BorrowedStorage(at::Tensor t) : t_(std::move(t)) {}
+  std::byte* data() noexcept override { return static_cast<std::byte*>(t_.data_ptr()); }
+  std::size_t size() const noexcept override { return t_.nbytes(); }
+
+ private:
+  at::Tensor t_;
+};
+
+// ---- the black list and per-op facts ----
+
+std::vector<std::string> read_list(const std::string& file, const char* member) {
+  const std::string path = detail::data_file_path(file);
+  const rapidjson::Document doc = detail::parse_data_json(path, "torch black list");
+  const rapidjson::Value& root = doc;
+  if (!root.IsObject() || !root.HasMember(member) || !root[member].IsArray())
+    throw Error(ErrorKind::Format, "expected an array of op names", path, member);
+  std::vector<std::string> out;
+  for (const auto& v : root[member].GetArray()) {
+    if (!v.IsString()) throw Error(ErrorKind::Format, "expected strings", path, member);
+    out.emplace_back(v.GetString(), v.GetStringLength());
+  }
+  return out;
+}
+
+const RunnerRegistry& builtin_registry() {
+  static const RunnerRegistry r = RunnerRegistry::with_builtins();
+  return r;
+}
+
+struct OpInfo {
+  enum class What { Black, Bench, NoBench } what = What::NoBench;
+  std::string probe_name;  // Aten.{op}.{overload}, or the bench_for target
+  std::vector<std::string> arg_names;
+  std::vector<bool> kwarg_only, written, scalar_type;
+  std::vector<std::optional<c10::IValue>> defaults;
+};
+
+// True when `v` is the schema's default `d` (the kinds defaults take: None, bool, int, float, str, int[]).
+bool is_default(const c10::IValue& v, const std::optional<c10::IValue>& d) {
+  if (!d) return false;
+  if (d->isNone()) return v.isNone();
+  if (d->isBool()) return v.isBool() && v.toBool() == d->toBool();
+  if (d->isInt()) return v.isInt() && v.toInt() == d->toInt();
+  if (d->isDouble()) return v.isDouble() && v.toDouble() == d->toDouble();
+  if (d->isString()) return v.isString() && v.toStringRef() == d->toStringRef();
+  if (d->isIntList()) return v.isIntList() && v.toIntVector() == d->toIntVector();
+  return false;
+}
+
+// ---- the thread's observer state ----
+
+struct Ctx;
+struct ScopeState;
+struct ThreadState {
+  std::vector<ScopeState*> scopes;  // innermost last
+  at::CallbackHandle handle = at::INVALID_CALLBACK_HANDLE;
+  int claimed = 0;                 // checked ops running on this thread (their insides are not observed)
+  bool in_observer = false;        // set while a callback runs: nothing it causes is observed
+  std::vector<Ctx*> open_nobench;  // ops without runner whose insides are being looked into
+};
+thread_local ThreadState tls;
+
+struct InObserver {
+  InObserver() { tls.in_observer = true; }
+  ~InObserver() { tls.in_observer = false; }
+};
+
+// A scope's settings, per-op facts and counts (CheckScope::Impl, named here so the callbacks can use it).
+struct ScopeState {
+  CheckScopeOptions o;
+  std::set<std::string> black;
+  std::unordered_map<std::string, OpInfo> infos;  // by "ns::op.overload"; used on the scope's thread only
+  mutable std::mutex mu;
+  CheckScopeSummary sum;
+
+  const OpInfo& info_for(const at::RecordFunction& fn, const c10::OperatorName& op) {
+    std::string key = op.name + "." + (op.overload_name.empty() ? "default" : op.overload_name);
+    auto it = infos.find(key);
+    if (it != infos.end()) return it->second;
+    OpInfo info;
+    const auto sep = op.name.find("::");
+    const std::string ns = sep == std::string::npos ? "" : op.name.substr(0, sep);
+    const std::string bare = sep == std::string::npos ? op.name : op.name.substr(sep + 2);
+    const std::string overload = op.overload_name.empty() ? "default" : op.overload_name;
+    auto mapped = o.bench_for.find(key);
+    if (mapped == o.bench_for.end()) mapped = o.bench_for.find(op.name);
+    if (mapped != o.bench_for.end()) {
+      info.probe_name = mapped->second;
+    } else {
+      // Other operator libraries keep their namespace visible: "my_ops::scale" -> "Aten.my_ops__scale...".
+      info.probe_name = "Aten." + (ns == "aten" || ns.empty() ? bare : ns + "__" + bare) + "." + overload;
+    }
+    if (mapped == o.bench_for.end() && (black.count(bare) || black.count(bare + "." + overload)))
+      info.what = OpInfo::What::Black;
+    else if (builtin_registry().find(Framework::PyTorch, info.probe_name))
+      info.what = OpInfo::What::Bench;
+    if (info.what == OpInfo::What::Bench) {
+      if (const auto schema = fn.operator_schema()) {
+        for (const auto& a : schema->arguments()) {
+          info.arg_names.push_back(a.name());
+          info.kwarg_only.push_back(a.kwarg_only());
+          info.defaults.push_back(a.default_value() ? std::optional<c10::IValue>(*a.default_value())
+                                                    : std::nullopt);
+          info.written.push_back(a.alias_info() != nullptr && a.alias_info()->isWrite());
+          c10::TypePtr t = a.real_type();
+          if (const auto opt = t->cast<c10::OptionalType>()) t = opt->getElementType();
+          info.scalar_type.push_back(t->kind() == c10::TypeKind::ScalarTypeType);
+        }
+      }
+    }
+    return infos.emplace(std::move(key), std::move(info)).first->second;
+  }
+};
+
+struct Ctx final : at::ObserverContext {
+  ScopeState* scope = nullptr;
+  const OpInfo* info = nullptr;
+  bool checked = false;  // else an op without runner being looked into
+  bool covered = false;  // (no runner) something inside was checked
+  std::vector<c10::IValue> inputs;
+  std::vector<std::optional<Value>> before_write;  // copies of written arguments taken before the op ran
+};
+
+Value to_value(const c10::IValue& v, bool scalar_type = false);
+
+Value list_value(const c10::IValue& v) {
+  std::vector<Value> items;
+  for (const c10::IValue& e : v.toListRef()) items.push_back(to_value(e));
+  return Value(std::move(items));
+}
+
+Value to_value(const c10::IValue& v, bool scalar_type) {
+  if (v.isNone()) return Value();
+  if (v.isTensor()) {
+    const at::Tensor& t = v.toTensor();
+    return t.defined() ? Value(to_probe(t)) : Value();
+  }
+  if (v.isBool()) return Value(v.toBool());
+  if (v.isInt()) {
+    if (scalar_type) return Value(probe_dtype(static_cast<c10::ScalarType>(v.toInt())));
+    return Value(static_cast<std::int64_t>(v.toInt()));
+  }
+  if (v.isDouble()) return Value(v.toDouble());
+  if (v.isString()) return Value(std::string(v.toStringRef()));
+  if (v.isList()) return list_value(v);
+  if (v.isTuple()) {
+    std::vector<Value> items;
+    for (const c10::IValue& e : v.toTupleRef().elements()) items.push_back(to_value(e));
+    return Value(std::move(items), true);
+  }
+  if (v.isDevice()) return Value(OpaqueValue{"torch.device", v.toDevice().str()});
+  throw Error(ErrorKind::Unsupported, std::string("argument of kind ") + v.tagKind() + " has no probe value");
+}
+
+OnlineArg to_arg(const c10::IValue& v, bool scalar_type) {
+  if (v.isTensor() && v.toTensor().defined()) return view_of(v.toTensor());
+  return to_value(v, scalar_type);
+}
+
+std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
+  if (tls.scopes.empty() || tls.in_observer || tls.claimed > 0) return nullptr;
+  ScopeState& s = *tls.scopes.back();
+  const InObserver guard;
+  const auto op = fn.operator_name();
+  if (!op) return nullptr;  // a user RECORD_FUNCTION range, not an op
+  try {
+    const OpInfo& info = s.info_for(fn, *op);
+    if (info.what == OpInfo::What::Black) {
+      std::lock_guard lock(s.mu);
+      ++s.sum.blacklisted;
+      return nullptr;
+    }
+    auto ctx = std::make_unique<Ctx>();
+    ctx->scope = &s;
+    ctx->info = &info;
+    if (info.what == OpInfo::What::NoBench) {
+      tls.open_nobench.push_back(ctx.get());
+      return ctx;
+    }
+    const auto inputs = fn.inputs();
+    ctx->inputs.assign(inputs.begin(), inputs.end());
+    ctx->before_write.resize(ctx->inputs.size());
+    for (std::size_t i = 0; i < ctx->inputs.size() && i < info.written.size(); ++i)
+      if (info.written[i] && ctx->inputs[i].isTensor() && ctx->inputs[i].toTensor().defined())
+        ctx->before_write[i] = Value(to_probe(ctx->inputs[i].toTensor()).clone());
+    ctx->checked = true;
+    for (Ctx* open : tls.open_nobench) open->covered = true;
+    ++tls.claimed;
+    return ctx;
+  } catch (const std::exception& e) {
+    std::lock_guard lock(s.mu);
+    ++s.sum.not_convertible;
+    ++s.sum.not_convertible_ops[op->name + "." + op->overload_name + " (" + e.what() + ")"];
+    return nullptr;
+  }
+}
+
+void on_end(const at::RecordFunction& fn, at::ObserverContext* raw) {
+  if (raw == nullptr) return;
+  auto& ctx = *static_cast<Ctx*>(raw);
+  ScopeState& s = *ctx.scope;
+  const OpInfo& info = *ctx.info;
+  const InObserver guard;
+  if (!ctx.checked) {
+    if (!tls.open_nobench.empty() && tls.open_nobench.back() == &ctx) tls.open_nobench.pop_back();
+    std::lock_guard lock(s.mu);
+    if (ctx.covered) {
+      ++s.sum.decomposed;
+    } else {
+      ++s.sum.unsupported;
+      ++s.sum.unsupported_ops[info.probe_name];
+    }
+    return;
+  }
+  --tls.claimed;
+  try {
+    OnlineCall call;
+    ApiCall dump_call;
+    // Arguments left at their schema default are not passed, as Python's dispatch passes them (probe's
+    // runners have Python's signatures, where e.g. add's alpha is keyword-only but aten::add.Scalar's is
+    // positional): trailing positional ones and keyword-only ones.
+    const auto at_default = [&](std::size_t i) {
+      return i < info.defaults.size() && !ctx.before_write[i] && is_default(ctx.inputs[i], info.defaults[i]);
+    };
+    std::size_t positional_end = 0;
+    for (std::size_t i = 0; i < ctx.inputs.size(); ++i)
+      if (!(i < info.kwarg_only.size() && info.kwarg_only[i]) && !at_default(i)) positional_end = i + 1;
+    for (std::size_t i = 0; i < ctx.inputs.size(); ++i) {
+      const bool kw = i < info.kwarg_only.size() && info.kwarg_only[i];
+      if ((kw || i >= positional_end) && at_default(i)) continue;
+      const bool st = i < info.scalar_type.size() && info.scalar_type[i];
+      OnlineArg arg = ctx.before_write[i] ? OnlineArg(*ctx.before_write[i]) : to_arg(ctx.inputs[i], st);
+      if (s.o.dump) {
+        Value v = ctx.before_write[i] ? *ctx.before_write[i] : to_value(ctx.inputs[i], st);
+        if (kw)
+          dump_call.kwargs.emplace_back(info.arg_names[i], std::move(v));
+        else
+          dump_call.args.push_back(std::move(v));
+      }
+      if (kw)
+        call.kwargs.emplace_back(info.arg_names[i], std::move(arg));
+      else
+        call.args.push_back(std::move(arg));
+    }
+    std::vector<OnlineArg> outputs;
+    std::vector<Value> dump_outputs;
+    for (const c10::IValue& out : fn.outputs()) {
+      outputs.push_back(to_arg(out, false));
+      if (s.o.dump) dump_outputs.push_back(to_value(out));
+    }
+    if (s.o.checker) s.o.checker->check(info.probe_name, call, outputs);
+    if (s.o.dump) s.o.dump->api_forward(info.probe_name, dump_call, dump_outputs);
+    std::lock_guard lock(s.mu);
+    ++s.sum.checked;
+    ++s.sum.checked_ops[info.probe_name];
+  } catch (const std::exception& e) {
+    std::lock_guard lock(s.mu);
+    ++s.sum.not_convertible;
+    ++s.sum.not_convertible_ops[info.probe_name + " (" + e.what() + ")"];
+  }
+}
+
+}  // namespace
+
+struct CheckScope::Impl : ScopeState {};
+
+TensorView view_of(const at::Tensor& t) {
+  check_viewable(t);
+  TensorView v;
+  v.dtype = probe_dtype(t.scalar_type());
+  v.data = t.numel() > 0 ? t.data_ptr() : nullptr;
+  v.shape.assign(t.sizes().begin(), t.sizes().end());
+  if (!t.is_contiguous()) v.strides.assign(t.strides().begin(), t.strides().end());
+  return v;
+}
+
+Tensor to_probe(const at::Tensor& t) {
+  const TensorView v = view_of(t);
+  if (v.strides.empty()) {
+    if (t.numel() == 0) return Tensor::zeros(v.dtype, v.shape);
+    return Tensor::from_storage(v.dtype, v.shape, std::make_shared<BorrowedStorage>(t));
+  }
+  for (std::int64_t s : v.strides)
+    if (s < 0) throw Error(ErrorKind::Unsupported, "negative strides");
+  return io::materialise(v.dtype, v.shape, v.strides, static_cast<const std::byte*>(v.data));
+}
+
+CheckScope::CheckScope(OnlineChecker& checker) : CheckScope(CheckScopeOptions{&checker, nullptr, {}, {}}) {}
+
+CheckScope::CheckScope(CheckScopeOptions options) : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  const std::vector<std::string> black =
+      options.black_list ? *options.black_list : read_list("online_dispatch.json", "aten_ops_blacklist");
+  m.black.insert(black.begin(), black.end());
+  if (!options.black_list) {
+    const auto extra = read_list("torch_check_scope.json", "black_list");
+    m.black.insert(extra.begin(), extra.end());
+  }
+  m.o = std::move(options);
+  if (tls.scopes.empty()) {
+    tls.handle = at::addThreadLocalCallback(at::RecordFunctionCallback(on_start, on_end)
+                                                .needsInputs(true)
+                                                .needsOutputs(true)
+                                                .scopes({at::RecordScope::FUNCTION}));
+  }
+  tls.scopes.push_back(impl_.get());
+}
+
+CheckScope::~CheckScope() {
+  // Scopes end in reverse order of construction on their thread (RAII); be tolerant of anything else.
+  auto& v = tls.scopes;
+  for (auto it = v.end(); it != v.begin();) {
+    --it;
+    if (*it == impl_.get()) {
+      v.erase(it);
+      break;
+    }
+  }
+  if (v.empty() && tls.handle != at::INVALID_CALLBACK_HANDLE) {
+    at::removeCallback(tls.handle);
+    tls.handle = at::INVALID_CALLBACK_HANDLE;
+  }
+}
+
+CheckScopeSummary CheckScope::summary() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->sum;
+}
+
+std::string to_string(const CheckScopeSummary& s) {
+  std::string out = "aten ops: " + std::to_string(s.checked) + " checked, " + std::to_string(s.decomposed) +
+                    " decomposed into checked ops, " + std::to_string(s.blacklisted) + " black-listed, " +
+                    std::to_string(s.unsupported) + " without probe runner, " +
+                    std::to_string(s.not_convertible) + " not convertible\n";
+  for (const auto& [name, n] : s.unsupported_ops)
+    out += "  no runner: " + name + " x" + std::to_string(n) + "\n";
+  for (const auto& [name, n] : s.not_convertible_ops)
+    out += "  not convertible: " + name + " x" + std::to_string(n) + "\n";
+  return out;
+}
+
+}  // namespace probe::torch

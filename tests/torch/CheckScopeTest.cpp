@@ -1,0 +1,286 @@
+// probe::torch::CheckScope on real LibTorch ops: a clean fp32 MLP step (forward and backward) passes, a
+// TORCH_LIBRARY op that is wrong for negative inputs is flagged, fp16/bf16 and non-contiguous inputs are
+// viewed correctly, ops without runner and black-listed ops are counted, nested scopes and threads stay
+// apart, and a dump written through the scope gets the same verdicts from run_ut.
+//
+// Expected verdicts come from the maths, not from probe: LibTorch's fp32 CPU kernels are accurate to a few
+// fp32 ulps, far inside D8's documented rule (cosine >= 0.99, max abs error <= 1, or <= 0.001); the faulty
+// GELU returns x instead of x*Phi(x) for x < 0, an error of |x|*(1 - Phi(x)) (0.84 at x = -1, 1.95 at x = -2,
+// so max abs error > 1 on inputs reaching -2) that no rule accepts.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "common/ScratchDir.h"
+#include "probe/error.h"
+#include "probe/online_checker.h"
+#include "probe/run_ut.h"
+#include "probe/torch.h"
+
+namespace fs = std::filesystem;
+using probe::testing::ScratchDir;
+
+namespace {
+
+// ---- an operator library with a bug: GELU that forgets the Phi(x) factor for negative inputs ----
+at::Tensor bad_gelu_cpu(const at::Tensor& x) {
+  at::Tensor in = x.contiguous().to(at::kFloat);
+  at::Tensor out = at::empty_like(in);
+  const float* src = in.data_ptr<float>();
+  float* dst = out.data_ptr<float>();
+  for (std::int64_t i = 0; i < in.numel(); ++i) {
+    const float v = src[i];
+    dst[i] = v >= 0 ? 0.5f * v * (1.0f + std::erf(v / std::sqrt(2.0f))) : v;  // the bug: x, not x*Phi(x)
+  }
+  return out.to(x.scalar_type());
+}
+
+TORCH_LIBRARY(probe_test, m) { m.def("bad_gelu(Tensor x) -> Tensor"); }
+TORCH_LIBRARY_IMPL(probe_test, CPU, m) { m.impl("bad_gelu", bad_gelu_cpu); }
+
+at::Tensor call_bad_gelu(const at::Tensor& x) {
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow("probe_test::bad_gelu", "")
+                             .typed<at::Tensor(const at::Tensor&)>();
+  return op.call(x);
+}
+
+probe::OnlineCheckerOptions checker_options(const ScratchDir& dir) {
+  probe::OnlineCheckerOptions o;
+  o.dump_path = dir.path().string();
+  o.timestamp = "20260101120000123";
+  return o;
+}
+
+std::size_t count(const std::map<std::string, std::size_t>& m, const std::string& key) {
+  const auto it = m.find(key);
+  return it == m.end() ? 0 : it->second;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// One training step of a two-layer MLP (linear -> gelu -> linear, squared-error loss), fp32.
+void mlp_step(torch::nn::Linear& l1, torch::nn::Linear& l2, const torch::Tensor& x, const torch::Tensor& y) {
+  torch::Tensor h = torch::gelu(l1->forward(x));
+  torch::Tensor out = l2->forward(h);
+  torch::Tensor loss = (out - y).pow(2).mean();
+  loss.backward();
+}
+
+TEST(CheckScope, CleanMlpStepForwardAndBackwardPasses) {
+  torch::manual_seed(0);
+  torch::nn::Linear l1(16, 32), l2(32, 4);
+  const torch::Tensor x = torch::randn({8, 16}), y = torch::randn({8, 4});
+  ScratchDir dir("probe-torch");
+  probe::OnlineChecker checker(checker_options(dir));
+  probe::torch::CheckScopeSummary s;
+  {
+    probe::torch::CheckScope scope(checker);
+    mlp_step(l1, l2, x, y);
+    s = scope.summary();
+  }
+  checker.flush();
+  const probe::OnlineCheckerSummary c = checker.summary();
+  // Forward: addmm (both linears), gelu, sub, pow, mean. Backward: mm for the weight and input gradients
+  // (only the backward of addmm runs mm), sum over the batch for the bias gradients.
+  EXPECT_GE(s.checked_ops["Aten.addmm.default"], 2u) << probe::torch::to_string(s);
+  EXPECT_GE(s.checked_ops["Aten.gelu.default"], 1u);
+  EXPECT_GE(s.checked_ops["Aten.mm.default"], 3u) << "backward matmuls";
+  EXPECT_GE(s.checked_ops["Aten.sum.dim_IntList"], 2u) << "bias gradients";
+  EXPECT_GT(s.blacklisted, 0u) << "t(), ones_like, ... are black-listed";
+  EXPECT_EQ(s.not_convertible, 0u) << probe::torch::to_string(s);
+  // gelu's derivative has no probe runner: it is listed, never passed silently.
+  EXPECT_EQ(s.unsupported_ops.count("Aten.gelu_backward.default"), 1u) << probe::torch::to_string(s);
+  std::printf("%s", probe::torch::to_string(s).c_str());
+  EXPECT_EQ(c.calls, s.checked);
+  EXPECT_EQ(c.failed, 0u) << read_text(c.details_csv);
+  EXPECT_EQ(c.skipped, 0u) << read_text(c.result_csv);
+  EXPECT_EQ(c.passed, s.checked);
+}
+
+TEST(CheckScope, InjectedFaultIsFlaggedAndTheRestIsClean) {
+  // Half of these inputs are negative; for x = -2 the bug returns -2 where gelu gives -0.0455.
+  const torch::Tensor x = torch::linspace(-3, 3, 64).reshape({8, 8});
+  ScratchDir dir("probe-torch");
+  probe::OnlineChecker checker(checker_options(dir));
+  probe::torch::CheckScopeOptions o;
+  o.checker = &checker;
+  o.bench_for = {{"probe_test::bad_gelu", "Aten.gelu.default"}};
+  {
+    probe::torch::CheckScope scope(o);
+    torch::Tensor h = call_bad_gelu(x);
+    torch::Tensor z = torch::exp(h * 0.5);
+    (void)z;
+    const auto s = scope.summary();
+    EXPECT_EQ(count(s.checked_ops, "Aten.gelu.default"), 1u);
+    EXPECT_EQ(count(s.checked_ops, "Aten.exp.default"), 1u);
+    EXPECT_EQ(count(s.checked_ops, "Aten.mul.Tensor") + count(s.checked_ops, "Aten.mul.Scalar"), 1u)
+        << probe::torch::to_string(s);
+  }
+  checker.flush();
+  const auto c = checker.summary();
+  EXPECT_EQ(c.failed, 1u);
+  EXPECT_EQ(c.passed, 2u);
+  const std::string result = read_text(c.result_csv);
+  EXPECT_NE(result.find("Aten.gelu.default_1_output,False"), std::string::npos) << result;
+  EXPECT_NE(result.find("Aten.exp.default_1_output,True"), std::string::npos) << result;
+}
+
+TEST(CheckScope, HalfAndBFloat16OpsAreViewedInTheirDtype) {
+  ScratchDir dir("probe-torch");
+  probe::OnlineChecker checker(checker_options(dir));
+  {
+    probe::torch::CheckScope scope(checker);
+    for (auto dt : {at::kHalf, at::kBFloat16}) {
+      const torch::Tensor a = torch::linspace(-2, 2, 48).reshape({6, 8}).to(dt);
+      const torch::Tensor b = torch::linspace(0.5, 3, 48).reshape({6, 8}).to(dt);
+      torch::Tensor r = torch::add(a, b);
+      r = torch::mul(r, b);
+      r = torch::div(r, a + 4);  // LibTorch 1.13 has few fp16 CPU kernels; binary ops all have one
+      EXPECT_EQ(r.scalar_type(), dt);
+    }
+    const auto s = scope.summary();
+    EXPECT_EQ(s.checked, 8u) << probe::torch::to_string(s);
+  }
+  checker.flush();
+  const auto c = checker.summary();
+  EXPECT_EQ(c.failed, 0u) << read_text(c.details_csv);
+  EXPECT_EQ(c.passed, 8u) << read_text(c.result_csv);
+  const std::string details = read_text(c.details_csv);
+  // The device dtypes reach the checker unconverted.
+  EXPECT_NE(details.find("torch.float16"), std::string::npos) << details;
+  EXPECT_NE(details.find("torch.bfloat16"), std::string::npos) << details;
+}
+
+TEST(CheckScope, ViewOfKeepsStridesAndToProbeSharesContiguousMemory) {
+  // 0..11 as 3x4; its transpose is 4x3 with strides (1, 4): element (i, j) = 4*j + i.
+  const torch::Tensor base = torch::arange(12, torch::kFloat).reshape({3, 4});
+  const torch::Tensor tr = base.t();
+  const probe::TensorView v = probe::torch::view_of(tr);
+  EXPECT_EQ(v.shape, (probe::Shape{4, 3}));
+  EXPECT_EQ(v.strides, (std::vector<std::int64_t>{1, 4}));
+  EXPECT_EQ(v.data, base.data_ptr());
+  const probe::Tensor p = probe::torch::to_probe(tr);
+  const std::vector<double> expect = {0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11};
+  EXPECT_EQ(p.to_doubles(), expect);
+  const probe::Tensor shared = probe::torch::to_probe(base);
+  EXPECT_EQ(static_cast<const void*>(shared.bytes()), base.data_ptr()) << "contiguous: no copy";
+  const probe::Tensor scalar = probe::torch::to_probe(torch::tensor(2.5, torch::kBFloat16).reshape({}));
+  EXPECT_EQ(scalar.ndim(), 0);
+  EXPECT_EQ(scalar.dtype(), probe::DType::BFloat16);
+  EXPECT_EQ(scalar.at(0), 2.5);
+  EXPECT_THROW(probe::torch::view_of(torch::Tensor()), probe::Error);
+}
+
+TEST(CheckScope, NonContiguousInputsAreCheckedThroughTheirStrides) {
+  ScratchDir dir("probe-torch");
+  probe::OnlineChecker checker(checker_options(dir));
+  const torch::Tensor a = torch::linspace(-1, 1, 30).reshape({5, 6});
+  {
+    probe::torch::CheckScope scope(checker);
+    torch::Tensor r = torch::mm(a.t(), a);  // (6x5, strides 1,6) x (5x6)
+    torch::Tensor e = torch::exp(a.index({torch::indexing::Slice(), torch::indexing::Slice(0, 6, 2)}));
+    (void)r;
+    (void)e;
+    EXPECT_EQ(scope.summary().checked, 2u) << probe::torch::to_string(scope.summary());
+  }
+  checker.flush();
+  EXPECT_EQ(checker.summary().failed, 0u) << read_text(checker.summary().details_csv);
+  EXPECT_EQ(checker.summary().passed, 2u);
+}
+
+TEST(CheckScope, OpsWithoutRunnerAreListedAndBlackListedOnesCounted) {
+  ScratchDir dir("probe-torch");
+  probe::OnlineChecker checker(checker_options(dir));
+  probe::torch::CheckScope scope(checker);
+  torch::Tensor z = torch::zeros({4});                               // factory: black-listed
+  const torch::Tensor m = torch::linspace(0, 1, 9).reshape({3, 3});  // linspace: black-listed
+  torch::Tensor c = torch::trace(m);                                 // no probe runner
+  torch::Tensor c2 = torch::trace(m);
+  (void)z;
+  const auto s = scope.summary();
+  EXPECT_EQ(count(s.unsupported_ops, "Aten.trace.default"), 2u) << probe::torch::to_string(s);
+  EXPECT_GE(s.blacklisted, 2u);
+  EXPECT_EQ(s.checked, 0u);
+  EXPECT_NE(probe::torch::to_string(s).find("no runner: Aten.trace.default x2"), std::string::npos);
+}
+
+TEST(CheckScope, NestedScopesAndThreadsStayApart) {
+  const torch::Tensor a = torch::linspace(-1, 1, 8);
+  probe::torch::CheckScopeOptions count_only;  // neither checker nor dump
+  probe::torch::CheckScope outer(count_only);
+  torch::exp(a);
+  {
+    probe::torch::CheckScope inner(count_only);
+    torch::sin(a);
+    torch::cos(a);
+    EXPECT_EQ(inner.summary().checked, 2u);
+  }
+  torch::tanh(a);
+  EXPECT_EQ(outer.summary().checked, 2u) << "exp and tanh; sin and cos went to the inner scope";
+
+  std::size_t other_thread_checked = 99;
+  std::thread t([&] {
+    torch::exp(a);  // no scope on this thread: not observed
+    probe::torch::CheckScope mine(count_only);
+    torch::sqrt(torch::abs(a));
+    other_thread_checked = mine.summary().checked;
+  });
+  t.join();
+  EXPECT_EQ(other_thread_checked, 2u);
+  EXPECT_EQ(outer.summary().checked, 2u) << "the other thread's ops are not the outer scope's";
+}
+
+TEST(CheckScope, DumpModeAgreesWithRunUtOffline) {
+  ScratchDir dir("probe-torch");
+  const torch::Tensor x = torch::linspace(-3, 3, 64).reshape({8, 8});
+  probe::OnlineChecker checker(checker_options(dir));
+  probe::DumpWriterOptions d;
+  d.dump_path = (dir.path() / "dump").string();
+  d.task = probe::DumpTask::Tensor;
+  d.rank = 0;
+  probe::DumpWriter dump(d);
+  probe::torch::CheckScopeOptions o;
+  o.checker = &checker;
+  o.dump = &dump;
+  o.bench_for = {{"probe_test::bad_gelu", "Aten.gelu.default"}};
+  {
+    probe::torch::CheckScope scope(o);
+    torch::Tensor h = call_bad_gelu(x);
+    torch::Tensor w = torch::mm(h, x.t());
+    torch::Tensor s = torch::sum(torch::exp(w * 0.01), {1});
+    (void)s;
+  }
+  dump.close();
+  checker.flush();
+  const auto online = checker.summary();
+  EXPECT_EQ(online.failed, 1u);
+  const std::string dump_json = read_text(dump.dump_json_path());
+  EXPECT_NE(dump_json.find("\"Aten.gelu.default.0.forward\""), std::string::npos) << dump_json;
+  EXPECT_NE(dump_json.find("\"Aten.mm.default.0.forward\""), std::string::npos);
+
+  probe::RunUtOptions ru;
+  ru.api_info = dump.dump_json_path();
+  ru.out_dir = (dir.path() / "run_ut").string();
+  ru.timestamp = "20260101120000";
+  const probe::RunUtSummary offline = probe::run_ut(ru);
+  EXPECT_EQ(offline.apis, online.calls);
+  EXPECT_EQ(offline.error, online.failed);
+  EXPECT_EQ(offline.pass + offline.warning, online.passed) << read_text(offline.result_csv);
+  EXPECT_EQ(offline.skip, 0u);
+  const std::string result = read_text(offline.result_csv);
+  const auto row = result.find("Aten.gelu.default.0,");
+  ASSERT_NE(row, std::string::npos) << result;
+  EXPECT_NE(result.substr(row, result.find('\n', row) - row).find("error"), std::string::npos) << result;
+}
+
+}  // namespace
