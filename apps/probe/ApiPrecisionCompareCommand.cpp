@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "ArgParser.h"
 #include "Commands.h"
 #include "probe/api_precision_compare.h"
 #include "probe/error.h"
@@ -38,15 +39,9 @@ options:
 
 Outputs appear under their final names only once complete; an existing output is never overwritten.
 Cells that would start a spreadsheet formula (= + - @ %, TAB, CR, full-width forms) are written with a
-leading apostrophe. Exit codes: 0 done (whatever was found), 1 usage, 2 invalid argument, 3 I/O error,
-4 malformed input.
+leading apostrophe. Exit codes: 0 done (whatever was found), 2 bad command line (unknown option, missing
+or invalid value), 3 I/O error, 4 malformed input.
 )";
-
-int usage_error(const std::string& message) {
-  fmt::print(stderr, "probe api_precision_compare: {}\n(see 'probe api_precision_compare --help')\n",
-             message);
-  return 1;
-}
 
 void print_notes(const char* what, const std::vector<ApiPrecisionCompareNote>& notes) {
   constexpr std::size_t kShown = 20;
@@ -62,55 +57,46 @@ void print_notes(const char* what, const std::vector<ApiPrecisionCompareNote>& n
 }  // namespace
 
 int run_api_precision_compare(Args args) {
+  enum Flag { Npu, Gpu, Out, Profile, Timestamp, Thresholds, FrameworkFlag };
+  const std::vector<FlagSpec> specs = {
+      {Npu, {"-npu", "--npu_csv_path"}, Arity::One}, {Gpu, {"-gpu", "--gpu_csv_path"}, Arity::One},
+      {Out, {"-o", "--out_path"}, Arity::One},       {Profile, {"--profile"}, Arity::One},
+      {Timestamp, {"--timestamp"}, Arity::One},      {Thresholds, {"--thresholds"}, Arity::One},
+      {FrameworkFlag, {"--framework"}, Arity::One},
+  };
   ApiPrecisionCompareOptions options;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    std::string flag = args[i];
-    std::string value;
-    bool has_inline = false;
-    if (flag.rfind("--", 0) == 0) {
-      if (auto eq = flag.find('='); eq != std::string::npos) {
-        value = flag.substr(eq + 1);
-        flag = flag.substr(0, eq);
-        has_inline = true;
-      }
+  for (const ParsedFlag& f : parse_args(args, specs).flags) {
+    switch (f.id) {
+      case kHelpFlag:
+        fmt::print("{}", kHelp);
+        return 0;
+      case Npu:
+        options.npu_csv = f.value();
+        break;
+      case Gpu:
+        options.gpu_csv = f.value();
+        break;
+      case Out:
+        options.out_dir = f.value();
+        break;
+      case Profile:
+        options.profile = f.value();
+        break;
+      case Timestamp:
+        options.timestamp = f.value();
+        break;
+      case Thresholds:
+        options.thresholds_file = f.value();
+        break;
+      case FrameworkFlag:
+        if (f.value() != "pytorch" && f.value() != "pt")
+          throw Error(ErrorKind::Unsupported, "api_precision_compare compares PyTorch run_ut details CSVs",
+                      {}, "-f " + f.value());
+        break;
     }
-    if (flag == "-h" || flag == "--help") {
-      fmt::print("{}", kHelp);
-      return 0;
-    }
-    auto take = [&]() -> bool {
-      if (has_inline) return true;
-      if (i + 1 >= args.size()) return false;
-      value = args[++i];
-      return true;
-    };
-    std::string* target = nullptr;
-    if (flag == "-npu" || flag == "--npu_csv_path")
-      target = &options.npu_csv;
-    else if (flag == "-gpu" || flag == "--gpu_csv_path")
-      target = &options.gpu_csv;
-    else if (flag == "-o" || flag == "--out_path")
-      target = &options.out_dir;
-    else if (flag == "--profile")
-      target = &options.profile;
-    else if (flag == "--timestamp")
-      target = &options.timestamp;
-    else if (flag == "--thresholds")
-      target = &options.thresholds_file;
-    else if (flag == "--framework") {
-      if (!take()) return usage_error("--framework needs a value");
-      if (value != "pytorch" && value != "pt")
-        throw Error(ErrorKind::Unsupported, "api_precision_compare compares PyTorch run_ut details CSVs", {},
-                    "-f " + value);
-      continue;
-    } else {
-      return usage_error("unknown option '" + flag + "'");
-    }
-    if (!take()) return usage_error(flag + " needs a value");
-    *target = value;
   }
-  if (options.npu_csv.empty()) return usage_error("-npu NPU_DETAILS.csv is required");
-  if (options.gpu_csv.empty()) return usage_error("-gpu GPU_DETAILS.csv is required");
+  if (options.npu_csv.empty()) command_line_error("-npu NPU_DETAILS.csv is required");
+  if (options.gpu_csv.empty()) command_line_error("-gpu GPU_DETAILS.csv is required");
   if (options.profile != "probe" && options.profile != "msprobe")
     throw Error(ErrorKind::InvalidArgument, "expected probe or msprobe, got '" + options.profile + "'", {},
                 "--profile");

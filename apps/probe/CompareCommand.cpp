@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 
+#include "ArgParser.h"
 #include "Commands.h"
 #include "probe/dump_compare.h"
 #include "probe/error.h"
@@ -78,14 +79,10 @@ options:
   --timestamp YYYYmmddHHMMSS  use this instead of the local time in the output names (reproducible runs)
   -h, --help                  show this help
 
-Exit codes: 0 done (whatever was found), 1 usage, 2 invalid argument (e.g. tasks differ, md5 in one dump
-only, mismatched rank counts), 3 I/O error (missing file), 4 malformed input, 5 unsupported, 6 unsafe.
+Exit codes: 0 done (whatever was found), 2 bad command line or invalid argument (e.g. tasks differ, md5
+in one dump only, mismatched rank counts), 3 I/O error (missing file), 4 malformed input, 5 unsupported,
+6 unsafe.
 )";
-
-int usage_error(const std::string& message) {
-  fmt::print(stderr, "probe compare: {}\n(see 'probe compare --help')\n", message);
-  return 1;
-}
 
 // -da: per-rank json results, then the first different entries (or none).
 int run_diff_analyze(const CompareInput& in, const DumpCompareOptions& options) {
@@ -111,76 +108,103 @@ int run_diff_analyze(const CompareInput& in, const DumpCompareOptions& options) 
 }  // namespace
 
 int run_compare(Args args) {
+  enum Flag {
+    Input,
+    Output,
+    Stack,
+    CompareOnly,
+    Fuzzy,
+    Highlight,
+    DataMapping,
+    ApiMapping,
+    CellMapping,
+    LayerMapping,
+    DiffAnalyze,
+    NoXlsx,
+    FrameworkFlag,
+    Profile,
+    Timestamp
+  };
+  const std::vector<FlagSpec> specs = {
+      {Input, {"-i", "--input_path"}, Arity::One},
+      {Output, {"-o", "--output_path"}, Arity::One},
+      {Stack, {"-s", "--stack_mode"}, Arity::None},
+      {CompareOnly, {"-c", "--compare_only"}, Arity::None},
+      {Fuzzy, {"-f", "--fuzzy_match"}, Arity::None},
+      {Highlight, {"-hl", "--highlight"}, Arity::None},
+      {DataMapping, {"-dm", "--data_mapping"}, Arity::One},
+      {ApiMapping, {"-am", "--api_mapping"}, Arity::Optional},
+      {CellMapping, {"-cm", "--cell_mapping"}, Arity::Optional},
+      {LayerMapping, {"-lm", "--layer_mapping"}, Arity::Optional},
+      {DiffAnalyze, {"-da", "--diff_analyze"}, Arity::None},
+      {NoXlsx, {"--no-xlsx"}, Arity::None},
+      {FrameworkFlag, {"--framework"}, Arity::One},
+      {Profile, {"--profile"}, Arity::One},
+      {Timestamp, {"--timestamp"}, Arity::One},
+  };
   DumpCompareOptions options;
   std::string input;
   bool diff_analyze = false;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    std::string flag = args[i];
-    std::string value;
-    bool has_inline = false;
-    if (flag.rfind("--", 0) == 0) {
-      if (auto eq = flag.find('='); eq != std::string::npos) {
-        value = flag.substr(eq + 1);
-        flag = flag.substr(0, eq);
-        has_inline = true;
-      }
-    }
-    auto take = [&]() -> bool {
-      if (has_inline) return true;
-      if (i + 1 >= args.size()) return false;
-      value = args[++i];
-      return true;
-    };
-    auto needs = [&](std::string& target) -> bool {
-      if (!take()) return false;
-      target = value;
-      return true;
-    };
-    if (flag == "-h" || flag == "--help") {
-      fmt::print("{}", kHelp);
-      return 0;
-    }
-    if (flag == "-i" || flag == "--input_path") {
-      if (!needs(input)) return usage_error(flag + " needs a value");
-    } else if (flag == "-o" || flag == "--output_path") {
-      if (!needs(options.out_dir)) return usage_error(flag + " needs a value");
-    } else if (flag == "-s" || flag == "--stack_mode") {
-      options.stack_mode = true;
-    } else if (flag == "-c" || flag == "--compare_only") {
-      options.compare_only = true;
-    } else if (flag == "-f" || flag == "--fuzzy_match") {
-      options.fuzzy_match = true;
-    } else if (flag == "-hl" || flag == "--highlight") {
-      options.highlight = true;
-    } else if (flag == "-dm" || flag == "--data_mapping") {
-      if (!needs(options.data_mapping)) return usage_error(flag + " needs a value");
-    } else if (flag == "-am" || flag == "--api_mapping") {
-      options.api_mapping = true;
-      if (i + 1 < args.size() && args[i + 1].rfind("-", 0) != 0) options.api_mapping_file = args[++i];
-    } else if (flag == "-cm" || flag == "--cell_mapping") {
-      options.cell_mapping = true;
-      if (i + 1 < args.size() && args[i + 1].rfind("-", 0) != 0) options.cell_mapping_file = args[++i];
-    } else if (flag == "-lm" || flag == "--layer_mapping") {
-      options.layer_mapping = true;
-      if (i + 1 < args.size() && args[i + 1].rfind("-", 0) != 0) options.layer_mapping_file = args[++i];
-    } else if (flag == "-da" || flag == "--diff_analyze") {
-      diff_analyze = true;
-    } else if (flag == "--no-xlsx") {
-      options.write_xlsx = false;
-    } else if (flag == "--framework") {
-      if (!needs(options.framework)) return usage_error(flag + " needs a value");
-    } else if (flag == "--profile") {
-      if (!needs(options.profile)) return usage_error(flag + " needs a value");
-      if (options.profile != "probe" && options.profile != "msprobe")
-        throw Error(ErrorKind::InvalidArgument, "expected probe or msprobe, got '" + options.profile + "'",
-                    {}, "--profile");
-    } else if (flag == "--timestamp") {
-      if (!needs(options.timestamp)) return usage_error(flag + " needs a value");
-    } else {
-      return usage_error("unknown option '" + flag + "'");
+  auto optional_file = [](const ParsedFlag& f) { return f.values.empty() ? std::string() : f.value(); };
+  for (const ParsedFlag& f : parse_args(args, specs).flags) {
+    switch (f.id) {
+      case kHelpFlag:
+        fmt::print("{}", kHelp);
+        return 0;
+      case Input:
+        input = f.value();
+        break;
+      case Output:
+        options.out_dir = f.value();
+        break;
+      case Stack:
+        options.stack_mode = true;
+        break;
+      case CompareOnly:
+        options.compare_only = true;
+        break;
+      case Fuzzy:
+        options.fuzzy_match = true;
+        break;
+      case Highlight:
+        options.highlight = true;
+        break;
+      case DataMapping:
+        options.data_mapping = f.value();
+        break;
+      case ApiMapping:
+        options.api_mapping = true;
+        options.api_mapping_file = optional_file(f);
+        break;
+      case CellMapping:
+        options.cell_mapping = true;
+        options.cell_mapping_file = optional_file(f);
+        break;
+      case LayerMapping:
+        options.layer_mapping = true;
+        options.layer_mapping_file = optional_file(f);
+        break;
+      case DiffAnalyze:
+        diff_analyze = true;
+        break;
+      case NoXlsx:
+        options.write_xlsx = false;
+        break;
+      case FrameworkFlag:
+        options.framework = f.value();
+        break;
+      case Profile:
+        options.profile = f.value();
+        if (options.profile != "probe" && options.profile != "msprobe")
+          throw Error(ErrorKind::InvalidArgument, "expected probe or msprobe, got '" + options.profile + "'",
+                      {}, "--profile");
+        break;
+      case Timestamp:
+        options.timestamp = f.value();
+        break;
     }
   }
-  if (input.empty()) return usage_error("-i compare.json is required");
+  if (input.empty()) command_line_error("-i compare.json is required");
   const CompareInput in = read_compare_json(input);
   if (diff_analyze) return run_diff_analyze(in, options);
   const DumpCompareSummary s = run_dump_compare(in, options);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "ArgParser.h"
 #include "Commands.h"
 #include "probe/dump_layout.h"
 #include "probe/dump_summary.h"
@@ -96,44 +97,41 @@ void print_text(const DumpSummary& s, std::size_t list_limit) {
 }  // namespace
 
 int run_info(Args args) {
+  enum Flag { Json, NoFileCheck, List, FrameworkFlag };
+  const std::vector<FlagSpec> specs = {
+      {Json, {"--json"}, Arity::None},
+      {NoFileCheck, {"--no-file-check"}, Arity::None},
+      {List, {"--list"}, Arity::One},
+      {FrameworkFlag, {"-f", "--framework"}, Arity::One},
+  };
   bool json = false, check_files = true;
   std::size_t list_limit = 20;
-  std::string target;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "-h" || a == "--help") {
-      fmt::print("{}", kHelp);
-      return 0;
-    }
-    if (a == "--json")
-      json = true;
-    else if (a == "--no-file-check")
-      check_files = false;
-    else if (a == "--list" || a == "-f" || a == "--framework") {
-      if (i + 1 >= args.size()) throw Error(ErrorKind::InvalidArgument, a + " needs a value");
-      const std::string& v = args[++i];
-      if (a == "--list") {
-        try {
-          std::size_t used = 0;
-          const long long n = std::stoll(v, &used);
-          if (used != v.size() || n < 0) throw std::invalid_argument(v);
-          list_limit = static_cast<std::size_t>(n);
-        } catch (const std::exception&) {
-          throw Error(ErrorKind::InvalidArgument, "--list needs a non-negative integer, not '" + v + "'");
-        }
-      } else if (v != "pytorch" && v != "mindspore") {
-        throw Error(ErrorKind::InvalidArgument, "--framework must be pytorch or mindspore, not '" + v + "'");
+  const ParsedArgs parsed = parse_args(args, specs, 1);
+  for (const ParsedFlag& f : parsed.flags) {
+    switch (f.id) {
+      case kHelpFlag:
+        fmt::print("{}", kHelp);
+        return 0;
+      case Json:
+        json = true;
+        break;
+      case NoFileCheck:
+        check_files = false;
+        break;
+      case List: {
+        const long long n = parse_integer(f.value(), f.written);
+        if (n < 0) command_line_error("--list needs a non-negative integer, not '" + f.value() + "'");
+        list_limit = static_cast<std::size_t>(n);
+        break;
       }
-    } else if (!a.empty() && a[0] == '-') {
-      throw Error(ErrorKind::InvalidArgument, "unknown option '" + a + "' (see probe info --help)");
-    } else if (target.empty()) {
-      target = a;
-    } else {
-      throw Error(ErrorKind::InvalidArgument, "one dump path expected, got '" + target + "' and '" + a + "'");
+      case FrameworkFlag:
+        if (f.value() != "pytorch" && f.value() != "mindspore")
+          command_line_error("--framework must be pytorch or mindspore, not '" + f.value() + "'");
+        break;
     }
   }
-  if (target.empty())
-    throw Error(ErrorKind::InvalidArgument, "missing the dump path (see probe info --help)");
+  if (parsed.positional.empty()) command_line_error("missing the dump path (see probe info --help)");
+  const std::string& target = parsed.positional.front();
 
   const DumpLayout layout = DumpLayout::discover(target);
   std::vector<DumpSummary> ranks;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "ArgParser.h"
 #include "Commands.h"
 #include "probe/error.h"
 #include "probe/version.h"
@@ -36,8 +37,8 @@ void print_usage(std::FILE* out) {
   for (const auto& c : kCommands) fmt::print(out, "  {:<24} {}\n", c.name, c.summary);
   fmt::print(out,
              "\nRun 'probe <command> --help' for the options of a command.\n"
-             "Exit codes: 0 done, 1 usage, 2 invalid argument, 3 I/O, 4 malformed input,\n"
-             "5 unsupported, 6 rejected as unsafe, 70 internal error.\n");
+             "Exit codes: 0 done, 1 no command given, 2 bad command line or invalid argument, 3 I/O,\n"
+             "4 malformed input, 5 unsupported, 6 rejected as unsafe, 70 internal error.\n");
 }
 
 // run_ut and metrics allocate and free tensor-sized buffers (MBs) for every API. glibc serves those with a
@@ -78,6 +79,9 @@ int main(int argc, char** argv) {
     }
     try {
       return c.run(rest);
+    } catch (const probe::cli::CommandLineError& e) {
+      fmt::print(stderr, "probe {}: {}; see probe {} --help\n", c.name, e.message(), c.name);
+      return probe::exit_code(e.kind());
     } catch (const probe::Error& e) {
       fmt::print(stderr, "probe {}: {}: {}\n", c.name, probe::to_string(e.kind()), e.what());
       return probe::exit_code(e.kind());
@@ -90,5 +94,5 @@ int main(int argc, char** argv) {
     }
   }
   fmt::print(stderr, "probe: unknown command '{}'; see probe --help\n", args[0]);
-  return 1;
+  return 2;
 }

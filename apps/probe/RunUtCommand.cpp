@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "ArgParser.h"
 #include "Commands.h"
 #include "probe/error.h"
 #include "probe/run_ut.h"
@@ -34,37 +35,32 @@ enum class Opt {
   DeviceRunner,
   MaxApiElements,
   Quiet,
-  Help,
 };
 
-struct Flag {
-  Opt opt;
-  std::vector<std::string> spellings;
-  bool takes_value;
-};
-
-std::vector<Flag> flags(bool multi) {
-  std::vector<Flag> f = {
-      {Opt::ApiInfo, {"-api_info", "--api_info_file"}, true},
-      {Opt::Out, {"-o", "--out_path"}, true},
-      {Opt::SaveErrorData, {"-save_error_data", "--save_error_data"}, false},
-      {Opt::Jit, {"-j", "--jit_compile"}, false},
-      {Opt::Device, {"-d", "--device"}, true},
-      {Opt::CsvPath, {"-csv_path", "--result_csv_path"}, true},
-      {Opt::FilterApi, {"-f", "--filter_api"}, false},
-      {Opt::Config, {"-config", "--config_path"}, true},
-      {Opt::Threads,
-       multi ? std::vector<std::string>{"-n", "--num_splits", "--threads"}
-             : std::vector<std::string>{"-n", "--threads"},
-       true},
-      {Opt::Seed, {"--seed"}, true},
-      {Opt::Profile, {"--profile"}, true},
-      {Opt::Framework, {"--framework"}, true},
-      {Opt::Timestamp, {"--timestamp"}, true},
-      {Opt::DeviceRunner, {"--device_runner"}, true},
-      {Opt::MaxApiElements, {"--max_api_elements"}, true},
-      {Opt::Quiet, {"-q", "--quiet"}, false},
-      {Opt::Help, {"-h", "--help"}, false},
+std::vector<FlagSpec> flags(bool multi) {
+  auto flag = [](Opt opt, std::vector<std::string> spellings, Arity arity) {
+    return FlagSpec{static_cast<int>(opt), std::move(spellings), arity};
+  };
+  std::vector<FlagSpec> f = {
+      flag(Opt::ApiInfo, {"-api_info", "--api_info_file"}, Arity::One),
+      flag(Opt::Out, {"-o", "--out_path"}, Arity::One),
+      flag(Opt::SaveErrorData, {"-save_error_data", "--save_error_data"}, Arity::None),
+      flag(Opt::Jit, {"-j", "--jit_compile"}, Arity::None),
+      flag(Opt::Device, {"-d", "--device"}, Arity::OneOrMore),
+      flag(Opt::CsvPath, {"-csv_path", "--result_csv_path"}, Arity::One),
+      flag(Opt::FilterApi, {"-f", "--filter_api"}, Arity::None),
+      flag(Opt::Config, {"-config", "--config_path"}, Arity::One),
+      flag(Opt::Threads,
+           multi ? std::vector<std::string>{"-n", "--num_splits", "--threads"}
+                 : std::vector<std::string>{"-n", "--threads"},
+           Arity::One),
+      flag(Opt::Seed, {"--seed"}, Arity::One),
+      flag(Opt::Profile, {"--profile"}, Arity::One),
+      flag(Opt::Framework, {"--framework"}, Arity::One),
+      flag(Opt::Timestamp, {"--timestamp"}, Arity::One),
+      flag(Opt::DeviceRunner, {"--device_runner"}, Arity::One),
+      flag(Opt::MaxApiElements, {"--max_api_elements"}, Arity::One),
+      flag(Opt::Quiet, {"-q", "--quiet"}, Arity::None),
   };
   return f;
 }
@@ -114,65 +110,7 @@ void print_help(bool multi) {
             : "  -n, --threads N                   worker threads (default: all cores)\n");
 }
 
-[[noreturn]] void bad(const std::string& msg) { throw Error(ErrorKind::InvalidArgument, msg); }
-
-long long parse_int(const std::string& text, const std::string& flag) {
-  try {
-    std::size_t used = 0;
-    long long v = std::stoll(text, &used);
-    if (used != text.size()) throw 0;
-    return v;
-  } catch (...) {
-    bad(flag + ": expected an integer, got '" + text + "'");
-  }
-}
-
-bool looks_like_option(const std::string& a) {
-  if (a.size() < 2 || a[0] != '-') return false;
-  // argparse treats negative numbers as values when no option looks like one.
-  return !(std::isdigit(static_cast<unsigned char>(a[1])) || a[1] == '.');
-}
-
-// Finds the flag an argument names: exact spelling, then --x=value, then a unique prefix of a
-// long spelling, then a one-letter flag with its value attached (-d0).
-const Flag* match(const std::vector<Flag>& fl, const std::string& arg, std::optional<std::string>* attached) {
-  for (const auto& f : fl)
-    for (const auto& s : f.spellings)
-      if (arg == s) return &f;
-  if (auto eq = arg.find('='); eq != std::string::npos && arg.size() > 2) {
-    std::string name = arg.substr(0, eq);
-    for (const auto& f : fl)
-      for (const auto& s : f.spellings)
-        if (name == s && f.takes_value) {
-          *attached = arg.substr(eq + 1);
-          return &f;
-        }
-  }
-  std::string name = arg.substr(0, arg.find('='));
-  const Flag* found = nullptr;
-  std::set<const Flag*> candidates;
-  for (const auto& f : fl)
-    for (const auto& s : f.spellings)
-      if (s.size() > 2 && name.size() > 2 && s.compare(0, name.size(), name) == 0) candidates.insert(&f);
-  if (candidates.size() > 1) bad("ambiguous option " + arg);
-  if (candidates.size() == 1) {
-    found = *candidates.begin();
-    if (name != arg) {
-      if (!found->takes_value) bad(arg.substr(0, arg.find('=')) + " takes no value");
-      *attached = arg.substr(name.size() + 1);
-    }
-    return found;
-  }
-  if (arg.size() > 2 && arg[0] == '-' && arg[1] != '-') {
-    for (const auto& f : fl)
-      for (const auto& s : f.spellings)
-        if (s.size() == 2 && arg.compare(0, 2, s) == 0 && f.takes_value) {
-          *attached = arg.substr(2);
-          return &f;
-        }
-  }
-  return nullptr;
-}
+[[noreturn]] void bad(const std::string& msg) { command_line_error(msg); }
 
 class Progress {
  public:
@@ -230,21 +168,14 @@ int run(Args args, bool multi) {
   std::vector<long long> devices;
   int num_splits = 8;
   bool threads_given = false;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    std::optional<std::string> attached;
-    const Flag* f = looks_like_option(arg) ? match(fl, arg, &attached) : nullptr;
-    if (!f) bad(looks_like_option(arg) ? "unknown option " + arg : "unexpected argument '" + arg + "'");
-    std::string value;
-    if (f->takes_value && f->opt != Opt::Device) {
-      if (attached) {
-        value = *attached;
-      } else {
-        if (i + 1 >= args.size() || looks_like_option(args[i + 1])) bad(arg + " needs a value");
-        value = args[++i];
-      }
+  for (const ParsedFlag& f : parse_args(args, fl).flags) {
+    const std::string& arg = f.written;
+    const std::string value = f.values.empty() ? std::string() : f.value();
+    if (f.id == kHelpFlag) {
+      print_help(multi);
+      return 0;
     }
-    switch (f->opt) {
+    switch (static_cast<Opt>(f.id)) {
       case Opt::ApiInfo:
         o.api_info = value;
         have_api_info = true;
@@ -259,10 +190,7 @@ int run(Args args, bool multi) {
         break;
       case Opt::Device: {
         devices.clear();
-        if (attached) devices.push_back(parse_int(*attached, arg));
-        while (i + 1 < args.size() && !looks_like_option(args[i + 1]))
-          devices.push_back(parse_int(args[++i], arg));
-        if (devices.empty()) bad(arg + " needs at least one device id");
+        for (const std::string& d : f.values) devices.push_back(parse_integer(d, arg));
         std::set<long long> uniq(devices.begin(), devices.end());
         if (uniq.size() != devices.size()) bad("device id must be unique");
         for (auto d : devices)
@@ -279,7 +207,7 @@ int run(Args args, bool multi) {
         o.config_path = value;
         break;
       case Opt::Threads: {
-        long long n = parse_int(value, arg);
+        long long n = parse_integer(value, arg);
         if (multi && (n < 1 || n > 64)) bad(arg + " must be in 1..64, got " + value);
         if (n < 1 || n > 4096) bad(arg + " must be in 1..4096, got " + value);
         num_splits = static_cast<int>(n);
@@ -287,7 +215,7 @@ int run(Args args, bool multi) {
         break;
       }
       case Opt::Seed: {
-        long long s = parse_int(value, arg);
+        long long s = parse_integer(value, arg);
         if (s < 0) bad("--seed must be >= 0");
         o.seed = static_cast<std::uint64_t>(s);
         break;
@@ -314,7 +242,7 @@ int run(Args args, bool multi) {
         o.device_side = value == "auto" ? DeviceSide::Auto : DeviceSide::Runner;
         break;
       case Opt::MaxApiElements: {
-        long long n = parse_int(value, arg);
+        long long n = parse_integer(value, arg);
         if (n < 0) bad(arg + " must be >= 0, got " + value);
         o.max_api_elements = static_cast<std::uint64_t>(n);
         break;
@@ -322,9 +250,6 @@ int run(Args args, bool multi) {
       case Opt::Quiet:
         quiet = true;
         break;
-      case Opt::Help:
-        print_help(multi);
-        return 0;
     }
   }
   if (!have_api_info || o.api_info.empty()) bad("-api_info/--api_info_file DUMP.json is required");

@@ -87,8 +87,8 @@ TEST(CompareCli, LeadingFrameworkAndFuzzyFlagAreDistinct) {
 
 TEST(CompareCli, ExitCodes) {
   const std::string out = out_dir("codes");
-  EXPECT_EQ(run(kData, "compare"), 1);                                         // -i missing
-  EXPECT_EQ(run(kData, "compare -i x.json --bogus"), 1);                       // unknown flag
+  EXPECT_EQ(run(kData, "compare"), 2);                                         // -i missing
+  EXPECT_EQ(run(kData, "compare -i x.json --bogus"), 2);                       // unknown flag
   EXPECT_EQ(run(kData + "bad", "compare -i missing_file.json -o " + out), 3);  // bench file missing
   EXPECT_EQ(run(kData + "bad", "compare -i not_json.json -o " + out), 4);
   EXPECT_EQ(run(kData + "bad", "compare -i task_mismatch.json -o " + out), 2);

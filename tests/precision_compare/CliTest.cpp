@@ -84,8 +84,17 @@ TEST(PrecisionCompareCli, ExitCodes) {
   for (const char* flag : {"-npu", "--npu_csv_path", "-gpu", "--gpu_csv_path", "-o", "--out_path",
                            "--profile", "--timestamp", "--thresholds"})
     EXPECT_NE(help.find(flag), std::string::npos) << flag;
-  EXPECT_EQ(run_cli("api_precision_compare -npu '" + f + "'", dir.file("log")), 1);  // -gpu missing
-  EXPECT_EQ(run_cli("api_precision_compare -npu '" + f + "' -gpu '" + f + "' --bogus", dir.file("log")), 1);
+  // Command-line mistakes exit 2, as argparse (msprobe) does, with one line naming the mistake.
+  EXPECT_EQ(run_cli("api_precision_compare -npu '" + f + "'", dir.file("log")), 2);  // -gpu missing
+  EXPECT_EQ(testing::read_text(dir.file("log")),
+            "probe api_precision_compare: -gpu GPU_DETAILS.csv is required; see probe api_precision_compare "
+            "--help\n");
+  EXPECT_EQ(run_cli("api_precision_compare -npu '" + f + "' -gpu '" + f + "' --bogus", dir.file("log")), 2);
+  // msprobe's long forms may be abbreviated, as argparse allows.
+  EXPECT_EQ(run_cli("api_precision_compare --npu_csv '" + f + "' --gpu_csv=" + "'" + f + "' -o '" +
+                        dir.file("abbrev") + "'",
+                    dir.file("log")),
+            0);
   EXPECT_EQ(run_cli("api_precision_compare -npu '" + f + "' -gpu '" + f + "' --profile x", dir.file("log")),
             2);
   EXPECT_EQ(run_cli("api_precision_compare -npu '" + dir.file("none.csv") + "' -gpu '" + f + "' -o '" +

@@ -407,7 +407,7 @@ TEST(FaultInjection, MetricsReadsNpz) {
 TEST(FaultInjection, MessagesSayWhatIsWrong) {
   TempDir t("messages");
   auto r = run_cli("run_ut -api_info " + dump("pt_fp32_fwd") + " -n 8192 -o " + t.path.string());
-  EXPECT_EQ(r.out, "probe run_ut: invalid argument: -n must be in 1..4096, got 8192\n");
+  EXPECT_EQ(r.out, "probe run_ut: -n must be in 1..4096, got 8192; see probe run_ut --help\n");
   r = run_cli("no_such_command");
   EXPECT_EQ(r.out, "probe: unknown command 'no_such_command'; see probe --help\n");
   r = run_cli("metrics onlyone.npy");
