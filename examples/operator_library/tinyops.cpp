@@ -65,6 +65,16 @@ void gelu(const T* x, T* y, std::size_t n) {
 }
 
 template <class T>
+void gelu_tanh(const T* x, T* y, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) {
+    // x/2 (1 + tanh u) = x / (1 + e^(-2u)): no cancellation in the left tail.
+    const float v = to_float(x[i]);
+    const float u = 0.79788456080286536f * (v + 0.044715f * v * v * v);
+    y[i] = from_float<T>(v / (1.0f + std::exp(-2.0f * u)));
+  }
+}
+
+template <class T>
 void softmax(const T* x, T* y, std::size_t rows, std::size_t cols) {
   std::vector<float> e(cols);
   for (std::size_t r = 0; r < rows; ++r) {
@@ -112,6 +122,7 @@ void matmul_low_precision_accumulator(const T* a, const T* b, T* c, std::size_t 
 
 #define TINYOPS_INSTANTIATE(T)                                                                        \
   template void gelu<T>(const T*, T*, std::size_t);                                                   \
+  template void gelu_tanh<T>(const T*, T*, std::size_t);                                              \
   template void softmax<T>(const T*, T*, std::size_t, std::size_t);                                   \
   template void rms_norm<T>(const T*, const T*, T*, std::size_t, std::size_t, float);                 \
   template void matmul<T>(const T*, const T*, T*, std::size_t, std::size_t, std::size_t);             \

@@ -26,6 +26,8 @@ float to_float(bfloat16 b);
 template <class T>
 void gelu(const T* x, T* y, std::size_t n);  ///< exact (erf) gelu
 template <class T>
+void gelu_tanh(const T* x, T* y, std::size_t n);  ///< gelu's tanh approximation (torch: approximate='tanh')
+template <class T>
 void softmax(const T* x, T* y, std::size_t rows, std::size_t cols);  ///< over the last dimension
 template <class T>
 void rms_norm(const T* x, const T* weight, T* y, std::size_t rows, std::size_t cols, float eps);
