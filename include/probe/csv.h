@@ -23,7 +23,8 @@ class CsvWriter {
 
   /// Writes one row and flushes it to the OS, so a killed process loses no completed row.
   void write_row(const CsvRow& row);
-  /// fsyncs the file (call at checkpoints where durability across power loss matters).
+  /// Flushes and fsyncs the file (call at checkpoints where durability across power loss matters). Throws
+  /// probe::Error (Io, naming the file) when either fails, e.g. on a full disk.
   void sync();
   const std::string& path() const noexcept { return path_; }
 

@@ -17,6 +17,7 @@ enum class ErrorKind {
   Unsupported,      ///< valid input that probe does not handle (dtype, API, format variant)
   Security,         ///< input tries to escape the dump directory or run code (pickle globals)
   Internal,         ///< a bug in probe
+  Runner,           ///< a runner the caller registered threw or returned a malformed result
 };
 
 /// The exception type thrown by every libprobe function.
@@ -42,7 +43,8 @@ class Error : public std::runtime_error {
   std::string message_, file_, field_, api_;
 };
 
-/// Process exit code for an error kind: 2 argument, 3 I/O, 4 format, 5 unsupported, 6 security, 70 internal.
+/// Process exit code for an error kind: 2 argument, 3 I/O, 4 format, 5 unsupported, 6 security, 7 runner,
+/// 70 internal.
 int exit_code(ErrorKind kind) noexcept;
 
 /// Human-readable name of an error kind ("format error", ...).

@@ -155,7 +155,9 @@ class RunnerRegistry {
 
   /// Binds `call` and runs the forward pass. Throws Error(Unsupported, "... has no bench runner") for an
   /// API without runner, and Error(Unsupported) when the runner cannot evaluate this call (e.g. train-mode
-  /// dropout); other errors name the API.
+  /// dropout); other errors name the API. A runner added with add() that throws something other than
+  /// probe::Error, or returns no outputs, a device_dtypes list that does not match its tensors, or (bench)
+  /// a floating tensor that is not float64, raises Error(Runner) naming the API and the runner.
   ApiResult run_forward(Framework fw, std::string_view api, const ApiCall& call,
                         RunnerRole role = RunnerRole::Bench) const;
   /// Runs the backward pass with one gradient per forward output; returns the gradients of every tensor

@@ -54,6 +54,7 @@ struct RunnerRegistry::Impl {
   struct Entry {
     std::shared_ptr<const Runner> runner;
     std::shared_ptr<const Schema> schema;
+    bool user = true;  // added by the caller, not by with_builtins(): its failures are not probe's bugs
   };
   std::map<std::tuple<Framework, RunnerRole, std::string>, Entry, std::less<>> entries;
 
@@ -90,6 +91,7 @@ RunnerRegistry RunnerRegistry::with_builtins() {
   static const RunnerRegistry builtins = [] {
     RunnerRegistry r;
     runners::register_builtin_runners(r);
+    for (auto& [key, entry] : r.impl_->entries) entry.user = false;
     return r;
   }();
   return builtins;
@@ -125,7 +127,13 @@ std::vector<std::string> RunnerRegistry::keys(Framework fw, RunnerRole role) con
 }
 
 namespace {
-[[noreturn]] void rethrow_with_api(std::string_view api) {
+std::string runner_label(RunnerRole role, std::string_view key) {
+  return fmt::format("the {} runner registered for {}", role == RunnerRole::Bench ? "bench" : "device", key);
+}
+
+// probe::Error passes with the API added; anything else thrown by a caller's runner is that runner's
+// failure (ErrorKind::Runner), by a built-in one a bug in probe (Internal).
+[[noreturn]] void rethrow_with_api(std::string_view api, bool user, RunnerRole role, std::string_view key) {
   try {
     throw;
   } catch (const Error& e) {
@@ -133,8 +141,40 @@ namespace {
   } catch (const std::bad_alloc&) {
     throw;
   } catch (const std::exception& e) {
+    if (user)
+      throw Error(ErrorKind::Runner, runner_label(role, key) + " threw: " + e.what(), "", "",
+                  std::string(api));
     throw Error(ErrorKind::Internal, e.what(), "", "", std::string(api));
+  } catch (...) {
+    if (!user) throw;
+    throw Error(ErrorKind::Runner, runner_label(role, key) + " threw a non-standard exception", "", "",
+                std::string(api));
   }
+}
+
+void count_tensors(const Value& v, std::vector<const Tensor*>& out) {
+  if (v.is_tensor()) out.push_back(&v.tensor());
+  if (v.is_list())
+    for (const auto& item : v.list()) count_tensors(item, out);
+}
+
+// The ApiResult contract (runner.h) checked for runners the caller added, so that a malformed result is
+// reported against its runner instead of surfacing later as a confusing comparison.
+void validate_user_result(const ApiResult& r, RunnerRole role, std::string_view key, std::string_view api) {
+  auto bad = [&](const std::string& what) {
+    throw Error(ErrorKind::Runner, runner_label(role, key) + " returned " + what, "", "", std::string(api));
+  };
+  if (r.outputs.empty()) bad("no outputs");
+  std::vector<const Tensor*> tensors;
+  for (const auto& v : r.outputs) count_tensors(v, tensors);
+  if (r.device_dtypes.size() != tensors.size())
+    bad(fmt::format("{} tensors but {} device_dtypes (one per tensor, depth-first)", tensors.size(),
+                    r.device_dtypes.size()));
+  if (role == RunnerRole::Bench)
+    for (std::size_t i = 0; i < tensors.size(); ++i)
+      if (is_floating(tensors[i]->dtype()) && tensors[i]->dtype() != DType::Float64)
+        bad(fmt::format("a {} tensor as output tensor {}; bench runners return floating data as float64",
+                        name(tensors[i]->dtype()), i));
 }
 }  // namespace
 
@@ -142,12 +182,15 @@ ApiResult RunnerRegistry::run_forward(Framework fw, std::string_view api, const 
                                       RunnerRole role) const {
   const std::string key = key_of(api);
   const Impl::Entry* it = &impl_->require(fw, role, key, api);
+  ApiResult result;
   try {
     BoundArgs a = bind(it->schema, call);
-    return it->runner->forward(a);
+    result = it->runner->forward(a);
   } catch (...) {
-    rethrow_with_api(api);
+    rethrow_with_api(api, it->user, role, key);
   }
+  if (it->user) validate_user_result(result, role, key, api);
+  return result;
 }
 
 namespace {
@@ -210,7 +253,7 @@ std::vector<InputGradient> RunnerRegistry::run_backward(Framework fw, std::strin
     BoundArgs a = bind(it->schema, call);
     return order_gradients(a, call, it->runner->backward(a, grad_outputs));
   } catch (...) {
-    rethrow_with_api(api);
+    rethrow_with_api(api, it->user, role, key);
   }
 }
 
@@ -235,18 +278,19 @@ TapedCall RunnerRegistry::run_forward_taped(Framework fw, std::string_view api, 
     auto args = std::make_shared<const BoundArgs>(bind(it->schema, call));
     Runner::Taped taped = runner->taped_forward(*args);
     out.result_ = std::move(taped.result);
-    out.backward_ = [api = std::string(api), call, args, runner,
+    out.backward_ = [api = std::string(api), call, args, runner, user = it->user, role, key,
                      vjp = std::move(taped.backward)](const std::vector<Value>& g) {
       try {
         return order_gradients(*args, call, vjp(g));
       } catch (...) {
-        rethrow_with_api(api);
+        rethrow_with_api(api, user, role, key);
       }
     };
-    return out;
   } catch (...) {
-    rethrow_with_api(api);
+    rethrow_with_api(api, it->user, role, key);
   }
+  if (it->user) validate_user_result(out.result_, role, key, api);
+  return out;
 }
 
 std::string runners_markdown(const RunnerRegistry& reg) {

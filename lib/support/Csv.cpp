@@ -93,8 +93,10 @@ void CsvWriter::write_row(const CsvRow& row) {
 }
 
 void CsvWriter::sync() {
-  std::fflush(file_);
-  ::fsync(::fileno(file_));
+  if (std::fflush(file_) != 0)
+    throw Error(ErrorKind::Io, std::string("flush failed: ") + std::strerror(errno), path_);
+  if (::fsync(::fileno(file_)) != 0)
+    throw Error(ErrorKind::Io, std::string("fsync failed: ") + std::strerror(errno), path_);
 }
 
 std::vector<CsvRow> csv_parse(std::string_view text, const std::string& file_for_errors) {

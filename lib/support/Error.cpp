@@ -43,6 +43,8 @@ int exit_code(ErrorKind kind) noexcept {
       return 5;
     case ErrorKind::Security:
       return 6;
+    case ErrorKind::Runner:
+      return 7;
     case ErrorKind::Internal:
       return 70;
   }
@@ -61,6 +63,8 @@ std::string_view to_string(ErrorKind kind) noexcept {
       return "unsupported";
     case ErrorKind::Security:
       return "security error";
+    case ErrorKind::Runner:
+      return "runner error";
     case ErrorKind::Internal:
       return "internal error";
   }

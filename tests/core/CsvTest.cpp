@@ -49,5 +49,19 @@ TEST(Csv, ParseEmbeddedNewlinesAndErrors) {
   EXPECT_THROW(csv_parse("a,\"open", "f.csv"), Error);
 }
 
+// fsync on a device without synchronisation fails with EINVAL (fsync(2)); a full disk fails the same
+// path with ENOSPC/EIO. Either way the caller must hear about it.
+TEST(Csv, SyncReportsAnFsyncFailureNamingTheFile) {
+  CsvWriter w("/dev/null", {"a", "b"});
+  try {
+    w.sync();
+    ADD_FAILURE() << "sync on /dev/null reported success";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Io);
+    EXPECT_EQ(e.file(), "/dev/null");
+    EXPECT_NE(e.message().find("fsync failed"), std::string::npos) << e.message();
+  }
+}
+
 }  // namespace
 }  // namespace probe

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <stdexcept>
 #include <stop_token>
 
 #include "common/ScratchDir.h"
@@ -119,6 +120,29 @@ TEST(RunUtEmbedding, TheCallersDeviceRunnerIsTheDeviceSide) {
   ASSERT_FALSE(row.empty());
   EXPECT_DOUBLE_EQ(std::stod(row["二进制一致错误率"]), 1.0);
   EXPECT_EQ(row["Status"], "error");
+}
+
+// A caller's runner that throws fails only its API: the row is SKIP and says which runner failed (the
+// registry raises ErrorKind::Runner), the run goes on.
+TEST(RunUtEmbedding, AThrowingUserRunnerSkipsItsApiNamingTheRunner) {
+  ScratchDir dir("probe_embed_throw");
+  RunnerRegistry registry;
+  Runner broken = relu_runner(0.0, DType::Float64);
+  broken.forward = [](const BoundArgs&) -> ApiResult { throw std::runtime_error("kernel table missing"); };
+  registry.add(Framework::PyTorch, "Functional.relu", broken);
+  const RunUtSummary s = run_ut(options_in(dir.path()), registry, StandardsConfig::builtin(Profile::Probe));
+  const auto rows = csv_read_file(s.result_csv);
+  std::size_t relus = 0;
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    if (rows[i][0] != "Functional.relu.0" && rows[i][0] != "Functional.relu.1") continue;
+    ++relus;
+    EXPECT_EQ(rows[i][1], "SKIP");
+    EXPECT_NE(rows[i][3].find("the bench runner registered for Functional.relu threw: kernel table missing"),
+              std::string::npos)
+        << rows[i][3];
+  }
+  EXPECT_EQ(relus, 2u);
+  EXPECT_EQ(s.skip, s.apis);
 }
 
 // Threads: 1 runs the APIs inline; 2 stops the worker pool with APIs in flight whose rows must not be
