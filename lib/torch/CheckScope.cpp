@@ -9,10 +9,10 @@
 // ops on the thread that called backward(), carrying the callback along), with the op's schema, its boxed
 // inputs at start and its outputs at end, and it costs nothing on threads without a scope.
 //
-// What a user sees differs from TorchDispatchMode in one way: RecordFunction also reports composite ops
-// (aten::linear) before their pieces (aten::t, aten::addmm). The scope checks the outermost op that probe
-// can bench and ignores what runs inside it; an op without a probe runner is looked into, and counted as
-// "decomposed" when something inside it was checked, "unsupported" when nothing was.
+// DECISIONS D8 (LibTorch adapter). What a user sees differs from TorchDispatchMode in one way: RecordFunction
+// also reports composite ops (aten::linear) before their pieces (aten::t, aten::addmm). The scope checks the
+// outermost op that probe can bench and ignores what runs inside it; an op without a probe runner is looked
+// into, and counted as "decomposed" when something inside it was checked, "unsupported" when nothing was.
 #include <ATen/core/Tensor.h>
 #include <ATen/core/function_schema.h>
 #include <ATen/core/ivalue.h>
@@ -294,9 +294,9 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext* raw) {
   try {
     OnlineCall call;
     ApiCall dump_call;
-    // Arguments left at their schema default are not passed, as Python's dispatch passes them (probe's
-    // runners have Python's signatures, where e.g. add's alpha is keyword-only but aten::add.Scalar's is
-    // positional): trailing positional ones and keyword-only ones.
+    // DECISIONS D8 (LibTorch adapter): arguments left at their schema default are not passed, as Python's
+    // dispatch passes them (probe's runners have Python's signatures, where e.g. add's alpha is keyword-only
+    // but aten::add.Scalar's is positional): trailing positional ones and keyword-only ones.
     const auto at_default = [&](std::size_t i) {
       return i < info.defaults.size() && !ctx.before_write[i] && is_default(ctx.inputs[i], info.defaults[i]);
     };
