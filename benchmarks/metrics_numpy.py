@@ -15,8 +15,6 @@ import time
 import numpy as np
 
 N = 64 << 20
-rng = np.random.default_rng(1)
-bench64 = rng.standard_normal(N)
 
 
 def metrics(bench, device, eps, small_value, atol):
@@ -64,20 +62,23 @@ def probe_rate(binary, case):
     return json.loads(out)["benchmarks"][0]["Gelem_per_s"]
 
 
-probe_bin = sys.argv[1] if len(sys.argv) > 1 else None
-for case, name, device, bench, eps, sv, atol in [
-        ("F32vsF64", "f32_vs_f64", bench64.astype(np.float32), bench64, np.finfo(np.float64).eps, 2**-20, 2**-30),
-        ("BF16vsF64", "bf16_vs_f64 (msprobe: both float32)",
-         (bench64.astype(np.float32).view(np.uint32) & 0xFFFF0000).view(np.float32), bench64.astype(np.float32),
-         2**-8, 2**-10, 1e-16)]:
-    dt = float("inf")
-    for _ in range(2):  # the better of two: the first run also pays the page faults of numpy's temporaries
-        t0 = time.perf_counter()
-        metrics(bench, device, eps, sv, atol)
-        dt = min(dt, time.perf_counter() - t0)
-    rate = N / dt / 1e9
-    line = f"{name}: numpy {dt:.2f} s, {rate:.4f} G elements/s (one thread, numpy {np.__version__})"
-    if probe_bin:
-        p = probe_rate(probe_bin, case)
-        line += f"; probe {p:.3f} G elements/s one thread = {p / rate:.1f}x numpy"
-    print(line, flush=True)
+if __name__ == "__main__":  # benchmarks/metrics_cli_vs_numpy.py imports metrics()
+    rng = np.random.default_rng(1)
+    bench64 = rng.standard_normal(N)
+    probe_bin = sys.argv[1] if len(sys.argv) > 1 else None
+    for case, name, device, bench, eps, sv, atol in [
+            ("F32vsF64", "f32_vs_f64", bench64.astype(np.float32), bench64, np.finfo(np.float64).eps, 2**-20, 2**-30),
+            ("BF16vsF64", "bf16_vs_f64 (msprobe: both float32)",
+             (bench64.astype(np.float32).view(np.uint32) & 0xFFFF0000).view(np.float32), bench64.astype(np.float32),
+             2**-8, 2**-10, 1e-16)]:
+        dt = float("inf")
+        for _ in range(2):  # the better of two: the first run also pays the page faults of numpy's temporaries
+            t0 = time.perf_counter()
+            metrics(bench, device, eps, sv, atol)
+            dt = min(dt, time.perf_counter() - t0)
+        rate = N / dt / 1e9
+        line = f"{name}: numpy {dt:.2f} s, {rate:.4f} G elements/s (one thread, numpy {np.__version__})"
+        if probe_bin:
+            p = probe_rate(probe_bin, case)
+            line += f"; probe {p:.3f} G elements/s one thread = {p / rate:.1f}x numpy"
+        print(line, flush=True)

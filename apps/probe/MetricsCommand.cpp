@@ -7,6 +7,7 @@
 #include "Commands.h"
 #include "probe/error.h"
 #include "probe/output_compare.h"
+#include "probe/pair_metrics.h"
 #include "probe/tensor_file.h"
 
 namespace probe::cli {
@@ -98,43 +99,37 @@ int run_metrics(Args args) {
   Profile profile = parse_profile(profile_text);
   StandardsConfig cfg =
       standards.empty() ? StandardsConfig::builtin(profile) : StandardsConfig::load(standards, profile);
-  Tensor bench = load_operand(files[0]), device = load_operand(files[1]);
-  std::string base = api_base_name(api).value_or(api);
-  DetailRow row = compare_item(base, Value(bench), Value(device), cfg);
+  const Tensor bench = load_operand(files[0]), device = load_operand(files[1]);
+  const PairMetrics pm = compare_pair(api_base_name(api).value_or(api), bench, device, cfg);
   std::vector<std::pair<std::string, std::string>> out = {
       {"bench_dtype", std::string(torch_name(bench.dtype()))},
       {"device_dtype", std::string(torch_name(device.dtype()))},
       {"shape", shape_to_string(device.shape())},
       {"profile", std::string(to_string(profile))}};
-  if (is_floating(bench.dtype()) && is_floating(device.dtype()) && bench.shape() == device.shape() &&
-      bench.numel() > 0) {
-    MetricParams p = cfg.metric_params(device.dtype());
-    TensorMetrics m = compute_metrics(bench, device, p);
-    const std::string dev(torch_name(device.dtype()));
-    Standard s = cfg.standard_for(base, dev);
-    out.insert(out.end(),
-               {{"standard", cfg.new_standard_supported(dev) ? std::string(standard_id(s)) : "none"},
-                {"cosine", m.cosine.format()},
-                {"max_abs_err", m.max_abs_err.format()},
-                {"hundredth", m.hundredth.format()},
-                {"thousandth", m.thousandth.format()},
-                {"ten_thousandth", m.ten_thousandth.format()},
-                {"binary_err_rate", m.binary_err_rate.format()},
-                {"error_balance", m.error_balance.format()},
-                {"rmse", m.rmse.format()},
-                {"small_value_err_ratio", m.small_value_err_ratio.format()},
-                {"max_rel_err", m.max_rel_err.format()},
-                {"mean_rel_err", m.mean_rel_err.format()},
-                {"inf_nan_err_ratio", m.inf_nan_err_ratio.format()},
-                {"rel_err_ratio", m.rel_err_ratio.format()},
-                {"abs_err_ratio", m.abs_err_ratio.format()},
-                {"acc_inf_nan_err_ratio", m.acc_inf_nan_err_ratio.format()},
-                {"acc_rel_err_ratio", m.acc_rel_err_ratio.format()},
-                {"acc_abs_err_ratio", m.acc_abs_err_ratio.format()},
-                {"ulp_max", m.ulp_max.format()},
-                {"ulp_mean", m.ulp_mean.format()},
-                {"ulp_ratio", m.ulp_ratio.format()}});
-    DumpCompareResult dc = dump_compare(device, bench);
+  if (pm.metrics) {
+    const TensorMetrics& m = *pm.metrics;
+    out.insert(out.end(), {{"standard", pm.standard ? std::string(standard_id(*pm.standard)) : "none"},
+                           {"cosine", m.cosine.format()},
+                           {"max_abs_err", m.max_abs_err.format()},
+                           {"hundredth", m.hundredth.format()},
+                           {"thousandth", m.thousandth.format()},
+                           {"ten_thousandth", m.ten_thousandth.format()},
+                           {"binary_err_rate", m.binary_err_rate.format()},
+                           {"error_balance", m.error_balance.format()},
+                           {"rmse", m.rmse.format()},
+                           {"small_value_err_ratio", m.small_value_err_ratio.format()},
+                           {"max_rel_err", m.max_rel_err.format()},
+                           {"mean_rel_err", m.mean_rel_err.format()},
+                           {"inf_nan_err_ratio", m.inf_nan_err_ratio.format()},
+                           {"rel_err_ratio", m.rel_err_ratio.format()},
+                           {"abs_err_ratio", m.abs_err_ratio.format()},
+                           {"acc_inf_nan_err_ratio", m.acc_inf_nan_err_ratio.format()},
+                           {"acc_rel_err_ratio", m.acc_rel_err_ratio.format()},
+                           {"acc_abs_err_ratio", m.acc_abs_err_ratio.format()},
+                           {"ulp_max", m.ulp_max.format()},
+                           {"ulp_mean", m.ulp_mean.format()},
+                           {"ulp_ratio", m.ulp_ratio.format()}});
+    const DumpCompareResult& dc = *pm.dump;
     out.insert(out.end(), {{"dump_cosine", dc.cosine.format(12)},
                            {"dump_euc_dist", dc.euc_dist.format(12)},
                            {"dump_max_abs", dc.max_abs.format(12)},
@@ -143,9 +138,9 @@ int run_metrics(Args args) {
                            {"dump_five_thousandths", dc.five_thousandths.format(12)},
                            {"dump_accuracy_reached", dump_accuracy_reached(dc.cosine, dc.max_abs)}});
   }
-  MindSporeRow ms = compare_mindspore(Value(bench), Value(device), cfg);
-  out.insert(out.end(), {{"status", row.status},
-                         {"message", row.message},
+  const MindSporeRow& ms = pm.mindspore;
+  out.insert(out.end(), {{"status", pm.row.status},
+                         {"message", pm.row.message},
                          {"mindspore_cosine", ms.cosine.format()},
                          {"mindspore_max_abs", ms.max_abs.format()},
                          {"mindspore_max_rel", ms.max_rel.format()},

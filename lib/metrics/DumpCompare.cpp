@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "metrics/DumpCompareCells.h"
 #include "probe/metrics.h"
 #include "probe/number_format.h"
 
@@ -51,7 +52,14 @@ DumpCompareResult dump_compare(const Tensor& npu, const Tensor& bench) {
   p.compute_ulp = false;
   p.compute_extra = true;
   p.compute_run_ut = false;  // only the dump-compare statistics: a lighter pass, no compacted-mean pass
-  TensorMetrics m = compute_metrics(as_comparable(bench), as_comparable(npu), p);
+  return detail::dump_compare_cells(compute_metrics(as_comparable(bench), as_comparable(npu), p), npu, bench);
+}
+
+DumpCompareResult detail::dump_compare_cells(const TensorMetrics& m, const Tensor& npu, const Tensor& bench) {
+  DumpCompareResult r;
+  auto all = [&](const MetricValue& v) {
+    r.cosine = r.euc_dist = r.max_abs = r.max_rel = r.one_thousandth = r.five_thousandths = v;
+  };
   if (m.dump_inf_nan_mismatch) {
     all(MetricValue::str("N/A"));
     r.message = "The position of inf or nan in NPU and bench Tensor do not match.";

@@ -10,6 +10,7 @@
 #include "probe/output_compare.h"
 #include "probe/status.h"
 #include "standards/ItemCompare.h"
+#include "support/Dispatch.h"
 
 namespace probe {
 namespace {
@@ -92,25 +93,38 @@ void set_error_ratios(DetailRow& row, const MetricValue& inf_nan, const MetricVa
 
 // Share of elements whose relative error, with msprobe's bfloat16 denominator |bench| + 2^-8 (§2.2),
 // is below 2^-7; NaN and Inf count as failing, as in §2.5.
+// Reads both tensors in place (no float64 copies): the device is bfloat16 here.
 double bf16_within_one_eps(const Tensor& bench, const Tensor& device) {
-  const std::vector<double> b = bench.to_doubles(), d = device.to_doubles();
-  if (b.empty()) return 1.0;
-  std::size_t ok = 0;
-  for (std::size_t i = 0; i < b.size(); ++i)
-    ok += std::fabs(d[i] - b[i]) / (std::fabs(b[i]) + 0x1p-8) < 0x1p-7;
-  return static_cast<double>(ok) / static_cast<double>(b.size());
+  const std::int64_t n = bench.numel();
+  if (n == 0) return 1.0;
+  const bfloat16_t* d = device.data<bfloat16_t>();
+  const std::int64_t ok = detail::visit_dtype(bench.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* b = bench.data<T>();
+    std::int64_t count = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      const double bi = detail::as_double(b[i]);
+      count += std::fabs(to_double(d[i]) - bi) / (std::fabs(bi) + 0x1p-8) < 0x1p-7;
+    }
+    return count;
+  });
+  return static_cast<double>(ok) / static_cast<double>(n);
 }
 
 void compare_float(std::string_view api_name, const Tensor& bench, const Tensor& device,
                    const StandardsConfig& cfg, bool fp8_input, std::optional<Standard> forced, DetailRow& row,
-                   ItemTrace* trace) {
+                   ItemTrace* trace, const TensorMetrics* computed) {
   const std::string dev_dtype(torch_name(device.dtype()));
   const bool supported = cfg.new_standard_supported(dev_dtype);
   Standard standard = forced ? *forced : cfg.standard_for(api_name, dev_dtype, fp8_input);
-  MetricParams params = cfg.metric_params(device.dtype());
-  params.compute_ulp = supported && standard == Standard::Ulp;
-  params.compute_extra = false;
-  TensorMetrics m = compute_metrics(bench, device, params);
+  TensorMetrics own;
+  if (!computed) {
+    MetricParams params = cfg.metric_params(device.dtype());
+    params.compute_ulp = supported && standard == Standard::Ulp;
+    params.compute_extra = false;
+    own = compute_metrics(bench, device, params);
+  }
+  const TensorMetrics& m = computed ? *computed : own;
   std::string msg;
   if (supported) {
     switch (standard) {
@@ -217,15 +231,17 @@ void compare_float(std::string_view api_name, const Tensor& bench, const Tensor&
 
 void compare_tensor(std::string_view api_name, const Tensor& bench, const Tensor& device,
                     const StandardsConfig& cfg, bool fp8_input, std::optional<Standard> forced,
-                    DetailRow& row, ItemTrace* trace) {
+                    DetailRow& row, ItemTrace* trace, const TensorMetrics* computed) {
   row.bench_dtype = std::string(torch_name(bench.dtype()));
   row.device_dtype = std::string(torch_name(device.dtype()));
   row.shape = shape_to_string(device.shape());
   const bool dev_bf16 = device.dtype() == DType::BFloat16;
-  Tensor b = bench, d = device;
-  if (dev_bf16 || b.dtype() == DType::BFloat16) {
-    if (is_floating(b.dtype())) b = b.to(DType::Float32);
-    if (dev_bf16) d = d.to(DType::Float32);
+  // msprobe converts a bfloat16 pair to float32 (both sides when the device is bfloat16): the checks below
+  // see those dtypes, while the kernel reads bfloat16 in place exactly as it reads the converted float32.
+  DType bench_np = bench.dtype(), device_np = device.dtype();
+  if (dev_bf16 || bench_np == DType::BFloat16) {
+    if (is_floating(bench_np)) bench_np = DType::Float32;
+    if (dev_bf16) device_np = DType::Float32;
   }
   if (bench.shape() != device.shape()) {
     row.status = kError;
@@ -233,30 +249,29 @@ void compare_tensor(std::string_view api_name, const Tensor& bench, const Tensor
                   " not equal.";
     return;
   }
-  int cb = dtype_class(b.dtype()), cd = dtype_class(d.dtype());
+  int cb = dtype_class(bench_np), cd = dtype_class(device_np);
   if (cb == 0 || cb != cd) {
     row.status = kError;
     row.message = fmt::format("Bench out dtype is {} but npu output dtype is {}, cannot compare.",
-                              numpy_name(b.dtype()), numpy_name(d.dtype()));
+                              numpy_name(bench_np), numpy_name(device_np));
     return;
   }
-  if (b.numel() == 0) {
+  if (bench.numel() == 0) {
     row.status = kError;
     row.message = "There is not bench calculation result.";
     return;
   }
   if (cb != 1) {
-    double rate = binary_error_rate(b, d);
+    double rate = binary_error_rate(bench, device);
     row.binary_err_rate = MetricValue::f64(rate);
     if (trace) trace->method = Method::ExactMatch;
     row.status = check(trace, "binary error rate", rate, "==", 0, rate == 0) ? kPass : kError;
     row.message = fmt::format("Compare algorithm is not supported for {} data. Only judged by Error Rate.\n",
-                              numpy_name(b.dtype()));
+                              numpy_name(bench_np));
     return;
   }
   // The float path keeps the original device dtype: bf16 decides eps, clip bounds and thresholds.
-  compare_float(api_name, bench.dtype() == DType::BFloat16 && !dev_bf16 ? b : bench, device, cfg, fp8_input,
-                forced, row, trace);
+  compare_float(api_name, bench, device, cfg, fp8_input, forced, row, trace, computed);
 }
 
 bool builtin_equal(const Value& b, const Value& d) {
@@ -289,7 +304,8 @@ DetailRow compare_item(std::string_view api_name, const Value& bench, const Valu
 
 DetailRow detail::compare_item_traced(std::string_view api_name, const Value& bench, const Value& device,
                                       const StandardsConfig& cfg, bool fp8_input,
-                                      std::optional<Standard> forced, ItemTrace* trace) {
+                                      std::optional<Standard> forced, ItemTrace* trace,
+                                      const TensorMetrics* computed) {
   DetailRow row;
   if (!same_python_type(bench, device)) {
     row.status = kError;
@@ -301,7 +317,7 @@ DetailRow detail::compare_item_traced(std::string_view api_name, const Value& be
                       ? "Unexpected output type in compare_core: <class 'list'>"
                       : "bench and npu output dict keys are different.";
   } else if (bench.is_tensor()) {
-    compare_tensor(api_name, bench.tensor(), device.tensor(), cfg, fp8_input, forced, row, trace);
+    compare_tensor(api_name, bench.tensor(), device.tensor(), cfg, fp8_input, forced, row, trace, computed);
   } else if (bench.is_number() || bench.kind() == Value::Kind::String) {
     row.bench_dtype = py_type(bench);
     row.device_dtype = py_type(device);
@@ -455,15 +471,22 @@ const CsvRow& result_csv_header() {
 }
 
 MindSporeRow compare_mindspore(const Value& bench, const Value& tested, const StandardsConfig& cfg) {
+  const bool valid =
+      bench.is_tensor() && tested.is_tensor() && bench.tensor().shape() == tested.tensor().shape();
+  if (!valid) return detail::mindspore_row(nullptr, cfg);
+  Tensor b = bench.tensor().to(DType::Float64), t = tested.tensor().to(DType::Float64);
+  MetricParams p;
+  p.compute_ulp = false;
+  const TensorMetrics m = compute_metrics(b, t, p);
+  return detail::mindspore_row(&m, cfg);
+}
+
+MindSporeRow detail::mindspore_row(const TensorMetrics* metrics, const StandardsConfig& cfg) {
   MindSporeRow r;
   std::string cos_msg, abs_msg;
-  bool valid = bench.is_tensor() && tested.is_tensor() && bench.tensor().shape() == tested.tensor().shape();
   bool cos_pass = false, abs_pass = false;
-  if (valid) {
-    Tensor b = bench.tensor().to(DType::Float64), t = tested.tensor().to(DType::Float64);
-    MetricParams p;
-    p.compute_ulp = false;
-    TensorMetrics m = compute_metrics(b, t, p);
+  if (metrics) {
+    const TensorMetrics& m = *metrics;
     r.cosine = MetricValue::str(python_repr(m.ms_cosine));
     r.max_abs = MetricValue::str(python_repr(m.ms_max_abs));
     r.max_rel = MetricValue::str(python_repr(m.ms_max_rel));

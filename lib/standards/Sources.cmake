@@ -2,4 +2,5 @@ set(PROBE_SOURCES
   StandardsConfig.cpp
   OutputCompare.cpp
   Judge.cpp
+  PairMetrics.cpp
 )

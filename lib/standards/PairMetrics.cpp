@@ -1,0 +1,57 @@
+// compare_pair: one kernel pass serves run_ut's row, the dump-compare cells and the MindSpore row.
+#include "metrics/DumpCompareCells.h"
+#include "probe/pair_metrics.h"
+#include "standards/ItemCompare.h"
+
+namespace probe {
+
+PairMetrics compare_pair(std::string_view api, const Tensor& bench, const Tensor& device,
+                         const StandardsConfig& cfg) {
+  PairMetrics out;
+  const Value bench_value(bench), device_value(device);
+  const bool fused = is_floating(bench.dtype()) && is_floating(device.dtype()) &&
+                     bench.shape() == device.shape() && bench.numel() > 0;
+  if (!fused) {
+    out.row = compare_item(api, bench_value, device_value, cfg);
+    out.mindspore = compare_mindspore(bench_value, device_value, cfg);
+    return out;
+  }
+  MetricParams params = cfg.metric_params(device.dtype());
+  params.compute_ulp = true;
+  params.compute_extra = true;
+  // run_ut rounds a float64 bench to float32 when the device is bfloat16; dump compare and MindSpore keep
+  // it in float64. Other pairs hold the same values either way, so one pass serves all.
+  const bool bench_f64_device_bf16 = bench.dtype() == DType::Float64 && device.dtype() == DType::BFloat16;
+  if (bench_f64_device_bf16) params.compute_extra = false;
+  TensorMetrics m = compute_metrics(bench, device, params);
+  if (bench_f64_device_bf16) {
+    MetricParams extra;
+    extra.compute_ulp = false;
+    extra.compute_run_ut = false;
+    // The kernel reads a bfloat16 device beside a float64 bench as run_ut does; as float32 it keeps the
+    // float64 bench (the values are the same: bfloat16 -> float32 is exact).
+    const TensorMetrics e = compute_metrics(bench, device.to(DType::Float32), extra);
+    m.ms_cosine = e.ms_cosine;
+    m.ms_max_abs = e.ms_max_abs;
+    m.ms_max_rel = e.ms_max_rel;
+    m.dump_inf_nan_mismatch = e.dump_inf_nan_mismatch;
+    m.dump_cosine = e.dump_cosine;
+    m.dump_euc = e.dump_euc;
+    m.dump_max_abs = e.dump_max_abs;
+    m.dump_max_rel = e.dump_max_rel;
+    m.dump_one_thousandth = e.dump_one_thousandth;
+    m.dump_five_thousandths = e.dump_five_thousandths;
+    m.dump_norm_device = e.dump_norm_device;
+    m.dump_norm_bench = e.dump_norm_bench;
+  }
+  out.row =
+      detail::compare_item_traced(api, bench_value, device_value, cfg, false, std::nullopt, nullptr, &m);
+  const std::string device_dtype(torch_name(device.dtype()));
+  if (cfg.new_standard_supported(device_dtype)) out.standard = cfg.standard_for(api, device_dtype);
+  out.dump = detail::dump_compare_cells(m, device, bench);
+  out.mindspore = detail::mindspore_row(&m, cfg);
+  out.metrics = std::move(m);
+  return out;
+}
+
+}  // namespace probe

@@ -1,0 +1,180 @@
+// compare_pair (one kernel pass for everything `probe metrics` prints) must give exactly what the separate
+// functions give: compare_item, compute_metrics with ULP and extra metrics, dump_compare and
+// compare_mindspore, each of which is checked against numpy/msprobe elsewhere. The float64-bench /
+// bfloat16-device case is also checked by hand: MindSpore's max |d - b| is taken over the float64 bench,
+// not over the bench rounded to float32 that run_ut's metrics use.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "probe/pair_metrics.h"
+
+namespace probe {
+namespace {
+
+const StandardsConfig& cfg(Profile p) {
+  static const StandardsConfig probe_cfg = StandardsConfig::builtin(Profile::Probe);
+  static const StandardsConfig msprobe_cfg = StandardsConfig::builtin(Profile::MsProbe);
+  return p == Profile::Probe ? probe_cfg : msprobe_cfg;
+}
+
+// Values spanning signs, tiny and zero benches, with a few non-finite ones when asked; the device is the
+// bench with a relative error of about 1e-3 (so the rules do not all agree trivially).
+std::vector<double> bench_values(std::size_t n, bool non_finite) {
+  std::mt19937_64 rng(42);
+  std::normal_distribution<double> normal;
+  std::vector<double> v(n);
+  for (auto& x : v) x = normal(rng);
+  for (std::size_t i = 0; i < n; i += 97) v[i] *= 1e-7;
+  v[3] = 0.0;
+  if (non_finite) {
+    v[10] = std::numeric_limits<double>::quiet_NaN();
+    v[20] = std::numeric_limits<double>::infinity();
+  }
+  return v;
+}
+std::vector<double> device_values(const std::vector<double>& bench, bool non_finite) {
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> normal;
+  std::vector<double> v(bench.size());
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = bench[i] * (1 + 1e-3 * normal(rng));
+  if (non_finite) {
+    v[10] = std::numeric_limits<double>::quiet_NaN();
+    v[20] = std::numeric_limits<double>::infinity();
+    v[30] = -std::numeric_limits<double>::infinity();  // one mismatched position
+  }
+  return v;
+}
+
+Tensor as(DType t, const std::vector<double>& v) {
+  return Tensor::from_values<double>(v, Shape{static_cast<std::int64_t>(v.size())}).to(t);
+}
+
+void expect_same(const MetricValue& a, const MetricValue& b, const std::string& what) {
+  EXPECT_EQ(a.format(), b.format()) << what;
+  EXPECT_EQ(a.kind, b.kind) << what;
+}
+
+void expect_same_row(const DetailRow& a, const DetailRow& b) { EXPECT_EQ(a.to_csv(), b.to_csv()); }
+
+void check_pair(const char* api, DType bench_dtype, DType device_dtype, bool non_finite, Profile profile) {
+  SCOPED_TRACE(std::string(api) + " " + std::string(name(bench_dtype)) + " vs " +
+               std::string(name(device_dtype)) + (non_finite ? " non-finite" : "") + " " +
+               std::string(to_string(profile)));
+  // 40000 elements: several 8192-element blocks and a partial one, SIMD groups and scalar tails.
+  const std::vector<double> b = bench_values(40000, non_finite);
+  const Tensor bench = as(bench_dtype, b), device = as(device_dtype, device_values(b, non_finite));
+  const StandardsConfig& c = cfg(profile);
+  const PairMetrics pm = compare_pair(api, bench, device, c);
+
+  expect_same_row(pm.row, compare_item(api, Value(bench), Value(device), c));
+  const MindSporeRow ms = compare_mindspore(Value(bench), Value(device), c);
+  expect_same(pm.mindspore.cosine, ms.cosine, "mindspore cosine");
+  expect_same(pm.mindspore.max_abs, ms.max_abs, "mindspore max abs");
+  expect_same(pm.mindspore.max_rel, ms.max_rel, "mindspore max rel");
+  EXPECT_EQ(pm.mindspore.status, ms.status);
+  EXPECT_EQ(pm.mindspore.message, ms.message);
+
+  ASSERT_TRUE(pm.metrics.has_value());
+  ASSERT_TRUE(pm.dump.has_value());
+  const DumpCompareResult dc = dump_compare(device, bench);
+  expect_same(pm.dump->cosine, dc.cosine, "dump cosine");
+  expect_same(pm.dump->euc_dist, dc.euc_dist, "dump euc");
+  expect_same(pm.dump->max_abs, dc.max_abs, "dump max abs");
+  expect_same(pm.dump->max_rel, dc.max_rel, "dump max rel");
+  expect_same(pm.dump->one_thousandth, dc.one_thousandth, "dump 1/1000");
+  expect_same(pm.dump->five_thousandths, dc.five_thousandths, "dump 5/1000");
+  EXPECT_EQ(pm.dump->message, dc.message);
+
+  // Every run_ut metric, ULP included, as one compute_metrics call with the device's parameters gives it.
+  MetricParams p = c.metric_params(device.dtype());
+  p.compute_ulp = true;
+  p.compute_extra = false;
+  const TensorMetrics m = compute_metrics(bench, device, p);
+  const TensorMetrics& f = *pm.metrics;
+  const std::pair<const MetricValue*, const MetricValue*> pairs[] = {
+      {&f.cosine, &m.cosine},
+      {&f.max_abs_err, &m.max_abs_err},
+      {&f.hundredth, &m.hundredth},
+      {&f.thousandth, &m.thousandth},
+      {&f.ten_thousandth, &m.ten_thousandth},
+      {&f.error_balance, &m.error_balance},
+      {&f.rmse, &m.rmse},
+      {&f.small_value_err_ratio, &m.small_value_err_ratio},
+      {&f.max_rel_err, &m.max_rel_err},
+      {&f.mean_rel_err, &m.mean_rel_err},
+      {&f.inf_nan_err_ratio, &m.inf_nan_err_ratio},
+      {&f.rel_err_ratio, &m.rel_err_ratio},
+      {&f.abs_err_ratio, &m.abs_err_ratio},
+      {&f.acc_inf_nan_err_ratio, &m.acc_inf_nan_err_ratio},
+      {&f.acc_rel_err_ratio, &m.acc_rel_err_ratio},
+      {&f.acc_abs_err_ratio, &m.acc_abs_err_ratio},
+      {&f.binary_err_rate, &m.binary_err_rate},
+      {&f.ulp_max, &m.ulp_max},
+      {&f.ulp_mean, &m.ulp_mean},
+      {&f.ulp_ratio, &m.ulp_ratio},
+  };
+  for (std::size_t i = 0; i < std::size(pairs); ++i)
+    expect_same(*pairs[i].first, *pairs[i].second, "metric #" + std::to_string(i));
+  EXPECT_EQ(f.cosine_message, m.cosine_message);
+
+  const std::string device_name(torch_name(device.dtype()));
+  if (c.new_standard_supported(device_name)) {
+    ASSERT_TRUE(pm.standard.has_value());
+    EXPECT_EQ(*pm.standard, c.standard_for(api, device_name));
+  } else {
+    EXPECT_FALSE(pm.standard.has_value());
+  }
+}
+
+TEST(PairMetrics, EqualsTheSeparateFunctions) {
+  const DType floats[] = {DType::Float64, DType::Float32, DType::Float16, DType::BFloat16};
+  for (DType b : floats)
+    for (DType d : floats)
+      for (bool non_finite : {false, true}) check_pair("linear", b, d, non_finite, Profile::Probe);
+  for (const char* api : {"mul", "abs", "__matmul__", "conv2d", "test_api"})
+    for (Profile profile : {Profile::Probe, Profile::MsProbe}) {
+      check_pair(api, DType::Float64, DType::Float32, true, profile);
+      check_pair(api, DType::Float64, DType::BFloat16, false, profile);
+      check_pair(api, DType::Float64, DType::Float16, false, profile);
+    }
+}
+
+// Float64 bench, bfloat16 device: run_ut's metrics use the bench rounded to float32 (msprobe casts it),
+// MindSpore's and dump compare's use it in float64. Hand-derived: bench 1 + 2^-30 rounds to 1.0f; the
+// device holds bfloat16 1.0; so MindSpore's max |d - b| is 2^-30, run_ut's max abs error is 0.
+TEST(PairMetrics, Float64BenchWithBfloat16DeviceKeepsFloat64ForMindSporeAndDumpCompare) {
+  const std::vector<double> b = {1 + 0x1p-30, 2.0, 3.0};
+  const Tensor bench = as(DType::Float64, b), device = as(DType::BFloat16, {1.0, 2.0, 3.0});
+  const PairMetrics pm = compare_pair("linear", bench, device, cfg(Profile::MsProbe));
+  ASSERT_TRUE(pm.metrics.has_value());
+  EXPECT_EQ(pm.metrics->max_abs_err.value, 0.0);
+  EXPECT_EQ(pm.metrics->ms_max_abs, 0x1p-30);
+  EXPECT_EQ(pm.metrics->dump_max_abs, 0x1p-30);
+  EXPECT_EQ(pm.mindspore.max_abs.text, "9.313225746154785e-10");  // repr(2**-30)
+}
+
+// Pairs the kernel cannot read (integers, other shapes, empty) still get the row and the MindSpore row.
+TEST(PairMetrics, PairsWithoutMetricsStillGetTheRowAndMindSpore) {
+  const Tensor ints = Tensor::from_values<std::int64_t>({1, 2, 3}, Shape{3});
+  const Tensor other = Tensor::from_values<std::int64_t>({1, 2, 4}, Shape{3});
+  const PairMetrics pm = compare_pair("linear", ints, other, cfg(Profile::Probe));
+  EXPECT_FALSE(pm.metrics.has_value());
+  EXPECT_FALSE(pm.dump.has_value());
+  EXPECT_EQ(pm.row.status, "error");  // binary error rate 1/3
+  EXPECT_EQ(pm.row.binary_err_rate.format(), "0.33333333333333");
+  EXPECT_EQ(pm.mindspore.max_abs.text, "1.0");  // |4 - 3|
+
+  const Tensor a = as(DType::Float64, {1, 2}), c = as(DType::Float32, {1, 2, 3});
+  const PairMetrics shape = compare_pair("linear", a, c, cfg(Profile::Probe));
+  EXPECT_FALSE(shape.metrics.has_value());
+  EXPECT_EQ(shape.row.status, "error");
+  EXPECT_EQ(shape.mindspore.status, "error");
+  EXPECT_EQ(shape.mindspore.cosine.format(), " ");  // blank: the pair is not valid
+}
+
+}  // namespace
+}  // namespace probe
