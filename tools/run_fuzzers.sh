@@ -34,6 +34,7 @@ corpus[npy]=$(seed npy tests/data/tensors/*.npy tests/data/tensors/*.npz)
 corpus[pt]=$(seed pt tests/data/tensors/*.pt)
 corpus[pickle]=$(seed pickle "${pickles[@]}")
 corpus[yaml]=$(seed yaml tests/data/dump_mapping/*/*.yaml tests/data/dump_compare/fuzzy/*.yaml)
+corpus[precheckframe]=$(seed precheckframe tests/data/precheck_frame/*.frame)
 
 status=0
 for exe in "$build"/tests/fuzz/probe_fuzz_* "$build"/bin/probe_fuzz_*; do

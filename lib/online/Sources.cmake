@@ -1,3 +1,4 @@
 set(PROBE_SOURCES
   OnlineChecker.cpp
+  PrecheckFrame.cpp
 )

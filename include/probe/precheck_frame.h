@@ -1,0 +1,77 @@
+// The payload of online pre-check (issue 17, DECISIONS D9): one API call as a language-neutral frame,
+// instead of msprobe's pickled ApiData. A frame is a one-entry dump.json document (dump-and-compare §1.4)
+// whose tensor descriptors name blobs by index ("data_name": "0", "1", ...), followed by the raw
+// little-endian tensor bytes, self-delimiting and checked by CRC-32:
+//
+//   offset  size       field
+//   0       4          magic "PRBF"
+//   4       2          format version, u16 LE (kFrameVersion)
+//   6       2          flags, u16 LE (0; non-zero is refused so a later version cannot be misread)
+//   8       8          frame length in bytes, u64 LE (the whole frame, CRC included)
+//   16      4          header length in bytes, u32 LE
+//   20      4          blob count n, u32 LE
+//   24      8 * n      blob lengths, u64 LE each
+//   ...     header     the dump.json document (UTF-8 JSON)
+//   ...     blobs      blob 0, blob 1, ... back to back, no padding
+//   end-4   4          CRC-32 (zlib polynomial) of every preceding byte, u32 LE
+//
+// Any language with a JSON parser and a CRC-32 can write or read it (tests/data/precheck_frame/ holds
+// frames written by a Python script). Decoding never trusts a length: every bound is checked before use.
+// All functions are thread-safe (no shared state).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "probe/dump.h"
+#include "probe/tensor.h"
+
+namespace probe::online {
+
+inline constexpr std::uint16_t kFrameVersion = 1;
+/// Bytes of a frame without header and blobs: fixed prefix plus CRC.
+inline constexpr std::size_t kFrameOverhead = 28;
+
+/// Bounds a frame must respect; a receiver refuses (probe::Error, Format) a frame that breaks one.
+struct FrameLimits {
+  std::uint64_t max_frame_bytes = std::uint64_t{1} << 31;  ///< whole frame
+  std::uint32_t max_tensors = 4096;                        ///< blobs per frame
+  std::uint32_t max_header_bytes = 16u << 20;              ///< JSON header
+  int max_json_depth = 64;                                 ///< JSON nesting of the header
+};
+
+/// A decoded frame: the header as a parsed dump (exactly one entry) and the blobs as owned tensors.
+struct Frame {
+  Dump header;
+  std::vector<Tensor> tensors;  ///< tensors[i] is blob i, with the dtype and shape of its descriptor
+
+  /// The frame's single API record.
+  const DumpEntry& entry() const { return header.entries().front(); }
+  /// The blob a descriptor of entry() points at; throws InvalidArgument if it has no data_name.
+  const Tensor& tensor(const TensorInfo& info) const;
+};
+
+/// Builds a frame from a header document and the blobs its descriptors name by index. The header is
+/// validated exactly as decode_frame() will (so a sender cannot produce a frame its receiver refuses with
+/// the same limits); throws probe::Error (Format/InvalidArgument/Unsupported) naming the API and field.
+std::vector<std::byte> encode_frame(std::string_view header_json, std::span<const Tensor> tensors,
+                                    const FrameLimits& limits = {});
+
+/// Decodes one whole frame. Throws probe::Error (Format) for a truncated or oversized frame, a bad magic,
+/// version or CRC, a header that is not a one-entry dump.json, or a descriptor that does not match its
+/// blob; `source` names the frame in messages (e.g. "rank 3 seq 17").
+Frame decode_frame(std::span<const std::byte> bytes, const FrameLimits& limits = {},
+                   const std::string& source = "precheck frame");
+
+/// The total length announced by a frame's first 16 bytes, for stream readers; nullopt while fewer than 16
+/// bytes are available. Throws Format for a bad magic/version/flags or a length outside
+/// [kFrameOverhead, limits.max_frame_bytes], so a reader never waits for or allocates a hostile length.
+std::optional<std::uint64_t> frame_length(std::span<const std::byte> prefix, const FrameLimits& limits = {},
+                                          const std::string& source = "precheck frame");
+
+}  // namespace probe::online
