@@ -81,6 +81,12 @@ std::shared_ptr<Storage> map_file(const std::string& path) {
   ::close(fd);
   if (addr == MAP_FAILED)
     throw Error(ErrorKind::Io, std::string("cannot map: ") + std::strerror(saved), path);
+#ifdef MADV_POPULATE_READ
+  // Readers walk every byte of a tensor file: mapping it all in one call (Linux 5.14+) replaces a page
+  // fault per 4 KiB (~20% of `probe metrics` on 16M elements, issue 13). Older kernels refuse the advice
+  // (EINVAL) and the pages fault in on first touch as before.
+  if (size >= (std::size_t{1} << 20)) (void)::madvise(addr, size, MADV_POPULATE_READ);
+#endif
   return std::make_shared<MappedStorage>(addr, size);
 }
 
