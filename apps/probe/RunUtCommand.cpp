@@ -34,6 +34,7 @@ enum class Opt {
   Timestamp,
   DeviceRunner,
   MaxApiElements,
+  MaxApiFlops,
   Quiet,
 };
 
@@ -60,6 +61,7 @@ std::vector<FlagSpec> flags(bool multi) {
       flag(Opt::Timestamp, {"--timestamp"}, Arity::One),
       flag(Opt::DeviceRunner, {"--device_runner"}, Arity::One),
       flag(Opt::MaxApiElements, {"--max_api_elements"}, Arity::One),
+      flag(Opt::MaxApiFlops, {"--max_api_flops"}, Arity::One),
       flag(Opt::Quiet, {"-q", "--quiet"}, Arity::None),
   };
   return f;
@@ -101,6 +103,11 @@ void print_help(bool multi) {
       "  --timestamp YYYYmmddHHMMSS        fixed timestamp for the output file names (default: now)\n"
       "  --max_api_elements N              statistics dumps: SKIP an API whose generated inputs exceed N\n"
       "                                    elements in all (default 16777216; 0 = no limit)\n"
+      "  --max_api_flops N                 statistics dumps: SKIP a GEMM, convolution or attention API "
+      "whose\n"
+      "                                    float64 bench on generated inputs would exceed N floating-point\n"
+      "                                    operations (default 2^37 = 137438953472, about 10 s; 0 = no "
+      "limit)\n"
       "  -q, --quiet                       no progress on stderr\n"
       "  -h, --help                        this help\n\n"
       "Rows are written in dump order whatever the thread count, flushed per API, so an interrupted run\n"
@@ -245,6 +252,12 @@ int run(Args args, bool multi) {
         long long n = parse_integer(value, arg);
         if (n < 0) bad(arg + " must be >= 0, got " + value);
         o.max_api_elements = static_cast<std::uint64_t>(n);
+        break;
+      }
+      case Opt::MaxApiFlops: {
+        const long long n = parse_integer(value, arg);
+        if (n < 0) bad(arg + " must be >= 0, got " + value);
+        o.max_api_flops = static_cast<double>(n);
         break;
       }
       case Opt::Quiet:

@@ -49,6 +49,10 @@ struct RunUtOptions {
   /// Statistics dumps: an API whose generated inputs hold more elements than this in all is SKIP with
   /// the reason, so a tiny dump.json cannot demand minutes and gigabytes (0 = no limit).
   std::uint64_t max_api_elements = std::uint64_t{1} << 24;
+  /// Statistics dumps: an API on generated inputs whose float64 bench would spend more floating-point
+  /// operations than this (GEMM, convolution and attention families, forward) is SKIP with the reason
+  /// (0 = no limit). 2^37 is about ten seconds of float64 BLAS on two cores.
+  double max_api_flops = 0x1p37;
 };
 
 /// Progress after each API written: `done` of `total` APIs (resumed ones count as done).

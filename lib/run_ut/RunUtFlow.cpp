@@ -1,5 +1,7 @@
 // run_ut itself: reads the dump, decides per API what to run, builds inputs (dumped tensors or
 // random data from statistics), runs the float64 bench and the device side, compares, writes.
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
@@ -16,6 +18,7 @@
 #include "probe/runner.h"
 #include "probe/tensor_file.h"
 #include "run_ut/ApiSelection.h"
+#include "run_ut/BenchCost.h"
 #include "run_ut/Engine.h"
 #include "run_ut/OutputFiles.h"
 #include "run_ut/RandomInputs.h"
@@ -465,6 +468,17 @@ class ApiChecker {
           call.kwargs.emplace_back("dtype", Value(*dt));
         }
     }
+    // DECISIONS (bounded work): generated inputs are bounded in elements while they are built; what the
+    // bench then spends on them is bounded here, for the APIs whose cost outgrows their inputs.
+    if (vb.random() > 0 && ctx_.options->max_api_flops > 0)
+      if (const auto flops = estimated_bench_flops(api_name, call);
+          flops && *flops > ctx_.options->max_api_flops)
+        throw Error(ErrorKind::Unsupported,
+                    fmt::format("the float64 bench of this API on generated inputs would take about {:.3g} "
+                                "floating-point operations, above the limit of {:.3g} (raise it with "
+                                "--max_api_flops)",
+                                *flops, ctx_.options->max_api_flops),
+                    "", "", full);
     // With a backward to check, the forward is evaluated once and its graph kept for the backward.
     std::string bwd_message = backward_message(api_name, has_out_kwarg);
     auto bit = ctx_.backward.find(full);

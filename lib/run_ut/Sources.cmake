@@ -1,5 +1,6 @@
 set(PROBE_SOURCES
   ApiSelection.cpp
+  BenchCost.cpp
   Engine.cpp
   OutputFiles.cpp
   RandomInputs.cpp

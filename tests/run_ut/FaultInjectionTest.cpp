@@ -487,6 +487,35 @@ TEST(FaultInjection, GeneratedInputsAreCappedPerApi) {
   EXPECT_NE(probe::csv_read_file(result_of(u.path / "b").string())[1][1], "SKIP");
 }
 
+// Item 8: a statistics dump of a few hundred bytes could also demand any amount of bench work. With the
+// limit at 10^9: a [1024, 1024] @ [1024, 1024] matmul (2 * 1024^3 = 2.1e9 FLOPs) is SKIP with the reason,
+// a [512, 512] one (2.7e8) is checked; elementwise APIs have no estimate and are never held back.
+TEST(FaultInjection, BenchWorkOnGeneratedInputsIsCappedPerApi) {
+  TempDir t("flops");
+  auto matmul = [](int k, int n) {
+    const std::string m = std::to_string(n);
+    const std::string desc =
+        R"({"type": "torch.Tensor", "dtype": "torch.float32", "shape": [)" + m + ", " + m +
+        R"(], "Max": 1.0, "Min": -1.0, "Mean": 0.0, "Norm": 1.0, "requires_grad": false})";
+    return "\"Torch.matmul." + std::to_string(k) + ".forward\": {\"input_args\": [" + desc + ", " + desc +
+           "], \"input_kwargs\": {}, \"output\": []}";
+  };
+  write(t.path / "dump.json", minimal_dump(R"("task": "statistics", "framework": "pytorch", )",
+                                           matmul(0, 1024) + ", " + matmul(1, 512) + ", " + kStatsEntry));
+  auto r = run_cli("run_ut -api_info " + (t.path / "dump.json").string() + " -q -o " + t.path.string() +
+                   " --timestamp " + kTs + " --max_api_flops 1000000000");
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto rows = probe::csv_read_file(result_of(t.path).string());
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[1][0], "Torch.matmul.0");
+  EXPECT_EQ(rows[1][1], "SKIP");
+  EXPECT_EQ(rows[1][3],
+            "the float64 bench of this API on generated inputs would take about 2.15e+09 floating-point "
+            "operations, above the limit of 1e+09 (raise it with --max_api_flops)");
+  EXPECT_NE(rows[2][1], "SKIP") << rows[2][3];
+  EXPECT_NE(rows[3][1], "SKIP") << rows[3][3];
+}
+
 // Item 7 and messages: a tensor that cannot be built names its field, and running out of memory names the
 // tensor instead of "out of memory while checking this API". 2^50 float32 elements (4 PiB) exceed any
 // address space, so the allocation fails on every machine whatever its overcommit policy.
