@@ -17,12 +17,17 @@ if(PROBE_BUILD_GTEST)
   install(EXPORT probeGtestTargets NAMESPACE probe:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/probe)
 endif()
 
+set(PROBE_INSTALL_DATADIR ${CMAKE_INSTALL_DATADIR}/probe)
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/probeConfig.cmake.in
-  ${PROJECT_BINARY_DIR}/probeConfig.cmake INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/probe)
+  ${PROJECT_BINARY_DIR}/probeConfig.cmake INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/probe
+  PATH_VARS PROBE_INSTALL_DATADIR)
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/probeConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/probeConfig.cmake ${PROJECT_BINARY_DIR}/probeConfigVersion.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/probe)
 
+# prefix is derived from the .pc file's own place, so the file stays right when the install is moved.
+file(RELATIVE_PATH PROBE_PC_PREFIX_FROM_PCDIR ${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig ${CMAKE_INSTALL_PREFIX})
+string(REGEX REPLACE "/$" "" PROBE_PC_PREFIX_FROM_PCDIR "${PROBE_PC_PREFIX_FROM_PCDIR}")
 configure_file(${PROJECT_SOURCE_DIR}/cmake/probe.pc.in ${PROJECT_BINARY_DIR}/probe.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/probe.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -112,8 +112,23 @@ std::string StandardsConfig::default_path() { return detail::data_file_path("pre
 
 StandardsConfig StandardsConfig::builtin(Profile profile) { return load(default_path(), profile); }
 
+// The one reader of the file's layout; `path` is where the text came from, for error messages.
+struct StandardsConfig::Loader {
+  static StandardsConfig from(rapidjson::Document& doc, const std::string& path, Profile profile);
+};
+
 StandardsConfig StandardsConfig::load(const std::string& path, Profile profile) {
   rapidjson::Document doc = detail::parse_data_json(path, "precision standards file");
+  return Loader::from(doc, path, profile);
+}
+
+StandardsConfig StandardsConfig::parse(std::string_view json, Profile profile, const std::string& origin) {
+  rapidjson::Document doc = detail::parse_data_json_text(json, origin, "precision standards file");
+  return Loader::from(doc, origin, profile);
+}
+
+StandardsConfig StandardsConfig::Loader::from(rapidjson::Document& doc, const std::string& path,
+                                              Profile profile) {
   const Value& profiles = member(doc, "profiles", path, "");
   // Resolve the profile chain (base first), refusing cycles.
   std::vector<std::string> chain;

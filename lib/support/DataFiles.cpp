@@ -1,5 +1,6 @@
 #include "support/DataFiles.h"
 
+#include <dlfcn.h>
 #include <rapidjson/error/en.h>
 
 #include <cstdlib>
@@ -17,6 +18,22 @@ std::string env(const char* var) {
   return v ? v : "";
 }
 
+// share/probe relative to the file that holds this code: libprobe.so in <prefix>/<libdir>, or an executable
+// in <prefix>/<bindir> that libprobe.a was linked into. The relative paths come from the install layout.
+std::string relocated_data_dir() {
+  namespace fs = std::filesystem;
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(&relocated_data_dir), &info) == 0 || !info.dli_fname) return {};
+  std::error_code ec;
+  const fs::path here = fs::canonical(fs::path(info.dli_fname), ec).parent_path();
+  if (ec) return {};
+  for (const char* rel : {PROBE_DATA_FROM_LIBDIR, PROBE_DATA_FROM_BINDIR}) {
+    const fs::path dir = (here / rel).lexically_normal();
+    if (fs::is_directory(dir, ec)) return dir.string();
+  }
+  return {};
+}
+
 }  // namespace
 
 DataFileDirs data_file_dirs(std::string_view name) {
@@ -26,6 +43,9 @@ DataFileDirs data_file_dirs(std::string_view name) {
   d.override_dir = env("PROBE_DATA_DIR");
   d.installed_dir = PROBE_DATA_DIR;
   d.source_dir = PROBE_SOURCE_DATA_DIR;
+  static const std::string relocated = relocated_data_dir();
+  d.relocated_dir = relocated;
+  d.builtin_fallback = embedded_data_file(name).has_value();
   return d;
 }
 
@@ -34,12 +54,14 @@ std::string resolve_data_file(std::string_view name, const DataFileDirs& dirs) {
   if (!dirs.override_file.empty()) return dirs.override_file;
   std::string tried;
   std::error_code ec;
-  for (const std::string* dir : {&dirs.override_dir, &dirs.installed_dir, &dirs.source_dir}) {
+  for (const std::string* dir :
+       {&dirs.override_dir, &dirs.relocated_dir, &dirs.installed_dir, &dirs.source_dir}) {
     if (dir->empty()) continue;
     const fs::path p = fs::path(*dir) / name;
     if (fs::is_regular_file(p, ec)) return p.string();
     tried += (tried.empty() ? "" : ", ") + p.string();
   }
+  if (dirs.builtin_fallback) return std::string(kBuiltinDataPrefix) + std::string(name);
   throw Error(ErrorKind::Io,
               "probe's data file " + std::string(name) + " was not found (tried " + tried +
                   "; set PROBE_DATA_DIR to the directory that holds it)",
@@ -49,19 +71,30 @@ std::string resolve_data_file(std::string_view name, const DataFileDirs& dirs) {
 std::string data_file_path(std::string_view name) { return resolve_data_file(name, data_file_dirs(name)); }
 
 rapidjson::Document parse_data_json(const std::string& path, const std::string& what) {
+  if (std::string_view(path).starts_with(kBuiltinDataPrefix)) {
+    if (auto text = embedded_data_file(std::string_view(path).substr(kBuiltinDataPrefix.size())))
+      return parse_data_json_text(*text, path, what);
+    throw Error(ErrorKind::Io, "libprobe has no compiled-in " + what, path);
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(ErrorKind::Io, "cannot open " + what, path);
   std::ostringstream text;
   text << in.rdbuf();
   const std::string body = text.str();
   if (body.size() > (64u << 20)) throw Error(ErrorKind::Format, what + " is too large", path);
+  return parse_data_json_text(body, path, what);
+}
+
+rapidjson::Document parse_data_json_text(std::string_view text, const std::string& origin,
+                                         const std::string& what) {
+  if (text.size() > (64u << 20)) throw Error(ErrorKind::Format, what + " is too large", origin);
   rapidjson::Document doc;
-  doc.Parse<rapidjson::kParseFullPrecisionFlag>(body.c_str(), body.size());
+  doc.Parse<rapidjson::kParseFullPrecisionFlag>(text.data(), text.size());
   if (doc.HasParseError())
     throw Error(ErrorKind::Format,
                 std::string("invalid JSON: ") + rapidjson::GetParseError_En(doc.GetParseError()) +
                     " at offset " + std::to_string(doc.GetErrorOffset()),
-                path);
+                origin);
   return doc;
 }
 

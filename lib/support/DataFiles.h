@@ -3,6 +3,7 @@
 
 #include <rapidjson/document.h>
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,14 +16,25 @@ struct DataFileDirs {
   std::string override_dir;   ///< a directory that may hold the file ($PROBE_DATA_DIR)
   std::string installed_dir;  ///< share/probe of the install prefix
   std::string source_dir;     ///< the source tree's data/
+  /// share/probe found relative to the file holding libprobe (the shared library, or the executable it is
+  /// linked into), so that a relocated install finds its data; searched right after override_dir.
+  std::string relocated_dir;
+  bool builtin_fallback = false;  ///< when no place has the file, use the copy compiled into libprobe
 };
 
 /// The places for `name` in this process: $PROBE_STANDARDS_FILE (only for precision_standards.json),
-/// $PROBE_DATA_DIR, the installed share/probe, the source tree's data/.
+/// $PROBE_DATA_DIR, share/probe beside libprobe's file, the configured share/probe, the source tree's data/,
+/// then the compiled-in copy (precision_standards.json, api_precision_compare.json).
 DataFileDirs data_file_dirs(std::string_view name);
 
+/// Path prefix of a compiled-in data file: parse_data_json reads "<builtin>/NAME" from libprobe itself.
+inline constexpr std::string_view kBuiltinDataPrefix = "<builtin>/";
+/// The compiled-in text of a shipped data file, or nullopt (generated from data/ at configure time).
+std::optional<std::string_view> embedded_data_file(std::string_view name) noexcept;
+
 /// First existing `dir/name` in `dirs` order; an override file wins outright, so a wrong path is an error
-/// rather than a silent fallback. Throws probe::Error (Io) naming every place tried when none has it.
+/// rather than a silent fallback. With builtin_fallback, "<builtin>/name" when no place has it; otherwise
+/// throws probe::Error (Io) naming every place tried.
 std::string resolve_data_file(std::string_view name, const DataFileDirs& dirs);
 
 /// resolve_data_file(name, data_file_dirs(name)).
@@ -31,5 +43,8 @@ std::string data_file_path(std::string_view name);
 /// Reads and parses a JSON data file (at most 64 MiB). Throws probe::Error naming `path`: Io "cannot open
 /// <what>", Format "<what> is too large" or "invalid JSON: <reason> at offset N".
 rapidjson::Document parse_data_json(const std::string& path, const std::string& what);
+/// The same for text in memory; errors name `origin`.
+rapidjson::Document parse_data_json_text(std::string_view text, const std::string& origin,
+                                         const std::string& what);
 
 }  // namespace probe::detail

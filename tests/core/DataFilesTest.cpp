@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <optional>
 #include <string>
 
@@ -35,7 +36,13 @@ struct Scratch {
     std::ofstream(root / d / name) << "{}";
     return (root / d / name).string();
   }
-  DataFileDirs dirs() const { return {"", dir("env"), dir("installed"), dir("source")}; }
+  DataFileDirs dirs() const {
+    DataFileDirs d;
+    d.override_dir = dir("env");
+    d.installed_dir = dir("installed");
+    d.source_dir = dir("source");
+    return d;
+  }
 };
 
 // Sets an environment variable for one test and restores the previous value.
@@ -71,7 +78,51 @@ TEST(DataFiles, OverrideDirThenInstalledThenSource) {
   fs::remove(installed);
   EXPECT_EQ(resolve_data_file(name, s.dirs()), source);
   // Unset places are skipped, not tried as the current directory.
-  EXPECT_EQ(resolve_data_file(name, {"", "", "", s.dir("source")}), source);
+  DataFileDirs only_source;
+  only_source.source_dir = s.dir("source");
+  EXPECT_EQ(resolve_data_file(name, only_source), source);
+}
+
+// A moved install: share/probe beside libprobe's own file comes right after $PROBE_DATA_DIR, before the
+// prefix configured at build time (which, after a move, may hold another version's files).
+TEST(DataFiles, BesideTheLibraryComesBeforeTheConfiguredPrefix) {
+  Scratch s;
+  fs::create_directories(s.root / "moved");
+  const std::string name = "x.json";
+  const std::string moved = s.put("moved", name), installed = s.put("installed", name);
+  DataFileDirs d = s.dirs();
+  d.relocated_dir = s.dir("moved");
+  EXPECT_EQ(resolve_data_file(name, d), moved);
+  const std::string env = s.put("env", name);
+  EXPECT_EQ(resolve_data_file(name, d), env);
+}
+
+// The two files every run needs are compiled in: with no place holding them, the lookup names the
+// compiled-in copy and parse_data_json reads it; any other file is still an error.
+TEST(DataFiles, CompiledInCopiesAreTheLastResort) {
+  Scratch s;
+  DataFileDirs d = s.dirs();
+  d.builtin_fallback = detail::embedded_data_file("precision_standards.json").has_value();
+  ASSERT_TRUE(d.builtin_fallback);
+  EXPECT_FALSE(detail::embedded_data_file("online_dispatch.json").has_value());
+  const std::string path = resolve_data_file("precision_standards.json", d);
+  EXPECT_EQ(path, "<builtin>/precision_standards.json");
+  // The same bytes as data/ (generated from it at configure time).
+  std::ifstream in(std::string(PROBE_SOURCE_DIR) + "/data/precision_standards.json", std::ios::binary);
+  const std::string on_disk((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(*detail::embedded_data_file("precision_standards.json"), on_disk);
+  EXPECT_TRUE(detail::embedded_data_file("api_precision_compare.json").has_value());
+  EXPECT_TRUE(detail::parse_data_json(path, "standards")["profiles"].IsObject());
+  // Standards::parse on the same text gives the thresholds of the file (probe profile: D3's 0.0001).
+  const Standards st = Standards::parse(on_disk, Profile::Probe, "mine");
+  EXPECT_EQ(st.profile(), Profile::Probe);
+  EXPECT_EQ(st.mindspore_max_abs, 0.0001);
+  try {
+    (void)Standards::parse("{\"profiles\": {}}", Profile::Probe, "mine");
+    ADD_FAILURE() << "a file without the profile was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.file(), "mine");
+  }
 }
 
 TEST(DataFiles, OverrideFileWinsEvenWhenMissing) {

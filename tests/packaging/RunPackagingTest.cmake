@@ -1,13 +1,33 @@
-# Script mode: install the built probe into WORK_DIR/prefix, then configure, build and run a
-# consumer project that uses find_package(probe) and pkg-config.
+# Script mode: installs the built probe into WORK_DIR/prefix, moves the install elsewhere (a relocated
+# install), then builds and runs a consumer via find_package(probe) and via pkg-config, and configures a
+# parent project that vendors probe with add_subdirectory.
 file(REMOVE_RECURSE ${WORK_DIR})
 execute_process(COMMAND ${CMAKE_COMMAND} --install ${PROBE_BINARY_DIR} --prefix ${WORK_DIR}/prefix
-                RESULT_VARIABLE rc)
+                RESULT_VARIABLE rc OUTPUT_QUIET)
 if(rc)
   message(FATAL_ERROR "install failed")
 endif()
+file(RENAME ${WORK_DIR}/prefix ${WORK_DIR}/moved)
+set(prefix ${WORK_DIR}/moved)
+# No variable may point probe at its data: the relocated install must find it by itself.
+unset(ENV{PROBE_DATA_DIR})
+unset(ENV{PROBE_STANDARDS_FILE})
+
+function(check_consumer exe how)
+  execute_process(COMMAND ${exe} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(rc OR NOT out MATCHES "probe [0-9]+\\.[0-9]+\\.[0-9]+ float32 \\(2, 3\\) pass")
+    message(FATAL_ERROR "${how} consumer failed (${rc}): ${out}${err}")
+  endif()
+  # The standards come from the moved share/probe (not the configured prefix, not the source tree).
+  if(NOT out MATCHES "standards: ${prefix}/[^\n]*share/probe/precision_standards.json")
+    message(FATAL_ERROR "${how} consumer did not read the relocated data files: ${out}")
+  endif()
+  message(STATUS "${how}: ${out}")
+endfunction()
+
+# 1. find_package(probe) from the relocated prefix.
 execute_process(COMMAND ${CMAKE_COMMAND} -S ${PROBE_PACKAGING_SOURCE} -B ${WORK_DIR}/build
-                        -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix RESULT_VARIABLE rc)
+                        -DCMAKE_PREFIX_PATH=${prefix} RESULT_VARIABLE rc)
 if(rc)
   message(FATAL_ERROR "consumer configure failed")
 endif()
@@ -15,11 +35,37 @@ execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/build RESULT_VARIAB
 if(rc)
   message(FATAL_ERROR "consumer build failed")
 endif()
-execute_process(COMMAND ${WORK_DIR}/build/consumer RESULT_VARIABLE rc OUTPUT_VARIABLE out)
-if(rc OR NOT out MATCHES "probe [0-9]+\\.[0-9]+\\.[0-9]+ float32 \\(2, 3\\)")
-  message(FATAL_ERROR "consumer failed (${rc}): ${out}")
+# Run from the moved prefix's bin/: an executable with the static libprobe linked in finds share/probe
+# beside itself (outside the prefix it would fall back to the compiled-in copy).
+file(COPY ${WORK_DIR}/build/consumer DESTINATION ${prefix}/bin)
+check_consumer(${prefix}/bin/consumer find_package)
+
+# 2. pkg-config: plain --cflags --libs (no --static) must be enough, and must carry C++20.
+file(GLOB_RECURSE pc_files ${prefix}/*/probe.pc)
+list(LENGTH pc_files n)
+if(NOT n EQUAL 1)
+  message(FATAL_ERROR "expected one installed probe.pc, found: ${pc_files}")
 endif()
-if(NOT EXISTS ${WORK_DIR}/prefix/lib/pkgconfig/probe.pc AND NOT EXISTS ${WORK_DIR}/prefix/lib/x86_64-linux-gnu/pkgconfig/probe.pc)
-  message(FATAL_ERROR "probe.pc not installed")
+get_filename_component(pc_dir ${pc_files} DIRECTORY)
+set(ENV{PKG_CONFIG_PATH} ${pc_dir})
+execute_process(COMMAND pkg-config --cflags --libs probe RESULT_VARIABLE rc OUTPUT_VARIABLE flags
+                OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(rc OR NOT flags MATCHES "-std=c\\+\\+20" OR NOT flags MATCHES "${prefix}")
+  message(FATAL_ERROR "pkg-config flags wrong (${rc}): ${flags}")
 endif()
-message(STATUS "packaging test passed: ${out}")
+separate_arguments(flag_list UNIX_COMMAND "${flags}")
+execute_process(COMMAND ${CXX} ${PROBE_PACKAGING_SOURCE}/consumer.cpp -o ${prefix}/bin/consumer_pc ${flag_list}
+                RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(rc)
+  message(FATAL_ERROR "pkg-config consumer build failed: ${err}")
+endif()
+check_consumer(${prefix}/bin/consumer_pc pkg-config)
+
+# 3. add_subdirectory: configure only (building probe a second time would double CI's compile time); the
+# parent's CMakeLists checks the target, the options and the build type.
+execute_process(COMMAND ${CMAKE_COMMAND} -S ${PROBE_PACKAGING_SOURCE}/subproject -B ${WORK_DIR}/subproject
+                        -DPROBE_SOURCE=${PROBE_SOURCE_DIR} -DPROBE_TORCH=OFF RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(rc)
+  message(FATAL_ERROR "add_subdirectory parent failed to configure: ${out}${err}")
+endif()
+message(STATUS "packaging test passed")

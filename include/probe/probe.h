@@ -1,0 +1,32 @@
+// Umbrella header: every public header of the core libprobe. Include single headers to keep builds lean;
+// this one is for quick programs and examples. The optional components have their own: probe/testing.h
+// (probe::gtest) and probe/torch.h (probe::torch).
+#pragma once
+
+#include "probe/api_precision_compare.h"
+#include "probe/construct.h"
+#include "probe/csv.h"
+#include "probe/dtype.h"
+#include "probe/dump.h"
+#include "probe/dump_compare.h"
+#include "probe/dump_layout.h"
+#include "probe/dump_summary.h"
+#include "probe/dump_writer.h"
+#include "probe/error.h"
+#include "probe/judge.h"
+#include "probe/metrics.h"
+#include "probe/number_format.h"
+#include "probe/online_checker.h"
+#include "probe/output_compare.h"
+#include "probe/parallel.h"
+#include "probe/precision_standard.h"
+#include "probe/run_ut.h"
+#include "probe/runner.h"
+#include "probe/scalar_types.h"
+#include "probe/stack.h"
+#include "probe/status.h"
+#include "probe/storage.h"
+#include "probe/tensor.h"
+#include "probe/tensor_file.h"
+#include "probe/value.h"
+#include "probe/version.h"
