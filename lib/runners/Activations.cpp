@@ -12,8 +12,6 @@ namespace probe::runners {
 
 namespace {
 
-[[noreturn]] void invalid(const std::string& m) { throw Error(ErrorKind::InvalidArgument, m); }
-
 Var float_input(Ctx& c, const char* p = "input") {
   Var x = c.t(p);
   if (!is_floating(x.dtype()))

@@ -32,7 +32,10 @@ void register_builtin_runners(RunnerRegistry& reg) {
   register_elementwise_runners(reg);
   register_activation_runners(reg);
   register_reduction_runners(reg);
-  register_shape_runners(reg);
+  register_view_runners(reg);
+  register_indexing_runners(reg);
+  register_joining_runners(reg);
+  register_creation_runners(reg);
   register_linalg_runners(reg);
   // ---- neural-network runners ----
   register_conv_runners(reg);

@@ -16,8 +16,6 @@ namespace {
 
 constexpr unsigned kStd = kTorch | kTensor | kInplace | kMint | kMsTensor | kMsOps;
 
-[[noreturn]] void invalid(const std::string& m) { throw Error(ErrorKind::InvalidArgument, m); }
-
 // Binary op result: integers/bools computed exactly and normalised to their dtype.
 template <class F, class DA, class DB>
 Var arith(const Var& a, const Var& b, DType dt, F f, DA da, DB db) {

@@ -12,8 +12,6 @@ namespace probe::runners {
 
 namespace {
 
-[[noreturn]] void invalid(const std::string& m) { throw Error(ErrorKind::InvalidArgument, m); }
-
 void need_dims(const Var& v, int n, const char* fn, const char* arg) {
   if (v.ndim() != n) invalid(fmt::format("{}: {} must be a {}D tensor, got {}D", fn, arg, n, v.ndim()));
 }

@@ -7,8 +7,6 @@
 
 namespace probe::runners::nn {
 
-void invalid(const std::string& message) { throw Error(ErrorKind::InvalidArgument, message); }
-
 std::vector<std::int64_t> expand_ints(const std::vector<std::int64_t>& v, std::size_t n, const char* what) {
   if (v.size() == 1) return std::vector<std::int64_t>(n, v[0]);
   if (v.size() != n)

@@ -10,8 +10,6 @@
 
 namespace probe::runners::nn {
 
-[[noreturn]] void invalid(const std::string& message);
-
 /// An int or int list argument expanded to `n` values (torch's _pair/_single); `what` names it in errors.
 std::vector<std::int64_t> expand_ints(const std::vector<std::int64_t>& v, std::size_t n, const char* what);
 

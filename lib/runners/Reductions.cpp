@@ -14,8 +14,6 @@ namespace probe::runners {
 
 namespace {
 
-[[noreturn]] void invalid(const std::string& m) { throw Error(ErrorKind::InvalidArgument, m); }
-
 std::vector<std::int64_t> dims_of(const Ctx& c, const char* p) {
   if (c.none(p)) return {};
   return c.ints(p);

@@ -112,6 +112,14 @@ std::vector<Value> Ctx::grads() const {
   return out;
 }
 
+void invalid(const std::string& message) { throw Error(ErrorKind::InvalidArgument, message); }
+
+Outs spread(std::vector<Var> xs) {
+  Outs o;
+  for (Var& v : xs) o.push_back(std::move(v));
+  return o;
+}
+
 namespace {
 
 const std::set<std::string, std::less<>> kInplaceDunders = {

@@ -62,6 +62,12 @@ class Ctx {
   std::vector<std::optional<std::vector<Var>>> list_leaf_;
 };
 
+/// Throws Error(InvalidArgument, message): a call torch itself rejects (the runners' one spelling of it).
+[[noreturn]] void invalid(const std::string& message);
+
+/// A tuple result: one dump output per tensor.
+Outs spread(std::vector<Var> xs);
+
 using KitFn = std::function<Outs(Ctx&)>;
 
 /// Registers `fn` under every API name in `apis` for bench and emulated device roles. Names are
@@ -91,7 +97,10 @@ std::vector<std::string> names(std::string_view fn, unsigned sets,
 // Registration functions of the runner files; called from the one explicit list in Builtins.cpp.
 void register_elementwise_runners(RunnerRegistry& reg);
 void register_reduction_runners(RunnerRegistry& reg);
-void register_shape_runners(RunnerRegistry& reg);
+void register_view_runners(RunnerRegistry& reg);      // Shape.cpp (views and reshapes)
+void register_indexing_runners(RunnerRegistry& reg);  // Indexing.cpp
+void register_joining_runners(RunnerRegistry& reg);   // Joining.cpp
+void register_creation_runners(RunnerRegistry& reg);  // Creation.cpp
 void register_linalg_runners(RunnerRegistry& reg);
 void register_activation_runners(RunnerRegistry& reg);
 // ---- neural-network runners (Conv.cpp, Pooling.cpp, Norms.cpp, Losses.cpp, Attention.cpp) ----

@@ -9,6 +9,9 @@ set(PROBE_SOURCES
   Activations.cpp
   Reductions.cpp
   Shape.cpp
+  Indexing.cpp
+  Joining.cpp
+  Creation.cpp
   Linalg.cpp
   # neural-network runners
   NnKit.cpp
