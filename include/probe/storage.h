@@ -24,5 +24,7 @@ std::shared_ptr<Storage> make_owned_storage(std::size_t size);
 /// Maps a whole file copy-on-write: writes through the mapping never reach the file.
 /// Throws probe::Error (Io) naming the file when it cannot be opened or mapped.
 std::shared_ptr<Storage> map_file(const std::string& path);
+/// As map_file, but the pages are read only when touched: for readers of a few header bytes.
+std::shared_ptr<Storage> map_file_lazily(const std::string& path);
 
 }  // namespace probe

@@ -15,6 +15,16 @@ struct NamedTensor {
   Tensor tensor;
 };
 
+/// What a tensor file says of its tensor, read without the data.
+struct TensorHeader {
+  DType dtype = DType::Float32;
+  Shape shape;
+};
+
+/// Reads the dtype and shape of the single tensor in `path` (formats as load_tensor_file) without reading
+/// its data: a .pt's storage records are checked against the zip directory, never inflated. Thread-safe.
+TensorHeader read_tensor_header(const std::string& path);
+
 /// Loads the tensor in `path`, choosing the format by extension (.npy, .pt/.pth/.bin).
 /// Uncompressed data is memory-mapped, not copied. Throws probe::Error naming the file on any problem.
 Tensor load_tensor_file(const std::string& path);

@@ -225,9 +225,18 @@ class HeaderParser {
 
 }  // namespace
 
-Tensor parse_npy(const std::shared_ptr<Storage>& buf, std::size_t begin, std::size_t size,
-                 const std::string& file) {
-  const std::byte* p = buf->data() + begin;
+namespace {
+
+// What a .npy header says, checked against the bytes that follow it.
+struct NpyLayout {
+  Descr descr;
+  bool fortran = false;
+  Shape shape;
+  std::int64_t numel = 0;
+  std::size_t data_offset = 0;  // from the start of the .npy
+};
+
+NpyLayout read_npy_layout(const std::byte* p, std::size_t size, const std::string& file) {
   if (size < kMagicLen + 4 || std::memcmp(p, kMagic, kMagicLen) != 0)
     throw Error(ErrorKind::Format,
                 size < kMagicLen + 4 ? "file too short to be .npy" : "wrong magic (not a .npy file)", file);
@@ -288,8 +297,27 @@ Tensor parse_npy(const std::shared_ptr<Storage>& buf, std::size_t begin, std::si
                     std::to_string(avail) + " data bytes follow",
                 file);
 
+  return {*d, fortran, std::move(shape), n, data_off};
+}
+
+}  // namespace
+
+TensorHeader parse_npy_header(const std::shared_ptr<Storage>& buf, std::size_t begin, std::size_t size,
+                              const std::string& file) {
+  NpyLayout l = read_npy_layout(buf->data() + begin, size, file);
+  return {l.descr.dtype, std::move(l.shape)};
+}
+
+Tensor parse_npy(const std::shared_ptr<Storage>& buf, std::size_t begin, std::size_t size,
+                 const std::string& file) {
+  const std::byte* p = buf->data() + begin;
+  NpyLayout l = read_npy_layout(p, size, file);
+  const auto& d = l.descr;
+  const Shape& shape = l.shape;
+  const std::int64_t n = l.numel;
+  const std::size_t data_off = l.data_offset;
   Tensor t;
-  if (fortran && shape.size() > 1 && n > 0) {
+  if (l.fortran && shape.size() > 1 && n > 0) {
     // n > 0: no dimension is 0, so every partial product of dims fits (found by the npy fuzzer:
     // with a 0 dimension the others may be huge).
     std::vector<std::int64_t> strides(shape.size());
@@ -298,14 +326,14 @@ Tensor parse_npy(const std::shared_ptr<Storage>& buf, std::size_t begin, std::si
       strides[k] = s;
       s *= shape[k];
     }
-    t = materialise(d->dtype, shape, strides, p + data_off);
+    t = materialise(d.dtype, shape, strides, p + data_off);
   } else {
-    t = Tensor::from_storage(d->dtype, shape, buf, begin + data_off);
+    t = Tensor::from_storage(d.dtype, shape, buf, begin + data_off);
     // Swapping must not write through a view of the caller's buffer (from_storage copies only when
     // the data is misaligned).
-    if (d->swap && t.storage() == buf) t = t.clone();
+    if (d.swap && t.storage() == buf) t = t.clone();
   }
-  if (d->swap) byteswap_inplace(t);
+  if (d.swap) byteswap_inplace(t);
   return normalise_bool(std::move(t));
 }
 

@@ -36,8 +36,9 @@ struct Object {
   std::optional<DType> dtype;  // empty: a storage class probe cannot represent (float8, ...)
   bool untyped = false;
   std::int64_t numel = 0;
-  // Tensor
+  // Tensor (`tensor` stays empty when only headers are read)
   Tensor tensor;
+  TensorHeader header;
 };
 
 // Storage classes by name (module torch, torch.cuda, ...): element type, or none if unsupported.
@@ -166,13 +167,14 @@ class Unpickler {
     return stack_.back();
   }
 
-  // Collects the tensors of `o` with their key paths.
-  void collect(const Obj& o, const std::string& prefix, std::vector<NamedTensor>& out) {
+  // Calls `out(path, tensor object)` for each tensor of `o`, with its key path.
+  template <typename Sink>
+  void collect(const Obj& o, const std::string& prefix, Sink& out) {
     if (++visits_ > kMaxVisits) fail("object graph is too large");
     auto join = [&](const std::string& k) { return prefix.empty() ? k : prefix + "." + k; };
     switch (o->kind) {
       case Kind::Tensor:
-        out.push_back({prefix, o->tensor});
+        out(prefix, *o);
         break;
       case Kind::Tuple:
       case Kind::List:
@@ -374,8 +376,10 @@ class Unpickler {
            " reaches element " + std::to_string(last) + " of a storage with " + std::to_string(capacity));
     if (n == 0 && static_cast<std::uint64_t>(offset) > capacity)
       fail("tensor rebuild: offset beyond storage");
-    const std::size_t start = st.bytes.offset + static_cast<std::size_t>(offset) * es;
     Obj t = make(Kind::Tensor);
+    t->header = {dtype, shape};
+    if (!st.bytes.buf) return t;  // headers only: the storage record was checked but not read
+    const std::size_t start = st.bytes.offset + static_cast<std::size_t>(offset) * es;
     if (contiguous)
       t->tensor = Tensor::from_storage(dtype, shape, st.bytes.buf, start);
     else
@@ -705,7 +709,19 @@ std::vector<NamedTensor> unpickle_tensors(std::string_view pickle, const Storage
   Unpickler vm(pickle, load, file);
   Obj root = vm.run();
   std::vector<NamedTensor> out;
-  vm.collect(root, "", out);
+  auto sink = [&](const std::string& path, const Object& t) { out.push_back({path, t.tensor}); };
+  vm.collect(root, "", sink);
+  return out;
+}
+
+std::vector<std::pair<std::string, TensorHeader>> unpickle_tensor_headers(std::string_view pickle,
+                                                                          const StorageLoader& load,
+                                                                          const std::string& file) {
+  Unpickler vm(pickle, load, file);
+  Obj root = vm.run();
+  std::vector<std::pair<std::string, TensorHeader>> out;
+  auto sink = [&](const std::string& path, const Object& t) { out.emplace_back(path, t.header); };
+  vm.collect(root, "", sink);
   return out;
 }
 

@@ -79,7 +79,12 @@ std::string_view storage_class_name(DType t) {
 
 }  // namespace
 
-std::vector<NamedTensor> parse_pt(const std::shared_ptr<Storage>& buf, const std::string& file) {
+namespace {
+
+// Checks a torch.save archive's layout and hands `use` its pickle and a loader for its storage
+// records; `read_data` false checks each record against the directory but reads none.
+template <typename Use>
+auto with_pt_pickle(const std::shared_ptr<Storage>& buf, const std::string& file, bool read_data, Use&& use) {
   const auto* d = reinterpret_cast<const unsigned char*>(buf->data());
   if (buf->size() >= 2 && d[0] == 0x80 && d[1] <= 5)
     throw Error(ErrorKind::Unsupported, "legacy (non-zip) torch.save format; re-save it with torch >= 1.6",
@@ -128,11 +133,26 @@ std::vector<NamedTensor> parse_pt(const std::shared_ptr<Storage>& buf, const std
                       "; refusing to inflate it (decompression bomb?)",
                   file, "data/" + key);
     StorageBytes s;
-    s.buf = zip.read(*e, s.offset);
+    if (read_data) s.buf = zip.read(*e, s.offset);
     s.size = e->size;
     return s;
   };
-  return unpickle_tensors(pickle, loader, file);
+  return use(pickle, loader);
+}
+
+}  // namespace
+
+std::vector<NamedTensor> parse_pt(const std::shared_ptr<Storage>& buf, const std::string& file) {
+  return with_pt_pickle(buf, file, true, [&](std::string_view pickle, const StorageLoader& loader) {
+    return unpickle_tensors(pickle, loader, file);
+  });
+}
+
+std::vector<std::pair<std::string, TensorHeader>> parse_pt_headers(const std::shared_ptr<Storage>& buf,
+                                                                   const std::string& file) {
+  return with_pt_pickle(buf, file, false, [&](std::string_view pickle, const StorageLoader& loader) {
+    return unpickle_tensor_headers(pickle, loader, file);
+  });
 }
 
 std::string torch_pickle_for(const Tensor& t) {

@@ -71,6 +71,23 @@ Tensor load_tensor_file(const std::string& path) {
   throw Error(ErrorKind::Unsupported, "not a .npy or torch.save file", path);
 }
 
+TensorHeader read_tensor_header(const std::string& path) {
+  auto buf = map_file_lazily(path);
+  const char* d = reinterpret_cast<const char*>(buf->data());
+  const bool npy = ends_with(path, ".npy") ||
+                   (!ends_with(path, ".pt") && !ends_with(path, ".pth") && !ends_with(path, ".bin") &&
+                    buf->size() >= 6 && std::memcmp(d, "\x93NUMPY", 6) == 0);
+  if (npy) return io::parse_npy_header(buf, 0, buf->size(), path);
+  const bool pt = ends_with(path, ".pt") || ends_with(path, ".pth") || ends_with(path, ".bin") ||
+                  (buf->size() >= 4 && std::memcmp(d, "PK\x03\x04", 4) == 0);
+  if (!pt) throw Error(ErrorKind::Unsupported, "not a .npy or torch.save file", path);
+  auto all = io::parse_pt_headers(buf, path);
+  if (all.size() != 1)
+    throw Error(ErrorKind::Format, "holds " + std::to_string(all.size()) + " tensors where one was expected",
+                path);
+  return std::move(all.front().second);
+}
+
 void save_npy(const std::string& path, const Tensor& tensor) {
   // DECISIONS-style note: numpy has no bfloat16; MindSpore's dump writes bf16 as float32 ('<f4'),
   // which is exact, so probe does the same rather than invent a non-standard descr.

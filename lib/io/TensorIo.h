@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "probe/storage.h"
@@ -23,8 +24,18 @@ Tensor parse_npy(const std::shared_ptr<Storage>& buf, std::size_t begin, std::si
 /// The exact bytes numpy.save writes before the data of an array of this dtype and shape.
 std::string npy_header(DType dtype, const Shape& shape);
 
+/// Reads the .npy header held at `begin` of `buf` (checking that the data it declares is present)
+/// without touching the data.
+TensorHeader parse_npy_header(const std::shared_ptr<Storage>& buf, std::size_t begin, std::size_t size,
+                              const std::string& file);
+
 /// Parses a torch.save zip archive held in `buf`.
 std::vector<NamedTensor> parse_pt(const std::shared_ptr<Storage>& buf, const std::string& file);
+
+/// The dtype and shape of every tensor of a torch.save zip archive held in `buf`, read from data.pkl
+/// and the zip directory: no storage record is read or inflated.
+std::vector<std::pair<std::string, TensorHeader>> parse_pt_headers(const std::shared_ptr<Storage>& buf,
+                                                                   const std::string& file);
 
 /// Parses every member of a .npz archive held in `buf` (only `only` if not empty).
 std::vector<NamedTensor> parse_npz(const std::shared_ptr<Storage>& buf, const std::string& file,
@@ -99,6 +110,12 @@ using StorageLoader = std::function<StorageBytes(const std::string& key, std::ui
 /// the unpickled object, named by its path of keys/indices.
 std::vector<NamedTensor> unpickle_tensors(std::string_view pickle, const StorageLoader& load,
                                           const std::string& file);
+
+/// As unpickle_tensors, for a loader that only checks storage records (returns a null `buf` with the
+/// record's size): the dtype and shape of every tensor, with no tensor data read.
+std::vector<std::pair<std::string, TensorHeader>> unpickle_tensor_headers(std::string_view pickle,
+                                                                          const StorageLoader& load,
+                                                                          const std::string& file);
 
 /// The data.pkl bytes torch.save writes for one contiguous tensor stored as record "0".
 std::string torch_pickle_for(const Tensor& t);

@@ -62,7 +62,9 @@ std::shared_ptr<Storage> make_uninitialized_storage(std::size_t size) {
 }
 }  // namespace detail
 
-std::shared_ptr<Storage> map_file(const std::string& path) {
+namespace {
+
+std::shared_ptr<Storage> map_whole_file(const std::string& path, bool prefault) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw Error(ErrorKind::Io, std::string("cannot open: ") + std::strerror(errno), path);
   struct stat st {};
@@ -85,9 +87,15 @@ std::shared_ptr<Storage> map_file(const std::string& path) {
   // Readers walk every byte of a tensor file: mapping it all in one call (Linux 5.14+) replaces a page
   // fault per 4 KiB (~20% of `probe metrics` on 16M elements, issue 13). Older kernels refuse the advice
   // (EINVAL) and the pages fault in on first touch as before.
-  if (size >= (std::size_t{1} << 20)) (void)::madvise(addr, size, MADV_POPULATE_READ);
+  if (prefault && size >= (std::size_t{1} << 20)) (void)::madvise(addr, size, MADV_POPULATE_READ);
 #endif
   return std::make_shared<MappedStorage>(addr, size);
 }
+
+}  // namespace
+
+std::shared_ptr<Storage> map_file(const std::string& path) { return map_whole_file(path, true); }
+
+std::shared_ptr<Storage> map_file_lazily(const std::string& path) { return map_whole_file(path, false); }
 
 }  // namespace probe

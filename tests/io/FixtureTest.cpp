@@ -116,6 +116,57 @@ TEST(TensorFixtures, RejectedFixturesGiveTheExpectedErrorKind) {
   }
 }
 
+// read_tensor_header gives each single-tensor file's dtype and shape as numpy/torch reported them, and
+// refuses what load_tensor_file refuses with the same kind of error.
+TEST(TensorFixtures, HeadersMatchNumpyAndTorch) {
+  const auto& files = expected()["files"];
+  int checked = 0;
+  for (auto it = files.MemberBegin(); it != files.MemberEnd(); ++it) {
+    const std::string file = it->name.GetString();
+    const auto& tensors = it->value["tensors"];
+    if (ends_with(file, ".npz") || tensors.MemberCount() != 1 || !tensors.HasMember("")) continue;
+    SCOPED_TRACE(file);
+    const auto& want = tensors[""];
+    try {
+      const TensorHeader h = read_tensor_header(tensors_dir() + file);
+      EXPECT_EQ(std::string(name(h.dtype)), want["dtype"].GetString());
+      Shape shape;
+      for (const auto& d : want["shape"].GetArray()) shape.push_back(d.GetInt64());
+      EXPECT_EQ(h.shape, shape);
+      ++checked;
+    } catch (const Error& e) {
+      ADD_FAILURE() << e.what();
+    }
+  }
+  EXPECT_GE(checked, 40);
+  const auto& rejects = expected()["rejects"];
+  for (auto it = rejects.MemberBegin(); it != rejects.MemberEnd(); ++it) {
+    std::string file = it->name.GetString(), kind = it->value.GetString();
+    ErrorKind want = kind == "Security"      ? ErrorKind::Security
+                     : kind == "Unsupported" ? ErrorKind::Unsupported
+                                             : ErrorKind::Format;
+    test::expect_error([&] { read_tensor_header(tensors_dir() + file); }, want, {file});
+  }
+  // Several tensors where one is expected: the same refusal as load_tensor_file's.
+  test::expect_error([&] { read_tensor_header(tensors_dir() + "pt_shared_list.pt"); }, ErrorKind::Format,
+                     {"pt_shared_list.pt", "holds 4 tensors where one was expected"});
+}
+
+// Issue 14 item 7: a header read never inflates a storage record. The fixture's data/0 is 16 MiB of
+// deflated zeros whose compressed stream was garbled (make_fault_fixtures.py): loading it must fail,
+// reading its header must not notice.
+TEST(TensorFixtures, HeaderOfADeflatedPtIsReadWithoutInflating) {
+  const std::string file = std::string(PROBE_TEST_DATA_DIR) + "/faults/pt_garbled_deflated.pt";
+  const TensorHeader h = read_tensor_header(file);
+  EXPECT_EQ(h.dtype, DType::Float32);
+  EXPECT_EQ(h.shape, Shape{std::int64_t{1} << 22});
+  test::expect_error([&] { load_tensor_file(file); }, ErrorKind::Format, {"pt_garbled_deflated.pt"});
+  // The bomb (a 12-element storage whose record claims 64 MiB) is refused by the header read too.
+  test::expect_error(
+      [&] { read_tensor_header(std::string(PROBE_TEST_DATA_DIR) + "/faults/pt_inflate_bomb.pt"); },
+      ErrorKind::Format, {"tensor storage needs 48", "decompression bomb"});
+}
+
 TEST(TensorFixtures, ContiguousDataIsMappedNotCopied) {
   for (const char* f : {"npy_float32.npy", "npy_complex128.npy", "npy_v3_int32.npy", "pt_float32.pt",
                         "pt_bfloat16.pt", "pt_zip64.pt", "Functional.relu.0.forward.input.0.pt"}) {

@@ -385,6 +385,34 @@ TEST(FaultInjection, DecompressionBombIsRefusedBeforeInflating) {
   for (std::int64_t i = 0; i < 12; ++i) EXPECT_EQ(t.at(i), static_cast<double>(i) / 8);
 }
 
+// Item 7: `probe info` reads tensor headers only. The tensor file is a 16 MiB float32 storage deflated to
+// 17 KB with its compressed stream garbled: info must report it present with the right shape (it cannot
+// have inflated it), while run_ut, which needs the data, SKIPs the API naming the file.
+TEST(FaultInjection, InfoNeverInflatesTensorData) {
+  TempDir t("info_headers");
+  fs::create_directories(t.path / "dump_tensor_data");
+  fs::copy_file(std::string(PROBE_TEST_DATA_DIR) + "/faults/pt_garbled_deflated.pt",
+                t.path / "dump_tensor_data" / "Functional.relu.0.forward.input.0.pt");
+  const std::string tensor = R"({"type": "torch.Tensor", "dtype": "torch.float32", "shape": [4194304], )"
+                             R"("Max": 0.0, "Min": 0.0, "Mean": 0.0, "Norm": 0.0, "requires_grad": false, )"
+                             R"("data_name": "Functional.relu.0.forward.input.0.pt"})";
+  write(t.path / "dump.json",
+        R"({"task": "tensor", "level": "L1", "framework": "pytorch", "dump_data_dir": )"
+        R"("dump_tensor_data", "data": {"Functional.relu.0.forward": {"input_args": [)" +
+            tensor + R"(], "input_kwargs": {}, "output": []}}})");
+  auto info = run_cli("info " + (t.path / "dump.json").string());
+  EXPECT_EQ(info.code, 0) << info.out;
+  EXPECT_NE(info.out.find("tensor files: 1 referenced, 1 ok"), std::string::npos) << info.out;
+  auto r = run_cli("run_ut -api_info " + (t.path / "dump.json").string() + " -o " +
+                   (t.path / "out").string() + " --timestamp " + kTs + " -q");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto rows = probe::csv_read_file(result_of(t.path / "out").string());
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[1][0], "Functional.relu.0");
+  EXPECT_EQ(rows[1][1], "SKIP");
+  EXPECT_NE(rows[1].back().find("Functional.relu.0.forward.input.0.pt"), std::string::npos) << rows[1].back();
+}
+
 // Item 9: `probe metrics` on .npz members and on a bare one-array .npz.
 TEST(FaultInjection, MetricsReadsNpz) {
   const std::string dir = std::string(PROBE_TEST_DATA_DIR) + "/tensors/";
