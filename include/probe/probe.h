@@ -3,6 +3,7 @@
 // (probe::gtest) and probe/torch.h (probe::torch).
 #pragma once
 
+#include "probe/api_name.h"
 #include "probe/api_precision_compare.h"
 #include "probe/construct.h"
 #include "probe/csv.h"

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "probe/api_name.h"  // ApiName, parse_api_name: the registry keys by ApiName::key()
 #include "probe/dtype.h"
 #include "probe/dump.h"
 #include "probe/value.h"
@@ -21,17 +22,6 @@ namespace probe {
 
 // probe::Framework (dump.h): API names mean different functions in each framework. The registry has a
 // PyTorch and a MindSpore table; MindTorch and Unknown dumps use the PyTorch table.
-
-/// An API name split as run_ut does (precheck §6.3): "Torch.linalg.vector_norm.0" -> {"Torch",
-/// "linalg.vector_norm", 0}. key() is "Torch.linalg.vector_norm", the registry's key.
-struct ApiName {
-  std::string prefix, name;
-  std::optional<std::int64_t> call_index;
-  std::string key() const { return prefix + "." + name; }
-};
-/// Parses "Prefix.name[.overload].k[.forward|.backward]" or a bare "Prefix.name[.overload]"; nullopt
-/// when the name has no prefix or more parts than run_ut accepts.
-std::optional<ApiName> parse_api_name(std::string_view full_name);
 
 /// One dumped call: positional args and keyword args in dump order.
 struct ApiCall {

@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "io/TensorIo.h"
+#include "probe/api_name.h"
 #include "probe/csv.h"
 #include "probe/error.h"
 #include "probe/metrics.h"
@@ -38,19 +39,18 @@ bool valid_name_chars(std::string_view s) {
 
 // "Aten.add.Tensor" / "add.Tensor" / "add" → registry key "Aten.add.Tensor" and short name "add";
 // "Functional.gelu" → "Functional.gelu" and "gelu". A name whose first segment is not capitalised is an aten
-// op name as PtdbgDispatch reports it.
+// op name as PtdbgDispatch reports it. nullopt for a name parse_api_name rejects (an empty segment).
 struct OpName {
   std::string key, short_name;
 };
-OpName split_op(std::string_view api) {
-  const auto dot = api.find('.');
-  const bool has_prefix = dot != std::string_view::npos && std::isupper(static_cast<unsigned char>(api[0]));
+std::optional<OpName> split_op(std::string_view api) {
+  const bool has_prefix =
+      api.find('.') != std::string_view::npos && std::isupper(static_cast<unsigned char>(api[0]));
   OpName n;
   n.key = has_prefix ? std::string(api) : "Aten." + std::string(api);
-  std::string_view rest = has_prefix ? api.substr(dot + 1) : api;
-  const bool aten = !has_prefix || api.substr(0, dot) == "Aten";
-  if (aten) rest = rest.substr(0, rest.find('.'));  // drop the overload: "add.Tensor" → "add"
-  n.short_name = std::string(rest);
+  const std::optional<ApiName> parsed = parse_api_name(n.key);
+  if (!parsed) return std::nullopt;
+  n.short_name = parsed->prefix == "Aten" ? std::string(parsed->op()) : parsed->name;
   return n;
 }
 
@@ -470,12 +470,14 @@ OnlineChecker::~OnlineChecker() {
 bool OnlineChecker::check(std::string_view api, const OnlineCall& inputs,
                           const std::vector<OnlineArg>& outputs) {
   Impl& m = *impl_;
-  if (!valid_name_chars(api))
-    throw Error(ErrorKind::InvalidArgument, "op names are 1-200 characters of [A-Za-z0-9_.-]", {}, "api",
-                std::string(api));
+  std::optional<OpName> name = valid_name_chars(api) ? split_op(api) : std::nullopt;
+  if (!name)
+    throw Error(ErrorKind::InvalidArgument,
+                "op names are 1-200 characters of [A-Za-z0-9_.-] in non-empty '.'-separated segments", {},
+                "api", std::string(api));
   Job job;
   job.api = std::string(api);
-  job.name = split_op(api);
+  job.name = std::move(*name);
   {
     std::unique_lock lock(m.mu);
     ++m.sum.calls;

@@ -16,18 +16,6 @@
 namespace probe::rut {
 namespace {
 
-std::vector<std::string> split_dots(const std::string& s) {
-  std::vector<std::string> parts;
-  std::size_t start = 0;
-  for (;;) {
-    std::size_t dot = s.find('.', start);
-    parts.push_back(s.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
-    if (dot == std::string::npos) break;
-    start = dot + 1;
-  }
-  return parts;
-}
-
 bool contains(const std::vector<std::string>& list, const std::string& s) {
   return std::find(list.begin(), list.end(), s) != list.end();
 }
@@ -95,21 +83,6 @@ constexpr std::array<std::string_view, 59> kMindSporeTensorApis = {"add_",
 
 }  // namespace
 
-ApiName parse_pytorch_api_name(const std::string& full) {
-  ApiName a;
-  a.full = full;
-  auto parts = split_dots(full);
-  a.type = parts.front();
-  if (parts.size() == 3) {
-    a.name = parts[1];
-    a.parsed = true;
-  } else if (parts.size() == 4) {
-    a.name = parts[1] + "." + parts[2];
-    a.parsed = true;
-  }
-  return a;
-}
-
 RunUtConfig load_run_ut_config(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(ErrorKind::Io, std::string("cannot open config: ") + std::strerror(errno), path);
@@ -154,9 +127,11 @@ RunUtConfig load_run_ut_config(const std::string& path) {
   return cfg;
 }
 
-std::optional<std::string> pytorch_skip_reason(const ApiName& api, const RunUtConfig& config) {
-  if (api.type == "Distributed" || api.type == "MindSpeed" || !api.parsed)
-    return "API " + api.full + " not support for run ut. SKIP.";
+std::optional<std::string> pytorch_skip_reason(const std::string& full, const std::optional<ApiName>& parsed,
+                                               const RunUtConfig& config) {
+  if (!parsed || parsed->prefix == "Distributed" || parsed->prefix == "MindSpeed" || !parsed->run_ut_form())
+    return "API " + full + " not support for run ut. SKIP.";
+  const ApiName& api = *parsed;
   // Factory/conversion APIs produce uninitialised or device-bound data: msprobe never checks them.
   static const std::vector<std::string> kAlwaysBlack = {
       "to", "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "empty_with_format"};
@@ -167,12 +142,11 @@ std::optional<std::string> pytorch_skip_reason(const ApiName& api, const RunUtCo
 }
 
 std::optional<std::string> mindspore_bench_name(const std::string& full, bool mindtorch) {
-  auto parts = split_dots(full);
-  if (parts.size() < 3) return std::nullopt;  // the key (with .forward) needs >= 4 segments
-  const std::string& type = parts.front();
-  std::string real;
-  for (std::size_t i = 1; i + 1 < parts.size(); ++i) real += (i > 1 ? "." : "") + parts[i];
-  const std::string& index = parts.back();
+  const std::optional<ApiName> api = parse_api_name(full);
+  if (!api || !api->call_index) return std::nullopt;  // the key (with .forward) needs >= 4 segments
+  const std::string& type = api->prefix;
+  const std::string& real = api->name;
+  const std::string index = std::to_string(*api->call_index);
   if (mindtorch) {
     if (type == "Torch" || type == "Functional" || type == "Tensor") return full;
     return std::nullopt;

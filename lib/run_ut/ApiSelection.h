@@ -6,15 +6,9 @@
 #include <string>
 #include <vector>
 
-namespace probe::rut {
+#include "probe/api_name.h"
 
-/// A full API name split as msprobe does: `Torch.linalg.vector_norm.0` -> type Torch, name
-/// linalg.vector_norm.
-struct ApiName {
-  std::string full, type, name;
-  bool parsed = false;  ///< false when the segment count is not 3 or 4
-};
-ApiName parse_pytorch_api_name(const std::string& full);
+namespace probe::rut {
 
 /// white_list / black_list / error_data_path from config.json's "run_ut" section (defaults [], [], "./").
 struct RunUtConfig {
@@ -24,8 +18,10 @@ struct RunUtConfig {
 /// Reads config.json; throws probe::Error naming the file and field on bad content.
 RunUtConfig load_run_ut_config(const std::string& path);
 
-/// The PyTorch SKIP message for an API run_ut does not execute (§6.10 steps 3-5), or nullopt.
-std::optional<std::string> pytorch_skip_reason(const ApiName& api, const RunUtConfig& config);
+/// The PyTorch SKIP message for the API `full` (parsed: `api`) run_ut does not execute (§6.10 steps 3-5), or
+/// nullopt. A name not in run_ut's form (ApiName::run_ut_form) is not executed.
+std::optional<std::string> pytorch_skip_reason(const std::string& full, const std::optional<ApiName>& api,
+                                               const RunUtConfig& config);
 
 /// MindSpore §7.1: is a full name (`Mint.add.0`) checkable, and if so the PyTorch-side name the
 /// bench runs (`Torch.add.0`, `Functional.relu.0`, `Tensor.add.0`). `mindtorch` = MsAdapter dumps.

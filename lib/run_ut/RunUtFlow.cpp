@@ -388,22 +388,24 @@ class ApiChecker {
     std::string api_name;
     std::string runner_api = full;
     if (fw == Framework::PyTorch) {
-      ApiName parsed = parse_pytorch_api_name(full);
+      const std::optional<ApiName> parsed = parse_api_name(full);
       // DECISIONS D13: in the probe profile a `to` that changes the floating dtype is checked (the bench
       // is the exact rounding); a pure device move or a cast to a non-floating dtype stays SKIP.
-      const bool checked_cast = parsed.name == "to" && ctx_.standards->profile() == Profile::Probe &&
-                                parsed.type == "Tensor" && floating_cast_dtype(entry) &&
+      const bool checked_cast = parsed && parsed->run_ut_form() && parsed->name == "to" &&
+                                ctx_.standards->profile() == Profile::Probe && parsed->prefix == "Tensor" &&
+                                floating_cast_dtype(entry) &&
                                 std::find(ctx_.config.black_list.begin(), ctx_.config.black_list.end(),
                                           "to") == ctx_.config.black_list.end() &&
                                 (ctx_.config.white_list.empty() ||
                                  std::find(ctx_.config.white_list.begin(), ctx_.config.white_list.end(),
                                            "to") != ctx_.config.white_list.end());
       if (!checked_cast)
-        if (auto reason = pytorch_skip_reason(parsed, ctx_.config)) return skip(full, *reason);
-      api_name = parsed.name;
+        if (auto reason = pytorch_skip_reason(full, parsed, ctx_.config)) return skip(full, *reason);
+      api_name = parsed->name;
     } else {
-      auto parts = full.substr(full.find('.') + 1);
-      api_name = parts.substr(0, parts.rfind('.'));
+      // mindspore_bench_name() admitted `full`, so it parses with a counter.
+      const std::optional<ApiName> parsed = parse_api_name(full);
+      api_name = parsed ? parsed->name : full;
     }
     try {
       return run(full, api_name, runner_api, entry);

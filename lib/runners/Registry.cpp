@@ -10,39 +10,6 @@
 
 namespace probe {
 
-std::optional<ApiName> parse_api_name(std::string_view full) {
-  std::vector<std::string> parts;
-  std::size_t start = 0;
-  while (true) {
-    const auto dot = full.find('.', start);
-    parts.emplace_back(
-        full.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
-    if (dot == std::string_view::npos) break;
-    start = dot + 1;
-  }
-  for (const auto& p : parts)
-    if (p.empty()) return std::nullopt;
-  if (!parts.empty() && (parts.back() == "forward" || parts.back() == "backward")) parts.pop_back();
-  ApiName n;
-  if (parts.size() < 2) return std::nullopt;
-  n.prefix = parts[0];
-  // A trailing all-digit part is the call counter (precheck §6.3: 3 parts -> name, 4 parts -> name.overload).
-  const auto& last = parts.back();
-  const bool counted =
-      parts.size() >= 3 && std::all_of(last.begin(), last.end(), [](char c) { return c >= '0' && c <= '9'; });
-  if (counted) {
-    n.call_index = std::stoll(last);
-    parts.pop_back();
-  }
-  if (parts.size() == 2)
-    n.name = parts[1];
-  else if (parts.size() == 3)
-    n.name = parts[1] + "." + parts[2];
-  else
-    return std::nullopt;
-  return n;
-}
-
 namespace {
 // MindTorch dumps name PyTorch APIs; an unknown framework is treated as PyTorch (the common case).
 Framework table_of(Framework f) {
@@ -65,10 +32,10 @@ struct RunnerRegistry::Impl {
     auto it = entries.find(std::make_tuple(table_of(fw), role, key));
     if (it != entries.end()) return &it->second;
     if (table_of(fw) != Framework::PyTorch || key.rfind("Aten.", 0) != 0) return nullptr;
-    const std::string rest = key.substr(5);
-    const auto dot = rest.find('.');
-    const std::string op = rest.substr(0, dot);
-    if (dot != std::string::npos && rest.substr(dot + 1).find("out") == 0) return nullptr;
+    const std::optional<ApiName> api = parse_api_name(key);
+    if (!api) return nullptr;
+    const std::string op(api->op());
+    if (api->name.size() > op.size() && api->name.compare(op.size() + 1, 3, "out") == 0) return nullptr;
     for (const char* prefix : {"Torch.", "Tensor."}) {
       it = entries.find(std::make_tuple(Framework::PyTorch, role, prefix + op));
       if (it != entries.end()) return &it->second;

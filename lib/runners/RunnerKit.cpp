@@ -252,9 +252,9 @@ void def(RunnerRegistry& reg, const std::vector<std::string>& apis, std::string_
       fw = Framework::MindSpore;
       api.remove_prefix(3);
     }
-    const auto dot = api.find('.');
-    std::string_view base = dot == std::string_view::npos ? api : api.substr(dot + 1);
-    base = base.substr(0, base.find('.'));  // Aten overloads: "add_.Tensor" -> "add_"
+    const std::optional<ApiName> parsed = parse_api_name(api);
+    if (!parsed) throw Error(ErrorKind::Internal, "malformed built-in runner name", "", "", std::string(api));
+    const std::string_view base = parsed->op();  // Aten overloads: "add_.Tensor" -> "add_"
     const bool inplace = (base.size() > 1 && base.back() == '_' && base.rfind("__", 0) != 0) ||
                          kInplaceDunders.count(base) > 0;
     const bool reflected = kReflectedDunders.count(base) > 0;

@@ -1,4 +1,5 @@
 set(PROBE_SOURCES
+  ApiName.cpp
   Csv.cpp
   FileOps.cpp
   Yaml.cpp

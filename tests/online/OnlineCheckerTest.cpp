@@ -243,6 +243,9 @@ TEST(OnlineChecker, StridedViewsOfCallerMemoryAreCopiedAtCheck) {
     EXPECT_THROW(oc.check("Torch.add", {{TensorView{nullptr, DType::Float16, {2}, {}}}, {}}, {}), Error);
     EXPECT_THROW(oc.check("Torch.add", {{TensorView{buf.data(), DType::Float16, {2}, {-1}}}, {}}, {}), Error);
     EXPECT_THROW(oc.check("bad name!", {{}, {}}, {}), Error);
+    // Valid characters but an empty '.'-segment: not an API name (probe/api_name.h), so not queued.
+    EXPECT_THROW(oc.check("Torch..add", {{}, {}}, {}), Error);
+    EXPECT_THROW(oc.check("add.", {{}, {}}, {}), Error);
   }
   const Tensor saved = load_npy(run + "/npu/Torch.add_1_input.0.npy");
   EXPECT_EQ(saved.dtype(), DType::Float16);

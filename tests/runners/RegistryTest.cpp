@@ -1,4 +1,4 @@
-// Registry, schema binding, API-name parsing, device runners and the low-precision emulation.
+// Registry, schema binding, device runners and the low-precision emulation.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,27 +10,6 @@ namespace probe {
 namespace {
 
 Tensor f32(std::vector<float> v, Shape s) { return Tensor::from_values<float>(v, std::move(s)); }
-
-TEST(ApiName, ParsesDumpNamesLikeRunUt) {
-  auto n = parse_api_name("Functional.relu.0.forward");
-  ASSERT_TRUE(n);
-  EXPECT_EQ(n->key(), "Functional.relu");
-  EXPECT_EQ(n->call_index, 0);
-  n = parse_api_name("Torch.linalg.vector_norm.12");
-  ASSERT_TRUE(n);
-  EXPECT_EQ(n->name, "linalg.vector_norm");
-  EXPECT_EQ(n->call_index, 12);
-  n = parse_api_name("Aten.add.Tensor.3.backward");
-  ASSERT_TRUE(n);
-  EXPECT_EQ(n->key(), "Aten.add.Tensor");
-  n = parse_api_name("Tensor.__getitem__");
-  ASSERT_TRUE(n);
-  EXPECT_EQ(n->key(), "Tensor.__getitem__");
-  EXPECT_FALSE(n->call_index);
-  EXPECT_FALSE(parse_api_name("relu"));
-  EXPECT_FALSE(parse_api_name("A.b.c.d.0"));  // run_ut accepts 3 or 4 parts only
-  EXPECT_FALSE(parse_api_name("Functional..0"));
-}
 
 TEST(Schema, ParsesTypesDefaultsAndKeywordOnly) {
   Schema s = parse_schema(

@@ -1,0 +1,87 @@
+// The one API-name parser (probe/api_name.h) on PyTorch and MindSpore dump names, registry keys and
+// malformed names. Expectations are written from the dump naming rule (precheck §6.3): prefix, name,
+// optional call counter, optional direction.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "probe/api_name.h"
+
+namespace probe {
+namespace {
+
+struct Expected {
+  const char* full;
+  const char* prefix;
+  const char* name;
+  std::optional<std::int64_t> call_index;
+  ApiDirection direction;
+  bool run_ut_form;
+};
+
+TEST(ApiName, SplitsPyTorchAndMindSporeDumpNames) {
+  const Expected cases[] = {
+      {"Functional.conv2d.3.forward", "Functional", "conv2d", 3, ApiDirection::Forward, true},
+      {"Tensor.__add__.0", "Tensor", "__add__", 0, ApiDirection::None, true},
+      {"Torch.matmul.1.backward", "Torch", "matmul", 1, ApiDirection::Backward, true},
+      {"Torch.linalg.vector_norm.12", "Torch", "linalg.vector_norm", 12, ApiDirection::None, true},
+      {"Distributed.all_reduce.0.forward", "Distributed", "all_reduce", 0, ApiDirection::Forward, true},
+      {"Aten.add.Tensor.3.backward", "Aten", "add.Tensor", 3, ApiDirection::Backward, true},
+      {"NPU.npu_rms_norm.2.forward", "NPU", "npu_rms_norm", 2, ApiDirection::Forward, true},
+      {"Mint.add.0.forward", "Mint", "add", 0, ApiDirection::Forward, true},
+      {"MintFunctional.relu.1", "MintFunctional", "relu", 1, ApiDirection::None, true},
+      {"Primitive.norm.RmsNorm.0.forward", "Primitive", "norm.RmsNorm", 0, ApiDirection::Forward, true},
+      {"Jit.model_step.4.backward", "Jit", "model_step", 4, ApiDirection::Backward, true},
+      // Five segments before the counter: a valid name, but not one run_ut executes (3 or 4 segments).
+      {"Torch.a.b.c.0", "Torch", "a.b.c", 0, ApiDirection::None, false},
+      // Registry keys: no counter, no direction.
+      {"Functional.softmax", "Functional", "softmax", std::nullopt, ApiDirection::None, false},
+      {"Aten.add.Tensor", "Aten", "add.Tensor", std::nullopt, ApiDirection::None, false},
+      {"Tensor.__getitem__", "Tensor", "__getitem__", std::nullopt, ApiDirection::None, false},
+      // Two segments: the digits are the name, not a counter (a counter needs a name before it).
+      {"NPU.123", "NPU", "123", std::nullopt, ApiDirection::None, false},
+      // The direction is stripped only as the last segment.
+      {"Tensor.backward.0", "Tensor", "backward", 0, ApiDirection::None, true},
+  };
+  for (const Expected& e : cases) {
+    SCOPED_TRACE(e.full);
+    const std::optional<ApiName> n = parse_api_name(e.full);
+    ASSERT_TRUE(n);
+    EXPECT_EQ(n->prefix, e.prefix);
+    EXPECT_EQ(n->name, e.name);
+    EXPECT_EQ(n->call_index, e.call_index);
+    EXPECT_EQ(n->direction, e.direction);
+    EXPECT_EQ(n->run_ut_form(), e.run_ut_form);
+    EXPECT_EQ(n->key(), std::string(e.prefix) + "." + e.name);
+  }
+}
+
+TEST(ApiName, OperatorIsTheFirstNameSegment) {
+  EXPECT_EQ(parse_api_name("Aten.add_.Tensor")->op(), "add_");
+  EXPECT_EQ(parse_api_name("Torch.linalg.vector_norm.0")->op(), "linalg");
+  EXPECT_EQ(parse_api_name("Functional.relu.0.forward")->op(), "relu");
+  EXPECT_EQ(parse_api_name("Aten.add.Tensor")->name_segments(), 2u);
+  EXPECT_EQ(parse_api_name("Aten.add")->name_segments(), 1u);
+}
+
+TEST(ApiName, RejectsMalformedNames) {
+  for (const char* bad : {"", "relu", "relu.forward", "Functional..0", ".relu.0", "Functional.relu.",
+                          "Torch.0.", "forward", "Functional.forward"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_FALSE(parse_api_name(bad));
+  }
+  // A counter beyond int64 is not a counter of a real dump: rejected rather than wrapped or thrown.
+  EXPECT_FALSE(parse_api_name("Torch.matmul.99999999999999999999"));
+  EXPECT_EQ(parse_api_name("Torch.matmul.9223372036854775807")->call_index, INT64_MAX);
+}
+
+TEST(ApiName, DirectionSpellings) {
+  EXPECT_EQ(to_string(ApiDirection::Forward), "forward");
+  EXPECT_EQ(to_string(ApiDirection::Backward), "backward");
+  EXPECT_EQ(to_string(ApiDirection::None), "");
+}
+
+}  // namespace
+}  // namespace probe
