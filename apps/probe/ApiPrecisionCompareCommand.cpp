@@ -65,6 +65,7 @@ int run_api_precision_compare(Args args) {
       {FrameworkFlag, {"--framework"}, Arity::One},
   };
   ApiPrecisionCompareOptions options;
+  std::string profile = "probe";
   for (const ParsedFlag& f : parse_args(args, specs).flags) {
     switch (f.id) {
       case kHelpFlag:
@@ -80,7 +81,7 @@ int run_api_precision_compare(Args args) {
         options.out_dir = f.value();
         break;
       case Profile:
-        options.profile = f.value();
+        profile = f.value();
         break;
       case Timestamp:
         options.timestamp = f.value();
@@ -97,9 +98,10 @@ int run_api_precision_compare(Args args) {
   }
   if (options.npu_csv.empty()) command_line_error("-npu NPU_DETAILS.csv is required");
   if (options.gpu_csv.empty()) command_line_error("-gpu GPU_DETAILS.csv is required");
-  if (options.profile != "probe" && options.profile != "msprobe")
-    throw Error(ErrorKind::InvalidArgument, "expected probe or msprobe, got '" + options.profile + "'", {},
+  if (profile != "probe" && profile != "msprobe")
+    throw Error(ErrorKind::InvalidArgument, "expected probe or msprobe, got '" + profile + "'", {},
                 "--profile");
+  options.profile = parse_profile(profile);
 
   ApiPrecisionCompareSummary s = probe::run_api_precision_compare(options);
   print_notes("NPU row without a GPU row, left out", s.missing_in_gpu);

@@ -191,13 +191,19 @@ int run_compare(Args args) {
         options.write_xlsx = false;
         break;
       case FrameworkFlag:
-        options.framework = f.value();
+        if (f.value() == "pytorch" || f.value() == "pt")
+          options.framework = Framework::PyTorch;
+        else if (f.value() == "mindspore" || f.value() == "ms")
+          options.framework = Framework::MindSpore;
+        else
+          throw Error(ErrorKind::InvalidArgument, "expected pytorch or mindspore, got '" + f.value() + "'",
+                      {}, "-f");
         break;
       case Profile:
-        options.profile = f.value();
-        if (options.profile != "probe" && options.profile != "msprobe")
-          throw Error(ErrorKind::InvalidArgument, "expected probe or msprobe, got '" + options.profile + "'",
-                      {}, "--profile");
+        if (f.value() != "probe" && f.value() != "msprobe")
+          throw Error(ErrorKind::InvalidArgument, "expected probe or msprobe, got '" + f.value() + "'", {},
+                      "--profile");
+        options.profile = parse_profile(f.value());
         break;
       case Timestamp:
         options.timestamp = f.value();

@@ -4,8 +4,14 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
+#include <optional>
+#include <stop_token>
 #include <string>
 #include <vector>
+
+#include "probe/dump.h"
+#include "probe/precision_standard.h"
 
 namespace probe {
 
@@ -25,7 +31,9 @@ CompareInput read_compare_json(const std::string& path);
 
 /// How to compare and where to write.
 struct DumpCompareOptions {
-  std::string framework;  ///< "pytorch" / "mindspore" (msprobe's -f); "" = the NPU dump's own framework
+  /// Framework of the NPU dump (msprobe's -f): PyTorch or MindSpore; unset = the NPU dump's own. A MindSpore
+  /// NPU dump is compared with a PyTorch bench dump across frameworks.
+  std::optional<Framework> framework;
   std::string out_dir = "./output";
   bool stack_mode = false;    ///< -s: show NPU_Stack_Info when compare.json names stack_path
   bool fuzzy_match = false;   ///< -f after the sub-command (§3.4.2)
@@ -40,9 +48,27 @@ struct DumpCompareOptions {
   std::string api_mapping_file;    ///< optional -am file: records {ms_api, pt_api, ms_args, pt_args, ...}
   bool layer_mapping = false;      ///< -lm (MindSpore): rows paired via the stack/construct.json layer trees
   std::string layer_mapping_file;  ///< optional -lm file {ClassName: {npu_attr: bench_attr}}
-  std::string profile = "probe";   ///< "probe" or "msprobe" (see DECISIONS.md profiles)
-  std::string timestamp;           ///< 14 digits for the file names; "" = local time now
+  Profile profile = Profile::Probe;  ///< msprobe repeats the 0-d tensor message 16 times (DECISIONS.md)
+  std::string timestamp;             ///< 14 digits for the file names; "" = local time now
 };
+
+/// What the compare judges with; the defaults are msprobe's. The highlight rules (§3.9) keep msprobe's
+/// fixed numbers.
+struct DumpCompareThresholds {
+  /// Real data, "Accuracy Reached or Not" (§3.8 step 4): "No" when cosine < `cosine` and max abs error >
+  /// `max_abs`, or cosine < `cosine_floor`, or max abs error > `max_abs_ceiling`.
+  double cosine = 0.99, max_abs = 0.001, cosine_floor = 0.9, max_abs_ceiling = 1.0;
+  /// Statistics: a row is "Warning" when a statistic's |npu - bench| / (|max(npu, bench)| + 1e-10) exceeds it
+  /// (§3.6).
+  double statistics_warning = 0.5;
+};
+
+/// Progress of a compare, reported on the calling thread after each block of whole dump entries.
+struct DumpCompareProgress {
+  std::string npu_json;                 ///< the NPU file being compared (one per rank for directories)
+  std::size_t rows_done = 0, rows = 0;  ///< result rows of that file computed so far, of all
+};
+using DumpCompareProgressFn = std::function<void(const DumpCompareProgress&)>;
 
 /// Fill of a result row (§3.9).
 enum class RowColour { None, Yellow, Red };
@@ -58,10 +84,20 @@ struct DumpCompareTable {
   std::vector<RowColour> colours;            ///< one per row (all None without highlighting)
   /// Index of the first row the advisor reports ("No" / "Different" / "Warning"), or rows.size().
   std::size_t first_suspect = 0;
+  /// True when the compare was stopped: the rows are those of the dump entries compared before it, each
+  /// entry whole.
+  bool cancelled = false;
 };
 
 /// Compares one NPU dump.json (or debug.json) with one bench dump.json. `stack_json` = "" looks for
 /// stack.json beside the NPU file. Nothing is written. Throws probe::Error naming the file on bad input.
+/// Requesting `stop` (from any thread, e.g. from `progress`) ends the compare between dump entries; the
+/// table then says `cancelled`.
+DumpCompareTable compare_dump_files(const std::string& npu_json, const std::string& bench_json,
+                                    const std::string& stack_json, const DumpCompareOptions& options,
+                                    const DumpCompareThresholds& thresholds,
+                                    const DumpCompareProgressFn& progress = {}, std::stop_token stop = {});
+/// The same with msprobe's thresholds (DumpCompareThresholds{}).
 DumpCompareTable compare_dump_files(const std::string& npu_json, const std::string& bench_json,
                                     const std::string& stack_json, const DumpCompareOptions& options);
 
@@ -72,13 +108,25 @@ struct DumpCompareSummary {
     std::string csv, xlsx, advisor;  ///< "" when not written
     DumpCompareMode mode = DumpCompareMode::Statistics;
     std::size_t rows = 0, suspects = 0;  ///< suspects: rows judged No / Different / Warning
+    bool cancelled = false;              ///< this output holds only the entries compared before the stop
   };
   std::vector<Output> outputs;
+  /// True when `stop` was requested: the last output holds every entry compared before it (each entry
+  /// whole, written like a finished one), and the files or ranks after it were not compared. A compare has
+  /// no resume: run it again for the rest.
+  bool cancelled = false;
 };
 
-/// Runs the whole compare of compare.json's inputs (files or multi-rank step directories, §3.11) and
-/// writes compare_result{suffix}_{ts}.csv (+ .xlsx, + advisor) into options.out_dir.
-DumpCompareSummary run_dump_compare(const CompareInput& input, const DumpCompareOptions& options);
+/// Runs the whole compare of compare.json's inputs (files or multi-rank step directories, §3.11) with the
+/// caller's thresholds and writes compare_result{suffix}_{ts}.csv (+ .xlsx, + advisor) into
+/// options.out_dir. `progress` is called on the calling thread; requesting `stop` (from any thread, e.g.
+/// from `progress`) ends the run between dump entries. Throws probe::Error.
+DumpCompareSummary run_dump_compare(const CompareInput& input, const DumpCompareOptions& options,
+                                    const DumpCompareThresholds& thresholds,
+                                    const DumpCompareProgressFn& progress = {}, std::stop_token stop = {});
+/// The same with msprobe's thresholds (DumpCompareThresholds{}).
+DumpCompareSummary run_dump_compare(const CompareInput& input, const DumpCompareOptions& options,
+                                    const DumpCompareProgressFn& progress = {}, std::stop_token stop = {});
 
 /// -da (find first diff, §3.12) for one rank: its compare table (statistics or md5; tensor dumps are compared
 /// by their recorded statistics) with the extra columns state, api_origin_name, NPU/Bench P2POp op and peer.

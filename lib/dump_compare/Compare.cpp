@@ -1,11 +1,13 @@
 // One NPU/bench dump.json pair compared into msprobe's result table (dump-and-compare §3.2, §3.5-§3.9).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <optional>
 
 #include "dump_compare/DumpCompareInternal.h"
+#include "metrics/DumpVerdicts.h"
 #include "probe/csv.h"
 #include "probe/error.h"
 #include "probe/metrics.h"
@@ -137,6 +139,7 @@ struct Context {
   bool stack;
   bool msprobe_profile;
   bool fuzzy;
+  const DumpCompareThresholds& thresholds;
 };
 
 struct BuiltRow {
@@ -228,7 +231,7 @@ BuiltRow real_data_row(const Context& c, std::size_t i) {
         err += " Fuzzy matching data, the comparison accuracy may be affected.";
     }
   }
-  const std::string acc = dump_accuracy_reached(r.cosine, r.max_abs);
+  const std::string acc = detail::dump_accuracy_reached(r.cosine, r.max_abs, c.thresholds);
   for (const MetricValue* m :
        {&r.cosine, &r.euc_dist, &r.max_abs, &r.max_rel, &r.one_thousandth, &r.five_thousandths})
     row.cells.push_back(metric(*m));
@@ -259,7 +262,7 @@ BuiltRow statistics_row(const Context& c, std::size_t i) {
     for (int k = 0; k < 4; ++k) {
       const auto nv = num(n.stats[k]), bv = num(b->stats[k]);
       if (!nv || !bv) continue;
-      const StatDiff d = statistics_diff(nv, bv);
+      const StatDiff d = detail::statistics_diff(nv, bv, c.thresholds.statistics_warning);
       diffs[k] = metric(d.diff);
       long long int_diff = 0;  // Python int - int stays an exact int
       if (n.stats[k].integer && b->stats[k].integer &&
@@ -397,16 +400,22 @@ void highlight(const std::vector<OpItem>& npu, std::vector<BuiltRow>& rows, Dump
 using namespace dump_compare_detail;
 
 DumpCompareTable compare_dump_files(const std::string& npu_json, const std::string& bench_json,
+                                    const std::string& stack_json, const DumpCompareOptions& options,
+                                    const DumpCompareThresholds& thresholds,
+                                    const DumpCompareProgressFn& progress, std::stop_token stop) {
+  return compare_dump_files_ex(npu_json, bench_json, stack_json, options, false, nullptr,
+                               {thresholds, progress ? &progress : nullptr, std::move(stop)});
+}
+
+DumpCompareTable compare_dump_files(const std::string& npu_json, const std::string& bench_json,
                                     const std::string& stack_json, const DumpCompareOptions& options) {
   return compare_dump_files_ex(npu_json, bench_json, stack_json, options, false, nullptr);
 }
 
 DumpCompareTable dump_compare_detail::compare_dump_files_ex(
     const std::string& npu_json, const std::string& bench_json, const std::string& stack_json,
-    const DumpCompareOptions& options, bool statistics_only, std::vector<RowFacts>* facts) {
-  if (options.profile != "probe" && options.profile != "msprobe")
-    throw Error(ErrorKind::InvalidArgument, "expected probe or msprobe, got '" + options.profile + "'", {},
-                "--profile");
+    const DumpCompareOptions& options, bool statistics_only, std::vector<RowFacts>* facts,
+    const CompareControl& control) {
   const std::string npu_base = fs::path(npu_json).filename().string();
   const std::string bench_base = fs::path(bench_json).filename().string();
   if (!((npu_base == "dump.json" && bench_base == "dump.json") ||
@@ -422,17 +431,15 @@ DumpCompareTable dump_compare_detail::compare_dump_files_ex(
 
   // -f selects the framework of the NPU side; only MindSpore NPU vs PyTorch bench crosses frameworks (§3.2).
   Framework npu_fw = npu_dump.framework();
-  if (!options.framework.empty()) {
-    if (options.framework == "pytorch" || options.framework == "pt")
-      npu_fw = Framework::PyTorch;
-    else if (options.framework == "mindspore" || options.framework == "ms")
-      npu_fw = Framework::MindSpore;
-    else
+  if (options.framework) {
+    npu_fw = *options.framework;
+    if (npu_fw != Framework::PyTorch && npu_fw != Framework::MindSpore)
       throw Error(ErrorKind::InvalidArgument,
-                  "expected pytorch or mindspore, got '" + options.framework + "'", {}, "-f");
+                  fmt::format("the NPU framework must be PyTorch or MindSpore, got {}", to_string(npu_fw)),
+                  {}, "framework");
     if (npu_dump.framework() != Framework::Unknown && npu_dump.framework() != npu_fw)
       throw Error(ErrorKind::InvalidArgument,
-                  fmt::format("-f {} but the NPU dump is a {} dump", options.framework,
+                  fmt::format("-f {} but the NPU dump is a {} dump", to_string(npu_fw),
                               to_string(npu_dump.framework())),
                   npu_json, "framework");
   }
@@ -499,23 +506,42 @@ DumpCompareTable dump_compare_detail::compare_dump_files_ex(
                     match,
                     mode,
                     stack.has_value(),
-                    options.profile == "msprobe",
-                    options.fuzzy_match};
+                    options.profile == Profile::MsProbe,
+                    options.fuzzy_match,
+                    control.thresholds};
   std::vector<BuiltRow> built(npu.size());
-  if (mode == DumpCompareMode::RealData) {
-    // Rows in parallel, each loading and releasing its own two tensors; output order is the NPU order.
-    detail::parallel_for(0, static_cast<std::int64_t>(npu.size()), 1,
-                         [&](std::int64_t b, std::int64_t e, int) {
-                           for (std::int64_t i = b; i < e; ++i)
-                             built[i] = real_data_row(ctx, static_cast<std::size_t>(i));
-                         });
-  } else {
-    for (std::size_t i = 0; i < npu.size(); ++i)
-      built[i] = mode == DumpCompareMode::Md5 ? md5_row(ctx, i) : statistics_row(ctx, i);
+  // Blocks of whole dump entries: between two blocks the caller hears of progress and may stop the compare,
+  // which keeps the rows of the entries done so far (highlighting pairs rows within one entry only). Real
+  // data rows load tensors in parallel, so their blocks hold many rows; the other modes go entry by entry.
+  const std::size_t block_rows = mode == DumpCompareMode::RealData ? 64 : 1;
+  std::size_t done = 0;
+  bool cancelled = false;
+  while (done < npu.size()) {
+    if (control.stop.stop_requested()) {
+      cancelled = true;
+      break;
+    }
+    std::size_t end = std::min(npu.size(), done + block_rows);
+    while (end < npu.size() && npu[end].entry_key == npu[end - 1].entry_key) ++end;
+    if (mode == DumpCompareMode::RealData) {
+      // Rows in parallel, each loading and releasing its own two tensors; output order is the NPU order.
+      detail::parallel_for(static_cast<std::int64_t>(done), static_cast<std::int64_t>(end), 1,
+                           [&](std::int64_t b, std::int64_t e, int) {
+                             for (std::int64_t i = b; i < e; ++i)
+                               built[i] = real_data_row(ctx, static_cast<std::size_t>(i));
+                           });
+    } else {
+      for (std::size_t i = done; i < end; ++i)
+        built[i] = mode == DumpCompareMode::Md5 ? md5_row(ctx, i) : statistics_row(ctx, i);
+    }
+    done = end;
+    if (control.progress) (*control.progress)({npu_json, done, npu.size()});
   }
+  built.resize(done);
 
   DumpCompareTable t;
   t.mode = mode;
+  t.cancelled = cancelled;
   t.header = header_of(mode, stack.has_value());
   t.colours.assign(built.size(), RowColour::None);
   constexpr std::size_t kHighlightRowLimit = 1048500;
@@ -527,8 +553,8 @@ DumpCompareTable dump_compare_detail::compare_dump_files_ex(
   }
   if (facts) {
     facts->clear();
-    facts->reserve(npu.size());
-    for (std::size_t i = 0; i < npu.size(); ++i) {
+    facts->reserve(built.size());
+    for (std::size_t i = 0; i < built.size(); ++i) {
       RowFacts f;
       f.state = npu[i].state;
       f.entry_key = npu[i].entry_key;

@@ -121,11 +121,18 @@ struct RowFacts {
   std::string npu_op = "None", npu_peer = "None", bench_op = "None", bench_peer = "None";
   std::vector<std::string> stack;  ///< the entry's frames on its first row (when a stack exists)
 };
+/// What a compare judges with and how it reports and stops (compare_dump_files' caller-given arguments).
+struct CompareControl {
+  DumpCompareThresholds thresholds;
+  const DumpCompareProgressFn* progress = nullptr;  ///< not null: called after each block of entries
+  std::stop_token stop;
+};
 /// compare_dump_files for -da: `statistics_only` compares tensor dumps by their recorded statistics (no
 /// tensor files read); `facts`, when not null, receives one RowFacts per table row.
 DumpCompareTable compare_dump_files_ex(const std::string& npu_json, const std::string& bench_json,
                                        const std::string& stack_json, const DumpCompareOptions& options,
-                                       bool statistics_only, std::vector<RowFacts>* facts);
+                                       bool statistics_only, std::vector<RowFacts>* facts,
+                                       const CompareControl& control = {});
 
 /// A rank* directory of a step directory; index -1 for "rank" without a number.
 struct RankDir {

@@ -170,13 +170,23 @@ void write_advisor(const std::string& path, const DumpCompareTable& t) {
   write_new_file(path, [&](const std::string& tmp) { write_advisor_to(tmp, t); });
 }
 
+// The caller's thresholds, progress callback and stop token, passed down to every file pair.
+struct Control {
+  const DumpCompareThresholds& thresholds;
+  const DumpCompareProgressFn& progress;
+  std::stop_token stop;
+};
+
 DumpCompareSummary::Output compare_pair(const std::string& npu_json, const std::string& bench_json,
                                         const std::string& stack_json, const std::string& suffix,
-                                        const DumpCompareOptions& options, const std::string& ts) {
+                                        const DumpCompareOptions& options, const std::string& ts,
+                                        const Control& control) {
   const bool debug = fs::path(npu_json).filename() == "debug.json";
-  const DumpCompareTable t = compare_dump_files(npu_json, bench_json, stack_json, options);
+  const DumpCompareTable t = compare_dump_files(npu_json, bench_json, stack_json, options, control.thresholds,
+                                                control.progress, control.stop);
   DumpCompareSummary::Output o;
   o.rank_suffix = suffix;
+  o.cancelled = t.cancelled;
   o.mode = t.mode;
   o.rows = t.rows.size();
   const auto col = [&](const char* name) -> std::size_t {
@@ -208,7 +218,8 @@ DumpCompareSummary::Output compare_pair(const std::string& npu_json, const std::
 using dump_compare_detail::rank_dirs;
 
 void compare_step(const std::string& npu_step, const std::string& bench_step,
-                  const DumpCompareOptions& options, const std::string& ts, DumpCompareSummary& s) {
+                  const DumpCompareOptions& options, const std::string& ts, DumpCompareSummary& s,
+                  const Control& control) {
   const auto npu_ranks = rank_dirs(npu_step), bench_ranks = rank_dirs(bench_step);
   if (npu_ranks.size() != bench_ranks.size())
     throw Error(ErrorKind::InvalidArgument,
@@ -222,9 +233,14 @@ void compare_step(const std::string& npu_step, const std::string& bench_step,
     for (const char* file : {"dump.json", "debug.json"}) {
       if (!fs::is_regular_file(n / file) || !fs::is_regular_file(b / file)) continue;
       any = true;
+      if (s.cancelled || control.stop.stop_requested()) {
+        s.cancelled = true;
+        return;
+      }
       // Stack is auto-detected per rank (stack.json beside the NPU file).
-      s.outputs.push_back(
-          compare_pair((n / file).string(), (b / file).string(), "", "_" + npu_ranks[i].name, options, ts));
+      s.outputs.push_back(compare_pair((n / file).string(), (b / file).string(), "", "_" + npu_ranks[i].name,
+                                       options, ts, control));
+      s.cancelled = s.outputs.back().cancelled;
     }
     if (!any)
       throw Error(ErrorKind::Io, "no dump.json or debug.json present in both rank directories", n.string(),
@@ -315,7 +331,15 @@ bool stamp_taken(const std::string& dir, const std::string& ts) {
 
 }  // namespace
 
-DumpCompareSummary run_dump_compare(const CompareInput& input, const DumpCompareOptions& options) {
+DumpCompareSummary run_dump_compare(const CompareInput& input, const DumpCompareOptions& options,
+                                    const DumpCompareProgressFn& progress, std::stop_token stop) {
+  return run_dump_compare(input, options, DumpCompareThresholds{}, progress, std::move(stop));
+}
+
+DumpCompareSummary run_dump_compare(const CompareInput& input, const DumpCompareOptions& options,
+                                    const DumpCompareThresholds& thresholds,
+                                    const DumpCompareProgressFn& progress, std::stop_token stop) {
+  const Control control{thresholds, progress, std::move(stop)};
   std::string ts = options.timestamp.empty() ? detail::local_timestamp() : options.timestamp;
   // Without --timestamp a compare whose names are taken (an earlier run in the same second) moves on to
   // the next free second; with --timestamp an existing output is refused (never overwritten).
@@ -338,7 +362,9 @@ DumpCompareSummary run_dump_compare(const CompareInput& input, const DumpCompare
                 "bench_path");
   DumpCompareSummary s;
   if (!npu_dir) {
-    s.outputs.push_back(compare_pair(input.npu_path, input.bench_path, input.stack_path, "", options, ts));
+    s.outputs.push_back(
+        compare_pair(input.npu_path, input.bench_path, input.stack_path, "", options, ts, control));
+    s.cancelled = s.outputs.back().cancelled;
     return s;
   }
   // MindSpore jit dumps: {root}/{graph|pynative}/step*/rank*; each common step is compared into
@@ -356,10 +382,10 @@ DumpCompareSummary run_dump_compare(const CompareInput& input, const DumpCompare
     for (const auto& step : steps) {
       DumpCompareOptions o = options;
       o.out_dir = (fs::path(options.out_dir) / mode / step).string();
-      compare_step((n / step).string(), (b / step).string(), o, ts, s);
+      compare_step((n / step).string(), (b / step).string(), o, ts, s, control);
     }
   }
-  if (!mix) compare_step(input.npu_path, input.bench_path, options, ts, s);
+  if (!mix) compare_step(input.npu_path, input.bench_path, options, ts, s, control);
   return s;
 }
 

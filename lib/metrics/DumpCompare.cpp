@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "metrics/DumpCompareCells.h"
+#include "metrics/DumpVerdicts.h"
 #include "probe/metrics.h"
 #include "probe/number_format.h"
 
@@ -112,6 +113,11 @@ DumpCompareResult detail::dump_compare_cells(const TensorMetrics& m, const Tenso
 }
 
 std::string dump_accuracy_reached(const MetricValue& cosine, const MetricValue& max_abs) {
+  return detail::dump_accuracy_reached(cosine, max_abs, DumpCompareThresholds{});
+}
+
+std::string detail::dump_accuracy_reached(const MetricValue& cosine, const MetricValue& max_abs,
+                                          const DumpCompareThresholds& t) {
   if (cosine.kind == MetricKind::Text && cosine.text == "shape unmatched") return "Unmatched";
   auto is_text = [](const MetricValue& v, const char* s) {
     return v.kind == MetricKind::Text && v.text == s;
@@ -132,12 +138,17 @@ std::string dump_accuracy_reached(const MetricValue& cosine, const MetricValue& 
   };
   double c, a;
   if (!to_num(cosine, c) || !to_num(max_abs, a)) return "None";
-  if (c < 0.99 && a > 0.001) return "No";
-  if (c < 0.9 || a > 1) return "No";
+  if (c < t.cosine && a > t.max_abs) return "No";
+  if (c < t.cosine_floor || a > t.max_abs_ceiling) return "No";
   return "Yes";
 }
 
 StatDiff statistics_diff(std::optional<double> npu, std::optional<double> bench) {
+  return detail::statistics_diff(npu, bench, DumpCompareThresholds{}.statistics_warning);
+}
+
+StatDiff detail::statistics_diff(std::optional<double> npu, std::optional<double> bench,
+                                 double warning_ratio) {
   StatDiff s;
   if (!npu || !bench) {
     s.diff = s.relative = MetricValue::str("N/A");
@@ -155,7 +166,7 @@ StatDiff statistics_diff(std::optional<double> npu, std::optional<double> bench)
     s.relative = MetricValue::str(python_repr(std::fabs(diff / *bench * 100)) + "%");
   double mx = std::fmax(*npu, *bench);
   if (std::isnan(*npu) || std::isnan(*bench)) mx = NAN;  // Python max() keeps the first NaN-ish order
-  s.warning = std::fabs(diff) / (std::fabs(mx) + 1e-10) > 0.5;
+  s.warning = std::fabs(diff) / (std::fabs(mx) + 1e-10) > warning_ratio;
   return s;
 }
 

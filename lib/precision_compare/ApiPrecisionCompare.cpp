@@ -117,6 +117,16 @@ class PendingOutput {
   bool committed_ = false;
 };
 
+// Input paths and the timestamp, checked before any thresholds file is read; returns the timestamp to use.
+std::string check_options(const ApiPrecisionCompareOptions& options) {
+  check_input_path(options.npu_csv, "-npu");
+  check_input_path(options.gpu_csv, "-gpu");
+  std::string ts = options.timestamp.empty() ? detail::local_timestamp() : options.timestamp;
+  if (!detail::is_timestamp(ts))
+    throw Error(ErrorKind::InvalidArgument, "timestamp must be 14 digits (YYYYmmddHHMMSS)", {}, "timestamp");
+  return ts;
+}
+
 fs::path prepare_out_dir(const std::string& dir) {
   fs::path p = dir.empty() ? fs::path(".") : fs::path(dir);
   std::error_code ec;
@@ -134,20 +144,36 @@ fs::path prepare_out_dir(const std::string& dir) {
 class Run {
  public:
   Run(const pc::Thresholds& t, const pc::DetailsTable& npu, const pc::DetailsTable& gpu,
-      PendingOutput& result, PendingOutput& details, ApiPrecisionCompareSummary& summary)
-      : t_(t), npu_(npu), gpu_(gpu), result_(result), details_(details), summary_(summary) {}
+      PendingOutput& result, PendingOutput& details, ApiPrecisionCompareSummary& summary,
+      const ApiPrecisionCompareProgressFn& progress)
+      : t_(t),
+        npu_(npu),
+        gpu_(gpu),
+        result_(result),
+        details_(details),
+        summary_(summary),
+        progress_(progress) {}
 
-  void operator()() {
+  void operator()(const std::stop_token& stop) {
     std::size_t gpu_name_col = *gpu_.column("API Name");
     for (std::size_t r = 0; r < gpu_.rows(); ++r) gpu_index_[gpu_.raw(r, gpu_name_col)].push_back(r);
     std::size_t name_col = *npu_.column("API Name");
     std::size_t dtype_col = *npu_.column("DEVICE Dtype");
-    for (std::size_t r = 0; r < npu_.rows(); ++r) row(r, npu_.raw(r, name_col), npu_.raw(r, dtype_col));
+    for (; rows_done_ < npu_.rows(); ++rows_done_) {
+      const std::string& name = npu_.raw(rows_done_, name_col);
+      // Stop only where a new API starts, so every API in the files has all its rows and its result row.
+      if (stop.stop_requested() && starts_api(name)) {
+        summary_.cancelled = true;
+        break;
+      }
+      row(rows_done_, name, npu_.raw(rows_done_, dtype_col), stop);
+      if (summary_.cancelled) break;
+    }
     flush();
   }
 
  private:
-  void row(std::size_t r, const std::string& name, const std::string& dtype) {
+  void row(std::size_t r, const std::string& name, const std::string& dtype, const std::stop_token& stop) {
     auto parsed = parse_row_name(name);
     if (!parsed) {
       std::string msg = "The API name " + name + " is invalid.";
@@ -174,9 +200,17 @@ class Run {
       skip_row(name, skip.message, skip);
       return;
     }
+    if (last_full_name_ && *last_full_name_ != parsed->full_name) {
+      flush();
+      // A stop requested while the previous API was written (e.g. by the progress callback) ends the run
+      // before this API's first row, so neither file holds a part of it.
+      if (stop.stop_requested()) {
+        summary_.cancelled = true;
+        return;
+      }
+    }
     details_.write(detail);
     ++summary_.detail_rows;
-    if (last_full_name_ && *last_full_name_ != parsed->full_name) flush();
     last_full_name_ = parsed->full_name;
     last_api_name_ = parsed->api_name;
     last_dtype_ = dtype;
@@ -187,6 +221,12 @@ class Run {
     } else if (parsed->direction == "backward") {
       backward_.push_back(status);
     }
+  }
+
+  bool starts_api(const std::string& name) const {
+    if (!last_full_name_) return true;
+    const auto parsed = parse_row_name(name);
+    return !parsed || parsed->full_name != *last_full_name_;
   }
 
   // A row msprobe cannot judge: a SKIP detail row and a SKIP result row written at once, outside any group.
@@ -207,6 +247,7 @@ class Run {
     if (row[1] == pc::kPass) ++summary_.forward_pass;
     if (row[1] == pc::kError) ++summary_.forward_error;
     if (row[1] == pc::kSkip) ++summary_.forward_skip;
+    if (progress_) progress_({rows_done_, npu_.rows(), summary_.result_rows});
   }
 
   void flush() {
@@ -227,6 +268,7 @@ class Run {
     }
     forward_.clear();
     backward_.clear();
+    last_full_name_.reset();
   }
 
   const pc::Thresholds& t_;
@@ -235,6 +277,8 @@ class Run {
   PendingOutput& result_;
   PendingOutput& details_;
   ApiPrecisionCompareSummary& summary_;
+  const ApiPrecisionCompareProgressFn& progress_;
+  std::size_t rows_done_ = 0;
   std::unordered_map<std::string, std::vector<std::size_t>> gpu_index_;
   std::optional<std::string> last_full_name_;
   std::string last_api_name_, last_dtype_, skip_message_;
@@ -243,15 +287,22 @@ class Run {
 
 }  // namespace
 
-ApiPrecisionCompareSummary run_api_precision_compare(const ApiPrecisionCompareOptions& options) {
-  check_input_path(options.npu_csv, "-npu");
-  check_input_path(options.gpu_csv, "-gpu");
-  std::string ts = options.timestamp.empty() ? detail::local_timestamp() : options.timestamp;
-  if (!detail::is_timestamp(ts))
-    throw Error(ErrorKind::InvalidArgument, "timestamp must be 14 digits (YYYYmmddHHMMSS)", {}, "timestamp");
-  const std::string thresholds_file =
-      options.thresholds_file.empty() ? pc::default_thresholds_file() : options.thresholds_file;
-  const pc::Thresholds thresholds = pc::load_thresholds(thresholds_file, options.profile);
+ApiPrecisionCompareSummary run_api_precision_compare(const ApiPrecisionCompareOptions& options,
+                                                     const ApiPrecisionCompareProgressFn& progress,
+                                                     std::stop_token stop) {
+  check_options(options);
+  const PrecisionCompareThresholds thresholds =
+      options.thresholds_file.empty()
+          ? PrecisionCompareThresholds::builtin(options.profile)
+          : PrecisionCompareThresholds::load(options.thresholds_file, options.profile);
+  return run_api_precision_compare(options, thresholds, progress, std::move(stop));
+}
+
+ApiPrecisionCompareSummary run_api_precision_compare(const ApiPrecisionCompareOptions& options,
+                                                     const PrecisionCompareThresholds& thresholds,
+                                                     const ApiPrecisionCompareProgressFn& progress,
+                                                     std::stop_token stop) {
+  const std::string ts = check_options(options);
 
   const pc::DetailsTable npu(options.npu_csv, "NPU");
   npu.require_columns(pc::required_columns());
@@ -264,7 +315,7 @@ ApiPrecisionCompareSummary run_api_precision_compare(const ApiPrecisionCompareOp
   ApiPrecisionCompareSummary summary;
   summary.result_csv = result.path();
   summary.details_csv = details.path();
-  Run(thresholds, npu, gpu, result, details, summary)();
+  Run(thresholds, npu, gpu, result, details, summary, progress)(stop);
   result.close();
   details.close();
   details.commit();

@@ -2,6 +2,8 @@
 
 #include <rapidjson/document.h>
 
+#include <functional>
+
 #include "probe/error.h"
 #include "support/DataFiles.h"
 
@@ -67,13 +69,11 @@ Standard standard_from_id(const std::string& id, const Loader& l) {
   l.fail("api_groups", "unknown algorithm '" + id + "'");
 }
 
-}  // namespace
+// Where `{"from": FILE}` API groups come from: FILE on disk, or standards the caller already holds.
+using GroupSource = std::function<StandardsConfig(const std::string& from, Profile profile)>;
 
-double Thresholds::min_err(const std::string& dtype) const { return by_dtype(minimum_err, dtype); }
-double Thresholds::eb_threshold(const std::string& dtype) const { return by_dtype(accumulative_eb, dtype); }
-
-Thresholds load_thresholds(const std::string& file, const std::string& profile) {
-  const rapidjson::Document doc = detail::parse_data_json(file, "the thresholds data file");
+Thresholds from_document(const rapidjson::Document& doc, const std::string& file, const std::string& profile,
+                         const GroupSource& groups_from) {
   if (!doc.IsObject() || !doc.HasMember("common") || !doc["common"].IsObject())
     throw Error(ErrorKind::Format, "missing object", file, "common");
   if (!doc.HasMember("profiles") || !doc["profiles"].IsObject())
@@ -95,8 +95,7 @@ Thresholds load_thresholds(const std::string& file, const std::string& profile) 
     // The shipped file keeps no copy of the lists: run_ut's standards file is their single source.
     if (!groups.HasMember("from") || !groups["from"].IsString())
       l.fail("api_groups.from", "expected the name of a precision standards data file");
-    const StandardsConfig standards =
-        StandardsConfig::load(detail::data_file_path(groups["from"].GetString()), parse_profile(profile));
+    const StandardsConfig standards = groups_from(groups["from"].GetString(), parse_profile(profile));
     for (const auto& [standard, apis] : standards.api_groups())
       t.api_groups.emplace_back(standard, std::unordered_set<std::string>(apis.begin(), apis.end()));
   } else {
@@ -129,6 +128,47 @@ Thresholds load_thresholds(const std::string& file, const std::string& profile) 
   return t;
 }
 
+StandardsConfig standards_from_data_file(const std::string& from, Profile profile) {
+  return StandardsConfig::load(detail::data_file_path(from), profile);
+}
+
+}  // namespace
+
+Thresholds load_thresholds(const std::string& file, const std::string& profile) {
+  return from_document(detail::parse_data_json(file, "the thresholds data file"), file, profile,
+                       standards_from_data_file);
+}
+
 std::string default_thresholds_file() { return detail::data_file_path("api_precision_compare.json"); }
 
 }  // namespace probe::precision_compare
+
+namespace probe {
+
+namespace pc = precision_compare;
+
+double PrecisionCompareThresholds::min_err(const std::string& dtype) const {
+  return pc::by_dtype(minimum_err, dtype);
+}
+double PrecisionCompareThresholds::eb_threshold(const std::string& dtype) const {
+  return pc::by_dtype(accumulative_eb, dtype);
+}
+
+PrecisionCompareThresholds PrecisionCompareThresholds::builtin(Profile profile) {
+  return load(pc::default_thresholds_file(), profile);
+}
+
+PrecisionCompareThresholds PrecisionCompareThresholds::load(const std::string& path, Profile profile) {
+  return pc::load_thresholds(path, std::string(to_string(profile)));
+}
+
+PrecisionCompareThresholds PrecisionCompareThresholds::parse(std::string_view json,
+                                                             const StandardsConfig& standards,
+                                                             const std::string& origin) {
+  // The caller's standards are the one source of the groups: whatever FILE says, nothing is read.
+  return pc::from_document(detail::parse_data_json_text(json, origin, "the thresholds data"), origin,
+                           std::string(to_string(standards.profile())),
+                           [&](const std::string&, Profile) { return standards; });
+}
+
+}  // namespace probe

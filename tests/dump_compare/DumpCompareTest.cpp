@@ -175,7 +175,7 @@ TEST(DumpCompareRealData, RowOrderUnmatchedAndNoFileRows) {
 
 TEST(DumpCompareRealData, ProfilesDifferOnlyInTheZeroDimMessage) {
   DumpCompareOptions o;
-  o.profile = "msprobe";
+  o.profile = Profile::MsProbe;
   const Table ms = compare("real", o);
   const Table pr = compare("real");
   const std::string one =
@@ -342,7 +342,7 @@ TEST(DumpCompareMatching, DataMappingYaml) {
 
 TEST(DumpCompareMatching, MindSporeAgainstPyTorchWithApiMapping) {
   DumpCompareOptions o;
-  o.framework = "mindspore";
+  o.framework = Framework::MindSpore;
   const Table plain = compare("cross", o);
   EXPECT_EQ(plain.cell("Mint.add.0.forward.output.0", "Bench Name"), "N/A");
   o.api_mapping = true;
@@ -365,7 +365,7 @@ TEST(DumpCompareMatching, MindSporeAgainstPyTorchWithApiMapping) {
   for (int k = 0; k < 6; ++k) expect_metric(m["metrics"][k], t.cell(r, cols[k]), cols[k]);
   EXPECT_EQ(t.cell(r, "Accuracy Reached or Not"), m["accuracy"].GetString());
   // A PyTorch NPU dump cannot be compared with a MindSpore bench, and -f must agree with the dump.
-  o.framework = "pytorch";
+  o.framework = Framework::PyTorch;
   EXPECT_THROW(compare("cross", o), Error);
 }
 

@@ -64,7 +64,7 @@ struct Table {
 };
 
 Table compare(const std::string& npu, const std::string& bench, DumpCompareOptions o) {
-  o.framework = "mindspore";
+  o.framework = Framework::MindSpore;
   return Table{compare_dump_files(npu, bench, "", o)};
 }
 

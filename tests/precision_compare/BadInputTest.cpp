@@ -147,7 +147,10 @@ TEST(PrecisionCompareBadInput, UnknownProfileBadTimestampAndBrokenThresholds) {
   TempDir dir("options");
   auto f = testing::write_details(dir.file("npu.csv"), {ok_row("Torch.abs.0.forward.output.0")});
   auto o = testing::options_for(f, f, dir.file("out"));
-  o.profile = "strict";
+  // A profile the thresholds file does not define (the CLI refuses other spellings before this).
+  std::ofstream(dir.file("msprobe_only.json")) << R"({"common": {}, "profiles": {"msprobe": {}}})";
+  o.thresholds_file = dir.file("msprobe_only.json");
+  o.profile = Profile::Probe;
   EXPECT_EQ(run_expecting_error(o).kind(), ErrorKind::InvalidArgument);
   o = testing::options_for(f, f, dir.file("out"));
   o.timestamp = "2025";

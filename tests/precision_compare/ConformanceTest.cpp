@@ -41,7 +41,7 @@ TEST_P(Conformance, HeadInputsReproduceHeadOutputsByteForByte) {
   TempDir out("conf_head_" + GetParam());
   auto o = testing::options_for(e2e("head", "npu_accuracy_checking_details"),
                                 e2e("head", "gpu_accuracy_checking_details"), out.path.string());
-  o.profile = GetParam();  // the probe profile changes nothing in this command
+  o.profile = parse_profile(GetParam());  // the probe profile changes nothing in this command
   auto s = run_api_precision_compare(o);
   EXPECT_EQ(read_text(s.details_csv), read_text(e2e("head", "api_precision_compare_details")));
   EXPECT_EQ(read_text(s.result_csv), read_text(e2e("head", "api_precision_compare_result")));

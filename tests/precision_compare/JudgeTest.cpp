@@ -52,7 +52,7 @@ struct Outcome {
 };
 
 Outcome run_pair(const std::string& name, const std::vector<Cells>& npu, const std::vector<Cells>& gpu,
-                 const std::string& profile = "msprobe") {
+                 Profile profile = Profile::MsProbe) {
   TempDir dir(name);
   auto o = testing::options_for(testing::write_details(dir.file("npu.csv"), npu),
                                 testing::write_details(dir.file("gpu.csv"), gpu), dir.file("out"));

@@ -64,7 +64,7 @@ inline ApiPrecisionCompareOptions options_for(const std::string& npu, const std:
   o.npu_csv = npu;
   o.gpu_csv = gpu;
   o.out_dir = out;
-  o.profile = "msprobe";
+  o.profile = Profile::MsProbe;
   o.timestamp = "20250101000000";
   o.thresholds_file = PROBE_SOURCE_DIR "/data/api_precision_compare.json";
   return o;
