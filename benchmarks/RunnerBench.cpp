@@ -1,6 +1,7 @@
 // Runner throughput: probe's float64 matmul path (registry -> binding -> autograd Var -> Eigen GEMM ->
 // Tensor) against a plain Eigen GEMM of the same size measured in the same run (target >= 90%), and
 // the elementwise path (Torch.add with broadcasting machinery) in G elements/s against a plain loop.
+// BM_RunnerFamily/k times one API per runner family forward + backward (the label names the API).
 //   build/benchmarks/probe_runnerbench --benchmark_counters_tabular=true
 #include <benchmark/benchmark.h>
 
@@ -119,6 +120,95 @@ void BM_ProbeAddBroadcast(benchmark::State& state) {
                                                  benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// One API's forward + backward as run_ut evaluates it (run_forward_taped, then the VJP with a ones
+// gradient per output) on float32 inputs, in M elements/s of the first input. One case per runner family:
+// the shape/indexing primitives (permute, expand, take/put), broadcasting reductions (sum_to) and
+// reductions over axes, which is where the runners' N-d index math lives.
+struct FamilyCase {
+  const char* api;
+  std::vector<probe::Value> args;
+  std::vector<std::pair<std::string, probe::Value>> kwargs;
+};
+
+probe::Value ints(std::initializer_list<std::int64_t> v) {
+  std::vector<probe::Value> out;
+  for (auto x : v) out.emplace_back(x);
+  return probe::Value(std::move(out));
+}
+
+probe::Tensor index_tensor(probe::Shape shape, std::int64_t bound, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_int_distribution<std::int64_t> u(0, bound - 1);
+  std::vector<std::int64_t> v(static_cast<std::size_t>(probe::numel(shape)));
+  for (auto& x : v) x = u(gen);
+  return probe::Tensor::from_values<std::int64_t>(v, std::move(shape));
+}
+
+FamilyCase family_case(int which) {
+  using probe::DType;
+  using probe::Value;
+  const probe::Shape s{64, 128, 128};
+  switch (which) {
+    case 0:  // shape: permute (a strided gather forward, its inverse scatter backward)
+      return {"Tensor.permute.0",
+              {Value(random_tensor(DType::Float32, s, 11)), Value(2), Value(0), Value(1)},
+              {}};
+    case 1:  // shape: transpose of the last two dims
+      return {"Torch.transpose.0", {Value(random_tensor(DType::Float32, s, 12)), Value(1), Value(2)}, {}};
+    case 2:  // shape: expand [1, 128, 128] -> [64, 128, 128] (backward: sum_to over the broadcast dim)
+      return {"Tensor.expand.0",
+              {Value(random_tensor(DType::Float32, {1, 128, 128}, 13)), Value(64), Value(128), Value(128)},
+              {}};
+    case 3:  // elementwise: broadcast add [64, 128, 128] + [128] (backward: sum_to of the second operand)
+      return {"Torch.add.0",
+              {Value(random_tensor(DType::Float32, s, 14)), Value(random_tensor(DType::Float32, {128}, 15))},
+              {}};
+    case 4:  // reduction: sum over the middle axis
+      return {"Torch.sum.0", {Value(random_tensor(DType::Float32, s, 16)), ints({1})}, {}};
+    case 5:  // indexing: gather along the last dim
+      return {"Torch.gather.0",
+              {Value(random_tensor(DType::Float32, s, 17)), Value(2),
+               Value(index_tensor({64, 128, 64}, 128, 18))},
+              {}};
+    case 6:  // indexing: a basic slice x[:, 1:, ::2]
+      return {
+          "Tensor.__getitem__.0",
+          {Value(random_tensor(DType::Float32, s, 19)),
+           Value(std::vector<Value>{Value(probe::Slice{}), Value(probe::Slice{1, std::nullopt, std::nullopt}),
+                                    Value(probe::Slice{std::nullopt, std::nullopt, 2})})},
+          {}};
+    default:  // joining: cat of two along dim 1
+      return {"Torch.cat.0",
+              {Value(std::vector<Value>{Value(random_tensor(DType::Float32, s, 20)),
+                                        Value(random_tensor(DType::Float32, s, 21))}),
+               Value(1)},
+              {}};
+  }
+}
+
+void BM_RunnerFamily(benchmark::State& state) {
+  const probe::RunnerRegistry reg = probe::RunnerRegistry::with_builtins();
+  const FamilyCase fc = family_case(static_cast<int>(state.range(0)));
+  const probe::ApiCall call{fc.args, fc.kwargs};
+  state.SetLabel(fc.api);
+  std::vector<probe::Value> grads;
+  for (const probe::Value& out : reg.run_forward(probe::Framework::PyTorch, fc.api, call).outputs) {
+    const probe::Tensor& t = out.tensor();
+    grads.emplace_back(probe::Tensor::from_values<double>(
+                           std::vector<double>(static_cast<std::size_t>(t.numel()), 1.0), t.shape())
+                           .to(probe::DType::Float32));
+  }
+  for (auto _ : state) {
+    probe::TapedCall taped = reg.run_forward_taped(probe::Framework::PyTorch, fc.api, call);
+    benchmark::DoNotOptimize(taped.result().outputs[0].tensor().bytes());
+    auto g = taped.backward(grads);
+    benchmark::DoNotOptimize(g.front().grad.bytes());
+  }
+  const auto n = fc.args[0].is_tensor() ? fc.args[0].tensor().numel() : fc.args[0].list()[0].tensor().numel();
+  state.counters["Melem/s"] =
+      benchmark::Counter(static_cast<double>(n) * 1e-6, benchmark::Counter::kIsIterationInvariantRate);
+}
+
 }  // namespace
 
 BENCHMARK(BM_EigenGemm)->Arg(128)->Arg(256)->Arg(512)->Arg(1024)->Unit(benchmark::kMillisecond);
@@ -126,4 +216,5 @@ BENCHMARK(BM_ProbeMatmul)->Arg(128)->Arg(256)->Arg(512)->Arg(1024)->Unit(benchma
 BENCHMARK(BM_PlainAddLoop)->Arg(1 << 20)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ProbeAdd)->Arg(1 << 20)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ProbeAddBroadcast)->Arg(1 << 20)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_RunnerFamily)->DenseRange(0, 7)->Unit(benchmark::kMillisecond);
 BENCHMARK_MAIN();
