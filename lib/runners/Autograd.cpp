@@ -722,7 +722,7 @@ Var where(const Var& cond, const Var& a, const Var& b) {
   Buffer out(static_cast<std::size_t>(probe::numel(s)));
   for (std::size_t i = 0; i < out.size(); ++i) out[i] = c.data()[i] != 0 ? ea.data()[i] : eb.data()[i];
   return make_result(s, std::move(out), dt, {ea, eb}, [c](const Buffer& g) {
-    Buffer ga(g.size()), gb(g.size());
+    Buffer ga(g.size(), 0.0), gb(g.size(), 0.0);  // each element goes to one side: zeros on the other
     for (std::size_t i = 0; i < g.size(); ++i) (c.data()[i] != 0 ? ga[i] : gb[i]) = g[i];
     return std::vector<Buffer>{std::move(ga), std::move(gb)};
   });

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <span>
 
 #include "probe/error.h"
 #include "runners/Ops.h"
@@ -16,7 +17,7 @@ namespace {
 // Flat offsets of every element of `shape` in a row-major tensor of that shape where coordinate `dim`
 // is replaced by `index[i]` (gather/scatter/index_add addressing). `index` has the element order of `shape`.
 std::vector<std::int64_t> along_dim_offsets(const Shape& target, const Shape& shape, int dim,
-                                            const std::vector<double>& index) {
+                                            std::span<const double> index) {
   const auto ts = contiguous_strides(target);
   const std::size_t n = shape.size();
   std::vector<std::int64_t> out(index.size());
@@ -96,9 +97,12 @@ bool is_index_item_seq(const Value& v) {
   return false;
 }
 
-std::vector<double> int_values(const Value& v) {
-  std::vector<double> out;
-  if (v.is_tensor()) return v.tensor().to_doubles();
+Buffer int_values(const Value& v) {
+  Buffer out;
+  if (v.is_tensor()) {
+    const std::vector<double> d = v.tensor().to_doubles();
+    return Buffer(d.begin(), d.end());
+  }
   for (const Value& it : v.list()) out.push_back(static_cast<double>(it.as_int()));
   return out;
 }
@@ -113,7 +117,7 @@ Var getitem(const Var& x0, const Value& index) {
   struct Adv {
     int dim;
     Shape shape;
-    std::vector<double> values;
+    Buffer values;
   };
   int consumed = 0;
   for (const Value& it : items) {
@@ -141,8 +145,7 @@ Var getitem(const Var& x0, const Value& index) {
         break;
       case Value::Kind::Bool: {  // x[True] adds a dim of 1, x[False] of 0
         v = ops::unsqueeze(v, dim);
-        adv.push_back(
-            {dim++, {it.as_bool() ? 1 : 0}, it.as_bool() ? std::vector<double>{0} : std::vector<double>{}});
+        adv.push_back({dim++, {it.as_bool() ? 1 : 0}, it.as_bool() ? Buffer{0.0} : Buffer{}});
         break;
       }
       case Value::Kind::Int: {
@@ -171,7 +174,7 @@ Var getitem(const Var& x0, const Value& index) {
                   "The shape of the mask {} at index {} does not match the shape of the indexed tensor {}",
                   shape_to_string(m.shape()), k, shape_to_string(v.shape())));
           // nonzero(): one coordinate vector per mask dim
-          std::vector<std::vector<double>> coords(static_cast<std::size_t>(m.ndim()));
+          std::vector<Buffer> coords(static_cast<std::size_t>(m.ndim()));
           const auto ms = contiguous_strides(m.shape());
           for (std::int64_t i = 0; i < m.numel(); ++i)
             if (m.at(i) != 0)
@@ -183,8 +186,7 @@ Var getitem(const Var& x0, const Value& index) {
             adv.push_back({dim + k, {nnz}, coords[static_cast<std::size_t>(k)]});
           if (m.ndim() == 0) {  // 0-d bool tensor behaves like a Python bool
             v = ops::unsqueeze(v, dim);
-            adv.push_back(
-                {dim, {m.at(0) != 0 ? 1 : 0}, m.at(0) != 0 ? std::vector<double>{0} : std::vector<double>{}});
+            adv.push_back({dim, {m.at(0) != 0 ? 1 : 0}, m.at(0) != 0 ? Buffer{0.0} : Buffer{}});
             ++dim;
             break;
           }
@@ -230,7 +232,7 @@ Var getitem(const Var& x0, const Value& index) {
     out_src.push_back(rest[ri]);
   }
   // broadcast every index array to B
-  std::vector<std::vector<double>> bidx;
+  std::vector<Buffer> bidx;
   for (const Adv& a : adv) {
     Var iv = expand(make_leaf(a.shape, a.values, DType::Int64), b);
     bidx.push_back(iv.data());
@@ -327,7 +329,7 @@ Var index_add(const Var& x, std::int64_t dim, const Var& i, const Var& src, doub
       invalid(fmt::format("index_add_(): source {} and input {} must match outside dim {}",
                           shape_to_string(src.shape()), shape_to_string(x.shape()), d));
   // per source element: its index along d comes from index[coord_d]
-  std::vector<double> along(static_cast<std::size_t>(src.numel()));
+  Buffer along(static_cast<std::size_t>(src.numel()));  // every element written below
   const auto ss = contiguous_strides(src.shape());
   const std::int64_t sl = src.ndim() ? src.shape()[static_cast<std::size_t>(d)] : 1;
   if (sl != i.numel()) invalid("index_add_(): Number of indices should be equal to source.size(dim)");
@@ -346,7 +348,7 @@ std::vector<std::int64_t> index_positions(const Var& x, int d, const Var& i, con
   const auto ss = contiguous_strides(shape);
   const std::int64_t len = shape.empty() ? 1 : shape[static_cast<std::size_t>(d)];
   if (len != i.numel()) invalid("index_copy_(): Number of indices should be equal to source.size(dim)");
-  std::vector<double> along(static_cast<std::size_t>(checked_numel(shape)));
+  Buffer along(static_cast<std::size_t>(checked_numel(shape)));  // every element written below
   for (std::size_t k = 0; k < along.size(); ++k) {
     const std::int64_t coord =
         shape.empty() ? 0 : (static_cast<std::int64_t>(k) / ss[static_cast<std::size_t>(d)]) % len;
