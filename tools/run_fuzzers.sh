@@ -35,6 +35,12 @@ corpus[pt]=$(seed pt tests/data/tensors/*.pt)
 corpus[pickle]=$(seed pickle "${pickles[@]}")
 corpus[yaml]=$(seed yaml tests/data/dump_mapping/*/*.yaml tests/data/dump_compare/fuzzy/*.yaml)
 corpus[precheckframe]=$(seed precheckframe tests/data/precheck_frame/*.frame)
+# The online wire fuzzer's first byte is a control byte (bit 7: checksum off; low bits: read size - 1).
+corpus[onlinewire]=$(seed onlinewire)
+for f in tests/data/online_wire/*.bin; do
+  case $f in *nocrc*) control='\207' ;; *) control='\007' ;; esac
+  { printf "$control"; cat "$f"; } >"${corpus[onlinewire]}/$(basename "$f")"
+done
 
 status=0
 for exe in "$build"/tests/fuzz/probe_fuzz_* "$build"/bin/probe_fuzz_*; do

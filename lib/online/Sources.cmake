@@ -1,4 +1,5 @@
 set(PROBE_SOURCES
   OnlineChecker.cpp
+  OnlineWire.cpp
   PrecheckFrame.cpp
 )
