@@ -74,57 +74,56 @@ void write_counts(JsonWriter& w, const std::map<std::string, std::size_t>& m) {
   w.EndObject();
 }
 
+void field(JsonWriter& w, const char* k, std::string_view v) {
+  w.Key(k);
+  write_string(w, v);
+}
+void field(JsonWriter& w, const char* k, std::uint64_t v) {
+  w.Key(k);
+  w.Uint64(v);
+}
+void field(JsonWriter& w, const char* k, std::int64_t v) {
+  w.Key(k);
+  w.Int64(v);
+}
+void field(JsonWriter& w, const char* k, bool v) {
+  w.Key(k);
+  w.Bool(v);
+}
+void field(JsonWriter& w, const char* k, const std::map<std::string, std::size_t>& counts) {
+  w.Key(k);
+  write_counts(w, counts);
+}
+
 void write_rank(JsonWriter& w, const DumpSummary& s) {
   auto key = [&](const char* k) { w.Key(k); };
   w.StartObject();
-  key("dump_json");
-  write_string(w, s.where.dump_json);
-  key("mode");
-  write_string(w, s.where.mode);
-  key("step");
-  write_string(w, s.where.step);
-  key("rank");
-  write_string(w, s.where.rank);
-  key("framework");
-  write_string(w, s.framework);
-  key("task");
-  write_string(w, s.task);
-  key("level");
-  write_string(w, s.level);
-  key("records");
-  w.Uint64(s.records);
-  key("by_direction");
-  write_counts(w, s.by_direction);
-  key("by_prefix");
-  write_counts(w, s.by_prefix);
-  key("tensors");
-  w.Uint64(s.tensors);
-  key("by_dtype");
-  write_counts(w, s.by_dtype);
-  key("tensor_bytes");
-  w.Int64(s.tensor_bytes);
-  key("unsupported_dtype_tensors");
-  w.Uint64(s.unsupported_dtype);
-  key("files_referenced");
-  w.Uint64(s.files_referenced);
-  key("files_checked");
-  w.Bool(s.files_checked);
-  key("files_ok");
-  w.Uint64(s.files_ok);
-  key("file_problems");
-  write_counts(w, s.problem_counts);
+  field(w, "dump_json", s.where.dump_json);
+  field(w, "mode", s.where.mode);
+  field(w, "step", s.where.step);
+  field(w, "rank", s.where.rank);
+  field(w, "framework", s.framework);
+  field(w, "task", s.task);
+  field(w, "level", s.level);
+  field(w, "records", s.records);
+  field(w, "by_direction", s.by_direction);
+  field(w, "by_prefix", s.by_prefix);
+  field(w, "tensors", s.tensors);
+  field(w, "by_dtype", s.by_dtype);
+  field(w, "tensor_bytes", s.tensor_bytes);
+  field(w, "unsupported_dtype_tensors", s.unsupported_dtype);
+  field(w, "files_referenced", s.files_referenced);
+  field(w, "files_checked", s.files_checked);
+  field(w, "files_ok", s.files_ok);
+  field(w, "file_problems", s.problem_counts);
   key("problems");
   w.StartArray();
   for (const DumpProblem& p : s.problems) {
     w.StartObject();
-    key("kind");
-    write_string(w, to_string(p.kind));
-    key("record");
-    write_string(w, p.record);
-    key("field");
-    write_string(w, p.field);
-    key("detail");
-    write_string(w, p.detail);
+    field(w, "kind", to_string(p.kind));
+    field(w, "record", p.record);
+    field(w, "field", p.field);
+    field(w, "detail", p.detail);
     w.EndObject();
   }
   w.EndArray();

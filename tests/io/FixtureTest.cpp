@@ -31,6 +31,13 @@ bool ends_with(const std::string& s, const std::string& x) {
   return s.size() >= x.size() && s.compare(s.size() - x.size(), x.size(), x) == 0;
 }
 
+// expected.json's "rejects" name the error kind probe must raise.
+ErrorKind expected_kind(const std::string& kind) {
+  return kind == "Security"      ? ErrorKind::Security
+         : kind == "Unsupported" ? ErrorKind::Unsupported
+                                 : ErrorKind::Format;
+}
+
 std::vector<NamedTensor> load_any(const std::string& path) {
   if (ends_with(path, ".npy")) return {{"", load_npy(path)}};
   if (ends_with(path, ".npz")) return load_npz(path);
@@ -109,9 +116,7 @@ TEST(TensorFixtures, RejectedFixturesGiveTheExpectedErrorKind) {
   const auto& rejects = expected()["rejects"];
   for (auto it = rejects.MemberBegin(); it != rejects.MemberEnd(); ++it) {
     std::string file = it->name.GetString(), kind = it->value.GetString();
-    ErrorKind want = kind == "Security"      ? ErrorKind::Security
-                     : kind == "Unsupported" ? ErrorKind::Unsupported
-                                             : ErrorKind::Format;
+    const ErrorKind want = expected_kind(kind);
     test::expect_error([&] { load_tensor_file(tensors_dir() + file); }, want, {file});
   }
 }
@@ -142,9 +147,7 @@ TEST(TensorFixtures, HeadersMatchNumpyAndTorch) {
   const auto& rejects = expected()["rejects"];
   for (auto it = rejects.MemberBegin(); it != rejects.MemberEnd(); ++it) {
     std::string file = it->name.GetString(), kind = it->value.GetString();
-    ErrorKind want = kind == "Security"      ? ErrorKind::Security
-                     : kind == "Unsupported" ? ErrorKind::Unsupported
-                                             : ErrorKind::Format;
+    const ErrorKind want = expected_kind(kind);
     test::expect_error([&] { read_tensor_header(tensors_dir() + file); }, want, {file});
   }
   // Several tensors where one is expected: the same refusal as load_tensor_file's.
