@@ -5,6 +5,10 @@ option(PROBE_BUILD_GTEST "Build probe::gtest, the GoogleTest helpers for operato
 option(PROBE_BUILD_FUZZERS "Build libFuzzer targets (needs clang)" OFF)
 option(PROBE_WERROR "Treat warnings as errors" OFF)
 option(PROBE_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
+option(PROBE_TSAN "Build with ThreadSanitizer (not together with PROBE_SANITIZE)" OFF)
+if(PROBE_SANITIZE AND PROBE_TSAN)
+  message(FATAL_ERROR "PROBE_SANITIZE and PROBE_TSAN cannot be combined: use two build directories")
+endif()
 # probe::torch, the LibTorch adapter (Debian libtorch-dev): AUTO builds it when CMake finds Torch, ON makes a
 # missing Torch a configure error (CI: its tests must run, never skip), OFF never builds it.
 set(PROBE_TORCH AUTO CACHE STRING "Build the LibTorch adapter probe::torch: AUTO, ON or OFF")
@@ -16,7 +20,7 @@ target_compile_options(probe_warnings INTERFACE -Wall -Wextra -Wpedantic
   $<$<BOOL:${PROBE_WERROR}>:-Werror>)
 # GCC 12 misreports -Wmaybe-uninitialized inside sanitizer-instrumented libstdc++ (std::regex's
 # std::function states); the plain -Werror build keeps the warning.
-if(PROBE_SANITIZE)
+if(PROBE_SANITIZE OR PROBE_TSAN)
   target_compile_options(probe_warnings INTERFACE $<$<CXX_COMPILER_ID:GNU>:-Wno-maybe-uninitialized>)
 endif()
 
@@ -28,4 +32,8 @@ target_compile_options(probe_codegen INTERFACE -fno-trapping-math)
 if(PROBE_SANITIZE)
   add_compile_options(-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
   add_link_options(-fsanitize=address,undefined)
+endif()
+if(PROBE_TSAN)
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=thread)
 endif()

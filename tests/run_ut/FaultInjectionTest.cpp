@@ -547,8 +547,9 @@ TEST(FaultInjection, BenchWorkOnGeneratedInputsIsCappedPerApi) {
 // Item 7 and messages: a tensor that cannot be built names its field, an argument whose dump type is blank
 // says so, and running out of memory names the tensor instead of "out of memory while checking this API".
 // 2^50 float32 elements (4 PiB) exceed any address space, so that allocation fails on every machine whatever
-// its overcommit policy. AddressSanitizer's operator new aborts instead of throwing std::bad_alloc, so the
-// out-of-memory record is left out of sanitizer builds (the other two are checked there too).
+// its overcommit policy. The Address and Thread sanitizers' operator new aborts instead of throwing
+// std::bad_alloc, so the out-of-memory record is left out of sanitizer builds (the other two are checked
+// there too).
 TEST(FaultInjection, TensorsThatCannotBeBuiltAreNamed) {
   TempDir t("named");
   std::string wide = kStatsEntry, blank = kStatsEntry, huge = kStatsEntry;
@@ -557,7 +558,7 @@ TEST(FaultInjection, TensorsThatCannotBeBuiltAreNamed) {
   replace_once(blank, "\"type\": \"torch.Tensor\"", "\"type\": \"\"");
   replace_once(huge, "Functional.relu.0", "Functional.relu.1");
   replace_once(huge, "\"shape\": [2]", "\"shape\": [1125899906842624]");
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   const bool out_of_memory_case = false;
 #else
   const bool out_of_memory_case = true;
