@@ -3,7 +3,8 @@
 #   tools/bootstrap.sh example   install what is missing, build, run probe on the example dump
 #   tools/bootstrap.sh test      install what is missing, build, run the whole test suite (CTest)
 #   tools/bootstrap.sh sanitize  same as test, built with AddressSanitizer + UndefinedBehaviorSanitizer
-#   tools/bootstrap.sh tsan      the threaded components' tests (core, run_ut, online, dump_compare) under
+#   tools/bootstrap.sh tsan      the threaded components' tests (core, run_ut, online, dump_compare,
+#                                dump_writer) under
 #                                ThreadSanitizer
 #   tools/bootstrap.sh clang     same as test, built with clang (optional developer check, not run by CI)
 #   tools/bootstrap.sh format    fail if any tracked C/C++ file differs from clang-format-14's output
@@ -95,14 +96,15 @@ case "$mode" in
     ;;
   tsan)
     # Only the components that run threads (the thread pool, run_ut's workers and its CLI with -n, the online
-    # checker, dump compare): ThreadSanitizer slows code 5-15x and a whole-suite run would not fit CI's budget.
+    # checker, dump compare, the dump writer): ThreadSanitizer slows code 5-15x and a whole-suite run would not
+    # fit CI's budget.
     # The LibTorch adapter is left out: libtorch itself is not instrumented, so TSan cannot see its locks.
     cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPROBE_TSAN=ON -DPROBE_WERROR=OFF \
       -DPROBE_BUILD_TESTS=ON -DPROBE_BUILD_BENCHMARKS=OFF -DPROBE_TORCH=OFF "${launcher[@]}" >/dev/null
     cmake --build build-tsan -j "$jobs" --target probe_cli probe_core_tests probe_run_ut_tests probe_online_tests \
-      probe_dump_compare_tests
+      probe_dump_compare_tests probe_dump_writer_tests
     TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tools/tsan.supp" \
-      run_suite build-tsan --timeout 1800 -L '^(core|run_ut|online|dump_compare)$'
+      run_suite build-tsan --timeout 1800 -L '^(core|run_ut|online|dump_compare|dump_writer)$'
     ;;
   format)
     # --dry-run --Werror prints each drifting line and fails; the fix is `clang-format-14 -i FILE`.
