@@ -88,6 +88,8 @@ class Tensor {
 
  private:
   Tensor(DType dtype, Shape shape, std::shared_ptr<Storage> storage, std::size_t offset);
+  // Owned storage the caller overwrites in full: no zero-fill (a memset of every byte, issue 13).
+  static Tensor for_overwrite(DType dtype, Shape shape);
   void check_type(DType requested) const;
 
   DType dtype_ = DType::Float32;
@@ -99,7 +101,7 @@ class Tensor {
 
 template <class T>
 Tensor Tensor::from_values(std::span<const T> values, Shape shape) {
-  Tensor t = zeros(dtype_of_v<T>, std::move(shape));
+  Tensor t = for_overwrite(dtype_of_v<T>, std::move(shape));
   if (static_cast<std::size_t>(t.numel()) != values.size())
     throw Error(ErrorKind::InvalidArgument, "value count does not match shape " + shape_to_string(t.shape()));
   T* out = t.mutable_data<T>();

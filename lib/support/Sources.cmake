@@ -7,6 +7,7 @@ set(PROBE_SOURCES
   DType.cpp
   Error.cpp
   ScalarTypes.cpp
+  LargeAlloc.cpp
   Storage.cpp
   Tensor.cpp
   Version.cpp

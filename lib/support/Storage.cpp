@@ -11,6 +11,7 @@
 #include <new>
 
 #include "probe/error.h"
+#include "support/LargeAlloc.h"
 #include "support/UninitStorage.h"
 
 namespace probe {
@@ -19,14 +20,10 @@ namespace {
 class OwnedStorage final : public Storage {
  public:
   OwnedStorage(std::size_t size, bool zero) : size_(size) {
-    // Round up so that aligned_alloc's size requirement holds; at least one block so data() is valid.
-    std::size_t alloc = ((size + 63) / 64) * 64;
-    if (alloc == 0) alloc = 64;
-    data_ = static_cast<std::byte*>(std::aligned_alloc(64, alloc));
-    if (!data_) throw std::bad_alloc();
-    if (zero) std::memset(data_, 0, alloc);
+    data_ = static_cast<std::byte*>(detail::allocate_tensor_bytes(size));
+    if (zero) std::memset(data_, 0, size);
   }
-  ~OwnedStorage() override { std::free(data_); }
+  ~OwnedStorage() override { detail::free_tensor_bytes(data_); }
   std::byte* data() noexcept override { return data_; }
   std::size_t size() const noexcept override { return size_; }
 

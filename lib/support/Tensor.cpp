@@ -63,6 +63,10 @@ Tensor detail::uninitialized_tensor(DType dtype, Shape shape) {
   return Tensor::from_storage(dtype, std::move(shape), make_uninitialized_storage(bytes));
 }
 
+Tensor Tensor::for_overwrite(DType dtype, Shape shape) {
+  return detail::uninitialized_tensor(dtype, std::move(shape));
+}
+
 Tensor Tensor::from_storage(DType dtype, Shape shape, std::shared_ptr<Storage> storage,
                             std::size_t byte_offset) {
   std::int64_t n = probe::numel(shape);
