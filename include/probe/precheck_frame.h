@@ -22,6 +22,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -73,5 +74,30 @@ Frame decode_frame(std::span<const std::byte> bytes, const FrameLimits& limits =
 /// [kFrameOverhead, limits.max_frame_bytes], so a reader never waits for or allocates a hostile length.
 std::optional<std::uint64_t> frame_length(std::span<const std::byte> prefix, const FrameLimits& limits = {},
                                           const std::string& source = "precheck frame");
+
+/// The forward API records of a dump as frames, in file order: what a training process would have sent
+/// instead of dumping (`probe replay`, tests). Each frame's header is the entry's JSON as dumped (numbers
+/// kept as written) with every data_name replaced by its blob index; the blobs are read from the tensor
+/// files. Const member functions are thread-safe.
+class DumpRecords {
+ public:
+  /// Reads and checks dump.json (as Dump::open; throws probe::Error naming the file and field).
+  static DumpRecords open(const std::string& dump_json);
+  ~DumpRecords();
+  DumpRecords(DumpRecords&&) noexcept;
+  DumpRecords& operator=(DumpRecords&&) noexcept;
+
+  std::size_t size() const;
+  /// The dump.json key of record i ("Functional.relu.0.forward").
+  const std::string& key(std::size_t i) const;
+  /// Encodes record i with its tensors read now. Throws probe::Error naming the tensor file and field when a
+  /// file cannot be read, or when the frame breaks `limits`.
+  std::vector<std::byte> frame(std::size_t i, const FrameLimits& limits = {}) const;
+
+ private:
+  struct Impl;
+  explicit DumpRecords(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace probe::online

@@ -24,6 +24,7 @@
 #include "probe/precheck_frame.h"
 #include "probe/precision_standard.h"
 #include "probe/run_ut.h"
+#include "probe/run_ut_stream.h"
 #include "probe/runner.h"
 #include "probe/scalar_types.h"
 #include "probe/stack.h"

@@ -1,4 +1,5 @@
 set(PROBE_SOURCES
+  DumpRecords.cpp
   OnlineChecker.cpp
   OnlineWire.cpp
   PrecheckFrame.cpp

@@ -18,6 +18,8 @@ namespace {
 // Thrown inside the worker pool to stop it when the caller requested a stop; never leaves run_engine.
 struct Cancelled {};
 
+}  // namespace
+
 void count(RunUtSummary& s, const std::string& fwd, const std::string& bwd) {
   ++s.apis;
   if (fwd == "error") ++s.forward_error;
@@ -33,8 +35,6 @@ void count(RunUtSummary& s, const std::string& fwd, const std::string& bwd) {
   else
     ++s.pass;
 }
-
-}  // namespace
 
 RunUtSummary run_engine(const std::vector<std::string>& apis,
                         const std::function<ApiRows(std::size_t)>& check, const EngineConfig& config,

@@ -17,6 +17,9 @@ namespace probe::rut {
 /// Summary roll-up of one result row (see probe::run_ut_api_outcome).
 std::string run_ut_outcome_impl(const std::string& fwd, const std::string& bwd);
 
+/// Adds one result row's (forward, backward) statuses to a summary's counts.
+void count(RunUtSummary& s, const std::string& fwd, const std::string& bwd);
+
 struct EngineConfig {
   OutputPaths paths;
   bool resume = false;  ///< continue in existing files (skips APIs with a result row)

@@ -13,6 +13,7 @@
 #include "probe/dump.h"
 #include "probe/error.h"
 #include "probe/output_compare.h"
+#include "probe/precheck_frame.h"
 #include "probe/precision_standard.h"
 #include "probe/run_ut.h"
 #include "probe/runner.h"
@@ -22,6 +23,7 @@
 #include "run_ut/Engine.h"
 #include "run_ut/OutputFiles.h"
 #include "run_ut/RandomInputs.h"
+#include "run_ut/RecordChecker.h"
 #include "support/Timestamp.h"
 
 namespace probe {
@@ -58,6 +60,17 @@ CsvRow skip_details_row(Framework fw, const std::string& name, const std::string
   return r;
 }
 
+// Where one API's tensors come from: the dump's tensor files, or the blobs of a record received whole
+// (online pre-check, probe/run_ut_stream.h). `dump` is the dump (or the record's one-entry header) whose
+// task says whether a tensor without data may be generated from its statistics.
+struct TensorSource {
+  const Dump* dump = nullptr;
+  const online::Frame* record = nullptr;
+  Tensor load(const DumpEntry& entry, const TensorInfo& info) const {
+    return record ? record->tensor(info) : dump->load_tensor(entry, info);
+  }
+};
+
 // Everything one run shares between worker threads (read-only except the byte counter).
 struct Context {
   const Dump* dump = nullptr;
@@ -82,8 +95,8 @@ struct Context {
 // mode), else generated from the statistics (random mode); mixed dumps mix per tensor.
 class ValueBuilder {
  public:
-  ValueBuilder(const Context& ctx, const DumpEntry& entry, const std::string& api)
-      : ctx_(ctx), entry_(entry), api_(api) {}
+  ValueBuilder(const Context& ctx, const TensorSource& src, const DumpEntry& entry, const std::string& api)
+      : ctx_(ctx), src_(src), entry_(entry), api_(api) {}
 
   /// msprobe's per-API input fixes (§6.5): cross_entropy targets are int64 and non-negative,
   /// histc takes floating input. `api_name` is the base name ("cross_entropy").
@@ -143,7 +156,7 @@ class ValueBuilder {
     if (!info.dtype)
       throw Error(ErrorKind::Unsupported, "dtype " + info.dtype_name + " is not supported", "", field, api_);
     if (info.has_file()) {
-      Tensor t = ctx_.dump->load_tensor(entry_, info);
+      Tensor t = src_.load(entry_, info);
       if (t.shape() != info.shape)
         throw Error(ErrorKind::Format,
                     "tensor file has shape " + shape_to_string(t.shape()) + " but dump.json says " +
@@ -158,7 +171,7 @@ class ValueBuilder {
     // tensor dump a tensor without its file is a damaged dump: guessing it from Max/Min would judge the API
     // on other inputs than the device saw.
     // msprobe writes no file for an empty tensor: there is nothing to guess.
-    if (ctx_.dump->task() == "tensor" && probe::numel(info.shape) != 0)
+    if (src_.dump->task() == "tensor" && probe::numel(info.shape) != 0)
       throw Error(ErrorKind::Format,
                   "tensor dump without a file for this tensor (data_name missing or empty); inputs are "
                   "generated from statistics only in statistics dumps",
@@ -198,6 +211,7 @@ class ValueBuilder {
 
  private:
   const Context& ctx_;
+  const TensorSource& src_;
   const DumpEntry& entry_;
   std::string api_;
   int real_ = 0, random_ = 0;
@@ -209,16 +223,16 @@ class ValueBuilder {
 
 // The dumped outputs as device values, or nullopt when some tensor has no file (then the device
 // runner computes them). DECISIONS D6.
-std::optional<std::vector<Value>> dumped_values(const Context& ctx, const DumpEntry& entry,
-                                                const DumpNode* list, const std::string& api,
-                                                const std::string& field) {
+std::optional<std::vector<Value>> dumped_values(const Context& ctx, const TensorSource& src,
+                                                const DumpEntry& entry, const DumpNode* list,
+                                                const std::string& api, const std::string& field) {
   if (!list) return std::nullopt;
   std::vector<const TensorInfo*> tensors;
   list->collect_tensors(tensors);
   if (tensors.empty() && list->items().empty()) return std::nullopt;
   for (const auto* t : tensors)
     if (!t->has_file()) return std::nullopt;
-  ValueBuilder vb(ctx, entry, api);
+  ValueBuilder vb(ctx, src, entry, api);
   std::vector<Value> out;
   for (std::size_t i = 0; i < list->items().size(); ++i)
     out.push_back(vb.build(list->items()[i], field + "." + std::to_string(i)));
@@ -381,7 +395,7 @@ class ApiChecker {
  public:
   explicit ApiChecker(const Context& ctx) : ctx_(ctx) {}
 
-  ApiRows check(const std::string& full, const DumpEntry& entry) const {
+  ApiRows check(const std::string& full, const DumpEntry& entry, const TensorSource& src) const {
     ApiRows rows;
     rows.name = full;
     const auto fw = ctx_.framework;
@@ -408,7 +422,7 @@ class ApiChecker {
       api_name = parsed ? parsed->name : full;
     }
     try {
-      return run(full, api_name, runner_api, entry);
+      return run(full, api_name, runner_api, entry, src);
     } catch (const Error& e) {
       // Name the file (not its directory: the CSV stays the same on every machine) and the field.
       std::string where;
@@ -436,8 +450,8 @@ class ApiChecker {
   }
 
   ApiRows run(const std::string& full, const std::string& api_name, const std::string& runner_api,
-              const DumpEntry& entry) const {
-    ValueBuilder vb(ctx_, entry, full);
+              const DumpEntry& entry, const TensorSource& src) const {
+    ValueBuilder vb(ctx_, src, entry, full);
     vb.set_api_rules(api_name);
     ApiCall call;
     if (const DumpNode* in = entry.inputs()) {
@@ -501,7 +515,7 @@ class ApiChecker {
     // so an API with any generated input is judged against the device runner on the same generated inputs.
     const bool inputs_as_dumped = vb.random() == 0;
     auto dumped = use_dumped_device(ctx_) && inputs_as_dumped
-                      ? dumped_values(ctx_, entry, entry.outputs(), full, "output")
+                      ? dumped_values(ctx_, src, entry, entry.outputs(), full, "output")
                       : std::nullopt;
     if (dumped) {
       device = std::move(*dumped);
@@ -524,7 +538,7 @@ class ApiChecker {
     if (bwd_message.empty() && bit != ctx_.backward.end()) {
       bwd_skip =
           backward(runner_api, api_name, call, taped ? &*taped : nullptr, taped_error, entry, *bit->second,
-                   full, device, inputs_as_dumped, grads_in, bench_grads, device_grads, bwd_notes);
+                   src, full, device, inputs_as_dumped, grads_in, bench_grads, device_grads, bwd_notes);
       have_grads = bwd_skip.empty();
     }
     taped.reset();  // the forward's graph is no longer needed
@@ -676,11 +690,11 @@ class ApiChecker {
   // `taped` (may be null) is the bench forward kept for this backward; `taped_error` why it could not be.
   std::string backward(const std::string& runner_api, const std::string& api_name, const ApiCall& call,
                        const TapedCall* taped, const std::string& taped_error, const DumpEntry& fentry,
-                       const DumpEntry& bentry, const std::string& full,
+                       const DumpEntry& bentry, const TensorSource& src, const std::string& full,
                        const std::vector<Value>& device_outputs, bool inputs_as_dumped,
                        std::vector<Value>& grads_in, std::vector<Value>& bench_grads,
                        std::vector<Value>& device_grads, std::vector<std::string>& notes) const {
-    ValueBuilder vb(ctx_, bentry, full);
+    ValueBuilder vb(ctx_, src, bentry, full);
     if (const DumpNode* gin = bentry.section("input")) {
       const auto& items = gin->items();
       try {
@@ -731,7 +745,7 @@ class ApiChecker {
     // One entry per positional tensor input, None where no gradient reaches it (§6.8).
     by_path(bench, bench_grads);
     auto dumped =
-        dumped_device ? dumped_values(ctx_, bentry, bentry.outputs(), full, "output") : std::nullopt;
+        dumped_device ? dumped_values(ctx_, src, bentry, bentry.outputs(), full, "output") : std::nullopt;
     if (dumped) {
       std::string why;
       auto mapped = map_dumped_grads(*dumped, torch_nodes ? api_name : std::string(), call, inputs, why);
@@ -1088,9 +1102,10 @@ RunUtSummary run_ut(const RunUtOptions& options, const RunnerRegistry& registry,
   }
 
   ApiChecker checker(ctx);
+  const TensorSource source{&dump, nullptr};
   RunUtSummary s = run_engine(
-      names, [&](std::size_t i) { return checker.check(names[i], *entries[i]); }, cfg, progress, &ctx.bytes,
-      std::move(stop));
+      names, [&](std::size_t i) { return checker.check(names[i], *entries[i], source); }, cfg, progress,
+      &ctx.bytes, std::move(stop));
   if (ctx.error_dir_made) s.error_data_dir = ctx.error_data_dir;
   s.error_data_failures = ctx.error_data_failures;
   s.error_data_problem = ctx.error_data_problem;
@@ -1098,3 +1113,62 @@ RunUtSummary run_ut(const RunUtOptions& options, const RunnerRegistry& registry,
 }
 
 }  // namespace probe
+
+namespace probe::rut {
+
+struct RecordChecker::State {
+  Context ctx;
+  std::unique_ptr<ApiChecker> checker;
+};
+
+RecordChecker::RecordChecker(const RunUtOptions& options, Framework framework, const RunnerRegistry& registry,
+                             const Standards& standards, std::string error_data_dir)
+    : state_(std::make_unique<State>()) {
+  if (framework != Framework::PyTorch && framework != Framework::MindSpore)
+    throw Error(ErrorKind::InvalidArgument,
+                "run_ut checks as pytorch or mindspore, not " + std::string(to_string(framework)), {},
+                "framework");
+  Context& ctx = state_->ctx;
+  ctx.options = &options;
+  if (!options.config_path.empty()) ctx.config = load_run_ut_config(options.config_path);
+  ctx.framework = framework;
+  ctx.runner_fw = framework;
+  ctx.registry = &registry;
+  ctx.standards = &standards;
+  if (options.save_error_data) ctx.error_data_dir = std::move(error_data_dir);
+  state_->checker = std::make_unique<ApiChecker>(ctx);
+}
+
+RecordChecker::~RecordChecker() = default;
+
+std::optional<std::string> RecordChecker::api_of(const online::Frame& record) const {
+  const RunUtKey key = classify_run_ut_key(record.entry().key);
+  if (key.kind != RunUtKey::Kind::Forward) return std::nullopt;
+  if (state_->ctx.framework == Framework::MindSpore && !mindspore_bench_name(key.full_name, false))
+    return std::nullopt;  // §7.1: not checkable, ignored as offline
+  return key.full_name;
+}
+
+ApiRows RecordChecker::check(const std::string& full, const online::Frame& record) const {
+  const TensorSource source{&record.header, &record};
+  return state_->checker->check(full, record.entry(), source);
+}
+
+std::uint64_t RecordChecker::tensor_bytes() const { return state_->ctx.bytes.load(); }
+
+std::string RecordChecker::error_data_dir_written() const {
+  std::lock_guard lock(state_->ctx.error_dir_mutex);
+  return state_->ctx.error_dir_made ? state_->ctx.error_data_dir : std::string();
+}
+
+std::size_t RecordChecker::error_data_failures() const {
+  std::lock_guard lock(state_->ctx.error_dir_mutex);
+  return state_->ctx.error_data_failures;
+}
+
+std::string RecordChecker::error_data_problem() const {
+  std::lock_guard lock(state_->ctx.error_dir_mutex);
+  return state_->ctx.error_data_problem;
+}
+
+}  // namespace probe::rut

@@ -5,4 +5,5 @@ set(PROBE_SOURCES
   OutputFiles.cpp
   RandomInputs.cpp
   RunUtFlow.cpp
+  RunUtStream.cpp
 )

@@ -1,0 +1,79 @@
+// run_ut over API records that arrive one by one (online pre-check, issue 17): each record is a decoded
+// precheck frame (probe/precheck_frame.h: one dump.json entry plus its tensors) instead of an entry of a
+// dump file. Every record goes through run_ut's own per-API check and CSV writer, so a stream of the
+// forward entries of a dump gives the rows that `run_ut` gives for that dump, in arrival order.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+
+#include "probe/precheck_frame.h"
+#include "probe/run_ut.h"
+
+namespace probe {
+
+/// What a stream is told besides run_ut's own options.
+struct RunUtStreamOptions {
+  /// run_ut's options: out_dir, config_path (white/black lists), framework (unset = PyTorch), threads
+  /// (checking workers; 0 = all cores), seed, profile, timestamp, device_side, save_error_data and the
+  /// generated-input bounds. api_info, result_csv and filter_api do not apply to a stream.
+  RunUtOptions run_ut;
+  /// Set: the files are accuracy_checking_{result,details}_<ts>_rank<N>.csv (msprobe's online names).
+  std::optional<std::uint64_t> rank;
+  /// Continue the files of an earlier stream with the same out_dir, timestamp and rank when they exist
+  /// (their API rows are kept and those APIs are not checked again); create them otherwise.
+  bool resume = false;
+  /// Records accepted but not yet written (queued, being checked, or waiting for an earlier one): push()
+  /// blocks and try_push() refuses while this many are outstanding (>= 1).
+  std::size_t capacity = 50;
+};
+
+/// Counts of a stream besides run_ut's summary.
+struct RunUtStreamSummary {
+  RunUtSummary run_ut;      ///< rows, verdicts, files; `cancelled` after a stop
+  std::size_t records = 0;  ///< records accepted by push()/try_push()
+  std::size_t ignored = 0;  ///< records run_ut does not check on their own (module, backward keys)
+  /// Records of an API already written (a resumed file, or the same API sent twice): not checked again.
+  std::size_t repeated = 0;
+  std::size_t dropped = 0;  ///< accepted but not written because the stream was stopped first
+};
+
+/// A run_ut output set fed record by record. Thread-safe: push() and try_push() may be called from any
+/// threads; rows are written in the order records were accepted, each API flushed whole, so a stream killed
+/// or stopped at any point leaves files that `resume` continues. Checking runs on options.run_ut.threads
+/// worker threads owned by the stream.
+class RunUtStream {
+ public:
+  /// Claims the output files (new, or continued with `resume`) and starts the workers. Throws probe::Error
+  /// for bad options, unwritable or foreign files (as run_ut). `registry` and `standards` must outlive the
+  /// stream. A stop request on `stop` ends checking after the APIs being written; the rest is dropped.
+  RunUtStream(const RunUtStreamOptions& options, const RunnerRegistry& registry, const Standards& standards,
+              std::stop_token stop = {});
+  /// The same with probe's built-in runners and Standards::builtin(options.run_ut.profile).
+  explicit RunUtStream(const RunUtStreamOptions& options, std::stop_token stop = {});
+  /// finish(), ignoring a write error.
+  ~RunUtStream();
+  RunUtStream(const RunUtStream&) = delete;
+  RunUtStream& operator=(const RunUtStream&) = delete;
+
+  /// Accepts a record, blocking while `capacity` records are outstanding. Returns false (record not taken)
+  /// once the stream is stopped, finished or failed.
+  bool push(online::Frame record);
+  /// Accepts a record only if there is room now; false leaves `record` untouched.
+  bool try_push(online::Frame& record);
+  /// Waits until every accepted record is written (or dropped after a stop), stops the workers and returns
+  /// the summary; later calls return it again. Rethrows a write error (probe::Error, Io).
+  RunUtStreamSummary finish();
+  /// Counts so far (the files' paths are set from construction on).
+  RunUtStreamSummary summary() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace probe

@@ -1,0 +1,322 @@
+// run_ut fed record by record (probe/run_ut_stream.h): a bounded queue, worker threads that check with
+// run_ut's own ApiChecker (RecordChecker), and a writer that puts the rows in acceptance order.
+#include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <thread>
+#include <unordered_set>
+
+#include "probe/csv.h"
+#include "probe/error.h"
+#include "probe/run_ut_stream.h"
+#include "probe/runner.h"
+#include "run_ut/ApiSelection.h"
+#include "run_ut/Engine.h"
+#include "run_ut/OutputFiles.h"
+#include "run_ut/RecordChecker.h"
+#include "support/Timestamp.h"
+
+namespace probe {
+namespace {
+
+namespace fs = std::filesystem;
+
+rut::OutputPaths stream_paths(const std::string& out_dir, const std::string& timestamp,
+                              const std::optional<std::uint64_t>& rank) {
+  rut::OutputPaths p = rut::new_output_paths(out_dir, timestamp);  // validates and creates the directory
+  if (rank) {
+    const std::string suffix = "_rank" + std::to_string(*rank) + ".csv";
+    auto with_rank = [&](std::string& path) { path = path.substr(0, path.size() - 4) + suffix; };
+    with_rank(p.result);
+    with_rank(p.details);
+  }
+  return p;
+}
+
+// API names of the result rows already in a file, in file order (the header and a torn tail skipped), so
+// that load_and_repair checks and repairs the file as it does for a dump whose prefix was written.
+std::vector<std::string> written_apis(const std::string& result_csv) {
+  std::ifstream in(result_csv, std::ios::binary);
+  if (!in) throw Error(ErrorKind::Io, "cannot open the result file to resume", result_csv);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  const std::size_t last_break = text.rfind('\n');
+  text.resize(last_break == std::string::npos ? 0 : last_break + 1);
+  std::vector<std::string> names;
+  std::vector<CsvRow> rows;
+  try {
+    rows = csv_parse(text, result_csv);
+  } catch (const Error&) {
+    return names;  // load_and_repair names what is wrong
+  }
+  for (std::size_t i = 1; i < rows.size(); ++i)
+    if (!rows[i].empty()) names.push_back(rows[i][0]);
+  return names;
+}
+
+}  // namespace
+
+struct RunUtStream::Impl {
+  RunUtStreamOptions options;
+  std::unique_ptr<RunnerRegistry> own_registry;
+  std::unique_ptr<Standards> own_standards;
+  const RunnerRegistry* registry = nullptr;
+  const Standards* standards = nullptr;
+  Framework framework = Framework::PyTorch;
+  rut::OutputPaths paths;
+  detail::LockedFile lock;
+  std::unique_ptr<rut::RecordChecker> checker;
+  std::unique_ptr<rut::OutputWriter> writer;
+
+  std::mutex m;
+  std::condition_variable cv_work, cv_room, cv_written;
+  struct Item {
+    std::size_t index;
+    std::string api;  // empty: not checked, nothing to write
+    online::Frame record;
+  };
+  std::deque<Item> queue;
+  std::map<std::size_t, std::optional<rut::ApiRows>> ready;  // checked, waiting for earlier ones
+  std::unordered_set<std::string> seen;                      // APIs written or accepted
+  std::size_t next_index = 0, next_write = 0, outstanding = 0;
+  bool writing = false, closing = false, stopped = false, finished = false;
+  std::exception_ptr failure;
+  RunUtStreamSummary summary;
+  std::vector<std::thread> workers;
+  std::optional<std::stop_callback<std::function<void()>>> on_stop;
+
+  void start(std::stop_token stop) {
+    const RunUtOptions& o = options.run_ut;
+    if (options.capacity == 0) throw Error(ErrorKind::InvalidArgument, "capacity must be at least 1");
+    framework = o.framework.value_or(Framework::PyTorch);
+    if (framework != Framework::PyTorch && framework != Framework::MindSpore)
+      throw Error(ErrorKind::InvalidArgument,
+                  "run_ut checks as pytorch or mindspore, not " + std::string(to_string(framework)), {},
+                  "framework");
+    std::string ts = o.timestamp.empty() ? detail::local_timestamp() : o.timestamp;
+    paths = stream_paths(o.out_dir, ts, options.rank);
+    std::error_code ec;
+    const bool resume = options.resume && fs::exists(paths.result, ec);
+    if (resume) {
+      if (!fs::is_regular_file(paths.details, ec))
+        throw Error(ErrorKind::Io, "details file of the resumed result file does not exist", paths.details);
+      lock = rut::claim_outputs(paths, true);
+      const rut::ResumeState st = rut::load_and_repair(paths, framework, written_apis(paths.result));
+      for (const auto& [f, b] : st.statuses) rut::count(summary.run_ut, f, b);
+      seen.insert(st.done.begin(), st.done.end());
+    } else {
+      lock = rut::claim_outputs(paths, false);
+      // As run_ut: without a fixed timestamp a taken name moves on to the next free second.
+      for (int tries = 0; !lock.is_open() && o.timestamp.empty() && tries < 600; ++tries) {
+        paths = stream_paths(o.out_dir, detail::next_timestamp(paths.timestamp), options.rank);
+        lock = rut::claim_outputs(paths, false);
+      }
+      if (!lock.is_open()) throw rut::outputs_exist_error(paths);
+    }
+    summary.run_ut.result_csv = paths.result;
+    summary.run_ut.details_csv = paths.details;
+    std::string error_dir;
+    if (o.save_error_data) {
+      const rut::RunUtConfig config =
+          o.config_path.empty() ? rut::RunUtConfig{} : rut::load_run_ut_config(o.config_path);
+      const fs::path base = config.error_data_path.empty() ? fs::path(paths.result).parent_path()
+                                                           : fs::path(config.error_data_path);
+      error_dir = (base / ("ut_error_data" + paths.timestamp +
+                           (options.rank ? "_rank" + std::to_string(*options.rank) : std::string())))
+                      .string();
+    }
+    checker =
+        std::make_unique<rut::RecordChecker>(options.run_ut, framework, *registry, *standards, error_dir);
+    writer = std::make_unique<rut::OutputWriter>(paths, framework);
+    on_stop.emplace(std::move(stop), [this] {
+      std::lock_guard guard(m);
+      stopped = true;
+      cv_work.notify_all();
+      cv_room.notify_all();
+      cv_written.notify_all();
+    });
+    const int threads =
+        o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    for (int i = 0; i < threads; ++i) workers.emplace_back([this] { work(); });
+  }
+
+  // Takes a record under the lock: decides whether it is checked and gives it its place in the output.
+  void accept(std::unique_lock<std::mutex>&, online::Frame&& record) {
+    ++summary.records;
+    Item item{next_index++, {}, std::move(record)};
+    if (auto api = checker->api_of(item.record)) {
+      if (seen.insert(*api).second)
+        item.api = std::move(*api);
+      else
+        ++summary.repeated;
+    } else {
+      ++summary.ignored;
+    }
+    ++outstanding;
+    if (item.api.empty()) {
+      ready.emplace(item.index, std::nullopt);
+    } else {
+      queue.push_back(std::move(item));
+      cv_work.notify_one();
+    }
+  }
+
+  bool open() const { return !stopped && !closing && !failure; }
+
+  void work() {
+    for (;;) {
+      Item item;
+      {
+        std::unique_lock lock(m);
+        cv_work.wait(lock,
+                     [&] { return stopped || failure || !queue.empty() || (closing && queue.empty()); });
+        if (stopped || failure || queue.empty()) return;
+        item = std::move(queue.front());
+        queue.pop_front();
+      }
+      std::optional<rut::ApiRows> rows;
+      try {
+        rows.emplace(checker->check(item.api, item.record));
+      } catch (...) {
+        std::lock_guard lock(m);
+        if (!failure) failure = std::current_exception();
+        wake_all();
+        return;
+      }
+      item.record = {};  // the tensors are not needed while the rows wait for their turn
+      std::unique_lock lock(m);
+      ready.emplace(item.index, std::move(rows));
+      write_ready(lock);
+    }
+  }
+
+  // Writes every row group whose predecessors are written; one thread at a time, the lock released while
+  // writing. A stop leaves the rest unwritten (each API is whole on disk, so the files stay resumable).
+  void write_ready(std::unique_lock<std::mutex>& lock) {
+    if (writing) return;
+    writing = true;
+    while (!stopped && !failure) {
+      auto it = ready.find(next_write);
+      if (it == ready.end()) break;
+      std::optional<rut::ApiRows> rows = std::move(it->second);
+      ready.erase(it);
+      if (rows) {
+        lock.unlock();
+        try {
+          writer->write(*rows);
+        } catch (...) {
+          lock.lock();
+          if (!failure) failure = std::current_exception();
+          break;
+        }
+        lock.lock();
+        if (!rows->result.empty()) {
+          rut::count(summary.run_ut, rows->result.size() > 1 ? rows->result[1] : "",
+                     rows->result.size() > 2 ? rows->result[2] : "");
+          ++summary.run_ut.checked;
+        }
+      }
+      ++next_write;
+      --outstanding;
+      cv_room.notify_all();
+      cv_written.notify_all();
+    }
+    writing = false;
+    if (failure) wake_all();
+  }
+
+  void wake_all() {
+    cv_work.notify_all();
+    cv_room.notify_all();
+    cv_written.notify_all();
+  }
+};
+
+RunUtStream::RunUtStream(const RunUtStreamOptions& options, const RunnerRegistry& registry,
+                         const Standards& standards, std::stop_token stop)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->options = options;
+  impl_->registry = &registry;
+  impl_->standards = &standards;
+  impl_->start(std::move(stop));
+}
+
+RunUtStream::RunUtStream(const RunUtStreamOptions& options, std::stop_token stop)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->options = options;
+  impl_->own_registry = std::make_unique<RunnerRegistry>(RunnerRegistry::with_builtins());
+  impl_->own_standards = std::make_unique<Standards>(Standards::builtin(options.run_ut.profile));
+  impl_->registry = impl_->own_registry.get();
+  impl_->standards = impl_->own_standards.get();
+  impl_->start(std::move(stop));
+}
+
+RunUtStream::~RunUtStream() {
+  try {
+    finish();
+  } catch (...) {  // NOLINT(bugprone-empty-catch): a destructor cannot report; finish() would have
+  }
+}
+
+bool RunUtStream::push(online::Frame record) {
+  Impl& s = *impl_;
+  std::unique_lock lock(s.m);
+  s.cv_room.wait(lock, [&] { return !s.open() || s.outstanding < s.options.capacity; });
+  if (!s.open()) return false;
+  s.accept(lock, std::move(record));
+  s.write_ready(lock);  // an ignored record may be the next one to write
+  return true;
+}
+
+bool RunUtStream::try_push(online::Frame& record) {
+  Impl& s = *impl_;
+  std::unique_lock lock(s.m);
+  if (!s.open() || s.outstanding >= s.options.capacity) return false;
+  s.accept(lock, std::move(record));
+  s.write_ready(lock);
+  return true;
+}
+
+RunUtStreamSummary RunUtStream::finish() {
+  Impl& s = *impl_;
+  {
+    std::unique_lock lock(s.m);
+    if (!s.finished) {
+      s.closing = true;
+      s.cv_work.notify_all();
+      s.cv_room.notify_all();
+      s.cv_written.wait(lock, [&] { return s.stopped || s.failure || s.outstanding == 0; });
+    }
+  }
+  for (auto& t : s.workers) t.join();
+  s.workers.clear();
+  std::lock_guard lock(s.m);
+  if (!s.finished) {
+    s.finished = true;
+    s.summary.dropped = s.outstanding;
+    s.summary.run_ut.cancelled = s.stopped && s.outstanding > 0;
+    s.summary.run_ut.tensor_bytes = s.checker->tensor_bytes();
+    s.summary.run_ut.error_data_dir = s.checker->error_data_dir_written();
+    s.summary.run_ut.error_data_failures = s.checker->error_data_failures();
+    s.summary.run_ut.error_data_problem = s.checker->error_data_problem();
+    s.queue.clear();
+    s.ready.clear();
+    s.writer.reset();  // flushes and closes the files before the lock is released
+  }
+  if (s.failure) std::rethrow_exception(s.failure);
+  return s.summary;
+}
+
+RunUtStreamSummary RunUtStream::summary() const {
+  std::lock_guard lock(impl_->m);
+  return impl_->summary;
+}
+
+}  // namespace probe
