@@ -13,6 +13,7 @@
 
 #include "probe/error.h"
 #include "probe/scalar_types.h"
+#include "runners/NdIndex.h"
 #include "support/Dispatch.h"
 #include "support/UninitStorage.h"
 
@@ -423,9 +424,14 @@ DType float_or_default(DType t) { return category(t) <= 1 ? DType::Float32 : t; 
 
 Buffer sum_to(const Buffer& g, const Shape& from, const Shape& to) {
   if (from == to) return g;
-  Buffer out(static_cast<std::size_t>(probe::numel(to)), 0.0);
-  // Map every element of `from` to its broadcast source in `to`.
+  Buffer out(static_cast<std::size_t>(probe::numel(to)));
   const std::size_t n = from.size(), off = n - to.size();
+  std::vector<bool> reduced(n);
+  for (std::size_t i = 0; i < n; ++i) reduced[i] = i < off || (to[i - off] == 1 && from[i] != 1);
+  if (nd::sum_axes(g.data(), from, reduced, out.data())) return out;
+  // The loop xtensor's reducer does not match in summation order: every element of `from` added, in order,
+  // to its broadcast source in `to`.
+  std::fill(out.begin(), out.end(), 0.0);
   std::vector<std::int64_t> tstride(n, 0);
   {
     std::int64_t s = 1;
@@ -551,6 +557,32 @@ Var reshape(const Var& x, Shape shape) {
                      [](const Buffer& g) { return std::vector<Buffer>{g}; });
 }
 
+namespace {
+// out = in permuted (out dim i is in dim dims[i]): xtensor's strided assignment, or above its ranks a walk
+// over the output with the input offset stepped per dim.
+void permute_into(const double* in, const Shape& shape, const std::vector<std::int64_t>& dims, double* out) {
+  if (nd::permute(in, shape, dims, out)) return;
+  const std::size_t n = shape.size();
+  const auto xs = contiguous_strides(shape);
+  Shape os(n);
+  for (std::size_t i = 0; i < n; ++i) os[i] = shape[static_cast<std::size_t>(dims[i])];
+  const std::int64_t total = probe::numel(shape);
+  std::vector<std::int64_t> pos(n, 0);
+  std::int64_t src = 0;
+  for (std::int64_t i = 0; i < total; ++i) {
+    out[i] = in[src];
+    for (std::size_t d = n; d-- > 0;) {
+      const std::int64_t st = xs[static_cast<std::size_t>(dims[d])];
+      ++pos[d];
+      src += st;
+      if (pos[d] < os[d]) break;
+      src -= st * pos[d];
+      pos[d] = 0;
+    }
+  }
+}
+}  // namespace
+
 Var permute(const Var& x, std::vector<std::int64_t> dims) {
   const int n = x.ndim();
   if (static_cast<int>(dims.size()) != n)
@@ -564,23 +596,20 @@ Var permute(const Var& x, std::vector<std::int64_t> dims) {
   }
   for (int i = 0; i < n; ++i)
     out[static_cast<std::size_t>(i)] = x.shape()[static_cast<std::size_t>(dims[static_cast<std::size_t>(i)])];
-  const auto xs = contiguous_strides(x.shape());
-  std::vector<std::int64_t> idx(static_cast<std::size_t>(x.numel()));
-  std::vector<std::int64_t> pos(static_cast<std::size_t>(n), 0);
-  std::int64_t src = 0;
-  for (std::size_t i = 0; i < idx.size(); ++i) {
-    idx[i] = src;
-    for (int d = n - 1; d >= 0; --d) {
-      const auto du = static_cast<std::size_t>(d);
-      const std::int64_t st = xs[static_cast<std::size_t>(dims[du])];
-      ++pos[du];
-      src += st;
-      if (pos[du] < out[du]) break;
-      src -= st * pos[du];
-      pos[du] = 0;
-    }
+  Buffer y(x.data().size());
+  permute_into(x.data().data(), x.shape(), dims, y.data());
+  VjpFn vjp;
+  if (t_grad && x.requires_grad()) {
+    std::vector<std::int64_t> inverse(dims.size());
+    for (std::size_t i = 0; i < dims.size(); ++i)
+      inverse[static_cast<std::size_t>(dims[i])] = static_cast<std::int64_t>(i);
+    vjp = [out, inverse](const Buffer& g) {
+      Buffer gx(g.size());
+      permute_into(g.data(), out, inverse, gx.data());
+      return std::vector<Buffer>{std::move(gx)};
+    };
   }
-  return take(x, std::move(idx), std::move(out));
+  return make_result(std::move(out), std::move(y), x.dtype(), {x}, std::move(vjp));
 }
 
 Var transpose(const Var& x, std::int64_t d0, std::int64_t d1) {
@@ -811,13 +840,26 @@ Buffer spread(const Buffer& g, const ReducePlan& p) {
 }  // namespace
 
 Var sum(const Var& x, const std::vector<int>& dims, bool keepdim, DType out) {
-  ReducePlan p = plan_reduce(x.shape(), dims, keepdim);
-  Buffer r(static_cast<std::size_t>(p.outputs), 0.0);
+  const Shape& s = x.shape();
+  std::vector<bool> reduced(s.size(), false);
+  for (int d : dims) reduced[static_cast<std::size_t>(d)] = true;
+  Shape out_shape;
+  for (std::size_t d = 0; d < s.size(); ++d)
+    if (!reduced[d])
+      out_shape.push_back(s[d]);
+    else if (keepdim)
+      out_shape.push_back(1);
+  Buffer r(static_cast<std::size_t>(probe::numel(out_shape)));
   const Buffer& xd = x.data();
-  for (std::size_t i = 0; i < xd.size(); ++i) r[static_cast<std::size_t>(p.out_of[i])] += xd[i];
+  if (!nd::sum_axes(xd.data(), s, reduced, r.data())) {
+    const ReducePlan p = plan_reduce(s, dims, keepdim);
+    std::fill(r.begin(), r.end(), 0.0);
+    for (std::size_t i = 0; i < xd.size(); ++i) r[static_cast<std::size_t>(p.out_of[i])] += xd[i];
+  }
   detail::maybe_round_f32(r, out);
-  return make_result(p.out_shape, std::move(r), out, {x},
-                     [p](const Buffer& g) { return std::vector<Buffer>{spread(g, p)}; });
+  return make_result(std::move(out_shape), std::move(r), out, {x}, [s, dims, keepdim](const Buffer& g) {
+    return std::vector<Buffer>{spread(g, plan_reduce(s, dims, keepdim))};
+  });
 }
 
 std::pair<Var, Var> max_dim(const Var& x, int dim, bool keepdim, bool is_min) {
