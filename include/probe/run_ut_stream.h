@@ -65,6 +65,8 @@ class RunUtStream {
   bool push(online::Frame record);
   /// Accepts a record only if there is room now; false leaves `record` untouched.
   bool try_push(online::Frame& record);
+  /// False once the stream takes no more records (stopped, finished, or a write failed: finish() says why).
+  bool accepting() const;
   /// Waits until every accepted record is written (or dropped after a stop), stops the workers and returns
   /// the summary; later calls return it again. Rethrows a write error (probe::Error, Io).
   RunUtStreamSummary finish();

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "dump_writer/PyJson.h"
+#include "dump_writer/RecordJson.h"
 #include "io/TensorIo.h"
 #include "probe/dump_writer.h"
 #include "probe/error.h"
@@ -55,6 +56,8 @@ class Encoder {
   Encoder(const DumpWriterOptions& o, std::string key) : o_(o), key_(std::move(key)) {}
 
   std::vector<PendingFile> files;
+  /// Set: tensors are named by their index here instead of getting a file (online pre-check frames).
+  std::vector<Tensor>* blobs = nullptr;
 
   void value(std::string& out, int depth, const Value& v, const std::string& file_stem,
              std::string_view kwarg = {}) {
@@ -146,7 +149,10 @@ class Encoder {
     b.member("Norm", s.norm);
     if (!ms) b.member("requires_grad", "false");
     // Empty tensors are never saved by msprobe (null data pointer), even in tensor mode.
-    if (o_.task == DumpTask::Tensor && t.numel() > 0) {
+    if (blobs && t.numel() > 0) {
+      b.member("data_name", json_quote(std::to_string(blobs->size())));
+      blobs->push_back(t);
+    } else if (o_.task == DumpTask::Tensor && t.numel() > 0) {
       std::string name = key_ + "." + file_stem + (ms ? ".npy" : ".pt");
       if (!valid_file_name(name))
         throw Error(ErrorKind::InvalidArgument,
@@ -355,6 +361,26 @@ DumpWriter::~DumpWriter() {
     close();
   } catch (...) {  // a destructor must not throw; close() reports the same error to callers who ask
   }
+}
+
+std::string dump_writer::forward_record_json(std::string_view key, const ApiCall& call,
+                                             const std::vector<Value>& outputs, Framework framework,
+                                             std::vector<Tensor>& blobs) {
+  std::string_view api = key;
+  if (api.ends_with(".forward")) api.remove_suffix(8);
+  check_name("api", api, true);
+  DumpWriterOptions o;
+  o.framework = framework;
+  o.task = DumpTask::Tensor;
+  Encoder enc(o, std::string(key));
+  enc.blobs = &blobs;
+  std::string text = json_quote(key) + ": ";
+  JsonBlock body(text, kRecordDepth, true);
+  enc.list_section(body, text, "input_args", call.args, "input");
+  enc.kwargs_section(body, text, call.kwargs);
+  enc.list_section(body, text, "output", outputs, "output");
+  body.close();
+  return text;
 }
 
 std::string DumpWriter::api_forward(std::string_view api, const ApiCall& call,

@@ -284,6 +284,11 @@ bool RunUtStream::try_push(online::Frame& record) {
   return true;
 }
 
+bool RunUtStream::accepting() const {
+  std::lock_guard lock(impl_->m);
+  return impl_->open();
+}
+
 RunUtStreamSummary RunUtStream::finish() {
   Impl& s = *impl_;
   {
@@ -301,7 +306,7 @@ RunUtStreamSummary RunUtStream::finish() {
   if (!s.finished) {
     s.finished = true;
     s.summary.dropped = s.outstanding;
-    s.summary.run_ut.cancelled = s.stopped && s.outstanding > 0;
+    s.summary.run_ut.cancelled = s.stopped;
     s.summary.run_ut.tensor_bytes = s.checker->tensor_bytes();
     s.summary.run_ut.error_data_dir = s.checker->error_data_dir_written();
     s.summary.run_ut.error_data_failures = s.checker->error_data_failures();
