@@ -22,5 +22,6 @@ int run_api_precision_compare(Args args);
 int run_metrics(Args args);
 int run_runners(Args args);
 int run_compare(Args args);
+int run_replay(Args args);
 
 }  // namespace probe::cli

@@ -28,6 +28,8 @@ constexpr Command kCommands[] = {
     {"runners", "list the APIs probe can run (schema, backward)", probe::cli::run_runners},
     {"compare", "compare an NPU dump with a bench dump: real data, statistics or md5 (msprobe compare)",
      probe::cli::run_compare},
+    {"replay", "send a dump's forward APIs to an online run_ut server, as a training process would",
+     probe::cli::run_replay},
 };
 
 void print_usage(std::FILE* out) {

@@ -1,18 +1,24 @@
 // `probe run_ut` and `probe multi_run_ut`: msprobe's command lines (single-dash long flags,
 // argparse-style long forms, unique prefixes, --flag=value) plus probe's own options.
+#include <fcntl.h>
 #include <fmt/core.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <optional>
 #include <set>
+#include <stop_token>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ArgParser.h"
 #include "Commands.h"
 #include "probe/error.h"
+#include "probe/online_server.h"
 #include "probe/run_ut.h"
 
 namespace probe::cli {
@@ -36,6 +42,17 @@ enum class Opt {
   MaxApiElements,
   MaxApiFlops,
   Quiet,
+  Online,
+  Host,
+  Port,
+  RankList,
+  NfsPath,
+  TlsPath,
+  Producers,
+  IdleTimeout,
+  QueueSize,
+  Resume,
+  NoChecksum,
 };
 
 std::vector<FlagSpec> flags(bool multi) {
@@ -64,6 +81,22 @@ std::vector<FlagSpec> flags(bool multi) {
       flag(Opt::MaxApiFlops, {"--max_api_flops"}, Arity::One),
       flag(Opt::Quiet, {"-q", "--quiet"}, Arity::None),
   };
+  if (!multi) {
+    const std::vector<FlagSpec> online = {
+        flag(Opt::Online, {"--online", "--is_online"}, Arity::None),
+        flag(Opt::Host, {"--host"}, Arity::One),
+        flag(Opt::Port, {"--port"}, Arity::One),
+        flag(Opt::RankList, {"--rank_list"}, Arity::OneOrMore),
+        flag(Opt::NfsPath, {"--nfs_path"}, Arity::One),
+        flag(Opt::TlsPath, {"--tls_path"}, Arity::One),
+        flag(Opt::Producers, {"--producers"}, Arity::One),
+        flag(Opt::IdleTimeout, {"--idle_timeout"}, Arity::One),
+        flag(Opt::QueueSize, {"--queue_size"}, Arity::One),
+        flag(Opt::Resume, {"--resume"}, Arity::None),
+        flag(Opt::NoChecksum, {"--no_checksum"}, Arity::None),
+    };
+    f.insert(f.end(), online.begin(), online.end());
+  }
   return f;
 }
 
@@ -111,13 +144,155 @@ void print_help(bool multi) {
       "  -q, --quiet                       no progress on stderr\n"
       "  -h, --help                        this help\n\n"
       "Rows are written in dump order whatever the thread count, flushed per API, so an interrupted run\n"
-      "can be resumed with -csv_path. Exit code 0 when the run completes, whatever it found.\n",
+      "can be resumed with -csv_path. Exit code 0 when the run completes, whatever it found.\n"
+      "{}",
       cmd,
       multi ? "  -n, --num_splits N                worker threads (1..64, default 8)\n"
-            : "  -n, --threads N                   worker threads (default: all cores)\n");
+            : "  -n, --threads N                   worker threads (default: all cores)\n",
+      multi
+          ? ""
+          : "\nonline pre-check (msprobe's is_online; -config's run_ut section gives is_online, host, port,\n"
+            "rank_list, nfs_path, tls_path, white_list, black_list; flags win over the file):\n"
+            "  --online, --is_online             serve instead of reading a dump: training processes (probe\n"
+            "                                    replay, probe::online::Client) send each API call over "
+            "TCP;\n"
+            "                                    each rank gets "
+            "accuracy_checking_{result,details}_<ts>_rank<N>.csv\n"
+            "  --host ADDR                       address to bind (IPv4/IPv6 literal; default 127.0.0.1)\n"
+            "  --port N                          port to listen on (0: any free port; required)\n"
+            "  --rank_list N [N ...]             ranks to check (default 0); others are acknowledged, "
+            "dropped\n"
+            "  --producers N                     end once N connections have sent STOP_ and none is still\n"
+            "                                    sending (default 0: msprobe's rule, the first time no\n"
+            "                                    connection is still sending)\n"
+            "  --idle_timeout SECONDS            close a connection silent this long (default 600)\n"
+            "  --queue_size N                    records per rank waiting for the workers before the server\n"
+            "                                    answers BUSY_ (default 50)\n"
+            "  --resume                          continue the files of the same -o, --timestamp and rank\n"
+            "  --no_checksum                     messages carry no CRC field (clients must agree)\n"
+            "  --tls_path DIR, --nfs_path DIR    mutual TLS and shared-directory mode: not implemented yet,\n"
+            "                                    refused (never a silent plaintext fallback)\n"
+            "The server prints \"listening on ADDR:PORT\" and ends when every producer has sent STOP_ and\n"
+            "all records are written; SIGINT/SIGTERM end it early with resumable files (exit code 130).\n");
 }
 
 [[noreturn]] void bad(const std::string& msg) { command_line_error(msg); }
+
+struct OnlineFlags {
+  bool online = false, resume = false, checksum = true;
+  std::optional<std::string> host, nfs_path, tls_path;
+  std::optional<long long> port;
+  std::optional<std::vector<std::uint64_t>> rank_list;
+  std::size_t producers = 0, queue_size = 50;
+  long long idle_timeout_s = 600;
+};
+
+// SIGINT/SIGTERM request a stop instead of killing the process. The handler only writes a byte to a pipe
+// (async-signal-safe, whichever thread the signal lands on); a watcher thread turns it into the stop request.
+int g_signal_pipe = -1;
+
+extern "C" void on_stop_signal(int) {
+  if (g_signal_pipe >= 0) {
+    const char byte = 1;
+    [[maybe_unused]] auto n = ::write(g_signal_pipe, &byte, 1);
+  }
+}
+
+class SignalStop {
+ public:
+  SignalStop() {
+    if (::pipe2(fds_, O_CLOEXEC) != 0) throw Error(ErrorKind::Io, "cannot create the signal pipe");
+    g_signal_pipe = fds_[1];
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGINT, &sa, &old_int_);
+    ::sigaction(SIGTERM, &sa, &old_term_);
+    thread_ = std::thread([this] {
+      char byte = 0;
+      while (::read(fds_[0], &byte, 1) < 0 && errno == EINTR) {
+      }
+      if (byte == 1) source_.request_stop();
+    });
+  }
+  ~SignalStop() {
+    ::sigaction(SIGINT, &old_int_, nullptr);
+    ::sigaction(SIGTERM, &old_term_, nullptr);
+    g_signal_pipe = -1;
+    const char done = 2;
+    [[maybe_unused]] auto n = ::write(fds_[1], &done, 1);
+    thread_.join();
+    ::close(fds_[0]);
+    ::close(fds_[1]);
+  }
+  SignalStop(const SignalStop&) = delete;
+  SignalStop& operator=(const SignalStop&) = delete;
+  std::stop_token token() const { return source_.get_token(); }
+
+ private:
+  int fds_[2] = {-1, -1};
+  struct sigaction old_int_ {
+  }, old_term_{};
+  std::stop_source source_;
+  std::thread thread_;
+};
+
+int run_online(const RunUtOptions& o, OnlineFlags f, bool quiet) {
+  if (!o.config_path.empty()) {
+    const online::OnlineConfig c = online::load_online_config(o.config_path);
+    if (!f.host) f.host = c.host;
+    if (!f.port && c.port) f.port = *c.port;
+    if (!f.rank_list) f.rank_list = c.rank_list;
+    if (!f.nfs_path) f.nfs_path = c.nfs_path;
+    if (!f.tls_path) f.tls_path = c.tls_path;
+  }
+  if (f.tls_path && !f.tls_path->empty())
+    throw Error(ErrorKind::Unsupported, "TLS (tls_path) is not implemented in this probe yet", *f.tls_path,
+                "tls_path");
+  if (f.nfs_path && !f.nfs_path->empty())
+    throw Error(ErrorKind::Unsupported,
+                "shared-directory mode (nfs_path) is not implemented in this probe yet", *f.nfs_path,
+                "nfs_path");
+  if (!f.port) bad("online run_ut needs --port (or run_ut.port in -config)");
+  if (!o.result_csv.empty()) bad("-csv_path does not apply to online run_ut: use --resume with --timestamp");
+  if (f.resume && o.timestamp.empty()) bad("--resume needs the --timestamp of the run to continue");
+  online::ServerOptions so;
+  if (f.host && !f.host->empty()) so.host = *f.host;
+  so.port = static_cast<std::uint16_t>(*f.port);
+  if (f.rank_list) so.rank_list = *f.rank_list;
+  so.wire.checksum = f.checksum;
+  so.producers = f.producers;
+  so.idle_timeout = std::chrono::seconds(f.idle_timeout_s);
+  so.stream.run_ut = o;
+  so.stream.resume = f.resume;
+  so.stream.capacity = f.queue_size;
+  so.log = [quiet](std::string_view line) {
+    if (!quiet) fmt::print(stderr, "run_ut online: {}\n", line);
+  };
+  SignalStop signals;
+  online::Server server(so);
+  fmt::print("listening on {}:{}\n", so.host, server.port());
+  std::fflush(stdout);
+  const online::ServerSummary s = server.run(signals.token());
+  fmt::print(
+      "connections {} messages {} crc_errors {} busy {} duplicates {} other_ranks {} closed_bad {} "
+      "closed_idle {} lost {}\n",
+      s.connections, s.messages, s.crc_errors, s.busy, s.duplicates, s.other_ranks, s.closed_bad,
+      s.closed_idle, s.lost);
+  for (const auto& [rank, r] : s.ranks) {
+    fmt::print("rank {}: apis {} pass {} warning {} error {} skip {} (ignored {}, repeated {}, dropped {})\n",
+               rank, r.run_ut.apis, r.run_ut.pass, r.run_ut.warning, r.run_ut.error, r.run_ut.skip, r.ignored,
+               r.repeated, r.dropped);
+    fmt::print("result: {}\ndetails: {}\n", r.run_ut.result_csv, r.run_ut.details_csv);
+  }
+  if (s.cancelled) {
+    fmt::print(stderr,
+               "probe run_ut: interrupted; the files are resumable: run again with --resume and --timestamp "
+               "set to the 14 digits in their names\n");
+    return 130;
+  }
+  return 0;
+}
 
 class Progress {
  public:
@@ -175,6 +350,7 @@ int run(Args args, bool multi) {
   std::vector<long long> devices;
   int num_splits = 8;
   bool threads_given = false;
+  OnlineFlags online;
   for (const ParsedFlag& f : parse_args(args, fl).flags) {
     const std::string& arg = f.written;
     const std::string value = f.values.empty() ? std::string() : f.value();
@@ -263,7 +439,66 @@ int run(Args args, bool multi) {
       case Opt::Quiet:
         quiet = true;
         break;
+      case Opt::Online:
+        online.online = true;
+        break;
+      case Opt::Host:
+        online.host = value;
+        break;
+      case Opt::Port: {
+        const long long n = parse_integer(value, arg);
+        if (n < 0 || n > 65535) bad(arg + " must be in 0..65535, got " + value);
+        online.port = n;
+        break;
+      }
+      case Opt::RankList: {
+        std::vector<std::uint64_t> ranks;
+        for (const std::string& r : f.values) {
+          const long long n = parse_integer(r, arg);
+          if (n < 0) bad(arg + " ranks must be >= 0, got " + r);
+          ranks.push_back(static_cast<std::uint64_t>(n));
+        }
+        online.rank_list = ranks;
+        break;
+      }
+      case Opt::NfsPath:
+        online.nfs_path = value;
+        break;
+      case Opt::TlsPath:
+        online.tls_path = value;
+        break;
+      case Opt::Producers: {
+        const long long n = parse_integer(value, arg);
+        if (n < 0) bad(arg + " must be >= 0, got " + value);
+        online.producers = static_cast<std::size_t>(n);
+        break;
+      }
+      case Opt::IdleTimeout: {
+        const long long n = parse_integer(value, arg);
+        if (n < 1 || n > 86400) bad(arg + " must be in 1..86400 seconds, got " + value);
+        online.idle_timeout_s = n;
+        break;
+      }
+      case Opt::QueueSize: {
+        const long long n = parse_integer(value, arg);
+        if (n < 1 || n > 100000) bad(arg + " must be in 1..100000, got " + value);
+        online.queue_size = static_cast<std::size_t>(n);
+        break;
+      }
+      case Opt::Resume:
+        online.resume = true;
+        break;
+      case Opt::NoChecksum:
+        online.checksum = false;
+        break;
     }
+  }
+  if (!multi && !online.online && !o.config_path.empty())
+    online.online = online::load_online_config(o.config_path).is_online;
+  if (online.online) {
+    if (have_api_info) bad("-api_info does not apply to online run_ut (the records arrive over the network)");
+    if (threads_given) o.threads = num_splits;
+    return run_online(o, online, quiet);
   }
   if (!have_api_info || o.api_info.empty()) bad("-api_info/--api_info_file DUMP.json is required");
   if (multi) {

@@ -18,6 +18,8 @@
 #include "probe/metrics.h"
 #include "probe/number_format.h"
 #include "probe/online_checker.h"
+#include "probe/online_client.h"
+#include "probe/online_server.h"
 #include "probe/online_wire.h"
 #include "probe/output_compare.h"
 #include "probe/parallel.h"

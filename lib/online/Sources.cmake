@@ -1,6 +1,8 @@
 set(PROBE_SOURCES
   DumpRecords.cpp
   OnlineChecker.cpp
+  OnlineClient.cpp
+  OnlineServer.cpp
   OnlineWire.cpp
   PrecheckFrame.cpp
 )

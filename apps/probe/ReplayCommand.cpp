@@ -1,0 +1,154 @@
+// `probe replay`: sends every forward API record of a tensor dump to an online pre-check server
+// (`probe run_ut` with is_online), as a training process would: the stand-in for tests, demos and load.
+#include <fmt/core.h>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "ArgParser.h"
+#include "Commands.h"
+#include "probe/error.h"
+#include "probe/online_client.h"
+#include "probe/online_server.h"
+#include "probe/precheck_frame.h"
+
+namespace probe::cli {
+namespace {
+
+enum class Opt { ApiInfo, Config, Host, Port, Rank, Step, TlsPath, NfsPath, NoChecksum, Timeout, Quiet };
+
+constexpr std::string_view kHelp =
+    R"(usage: probe replay -api_info DUMP.json (-config config.json | --host ADDR --port N) [options]
+
+Sends every forward API record of a dump (inputs, kwargs and the dumped outputs, with their tensor
+files) to an online pre-check server (probe run_ut with run_ut.is_online), in dump order, as a
+training process would, then sends STOP_ and waits for the server's OVER_. Replaying a dump gives the
+rows probe run_ut writes for that dump's forward APIs.
+
+options:
+  -api_info, --api_info_file FILE  dump.json to send (required)
+  -config, --config_path FILE      config.json; run_ut.host and run_ut.port (tls_path, nfs_path) are used
+  --host ADDR                      server address (IPv4 or IPv6 literal; default 127.0.0.1)
+  --port N                         server port (required unless config.json has it)
+  --rank N                         rank the records are tagged with (default 0)
+  --step N                         step the records are tagged with (default 0)
+  --tls_path DIR                   mutual TLS (not implemented yet: refused)
+  --nfs_path DIR                   shared-directory mode (not implemented yet: refused)
+  --no_checksum                    send no CRC field (the server must be told the same)
+  --timeout SECONDS                how long the final handshake may take (default 600)
+  -q, --quiet                      no progress line
+  -h, --help                       this help
+
+Exit code 0 when the server acknowledged everything and answered STOP_; a lost connection is
+reported with a non-zero exit code.
+)";
+
+std::uint64_t non_negative(const std::string& value, const std::string& flag) {
+  const long long v = parse_integer(value, flag);
+  if (v < 0) command_line_error(flag + " must be >= 0, got " + value);
+  return static_cast<std::uint64_t>(v);
+}
+
+}  // namespace
+
+int run_replay(Args args) {
+  auto flag = [](Opt opt, std::vector<std::string> spellings, Arity arity) {
+    return FlagSpec{static_cast<int>(opt), std::move(spellings), arity};
+  };
+  const std::vector<FlagSpec> specs = {
+      flag(Opt::ApiInfo, {"-api_info", "--api_info_file"}, Arity::One),
+      flag(Opt::Config, {"-config", "--config_path"}, Arity::One),
+      flag(Opt::Host, {"--host"}, Arity::One),
+      flag(Opt::Port, {"--port"}, Arity::One),
+      flag(Opt::Rank, {"--rank"}, Arity::One),
+      flag(Opt::Step, {"--step"}, Arity::One),
+      flag(Opt::TlsPath, {"--tls_path"}, Arity::One),
+      flag(Opt::NfsPath, {"--nfs_path"}, Arity::One),
+      flag(Opt::NoChecksum, {"--no_checksum"}, Arity::None),
+      flag(Opt::Timeout, {"--timeout"}, Arity::One),
+      flag(Opt::Quiet, {"-q", "--quiet"}, Arity::None),
+  };
+  std::string api_info, config, host, tls_path, nfs_path;
+  std::optional<std::uint64_t> port;
+  std::uint64_t rank = 0, step = 0, timeout_s = 600;
+  bool checksum = true, quiet = false;
+  for (const ParsedFlag& f : parse_args(args, specs).flags) {
+    if (f.id == kHelpFlag) {
+      fmt::print("{}", kHelp);
+      return 0;
+    }
+    const std::string value = f.values.empty() ? std::string() : f.value();
+    switch (static_cast<Opt>(f.id)) {
+      case Opt::ApiInfo:
+        api_info = value;
+        break;
+      case Opt::Config:
+        config = value;
+        break;
+      case Opt::Host:
+        host = value;
+        break;
+      case Opt::Port: {
+        const auto p = non_negative(value, f.written);
+        if (p == 0 || p > 65535) command_line_error(f.written + " must be in 1..65535, got " + value);
+        port = p;
+        break;
+      }
+      case Opt::Rank:
+        rank = non_negative(value, f.written);
+        break;
+      case Opt::Step:
+        step = non_negative(value, f.written);
+        break;
+      case Opt::TlsPath:
+        tls_path = value;
+        break;
+      case Opt::NfsPath:
+        nfs_path = value;
+        break;
+      case Opt::NoChecksum:
+        checksum = false;
+        break;
+      case Opt::Timeout:
+        timeout_s = non_negative(value, f.written);
+        break;
+      case Opt::Quiet:
+        quiet = true;
+        break;
+    }
+  }
+  if (api_info.empty()) command_line_error("-api_info/--api_info_file DUMP.json is required");
+  if (!config.empty()) {
+    const online::OnlineConfig c = online::load_online_config(config);
+    if (host.empty()) host = c.host;
+    if (!port && c.port && *c.port > 0) port = static_cast<std::uint64_t>(*c.port);
+    if (tls_path.empty()) tls_path = c.tls_path;
+    if (nfs_path.empty()) nfs_path = c.nfs_path;
+  }
+  if (!tls_path.empty())
+    throw Error(ErrorKind::Unsupported, "TLS (tls_path) is not implemented in this probe yet", tls_path,
+                "tls_path");
+  if (!nfs_path.empty())
+    throw Error(ErrorKind::Unsupported,
+                "shared-directory mode (nfs_path) is not implemented in this probe yet", nfs_path,
+                "nfs_path");
+  if (!port) command_line_error("--port (or run_ut.port in -config) is required");
+  const online::DumpRecords records = online::DumpRecords::open(api_info);
+  online::ClientOptions o;
+  if (!host.empty()) o.host = host;
+  o.port = static_cast<std::uint16_t>(*port);
+  o.wire.checksum = checksum;
+  online::Client client(o);
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    client.send_frame(records.frame(i, o.limits), step, rank);
+    if (!quiet) fmt::print(stderr, "\rreplay: {}/{} APIs sent", i + 1, records.size());
+  }
+  if (!quiet) fmt::print(stderr, "\n");
+  const online::ClientStats s = client.close(std::chrono::seconds(timeout_s));
+  fmt::print("sent {} acknowledged {} resent {} busy {} dropped {}\n", s.sent, s.acked, s.resent, s.busy,
+             s.dropped);
+  return s.dropped > 0 ? exit_code(ErrorKind::Io) : 0;
+}
+
+}  // namespace probe::cli

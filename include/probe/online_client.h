@@ -1,0 +1,89 @@
+// The training side of online pre-check (issue 17; dump-and-compare §5.3): sends each API call to a
+// `probe run_ut` server (probe/online_server.h) as a precheck frame in msprobe's TCP framing, with msprobe's
+// flow control: per-connection sequence numbers, CRC-32 (on by default), a bounded send queue, a bounded
+// window of unacknowledged messages, resends on ERROR, a pause on BUSY_, the STOP_/OVER_ handshake and an
+// idle timeout. A lost connection is reported to the caller (probe::Error, Io), never waited on forever.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "probe/online_wire.h"
+#include "probe/precheck_frame.h"
+#include "probe/runner.h"
+#include "probe/value.h"
+
+namespace probe::online {
+
+struct ClientOptions {
+  std::string host = "127.0.0.1";  ///< the server's address (IPv4 or IPv6 literal)
+  std::uint16_t port = 0;
+  WireOptions wire;    ///< checksum on (both sides must agree)
+  FrameLimits limits;  ///< frames send() builds must respect these (the server's limits)
+  Framework framework = Framework::PyTorch;  ///< names of dtypes and tensor types in the record
+  std::size_t send_queue = 20;               ///< messages waiting to be sent (msprobe: 20)
+  std::size_t window = 20;                   ///< messages sent but not acknowledged (msprobe: 20)
+  int max_resends = 2;                       ///< resends after ERROR before the message is dropped
+  /// How long send() waits for room in the queue before it throws (msprobe: 60 s, then drops).
+  std::chrono::milliseconds send_timeout = std::chrono::seconds(60);
+  std::chrono::milliseconds busy_pause = std::chrono::milliseconds(20);  ///< no new sends after BUSY_
+  /// With messages in flight, no acknowledgement for this long counts as a lost connection (msprobe: 10 min).
+  std::chrono::milliseconds idle_timeout = std::chrono::minutes(10);
+  std::chrono::milliseconds connect_timeout = std::chrono::seconds(10);
+};
+
+struct ClientStats {
+  std::size_t sent = 0;     ///< API messages queued by send()
+  std::size_t acked = 0;    ///< answered OK_
+  std::size_t resent = 0;   ///< sent again after ERROR
+  std::size_t busy = 0;     ///< BUSY_ answers
+  std::size_t dropped = 0;  ///< given up after max_resends ERRORs
+  bool stopped = false;     ///< the server answered STOP_ with OVER_
+  bool killed = false;      ///< the server sent KILL_ (the run ended)
+};
+
+/// One connection to a server. send() may be called from any thread; records are numbered in call order.
+class Client {
+ public:
+  /// Connects (throws probe::Error Io naming host and port when it cannot within connect_timeout).
+  explicit Client(ClientOptions options);
+  /// close() with a short wait; errors are swallowed (call close() to see them).
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  /// Sends forward API call `api_name` ("Functional.conv2d.0": prefix, name and call index, as in a dump
+  /// key without ".forward") with its inputs and the outputs the device produced, tagged with `step` and
+  /// `rank`. Returns once the frame is queued (copies the tensors); blocks while the queue is full, at most
+  /// send_timeout. Throws probe::Error: InvalidArgument for a call that cannot be encoded, Io when the
+  /// connection is lost or the queue stayed full.
+  void send(std::string_view api_name, const ApiCall& inputs, const std::vector<Value>& outputs,
+            std::uint64_t step, std::uint64_t rank);
+  /// The same with a frame already encoded (probe/precheck_frame.h), e.g. from DumpRecords.
+  void send_frame(std::vector<std::byte> frame, std::uint64_t step, std::uint64_t rank);
+  /// Waits until every message is acknowledged, sends STOP_ and waits for OVER_, then closes, all within
+  /// `timeout`. Throws probe::Error (Io) when the connection was lost or the time ran out before that
+  /// (stats() says how far it got). Idempotent once it has succeeded.
+  ClientStats close(std::chrono::milliseconds timeout = std::chrono::seconds(60));
+  /// Counts so far.
+  ClientStats stats() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// The precheck frame of one forward API call, its header in dump.json's entry format (key
+/// `api_name` + ".forward", tensors described as DumpWriter describes them, each naming its blob).
+std::vector<std::byte> encode_api_frame(std::string_view api_name, const ApiCall& inputs,
+                                        const std::vector<Value>& outputs,
+                                        Framework framework = Framework::PyTorch,
+                                        const FrameLimits& limits = {});
+
+}  // namespace probe::online

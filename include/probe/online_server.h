@@ -1,0 +1,98 @@
+// Online pre-check's receiving side (issue 17; dump-and-compare §5): `probe run_ut` with `is_online`.
+// Training processes (one connection per rank, probe/online_client.h or msprobe's framing) send each API call
+// as a precheck frame (probe/precheck_frame.h) inside msprobe's TCP messages (probe/online_wire.h); the
+// server acknowledges every message as msprobe's does and checks the records of each rank in its rank_list
+// through a RunUtStream (probe/run_ut_stream.h), so each rank gets run_ut's CSVs with the rows offline run_ut
+// gives. Plaintext TCP only for now (tls_path and nfs_path are refused, never silently ignored).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "probe/online_wire.h"
+#include "probe/precheck_frame.h"
+#include "probe/run_ut_stream.h"
+
+namespace probe::online {
+
+/// config.json's run_ut keys of online pre-check (msprobe 1.0.4, seed 001).
+struct OnlineConfig {
+  bool is_online = false;
+  std::string host;         ///< "" = not set
+  std::optional<int> port;  ///< msprobe writes -1 for "not set"
+  std::vector<std::uint64_t> rank_list = {0};
+  std::string nfs_path, tls_path;
+};
+/// Reads the run_ut section of config.json; throws probe::Error naming the file and field on bad content.
+OnlineConfig load_online_config(const std::string& config_json);
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";  ///< address to bind (IPv4 or IPv6 literal); never a wildcard by default
+  std::uint16_t port = 0;          ///< 0 = an ephemeral port (see Server::port())
+  /// Only records of these ranks are checked (others are acknowledged and dropped, as msprobe); empty = all.
+  std::vector<std::uint64_t> rank_list = {0};
+  WireOptions wire;    ///< checksum on; max_payload_bytes is lowered to limits.max_frame_bytes
+  FrameLimits limits;  ///< a message or frame beyond a bound closes its connection
+  /// Per rank: run_ut options (out_dir, threads, config_path, ...), resume, and records outstanding before
+  /// the server answers BUSY_ (msprobe's receive queue: 50). `rank` is set per rank by the server.
+  RunUtStreamOptions stream;
+  /// The run ends when this many connections have sent STOP_ and no connection is still sending (open and
+  /// without STOP_); 0 = msprobe's rule: the first time, after a connection, that none is still sending.
+  std::size_t producers = 0;
+  /// A connection that sends nothing for this long is closed (msprobe: 10 min).
+  std::chrono::milliseconds idle_timeout = std::chrono::minutes(10);
+  std::size_t max_connections = 256;  ///< further connections are closed at once, with a logged reason
+  /// Receives one line per event worth a log (connections, closed streams with the reason); may be empty.
+  /// Called from the thread in run().
+  std::function<void(std::string_view)> log;
+};
+
+struct ServerSummary {
+  std::map<std::uint64_t, RunUtStreamSummary> ranks;  ///< per checked rank
+  std::size_t connections = 0;                        ///< accepted
+  std::size_t messages = 0;     ///< API messages with a good CRC (duplicates included, STOP_ excluded)
+  std::size_t crc_errors = 0;   ///< answered ERROR
+  std::size_t busy = 0;         ///< answered BUSY_
+  std::size_t duplicates = 0;   ///< a seq seen before on the connection: acknowledged, not checked again
+  std::size_t other_ranks = 0;  ///< records of ranks outside rank_list
+  std::size_t stops = 0;        ///< STOP_ received
+  std::size_t closed_bad = 0;   ///< connections closed for a message or frame that breaks the protocol
+  std::size_t closed_idle = 0;  ///< connections closed by the idle timeout
+  std::size_t lost = 0;         ///< connections that ended without STOP_
+  bool cancelled = false;       ///< the stop token ended the run (CSVs resumable with stream.resume)
+};
+
+/// A listening online pre-check server. run() is called once, from one thread; port() from any thread.
+class Server {
+ public:
+  /// Binds and listens (throws probe::Error Io naming host and port when it cannot, InvalidArgument for a
+  /// host that is not an address). `registry` and `standards` must outlive the server.
+  Server(ServerOptions options, const RunnerRegistry& registry, const Standards& standards);
+  /// The same with probe's built-in runners and Standards::builtin(options.stream.run_ut.profile).
+  explicit Server(ServerOptions options);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  /// The bound port.
+  std::uint16_t port() const;
+  /// Serves until the producers are done (then KILL_ goes to every open connection and every rank's
+  /// records are checked and written) or `stop` is requested (records not yet written are dropped; the
+  /// files stay resumable). Throws probe::Error when a rank's files cannot be created or written.
+  ServerSummary run(std::stop_token stop = {});
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace probe::online

@@ -1,0 +1,522 @@
+// The online pre-check server (probe/online_server.h). One thread runs a poll(2) loop over the listening
+// socket, every connection and a wake-up pipe; checking happens on each rank's RunUtStream workers.
+// POSIX sockets and poll rather than asio: a few connections (one per training rank) need no reactor
+// framework, libprobe gains no dependency and no third-party type, ThreadSanitizer sees every lock, and TLS
+// can later sit in the same loop through OpenSSL memory BIOs.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <unordered_set>
+
+#include "probe/error.h"
+#include "probe/online_server.h"
+#include "probe/runner.h"
+
+namespace probe::online {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string errno_text() { return std::strerror(errno); }
+
+void set_nonblocking(int fd) {
+  const int flags = ::fcntl(fd, F_GETFL, 0);
+  if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
+    throw Error(ErrorKind::Io, "cannot make a socket non-blocking: " + errno_text());
+}
+
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() { reset(); }
+  Fd(Fd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  Fd& operator=(Fd&& o) noexcept {
+    if (this != &o) {
+      reset();
+      fd_ = o.fd_;
+      o.fd_ = -1;
+    }
+    return *this;
+  }
+  int get() const { return fd_; }
+  void reset() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+std::string peer_name(const sockaddr_storage& a) {
+  char buf[INET6_ADDRSTRLEN] = {};
+  if (a.ss_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(&a);
+    ::inet_ntop(AF_INET, &in->sin_addr, buf, sizeof buf);
+    return std::string(buf) + ":" + std::to_string(ntohs(in->sin_port));
+  }
+  const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&a);
+  ::inet_ntop(AF_INET6, &in6->sin6_addr, buf, sizeof buf);
+  return "[" + std::string(buf) + "]:" + std::to_string(ntohs(in6->sin6_port));
+}
+
+struct Connection {
+  Fd fd;
+  std::string name;
+  MessageDecoder decoder;
+  std::vector<std::byte> out;  // acknowledgements not yet sent
+  std::size_t out_sent = 0;
+  Clock::time_point last_heard;
+  std::unordered_set<std::uint64_t> seen;  // seqs acknowledged OK_
+  bool stopped = false;                    // sent STOP_
+  bool open = true;
+  // A record waiting for room in its rank's stream (answered BUSY_); reading pauses meanwhile.
+  std::optional<std::pair<MessageId, Frame>> parked;
+
+  Connection(int socket, std::string peer, WireOptions wire)
+      : fd(socket), name(std::move(peer)), decoder(wire, "connection " + name), last_heard(Clock::now()) {}
+
+  void ack(AckCode code, const MessageId& id) {
+    const auto bytes = encode_ack({code, id});
+    out.insert(out.end(), bytes.begin(), bytes.end());
+  }
+};
+
+}  // namespace
+
+OnlineConfig load_online_config(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorKind::Io, "cannot read config.json", path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  rapidjson::Document doc;
+  doc.Parse(text.c_str(), text.size());
+  if (doc.HasParseError())
+    throw Error(ErrorKind::Format,
+                std::string("invalid JSON at byte ") + std::to_string(doc.GetErrorOffset()) + ": " +
+                    rapidjson::GetParseError_En(doc.GetParseError()),
+                path);
+  OnlineConfig c;
+  const rapidjson::Value& root = doc;
+  if (!root.IsObject()) throw Error(ErrorKind::Format, "config.json must be a JSON object", path);
+  if (!root.HasMember("run_ut")) return c;
+  const rapidjson::Value& s = root["run_ut"];
+  if (!s.IsObject()) throw Error(ErrorKind::Format, "must be an object", path, "run_ut");
+  auto field = [&](const char* key) -> const rapidjson::Value* {
+    return s.HasMember(key) && !s[key].IsNull() ? &s[key] : nullptr;
+  };
+  auto text_of = [&](const char* key, std::string& out) {
+    if (const auto* v = field(key)) {
+      if (!v->IsString())
+        throw Error(ErrorKind::Format, "must be a string", path, std::string("run_ut.") + key);
+      out = v->GetString();
+    }
+  };
+  if (const auto* v = field("is_online")) {
+    if (!v->IsBool()) throw Error(ErrorKind::Format, "must be true or false", path, "run_ut.is_online");
+    c.is_online = v->GetBool();
+  }
+  text_of("host", c.host);
+  text_of("nfs_path", c.nfs_path);
+  text_of("tls_path", c.tls_path);
+  if (const auto* v = field("port")) {
+    if (!v->IsInt() || v->GetInt() < -1 || v->GetInt() > 65535)
+      throw Error(ErrorKind::Format, "must be an integer port in 0..65535 (-1: not set)", path,
+                  "run_ut.port");
+    if (v->GetInt() >= 0) c.port = v->GetInt();
+  }
+  if (const auto* v = field("rank_list")) {
+    if (!v->IsArray()) throw Error(ErrorKind::Format, "must be a list of ranks", path, "run_ut.rank_list");
+    c.rank_list.clear();
+    for (const auto& r : v->GetArray()) {
+      if (!r.IsUint64())
+        throw Error(ErrorKind::Format, "ranks must be integers >= 0", path, "run_ut.rank_list");
+      c.rank_list.push_back(r.GetUint64());
+    }
+  }
+  return c;
+}
+
+struct Server::Impl {
+  ServerOptions options;
+  std::unique_ptr<RunnerRegistry> own_registry;
+  std::unique_ptr<Standards> own_standards;
+  const RunnerRegistry* registry = nullptr;
+  const Standards* standards = nullptr;
+  Fd listener, wake_read, wake_write;
+  std::uint16_t bound_port = 0;
+  bool ran = false;
+  bool rank_failed = false;  // a rank's files could not be written: the run ends, run() rethrows
+
+  std::vector<std::unique_ptr<Connection>> connections;
+  std::map<std::uint64_t, std::unique_ptr<RunUtStream>> streams;
+  ServerSummary summary;
+
+  void log(const std::string& line) const {
+    if (options.log) options.log(line);
+  }
+
+  void bind_and_listen() {
+    const std::string host = options.host.empty() ? "127.0.0.1" : options.host;
+    sockaddr_storage addr{};
+    socklen_t len = 0;
+    auto* v4 = reinterpret_cast<sockaddr_in*>(&addr);
+    auto* v6 = reinterpret_cast<sockaddr_in6*>(&addr);
+    if (::inet_pton(AF_INET, host.c_str(), &v4->sin_addr) == 1) {
+      v4->sin_family = AF_INET;
+      v4->sin_port = htons(options.port);
+      len = sizeof(sockaddr_in);
+    } else if (::inet_pton(AF_INET6, host.c_str(), &v6->sin6_addr) == 1) {
+      v6->sin6_family = AF_INET6;
+      v6->sin6_port = htons(options.port);
+      len = sizeof(sockaddr_in6);
+    } else {
+      throw Error(ErrorKind::InvalidArgument, "host must be an IPv4 or IPv6 address, got '" + host + "'", {},
+                  "host");
+    }
+    const std::string where = host + " port " + std::to_string(options.port);
+    listener = Fd(::socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (listener.get() < 0) throw Error(ErrorKind::Io, "cannot create a socket: " + errno_text(), where);
+    const int one = 1;
+    ::setsockopt(listener.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (::bind(listener.get(), reinterpret_cast<sockaddr*>(&addr), len) != 0)
+      throw Error(ErrorKind::Io, "cannot bind: " + errno_text(), where);
+    if (::listen(listener.get(), 64) != 0)
+      throw Error(ErrorKind::Io, "cannot listen: " + errno_text(), where);
+    set_nonblocking(listener.get());
+    sockaddr_storage bound{};
+    socklen_t blen = sizeof bound;
+    ::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&bound), &blen);
+    bound_port = ntohs(bound.ss_family == AF_INET ? reinterpret_cast<sockaddr_in*>(&bound)->sin_port
+                                                  : reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
+    int pipe_fds[2];
+    if (::pipe2(pipe_fds, O_NONBLOCK | O_CLOEXEC) != 0)
+      throw Error(ErrorKind::Io, "cannot create the wake-up pipe: " + errno_text());
+    wake_read = Fd(pipe_fds[0]);
+    wake_write = Fd(pipe_fds[1]);
+  }
+
+  bool rank_wanted(std::uint64_t rank) const {
+    return options.rank_list.empty() ||
+           std::find(options.rank_list.begin(), options.rank_list.end(), rank) != options.rank_list.end();
+  }
+
+  RunUtStream& stream_of(std::uint64_t rank, const std::stop_token& stop) {
+    auto it = streams.find(rank);
+    if (it != streams.end()) return *it->second;
+    RunUtStreamOptions o = options.stream;
+    o.rank = rank;
+    auto stream = std::make_unique<RunUtStream>(o, *registry, *standards, stop);
+    log("rank " + std::to_string(rank) + ": writing " + stream->summary().run_ut.result_csv);
+    return *streams.emplace(rank, std::move(stream)).first->second;
+  }
+
+  void close(Connection& c, const std::string& why) {
+    if (!c.open) return;
+    flush_now(c);
+    c.open = false;
+    c.parked.reset();
+    c.fd.reset();
+    if (!c.stopped) ++summary.lost;
+    log("connection " + c.name + " closed: " + why);
+  }
+
+  // Sends what the socket takes now; false when the peer is gone.
+  bool flush_now(Connection& c) {
+    while (c.out_sent < c.out.size()) {
+      const ssize_t n = ::send(c.fd.get(), c.out.data() + c.out_sent, c.out.size() - c.out_sent,
+                               MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n > 0) {
+        c.out_sent += static_cast<std::size_t>(n);
+      } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        return true;
+      } else if (n < 0 && errno == EINTR) {
+        continue;
+      } else {
+        return false;
+      }
+    }
+    c.out.clear();
+    c.out_sent = 0;
+    return true;
+  }
+
+  void accept_all() {
+    for (;;) {
+      sockaddr_storage peer{};
+      socklen_t len = sizeof peer;
+      const int fd =
+          ::accept4(listener.get(), reinterpret_cast<sockaddr*>(&peer), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) return;  // EAGAIN, or an aborted connection: nothing to take now
+      const std::string name = peer_name(peer);
+      const auto open_count =
+          std::count_if(connections.begin(), connections.end(), [](const auto& c) { return c->open; });
+      if (static_cast<std::size_t>(open_count) >= options.max_connections) {
+        ::close(fd);
+        log("connection " + name + " refused: " + std::to_string(options.max_connections) +
+            " connections are open (max_connections)");
+        continue;
+      }
+      const int one = 1;
+      ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      WireOptions wire = options.wire;
+      wire.max_payload_bytes = std::min(wire.max_payload_bytes, options.limits.max_frame_bytes);
+      connections.push_back(std::make_unique<Connection>(fd, name, wire));
+      ++summary.connections;
+      log("connection " + name + " accepted");
+    }
+  }
+
+  // Handles one message; false when the connection must be closed (the reason is logged).
+  bool handle(Connection& c, Message&& m, const std::stop_token& stop) {
+    if (!m.crc_ok) {
+      ++summary.crc_errors;
+      c.ack(AckCode::Error, m.id);
+      return true;
+    }
+    if (m.is_stop()) {
+      ++summary.stops;
+      c.stopped = true;
+      c.ack(AckCode::Over, m.id);
+      return true;
+    }
+    ++summary.messages;
+    if (c.seen.count(m.id.seq)) {
+      ++summary.duplicates;
+      c.ack(AckCode::Ok, m.id);
+      return true;
+    }
+    const std::string source = "rank " + std::to_string(m.id.rank) + " step " + std::to_string(m.id.step) +
+                               " seq " + std::to_string(m.id.seq) + " from " + c.name;
+    Frame frame;
+    try {
+      frame = decode_frame(m.payload, options.limits, source);
+    } catch (const Error& e) {
+      close(c, std::string(e.what()));
+      ++summary.closed_bad;
+      return false;
+    }
+    if (!rank_wanted(m.id.rank)) {
+      ++summary.other_ranks;
+      c.seen.insert(m.id.seq);
+      c.ack(AckCode::Ok, m.id);
+      return true;
+    }
+    RunUtStream& stream = stream_of(m.id.rank, stop);
+    if (stream.try_push(frame)) {
+      c.seen.insert(m.id.seq);
+      c.ack(AckCode::Ok, m.id);
+    } else if (!stream.accepting()) {
+      rank_failed = true;
+      log("rank " + std::to_string(m.id.rank) + ": its stream takes no more records; ending the run");
+      return false;
+    } else {
+      ++summary.busy;
+      c.ack(AckCode::Busy, m.id);
+      c.parked.emplace(m.id, std::move(frame));
+    }
+    return true;
+  }
+
+  // Decodes and handles what a connection has buffered, up to a record that has to wait.
+  void drain_decoder(Connection& c, const std::stop_token& stop) {
+    while (c.open && !c.parked) {
+      std::optional<Message> m;
+      try {
+        m = c.decoder.next();
+      } catch (const Error& e) {
+        ++summary.closed_bad;
+        close(c, std::string(e.what()));
+        return;
+      }
+      if (!m) return;
+      if (!handle(c, std::move(*m), stop)) return;
+    }
+  }
+
+  void retry_parked(Connection& c, const std::stop_token& stop) {
+    if (!c.open || !c.parked) return;
+    RunUtStream& stream = stream_of(c.parked->first.rank, stop);
+    if (!stream.try_push(c.parked->second)) {
+      if (!stream.accepting()) rank_failed = true;
+      return;
+    }
+    c.seen.insert(c.parked->first.seq);
+    c.ack(AckCode::Ok, c.parked->first);
+    c.parked.reset();
+    drain_decoder(c, stop);
+  }
+
+  void read_from(Connection& c, const std::stop_token& stop) {
+    std::byte buffer[64 * 1024];
+    for (int rounds = 0; rounds < 16 && c.open && !c.parked; ++rounds) {
+      const ssize_t n = ::recv(c.fd.get(), buffer, sizeof buffer, 0);
+      if (n > 0) {
+        c.last_heard = Clock::now();
+        c.decoder.feed(std::span(buffer, static_cast<std::size_t>(n)));
+        drain_decoder(c, stop);
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+      if (n == 0) {
+        const std::size_t left = c.decoder.buffered();
+        close(c, c.stopped ? std::string("finished")
+                 : left    ? "the peer closed the connection in the middle of a message (" +
+                              std::to_string(left) + " bytes of it received)"
+                        : std::string("the peer closed the connection before STOP_"));
+      } else {
+        close(c, "receive failed: " + errno_text());
+      }
+      return;
+    }
+  }
+
+  bool done() const {
+    if (summary.connections == 0) return false;
+    // msprobe: a connection stops being active with its STOP_; KILL_ then goes to those still open.
+    const bool any_active = std::any_of(connections.begin(), connections.end(),
+                                        [](const auto& c) { return c->open && !c->stopped; });
+    if (any_active) return false;
+    return options.producers == 0 || summary.stops >= options.producers;
+  }
+
+  void kill_all() {
+    // msprobe's end of run: KILL_ to every connection still open, then close.
+    for (auto& c : connections) {
+      if (!c->open) continue;
+      c->ack(AckCode::Kill, {kKillSeq, 0, 0});
+      // Bounded: a peer that does not read cannot hold the run.
+      const auto until = Clock::now() + std::chrono::seconds(2);
+      while (c->out_sent < c->out.size() && Clock::now() < until) {
+        if (!flush_now(*c)) break;
+        pollfd p{c->fd.get(), POLLOUT, 0};
+        ::poll(&p, 1, 50);
+      }
+      const bool was_stopped = c->stopped;
+      c->stopped = true;  // not counted as lost: the server ended it
+      close(*c, was_stopped ? "finished" : "the run ended");
+    }
+  }
+
+  ServerSummary run(std::stop_token stop) {
+    if (ran) throw Error(ErrorKind::InvalidArgument, "Server::run() may be called once");
+    ran = true;
+    std::stop_callback wake(stop, [this] {
+      const char byte = 1;
+      [[maybe_unused]] auto n = ::write(wake_write.get(), &byte, 1);
+    });
+    std::vector<pollfd> fds;
+    std::vector<Connection*> polled;
+    while (!stop.stop_requested() && !done() && !rank_failed) {
+      for (auto& c : connections) retry_parked(*c, stop);
+      fds.clear();
+      polled.clear();
+      fds.push_back({listener.get(), POLLIN, 0});
+      fds.push_back({wake_read.get(), POLLIN, 0});
+      bool parked = false;
+      auto next_deadline = Clock::now() + std::chrono::milliseconds(500);
+      for (auto& c : connections) {
+        if (!c->open) continue;
+        short events = 0;
+        if (!c->parked) events |= POLLIN;
+        if (c->out_sent < c->out.size()) events |= POLLOUT;
+        parked = parked || c->parked.has_value();
+        next_deadline = std::min(next_deadline, c->last_heard + options.idle_timeout);
+        fds.push_back({c->fd.get(), events, 0});
+        polled.push_back(c.get());
+      }
+      auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next_deadline - Clock::now());
+      if (parked) wait = std::min(wait, std::chrono::milliseconds(5));
+      const int timeout = static_cast<int>(std::max<std::int64_t>(0, wait.count()));
+      const int ready = ::poll(fds.data(), fds.size(), timeout);
+      if (ready < 0 && errno != EINTR) throw Error(ErrorKind::Io, "poll failed: " + errno_text());
+      if (ready > 0) {
+        if (fds[1].revents & POLLIN) {
+          char sink[64];
+          while (::read(wake_read.get(), sink, sizeof sink) > 0) {
+          }
+        }
+        for (std::size_t i = 0; i < polled.size(); ++i) {
+          Connection& c = *polled[i];
+          const short rev = fds[i + 2].revents;
+          if (!c.open || rev == 0) continue;
+          if (rev & (POLLIN | POLLHUP | POLLERR)) read_from(c, stop);
+          if (c.open && (rev & POLLOUT) && !flush_now(c)) close(c, "send failed: the peer is gone");
+        }
+        if (fds[0].revents & POLLIN) accept_all();
+      }
+      const auto now = Clock::now();
+      for (auto& c : connections) {
+        if (!c->open) continue;
+        if (c->out_sent < c->out.size() && !flush_now(*c)) {
+          close(*c, "send failed: the peer is gone");
+          continue;
+        }
+        if (now - c->last_heard >= options.idle_timeout && !c->parked) {
+          ++summary.closed_idle;
+          close(*c, "idle for " + std::to_string(options.idle_timeout.count()) + " ms (idle timeout)");
+        }
+      }
+      connections.erase(
+          std::remove_if(connections.begin(), connections.end(), [](const auto& c) { return !c->open; }),
+          connections.end());
+    }
+    summary.cancelled = stop.stop_requested();
+    kill_all();
+    connections.clear();
+    // Every accepted record is checked and written (or, after a stop, dropped) before the run returns.
+    std::exception_ptr failure;
+    for (auto& [rank, stream] : streams) {
+      try {
+        summary.ranks[rank] = stream->finish();
+      } catch (...) {
+        if (!failure) failure = std::current_exception();
+      }
+    }
+    if (failure) std::rethrow_exception(failure);
+    return summary;
+  }
+};
+
+Server::Server(ServerOptions options, const RunnerRegistry& registry, const Standards& standards)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->options = std::move(options);
+  impl_->registry = &registry;
+  impl_->standards = &standards;
+  impl_->bind_and_listen();
+}
+
+Server::Server(ServerOptions options) : impl_(std::make_unique<Impl>()) {
+  impl_->own_registry = std::make_unique<RunnerRegistry>(RunnerRegistry::with_builtins());
+  impl_->own_standards = std::make_unique<Standards>(Standards::builtin(options.stream.run_ut.profile));
+  impl_->registry = impl_->own_registry.get();
+  impl_->standards = impl_->own_standards.get();
+  impl_->options = std::move(options);
+  impl_->bind_and_listen();
+}
+
+Server::~Server() = default;
+
+std::uint16_t Server::port() const { return impl_->bound_port; }
+
+ServerSummary Server::run(std::stop_token stop) { return impl_->run(std::move(stop)); }
+
+}  // namespace probe::online

@@ -1,0 +1,638 @@
+// Online pre-check over loopback (127.0.0.1 only, ephemeral ports, every wait bounded): the server
+// (probe/online_server.h) with the client (probe/online_client.h), raw sockets speaking msprobe's framing
+// wrongly on purpose, and the CLI (`probe run_ut` with is_online, `probe replay`). The reference is always
+// offline run_ut of the same calls written as a dump (by torch, or by probe's DumpWriter for the load test).
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <future>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/ScratchDir.h"
+#include "probe/dump_writer.h"
+#include "probe/error.h"
+#include "probe/online_client.h"
+#include "probe/online_server.h"
+#include "probe/precheck_frame.h"
+#include "probe/run_ut.h"
+
+extern char** environ;
+
+namespace {
+
+using namespace std::chrono_literals;
+using probe::online::Ack;
+using probe::online::AckCode;
+using probe::online::AckDecoder;
+using probe::online::Client;
+using probe::online::ClientOptions;
+using probe::online::DumpRecords;
+using probe::online::MessageId;
+using probe::online::Server;
+using probe::online::ServerOptions;
+using probe::online::ServerSummary;
+using probe::testing::ScratchDir;
+using Clock = std::chrono::steady_clock;
+
+const std::string kRunUt = std::string(PROBE_TEST_DATA_DIR) + "/run_ut/";
+constexpr const char* kTs = "20261127050000";
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in) << path;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+probe::RunUtSummary offline(const std::string& dump_json, const std::string& out) {
+  probe::RunUtOptions o;
+  o.api_info = dump_json;
+  o.out_dir = out;
+  o.timestamp = kTs;
+  o.threads = 2;
+  return probe::run_ut(o);
+}
+
+ServerOptions server_options(const std::string& out, std::size_t producers) {
+  ServerOptions o;
+  o.port = 0;
+  o.producers = producers;
+  o.stream.run_ut.out_dir = out;
+  o.stream.run_ut.timestamp = kTs;
+  o.stream.run_ut.threads = 2;
+  o.idle_timeout = 20s;  // bounds every test even if a client misbehaves
+  return o;
+}
+
+// A server running on its own thread; the summary (or the exception) comes from the future.
+struct Running {
+  std::unique_ptr<Server> server;
+  std::stop_source stop;
+  std::future<ServerSummary> done;
+  std::vector<std::string> log;
+  std::mutex log_mutex;
+
+  explicit Running(ServerOptions o) {
+    o.log = [this](std::string_view line) {
+      std::lock_guard lock(log_mutex);
+      log.emplace_back(line);
+    };
+    server = std::make_unique<Server>(std::move(o));
+    done = std::async(std::launch::async, [this] { return server->run(stop.get_token()); });
+  }
+  ~Running() {
+    stop.request_stop();
+    if (done.valid()) done.wait();
+  }
+  std::uint16_t port() const { return server->port(); }
+  ServerSummary finish(std::chrono::seconds limit = 60s) {
+    if (done.wait_for(limit) != std::future_status::ready) {
+      ADD_FAILURE() << "server did not finish within " << limit.count() << " s";
+      stop.request_stop();
+    }
+    return done.get();
+  }
+  std::string joined_log() {
+    std::lock_guard lock(log_mutex);
+    std::string s;
+    for (const auto& l : log) s += l + "\n";
+    return s;
+  }
+};
+
+ClientOptions client_options(std::uint16_t port) {
+  ClientOptions o;
+  o.port = port;
+  o.connect_timeout = 5s;
+  o.send_timeout = 20s;
+  o.idle_timeout = 20s;
+  return o;
+}
+
+// A plain TCP connection to the server for speaking the protocol wrongly.
+class RawSocket {
+ public:
+  explicit RawSocket(std::uint16_t port) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a), 0) << std::strerror(errno);
+  }
+  ~RawSocket() { close(); }
+  void close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+  void send(std::span<const std::byte> bytes) {
+    ASSERT_EQ(::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL), static_cast<ssize_t>(bytes.size()));
+  }
+  // The next acknowledgement, or nullopt when the server closed the connection or nothing came in `limit`.
+  std::optional<Ack> ack(std::chrono::milliseconds limit = 10s) {
+    const auto until = Clock::now() + limit;
+    while (Clock::now() < until) {
+      if (auto a = acks_.next()) return a;
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 50) <= 0) continue;
+      std::byte buf[256];
+      const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+      if (n <= 0) {
+        closed_ = true;
+        return std::nullopt;
+      }
+      acks_.feed(std::span(buf, static_cast<std::size_t>(n)));
+    }
+    return std::nullopt;
+  }
+  // True once the server has closed the connection (within `limit`), acknowledgements skipped.
+  bool closed_by_server(std::chrono::milliseconds limit = 10s) {
+    const auto until = Clock::now() + limit;
+    while (!closed_ && Clock::now() < until)
+      ack(until - Clock::now() > 0ms
+              ? std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now())
+              : 0ms);
+    return closed_;
+  }
+
+ private:
+  int fd_ = -1;
+  bool closed_ = false;
+  AckDecoder acks_;
+};
+
+std::vector<std::byte> stop_payload() {
+  const auto* p = reinterpret_cast<const std::byte*>(probe::online::kStopPayload.data());
+  return {p, p + probe::online::kStopPayload.size()};
+}
+
+// Replays a dump's records through a Client.
+probe::online::ClientStats replay(std::uint16_t port, const DumpRecords& records, std::uint64_t rank) {
+  Client client(client_options(port));
+  for (std::size_t i = 0; i < records.size(); ++i) client.send_frame(records.frame(i), 0, rank);
+  return client.close(30s);
+}
+
+TEST(OnlineServer, ReplayingARealDumpGivesTheRowsOfOfflineRunUt) {
+  ScratchDir dir("online");
+  const std::string dump = kRunUt + "pt_mixed/dump.json";
+  const auto want = offline(dump, dir.file("offline"));
+  const DumpRecords records = DumpRecords::open(dump);
+  Running server(server_options(dir.file("online"), 1));
+  const auto stats = replay(server.port(), records, 0);
+  EXPECT_EQ(stats.sent, records.size());
+  EXPECT_EQ(stats.acked, records.size());
+  EXPECT_TRUE(stats.stopped);
+  const ServerSummary s = server.finish();
+  ASSERT_EQ(s.ranks.count(0), 1u) << server.joined_log();
+  const auto& r = s.ranks.at(0).run_ut;
+  EXPECT_EQ(r.apis, want.apis);
+  EXPECT_EQ(slurp(r.result_csv), slurp(want.result_csv));
+  EXPECT_EQ(slurp(r.details_csv), slurp(want.details_csv));
+  EXPECT_EQ(s.stops, 1u);
+  EXPECT_EQ(s.lost, 0u);
+  EXPECT_FALSE(s.cancelled);
+}
+
+TEST(OnlineServer, CorruptedCrcIsAnsweredErrorAndTheResendIsChecked) {
+  ScratchDir dir("online");
+  const DumpRecords records = DumpRecords::open(kRunUt + "pt_fp32_fwd/dump.json");
+  Running server(server_options(dir.file("online"), 1));
+  RawSocket raw(server.port());
+  const auto frame = records.frame(0);
+  auto good = probe::online::encode_message({0, 0, 0}, frame);
+  auto bad = good;
+  bad[bad.size() - 1] ^= std::byte{0x40};  // one flipped payload bit: the CRC field no longer matches
+  raw.send(bad);
+  auto a = raw.ack();
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->code, AckCode::Error);
+  EXPECT_EQ(a->id, (MessageId{0, 0, 0}));
+  raw.send(good);
+  a = raw.ack();
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->code, AckCode::Ok);
+  raw.send(good);  // a duplicate: acknowledged, not checked twice
+  a = raw.ack();
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->code, AckCode::Ok);
+  raw.send(probe::online::encode_message({1, 0, 0}, stop_payload()));
+  a = raw.ack();
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->code, AckCode::Over);
+  a = raw.ack();  // the last producer stopped: the run ends with KILL_
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->code, AckCode::Kill);
+  EXPECT_EQ(a->id.seq, probe::online::kKillSeq);
+  const ServerSummary s = server.finish();
+  EXPECT_EQ(s.crc_errors, 1u);
+  EXPECT_EQ(s.duplicates, 1u);
+  EXPECT_EQ(s.ranks.at(0).run_ut.apis, 1u);
+}
+
+// Each bad stream closes its own connection with a logged reason while a good client on another
+// connection goes on and gets its rows.
+TEST(OnlineServer, BrokenStreamsCloseOnlyTheirConnection) {
+  ScratchDir dir("online");
+  const std::string dump = kRunUt + "pt_fp32_fwd/dump.json";
+  const auto want = offline(dump, dir.file("offline"));
+  const DumpRecords records = DumpRecords::open(dump);
+  auto options = server_options(dir.file("online"), 1);
+  options.limits.max_frame_bytes = 1 << 20;
+  Running server(options);
+  Client good(client_options(server.port()));
+  for (std::size_t i = 0; i < records.size() / 2; ++i) good.send_frame(records.frame(i), 0, 0);
+
+  {  // an announced length above the limit
+    RawSocket raw(server.port());
+    std::vector<std::byte> header(40, std::byte{0});
+    header[3] = std::byte{0x10};  // 2^40 bytes, big-endian
+    raw.send(header);
+    EXPECT_TRUE(raw.closed_by_server());
+  }
+  {  // garbage
+    RawSocket raw(server.port());
+    std::mt19937 rng(17);
+    std::vector<std::byte> junk(200);
+    for (auto& b : junk) b = static_cast<std::byte>(rng() & 0xff);
+    raw.send(junk);
+    EXPECT_TRUE(raw.closed_by_server());
+  }
+  {  // a frame whose CRC is right but whose content is not a frame
+    RawSocket raw(server.port());
+    const std::string text = "not a precheck frame";
+    raw.send(probe::online::encode_message({0, 0, 0}, std::as_bytes(std::span(text))));
+    EXPECT_TRUE(raw.closed_by_server());
+  }
+  {  // a message cut in the middle: the client goes away
+    RawSocket raw(server.port());
+    const auto msg = probe::online::encode_message({0, 0, 0}, records.frame(0));
+    raw.send(std::span(msg).first(msg.size() / 2));
+  }
+  for (std::size_t i = records.size() / 2; i < records.size(); ++i) good.send_frame(records.frame(i), 0, 0);
+  const auto stats = good.close(30s);
+  EXPECT_EQ(stats.acked, records.size());
+  const ServerSummary s = server.finish();
+  const std::string log = server.joined_log();
+  EXPECT_EQ(s.closed_bad, 3u) << log;
+  EXPECT_EQ(s.lost, 4u) << log;  // the bad ones and the cut one ended without STOP_
+  EXPECT_NE(log.find("outside [1, 1048576]"), std::string::npos) << log;
+  EXPECT_NE(log.find("truncated frame"), std::string::npos) << log;
+  EXPECT_NE(log.find("in the middle of a message"), std::string::npos) << log;
+  const auto& r = s.ranks.at(0).run_ut;
+  EXPECT_EQ(slurp(r.result_csv), slurp(want.result_csv));
+  EXPECT_EQ(slurp(r.details_csv), slurp(want.details_csv));
+}
+
+TEST(OnlineServer, ASilentConnectionIsClosedByTheIdleTimeout) {
+  ScratchDir dir("online");
+  auto options = server_options(dir.file("online"), 0);
+  options.idle_timeout = 300ms;
+  Running server(options);
+  RawSocket raw(server.port());
+  const auto t0 = Clock::now();
+  EXPECT_TRUE(raw.closed_by_server(10s));
+  EXPECT_GE(Clock::now() - t0, 250ms);
+  // That was the only connection and it never sent STOP_: msprobe's rule ends the run.
+  const ServerSummary s = server.finish();
+  EXPECT_EQ(s.closed_idle, 1u);
+  EXPECT_EQ(s.lost, 1u);
+  EXPECT_TRUE(s.ranks.empty());
+  EXPECT_NE(server.joined_log().find("idle timeout"), std::string::npos) << server.joined_log();
+}
+
+// The client side of ERROR: a fake server answers the first copy of a message ERROR; the client sends it
+// again, as msprobe's does, and gives up after max_resends.
+TEST(OnlineClient, ResendsOnErrorAndGivesUpAfterMaxResends) {
+  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(::listen(listener, 1), 0);
+  socklen_t len = sizeof a;
+  ::getsockname(listener, reinterpret_cast<sockaddr*>(&a), &len);
+  const std::uint16_t port = ntohs(a.sin_port);
+  std::vector<std::uint64_t> seqs_seen;
+  std::thread fake([&] {
+    const int fd = ::accept(listener, nullptr, nullptr);
+    probe::online::MessageDecoder decoder;
+    std::map<std::uint64_t, int> copies;
+    bool over = false;
+    const auto until = Clock::now() + 20s;
+    while (!over && Clock::now() < until) {
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, 50) <= 0) continue;
+      std::byte buf[4096];
+      const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      decoder.feed(std::span(buf, static_cast<std::size_t>(n)));
+      while (auto m = decoder.next()) {
+        seqs_seen.push_back(m->id.seq);
+        AckCode code = AckCode::Ok;
+        if (m->is_stop()) {
+          code = AckCode::Over;
+          over = true;
+        } else if (m->id.seq == 0 && copies[0]++ == 0) {
+          code = AckCode::Error;  // message 0: wrong once, then fine
+        } else if (m->id.seq == 1) {
+          code = AckCode::Error;  // message 1: always wrong
+        }
+        const auto ack = probe::online::encode_ack({code, m->id});
+        ::send(fd, ack.data(), ack.size(), MSG_NOSIGNAL);
+      }
+    }
+    ::close(fd);
+  });
+  {
+    auto o = client_options(port);
+    o.max_resends = 2;
+    Client client(o);
+    const DumpRecords records = DumpRecords::open(kRunUt + "pt_fp32_fwd/dump.json");
+    client.send_frame(records.frame(0), 0, 0);
+    client.send_frame(records.frame(1), 0, 0);
+    const auto s = client.close(20s);
+    EXPECT_EQ(s.sent, 2u);
+    EXPECT_EQ(s.acked, 1u);
+    EXPECT_EQ(s.resent, 3u);  // once for message 0, twice for message 1
+    EXPECT_EQ(s.dropped, 1u);
+    EXPECT_TRUE(s.stopped);
+  }
+  fake.join();
+  ::close(listener);
+  EXPECT_EQ(std::count(seqs_seen.begin(), seqs_seen.end(), 0u), 2);
+  EXPECT_EQ(std::count(seqs_seen.begin(), seqs_seen.end(), 1u), 3);
+}
+
+TEST(OnlineClient, ConnectingToNoServerIsAnError) {
+  // A port that was free a moment ago: bound, read, closed.
+  const int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  socklen_t len = sizeof a;
+  ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(s);
+  EXPECT_THROW(Client{client_options(ntohs(a.sin_port))}, probe::Error);
+}
+
+// --- the CLI: `probe run_ut` serving, `probe replay` sending, a server killed mid-run -----------------
+
+struct Process {
+  pid_t pid = -1;
+  int out = -1;  // the child's stdout+stderr
+  std::string text;
+
+  explicit Process(const std::vector<std::string>& args) {
+    int fds[2];
+    EXPECT_EQ(::pipe(fds), 0);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+    posix_spawn_file_actions_addclose(&fa, fds[0]);
+    std::vector<char*> argv;
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    EXPECT_EQ(::posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    ::close(fds[1]);
+    out = fds[0];
+  }
+  ~Process() {
+    if (pid > 0) {
+      ::kill(pid, SIGKILL);
+      wait_exit(5s);
+    }
+    if (out >= 0) ::close(out);
+  }
+  // Reads output until `needle` appears (true) or the time is up / the output ends (false).
+  bool read_until(const std::string& needle, std::chrono::milliseconds limit) {
+    const auto until = Clock::now() + limit;
+    while (text.find(needle) == std::string::npos && Clock::now() < until) {
+      pollfd p{out, POLLIN, 0};
+      if (::poll(&p, 1, 50) <= 0) continue;
+      char buf[4096];
+      const ssize_t n = ::read(out, buf, sizeof buf);
+      if (n <= 0) return false;
+      text.append(buf, static_cast<std::size_t>(n));
+    }
+    return text.find(needle) != std::string::npos;
+  }
+  // Exit code, or -1 (killed by a signal, or still running after `limit`).
+  int wait_exit(std::chrono::milliseconds limit) {
+    const auto until = Clock::now() + limit;
+    for (;;) {
+      int status = 0;
+      const pid_t r = ::waitpid(pid, &status, WNOHANG);
+      if (r == pid) {
+        pid = -1;
+        read_until("\x01never", 200ms);  // drain what is left
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+      }
+      if (Clock::now() >= until) return -1;
+      std::this_thread::sleep_for(20ms);
+    }
+  }
+  std::uint16_t listening_port() {
+    if (!read_until("\n", 0ms) && !read_until("listening on", 20s)) return 0;
+    read_until("\n", 5s);
+    const auto at = text.find("listening on ");
+    const auto colon = text.find(':', at);
+    return static_cast<std::uint16_t>(std::stoi(text.substr(colon + 1)));
+  }
+};
+
+TEST(OnlineCli, RunUtWithIsOnlineServesAndReplayGivesTheOfflineRows) {
+  ScratchDir dir("online");
+  const std::string dump = kRunUt + "real_ties_fp32/dump.json";
+  const auto want = offline(dump, dir.file("offline"));
+  {
+    std::ofstream cfg(dir.file("config.json"));
+    cfg << R"({"task": "run_ut", "run_ut": {"white_list": [], "black_list": [], "is_online": true,
+              "nfs_path": "", "host": "127.0.0.1", "port": 0, "rank_list": [2], "tls_path": ""}})";
+  }
+  Process server({PROBE_CLI_PATH, "run_ut", "-config", dir.file("config.json"), "-o", dir.file("online"),
+                  "--timestamp", kTs, "-n", "2"});
+  const std::uint16_t port = server.listening_port();
+  ASSERT_NE(port, 0) << server.text;
+  Process replay(
+      {PROBE_CLI_PATH, "replay", "-api_info", dump, "--port", std::to_string(port), "--rank", "2", "-q"});
+  EXPECT_EQ(replay.wait_exit(60s), 0) << replay.text;
+  EXPECT_EQ(server.wait_exit(60s), 0) << server.text;
+  const std::string base = dir.file("online") + "/accuracy_checking_";
+  EXPECT_EQ(slurp(base + "result_" + kTs + "_rank2.csv"), slurp(want.result_csv));
+  EXPECT_EQ(slurp(base + "details_" + kTs + "_rank2.csv"), slurp(want.details_csv));
+}
+
+TEST(OnlineCli, TlsAndSharedDirectoryAreRefusedNotIgnored) {
+  ScratchDir dir("online");
+  Process tls({PROBE_CLI_PATH, "run_ut", "--online", "--port", "0", "--tls_path", dir.path().string(), "-o",
+               dir.file("o")});
+  EXPECT_NE(tls.wait_exit(20s), 0);
+  EXPECT_NE(tls.text.find("TLS"), std::string::npos) << tls.text;
+  Process nfs({PROBE_CLI_PATH, "run_ut", "--online", "--port", "0", "--nfs_path", dir.path().string(), "-o",
+               dir.file("o")});
+  EXPECT_NE(nfs.wait_exit(20s), 0);
+  EXPECT_NE(nfs.text.find("nfs_path"), std::string::npos) << nfs.text;
+}
+
+TEST(OnlineCli, ServerKilledMidRunIsReportedToTheClient) {
+  ScratchDir dir("online");
+  Process server({PROBE_CLI_PATH, "run_ut", "--online", "--port", "0", "-o", dir.file("online"), "-n", "1"});
+  const std::uint16_t port = server.listening_port();
+  ASSERT_NE(port, 0) << server.text;
+  const DumpRecords records = DumpRecords::open(kRunUt + "pt_fp32_fwd/dump.json");
+  Client client(client_options(port));
+  client.send_frame(records.frame(0), 0, 0);
+  ::kill(server.pid, SIGKILL);
+  EXPECT_EQ(server.wait_exit(10s), -1);
+  const auto t0 = Clock::now();
+  bool reported = false;
+  try {
+    for (int i = 0; i < 10000 && Clock::now() - t0 < 20s; ++i) {
+      client.send_frame(records.frame(static_cast<std::size_t>(i) % records.size()), 0, 0);
+      std::this_thread::sleep_for(1ms);
+    }
+    client.close(10s);
+  } catch (const probe::Error& e) {
+    reported = e.kind() == probe::ErrorKind::Io;
+  }
+  EXPECT_TRUE(reported);
+  EXPECT_LT(Clock::now() - t0, 20s);
+}
+
+TEST(OnlineCli, SigtermLeavesResumableFiles) {
+  ScratchDir dir("online");
+  const std::string dump = kRunUt + "pt_fp32_fwd/dump.json";
+  const auto want = offline(dump, dir.file("offline"));
+  const DumpRecords records = DumpRecords::open(dump);
+  const std::vector<std::string> args = {
+      PROBE_CLI_PATH,     "run_ut",      "--online", "--port",      "0", "-o",
+      dir.file("online"), "--timestamp", kTs,        "--producers", "1"};
+  {
+    Process server(args);
+    const std::uint16_t port = server.listening_port();
+    ASSERT_NE(port, 0) << server.text;
+    Client client(client_options(port));
+    for (std::size_t i = 0; i < 4; ++i) client.send_frame(records.frame(i), 0, 0);
+    // Wait for the acknowledgements, so the server holds the records before it is told to stop.
+    for (int i = 0; i < 500 && client.stats().acked < 4; ++i) std::this_thread::sleep_for(10ms);
+    ::kill(server.pid, SIGTERM);
+    EXPECT_EQ(server.wait_exit(30s), 130) << server.text;
+  }
+  auto resumed = args;
+  resumed.push_back("--resume");
+  Process server(resumed);
+  const std::uint16_t port = server.listening_port();
+  ASSERT_NE(port, 0) << server.text;
+  const auto stats = replay(port, records, 0);
+  EXPECT_EQ(stats.acked, records.size());
+  EXPECT_EQ(server.wait_exit(60s), 0) << server.text;
+  const std::string base = dir.file("online") + "/accuracy_checking_";
+  EXPECT_EQ(slurp(base + "result_" + kTs + "_rank0.csv"), slurp(want.result_csv));
+  EXPECT_EQ(slurp(base + "details_" + kTs + "_rank0.csv"), slurp(want.details_csv));
+}
+
+// --- load: 4 clients x 500 API calls, the same calls written as one dump per rank ---------------------
+
+TEST(OnlineServer, FourClientsFiveHundredApisEachEqualOfflineRunUt) {
+  constexpr int kRanks = 4, kApis = 500;
+  ScratchDir dir("online");
+  auto options = server_options(dir.file("online"), kRanks);
+  options.rank_list = {0, 1, 2, 3};
+  options.stream.capacity = 8;  // small, so that BUSY_ and the parked records are exercised
+  Running server(options);
+  const auto t0 = Clock::now();
+  // The calls: relu, gelu-free elementwise ops with float32 inputs; the device outputs carry a rounding
+  // error of their own so that verdicts vary.
+  auto call_of = [](int rank, int i, probe::ApiCall& call, std::vector<probe::Value>& out, std::string& api) {
+    std::mt19937 rng(static_cast<unsigned>(rank * 100000 + i));
+    std::normal_distribution<float> n(0.0f, 1.0f);
+    std::vector<float> x(16), y(16);
+    for (auto& v : x) v = n(rng);
+    const int kind = i % 3;
+    for (std::size_t k = 0; k < x.size(); ++k) {
+      const float exact = kind == 0 ? std::max(x[k], 0.0f) : kind == 1 ? x[k] * 2.0f : x[k] + 1.0f;
+      const float noise = i % 7 == 0 ? 1e-2f : 0.0f;
+      y[k] = exact * (1.0f + noise);
+    }
+    const auto shape = probe::Shape{4, 4};
+    call = {};
+    call.args.emplace_back(probe::Tensor::from_values<float>(x, shape));
+    if (kind == 1) call.args.emplace_back(2.0);
+    if (kind == 2) call.args.emplace_back(1.0);
+    out = {probe::Value(probe::Tensor::from_values<float>(y, shape))};
+    api = kind == 0 ? "Functional.relu" : kind == 1 ? "Tensor.__mul__" : "Tensor.__add__";
+  };
+  std::vector<std::thread> clients;
+  std::vector<probe::online::ClientStats> stats(kRanks);
+  for (int rank = 0; rank < kRanks; ++rank)
+    clients.emplace_back([&, rank] {
+      Client client(client_options(server.port()));
+      std::map<std::string, int> counters;
+      for (int i = 0; i < kApis; ++i) {
+        probe::ApiCall call;
+        std::vector<probe::Value> out;
+        std::string api;
+        call_of(rank, i, call, out, api);
+        client.send(api + "." + std::to_string(counters[api]++), call, out, 0,
+                    static_cast<std::uint64_t>(rank));
+      }
+      stats[static_cast<std::size_t>(rank)] = client.close(60s);
+    });
+  for (auto& t : clients) t.join();
+  const ServerSummary s = server.finish();
+  const auto online_time = Clock::now() - t0;
+  EXPECT_LT(online_time, 60s);
+  for (int rank = 0; rank < kRanks; ++rank) {
+    EXPECT_EQ(stats[static_cast<std::size_t>(rank)].acked, static_cast<std::size_t>(kApis));
+    probe::DumpWriterOptions w;
+    w.dump_path = dir.file("dumps");
+    w.task = probe::DumpTask::Tensor;
+    w.rank = rank;
+    w.side_files = false;
+    {
+      probe::DumpWriter writer(w);
+      for (int i = 0; i < kApis; ++i) {
+        probe::ApiCall call;
+        std::vector<probe::Value> out;
+        std::string api;
+        call_of(rank, i, call, out, api);
+        writer.api_forward(api, call, out);
+      }
+      writer.close();
+      const auto want = offline(writer.dump_json_path(), dir.file("offline" + std::to_string(rank)));
+      ASSERT_EQ(s.ranks.count(static_cast<std::uint64_t>(rank)), 1u);
+      const auto& got = s.ranks.at(static_cast<std::uint64_t>(rank)).run_ut;
+      EXPECT_EQ(got.apis, static_cast<std::size_t>(kApis));
+      EXPECT_GT(want.error, 0u);  // the noisy calls fail
+      EXPECT_GT(want.pass, 0u);
+      EXPECT_EQ(slurp(got.result_csv), slurp(want.result_csv)) << "rank " << rank;
+      EXPECT_EQ(slurp(got.details_csv), slurp(want.details_csv)) << "rank " << rank;
+    }
+  }
+  RecordProperty("busy", static_cast<int>(s.busy));
+  RecordProperty(
+      "online_ms",
+      static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(online_time).count()));
+}
+
+}  // namespace
