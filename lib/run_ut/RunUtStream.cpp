@@ -229,6 +229,7 @@ struct RunUtStream::Impl {
       cv_written.notify_all();
     }
     writing = false;
+    cv_written.notify_all();
     if (failure) wake_all();
   }
 
@@ -302,7 +303,9 @@ RunUtStreamSummary RunUtStream::finish() {
   }
   for (auto& t : s.workers) t.join();
   s.workers.clear();
-  std::lock_guard lock(s.m);
+  std::unique_lock lock(s.m);
+  // A pushing thread may be writing rows that became due behind an ignored record.
+  s.cv_written.wait(lock, [&] { return !s.writing; });
   if (!s.finished) {
     s.finished = true;
     s.summary.dropped = s.outstanding;
