@@ -97,8 +97,7 @@ int run_metrics(Args args) {
     return 1;
   }
   Profile profile = parse_profile(profile_text);
-  StandardsConfig cfg =
-      standards.empty() ? StandardsConfig::builtin(profile) : StandardsConfig::load(standards, profile);
+  Standards cfg = standards.empty() ? Standards::builtin(profile) : Standards::load(standards, profile);
   const Tensor bench = load_operand(files[0]), device = load_operand(files[1]);
   const PairMetrics pm = compare_pair(api_base_name(api).value_or(api), bench, device, cfg);
   std::vector<std::pair<std::string, std::string>> out = {

@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
     options.api_info = argv[1];
     options.out_dir = argv[2];
     options.device_side = DeviceSide::Runner;  // the device is tinyops, not the dumped outputs
-    const RunUtSummary s = run_ut(options, registry, StandardsConfig::builtin(Profile::Probe));
+    const RunUtSummary s = run_ut(options, registry, Standards::builtin(Profile::Probe));
     std::printf("%zu APIs: %zu pass, %zu warning, %zu error, %zu skip\n", s.apis, s.pass, s.warning, s.error,
                 s.skip);
     // Result CSV columns: API name, Forward Test Success, Backward Test Success, Message.

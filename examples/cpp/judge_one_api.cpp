@@ -5,7 +5,7 @@
 // every criterion, and the worst elements. Usage: judge_one_api DUMP.json [API, default Functional.gelu.0]
 //
 // Library calls shown: probe::Dump::load_tensor, RunnerRegistry::with_builtins + run_forward,
-// StandardsConfig::builtin, probe::judge with JudgeRule::RunUt / PrecisionStandard, api_base_name.
+// Standards::builtin, probe::judge with JudgeRule::RunUt / PrecisionStandard, api_base_name.
 #include <cstdio>
 #include <string>
 
@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
     const ApiResult bench =
         runners.run_forward(Framework::PyTorch, entry->name.prefix + "." + entry->name.api, call);
 
-    const StandardsConfig standards = StandardsConfig::builtin(Profile::Probe);
+    const Standards standards = Standards::builtin(Profile::Probe);
     const std::string list_name = api_base_name(api).value_or(entry->name.api);
     std::printf("%s.forward.output.0 (%s, %lld elements)\n", api.c_str(), out_info.dtype_name.c_str(),
                 static_cast<long long>(device.numel()));

@@ -36,13 +36,13 @@ struct PrecisionCompareThresholds {
   double eb_threshold(const std::string& dtype) const;  ///< accumulative_eb[dtype], else its "default"
 
   /// The shipped api_precision_compare.json (found like every data file, else the compiled-in copy), with
-  /// the API groups of StandardsConfig's data of the same profile.
+  /// the API groups of Standards's data of the same profile.
   static PrecisionCompareThresholds builtin(Profile profile = Profile::Probe);
   /// A thresholds file; `{"from": FILE}` API groups are read from FILE (found like a data file).
   static PrecisionCompareThresholds load(const std::string& path, Profile profile);
   /// JSON text in memory; `{"from": ...}` API groups are taken from `standards` (whose profile is used),
   /// so nothing is read from disk. Errors name `origin`.
-  static PrecisionCompareThresholds parse(std::string_view json, const StandardsConfig& standards,
+  static PrecisionCompareThresholds parse(std::string_view json, const Standards& standards,
                                           const std::string& origin = "<memory>");
 };
 

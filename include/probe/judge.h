@@ -88,7 +88,7 @@ struct JudgeOptions {
 /// (msprobe's list name: "gelu", "__matmul__", "linalg.vector_norm"; api_base_name() turns a dump name
 /// into it). Numbers are the values run_ut writes into its details CSV (14 decimals), so the
 /// PrecisionStandard verdict is the one api_precision_compare gives on those files. Pure and thread-safe.
-Verdict judge(std::string_view api, const Tensor& bench, const Tensor& device,
-              const StandardsConfig& standards, DType device_dtype, const JudgeOptions& options = {});
+Verdict judge(std::string_view api, const Tensor& bench, const Tensor& device, const Standards& standards,
+              DType device_dtype, const JudgeOptions& options = {});
 
 }  // namespace probe

@@ -53,17 +53,17 @@ struct OutputCompareResult {
 /// Compares one API's outputs (and gradients). Throws probe::Error (InvalidArgument) with msprobe's text
 /// "list index out of range" when the bench list is longer than the device list (run_ut turns it into
 /// a SKIP row), and for an API name that does not split into 3 or 4 parts.
-OutputCompareResult compare_output(const OutputCompareInput& in, const StandardsConfig& config);
+OutputCompareResult compare_output(const OutputCompareInput& in, const Standards& config);
 
 /// Compares one (bench, device) item as msprobe's compare_core does; fills everything but api_name.
 DetailRow compare_item(std::string_view api_name, const Value& bench, const Value& device,
-                       const StandardsConfig& config, bool fp8_input = false);
+                       const Standards& config, bool fp8_input = false);
 
 /// Direction roll-up of item statuses (§3.4; DECISIONS D1 in the probe profile).
 std::string aggregate_statuses(const std::vector<std::string>& statuses, Aggregation how);
 
 /// Dropout check (§3.2): zero counts of bench and device within the configured ratio.
-std::string compare_dropout(const Tensor& bench, const Tensor& device, const StandardsConfig& config);
+std::string compare_dropout(const Tensor& bench, const Tensor& device, const Standards& config);
 
 /// API base name used for list lookups (§6.3): "Torch.linalg.vector_norm.0" -> "linalg.vector_norm".
 std::optional<std::string> api_base_name(std::string_view full_api_name);
@@ -73,6 +73,6 @@ struct MindSporeRow {
   MetricValue cosine, max_abs, max_rel;  ///< float64, repr-formatted; blank when the pair is invalid
   std::string status, message;
 };
-MindSporeRow compare_mindspore(const Value& bench, const Value& tested, const StandardsConfig& config);
+MindSporeRow compare_mindspore(const Value& bench, const Value& tested, const Standards& config);
 
 }  // namespace probe

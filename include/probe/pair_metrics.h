@@ -30,6 +30,6 @@ struct PairMetrics {
 /// rounded to float32, dump compare and MindSpore in float64). Throws what compare_item throws.
 /// Thread-safe; the tensors are only read.
 PairMetrics compare_pair(std::string_view api, const Tensor& bench, const Tensor& device,
-                         const StandardsConfig& config);
+                         const Standards& config);
 
 }  // namespace probe

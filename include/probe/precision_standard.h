@@ -30,17 +30,16 @@ std::optional<Standard> parse_standard_id(std::string_view id) noexcept;  ///< i
 enum class Aggregation { LastNonPass, Worst };
 
 /// All thresholds and API lists of one profile. Immutable once built: const use from many threads is safe.
-class StandardsConfig {
+class Standards {
  public:
   /// Loads `path` (JSON, see data/precision_standards.json) and selects `profile`.
-  static StandardsConfig load(const std::string& path, Profile profile);
+  static Standards load(const std::string& path, Profile profile);
   /// The same from JSON text in memory; errors name `origin`.
-  static StandardsConfig parse(std::string_view json, Profile profile,
-                               const std::string& origin = "<memory>");
+  static Standards parse(std::string_view json, Profile profile, const std::string& origin = "<memory>");
   /// The shipped precision_standards.json: $PROBE_STANDARDS_FILE, else the first found in $PROBE_DATA_DIR,
   /// share/probe beside libprobe's file (a moved install), the configured share/probe, the source tree's
   /// data/, and last the copy compiled into libprobe, so it works with no file at all (README "Data files").
-  static StandardsConfig builtin(Profile profile = Profile::Probe);
+  static Standards builtin(Profile profile = Profile::Probe);
   /// Path builtin() reads ("<builtin>/precision_standards.json" for the compiled-in copy).
   static std::string default_path();
 
@@ -77,8 +76,5 @@ class StandardsConfig {
   std::vector<std::string> supported_dtypes_, fp8_dtypes_, float_dtypes_;
   std::map<std::string, DtypeRow, std::less<>> rows_;  // by torch dtype string, plus "default"
 };
-
-/// The name the embedding API uses (run_ut(options, registry, standards, ...)); StandardsConfig stays valid.
-using Standards = StandardsConfig;
 
 }  // namespace probe

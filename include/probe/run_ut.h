@@ -23,9 +23,6 @@ enum class DeviceSide {
   Runner,  ///< always the registry's device runner (CLI: `--device_runner emulated`)
 };
 
-/// Former name of the checker choice, kept so existing callers compile: run_ut accepts PyTorch and MindSpore.
-using RunUtFramework = Framework;
-
 /// Everything `probe run_ut` can be told; defaults match msprobe's.
 struct RunUtOptions {
   std::string api_info;        ///< dump.json to check (-api_info)
@@ -86,11 +83,10 @@ struct RunUtSummary {
 /// `progress`) ends the run after the API being written; the summary then says `cancelled`. Runners are
 /// called concurrently (options.threads): they must be thread-safe. `registry` and `standards` must outlive
 /// the call; distinct calls may run concurrently.
-RunUtSummary run_ut(const RunUtOptions& options, const RunnerRegistry& registry,
-                    const StandardsConfig& standards, const RunUtProgressFn& progress = {},
-                    std::stop_token stop = {});
+RunUtSummary run_ut(const RunUtOptions& options, const RunnerRegistry& registry, const Standards& standards,
+                    const RunUtProgressFn& progress = {}, std::stop_token stop = {});
 
-/// The same with probe's built-in runners and StandardsConfig::builtin(options.profile).
+/// The same with probe's built-in runners and Standards::builtin(options.profile).
 RunUtSummary run_ut(const RunUtOptions& options, const RunUtProgressFn& progress = {},
                     std::stop_token stop = {});
 

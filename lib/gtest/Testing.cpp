@@ -15,9 +15,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const StandardsConfig& standards(Profile profile) {
-  static const StandardsConfig probe_cfg = StandardsConfig::builtin(Profile::Probe);
-  static const StandardsConfig msprobe_cfg = StandardsConfig::builtin(Profile::MsProbe);
+const Standards& standards(Profile profile) {
+  static const Standards probe_cfg = Standards::builtin(Profile::Probe);
+  static const Standards msprobe_cfg = Standards::builtin(Profile::MsProbe);
   return profile == Profile::Probe ? probe_cfg : msprobe_cfg;
 }
 

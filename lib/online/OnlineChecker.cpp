@@ -207,7 +207,7 @@ const std::vector<std::string>& online_details_header() {
 struct OnlineChecker::Impl {
   OnlineCheckerOptions o;
   RunnerRegistry registry;
-  std::optional<StandardsConfig> standards;
+  std::optional<Standards> standards;
   std::vector<std::string> black_list;
   std::string run_dir, npu_dir, cpu_dir;
 
@@ -430,7 +430,7 @@ OnlineChecker::OnlineChecker(OnlineCheckerOptions options, RunnerRegistry regist
     throw Error(ErrorKind::InvalidArgument, "expected 17 digits YYYYmmddHHMMSSmmm", {},
                 "OnlineCheckerOptions.timestamp");
   m.black_list = options.black_list ? *options.black_list : shipped_black_list();
-  if (options.rule == OnlineRule::RunUt) m.standards = StandardsConfig::builtin(options.profile);
+  if (options.rule == OnlineRule::RunUt) m.standards = Standards::builtin(options.profile);
   m.o = std::move(options);
   m.registry = std::move(registry);
 

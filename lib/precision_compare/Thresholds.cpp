@@ -70,7 +70,7 @@ Standard standard_from_id(const std::string& id, const Loader& l) {
 }
 
 // Where `{"from": FILE}` API groups come from: FILE on disk, or standards the caller already holds.
-using GroupSource = std::function<StandardsConfig(const std::string& from, Profile profile)>;
+using GroupSource = std::function<Standards(const std::string& from, Profile profile)>;
 
 Thresholds from_document(const rapidjson::Document& doc, const std::string& file, const std::string& profile,
                          const GroupSource& groups_from) {
@@ -95,7 +95,7 @@ Thresholds from_document(const rapidjson::Document& doc, const std::string& file
     // The shipped file keeps no copy of the lists: run_ut's standards file is their single source.
     if (!groups.HasMember("from") || !groups["from"].IsString())
       l.fail("api_groups.from", "expected the name of a precision standards data file");
-    const StandardsConfig standards = groups_from(groups["from"].GetString(), parse_profile(profile));
+    const Standards standards = groups_from(groups["from"].GetString(), parse_profile(profile));
     for (const auto& [standard, apis] : standards.api_groups())
       t.api_groups.emplace_back(standard, std::unordered_set<std::string>(apis.begin(), apis.end()));
   } else {
@@ -128,8 +128,8 @@ Thresholds from_document(const rapidjson::Document& doc, const std::string& file
   return t;
 }
 
-StandardsConfig standards_from_data_file(const std::string& from, Profile profile) {
-  return StandardsConfig::load(detail::data_file_path(from), profile);
+Standards standards_from_data_file(const std::string& from, Profile profile) {
+  return Standards::load(detail::data_file_path(from), profile);
 }
 
 }  // namespace
@@ -163,7 +163,7 @@ PrecisionCompareThresholds PrecisionCompareThresholds::load(const std::string& p
 }
 
 PrecisionCompareThresholds PrecisionCompareThresholds::parse(std::string_view json,
-                                                             const StandardsConfig& standards,
+                                                             const Standards& standards,
                                                              const std::string& origin) {
   // The caller's standards are the one source of the groups: whatever FILE says, nothing is read.
   return pc::from_document(detail::parse_data_json_text(json, origin, "the thresholds data"), origin,

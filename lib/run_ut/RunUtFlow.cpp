@@ -79,7 +79,7 @@ struct Context {
   bool mindtorch = false;
   const RunnerRegistry* registry = nullptr;
   RunUtConfig config;
-  const StandardsConfig* standards = nullptr;
+  const Standards* standards = nullptr;
   const RunUtOptions* options = nullptr;
   std::map<std::string, const DumpEntry*> backward;
   bool statistics_dump_with_files = false;  // some tensors real, the rest generated from statistics
@@ -993,12 +993,12 @@ bool filter_equal(const DumpEntry& a, const DumpEntry& b) {
 
 RunUtSummary run_ut(const RunUtOptions& options, const RunUtProgressFn& progress, std::stop_token stop) {
   const RunnerRegistry registry = RunnerRegistry::with_builtins();
-  const StandardsConfig standards = StandardsConfig::builtin(options.profile);
+  const Standards standards = Standards::builtin(options.profile);
   return run_ut(options, registry, standards, progress, std::move(stop));
 }
 
-RunUtSummary run_ut(const RunUtOptions& options, const RunnerRegistry& registry,
-                    const StandardsConfig& standards, const RunUtProgressFn& progress, std::stop_token stop) {
+RunUtSummary run_ut(const RunUtOptions& options, const RunnerRegistry& registry, const Standards& standards,
+                    const RunUtProgressFn& progress, std::stop_token stop) {
   using namespace rut;
   if (options.api_info.empty()) throw Error(ErrorKind::InvalidArgument, "-api_info DUMP.json is required");
   if (options.framework && *options.framework != Framework::PyTorch &&

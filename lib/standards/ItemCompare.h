@@ -21,11 +21,11 @@ struct ItemTrace {
 /// `computed` (optional): the pair's metrics already computed by compute_metrics with the config's
 /// metric_params for the device dtype and compute_ulp on; the tensors are then not read again.
 DetailRow compare_item_traced(std::string_view api_name, const Value& bench, const Value& device,
-                              const StandardsConfig& config, bool fp8_input, std::optional<Standard> forced,
+                              const Standards& config, bool fp8_input, std::optional<Standard> forced,
                               ItemTrace* trace, const TensorMetrics* computed = nullptr);
 
 /// compare_mindspore's row from the float64 MindSpore metrics (ms_*) of a valid pair; nullptr: an invalid
 /// pair.
-MindSporeRow mindspore_row(const TensorMetrics* metrics, const StandardsConfig& config);
+MindSporeRow mindspore_row(const TensorMetrics* metrics, const Standards& config);
 
 }  // namespace probe::detail

@@ -113,7 +113,7 @@ Criterion criterion(std::string name, double value, std::string_view op, double 
 
 // §4.2 as api_precision_compare applies it to a run_ut row (precision_compare/Judge.cpp choose_algorithm).
 Standard row_standard(const pc::Thresholds& t, const DetailRow& row, std::string_view api,
-                      const StandardsConfig& cfg, std::optional<Standard> forced) {
+                      const Standards& cfg, std::optional<Standard> forced) {
   if (t.fp8_dtypes.count(row.device_dtype)) return Standard::Ulp;
   // A filled 相对误差错误率 reads as an fp8 input, so accumulative rows are judged by the absolute threshold.
   if (!row.rel_err_ratio.is_blank()) return Standard::AbsoluteThreshold;
@@ -130,7 +130,7 @@ void skip(Verdict& v, std::string message) {
 }
 
 void judge_precision_standard(std::string_view api, const Tensor& bench, const Tensor& device,
-                              const StandardsConfig& cfg, const JudgeOptions& opt, const DetailRow& row,
+                              const Standards& cfg, const JudgeOptions& opt, const DetailRow& row,
                               Verdict& v) {
   const pc::Thresholds& t = thresholds_for(cfg.profile());
   v.message = row.message;
@@ -275,7 +275,7 @@ std::string_view to_string(Method m) noexcept {
   return "accumulative";
 }
 
-Verdict judge(std::string_view api, const Tensor& bench, const Tensor& device_in, const StandardsConfig& cfg,
+Verdict judge(std::string_view api, const Tensor& bench, const Tensor& device_in, const Standards& cfg,
               DType device_dtype, const JudgeOptions& opt) {
   const Tensor device = device_in.dtype() == device_dtype ? device_in : device_in.to(device_dtype);
   if (opt.reference && opt.reference->shape() != bench.shape())

@@ -111,9 +111,9 @@ double bf16_within_one_eps(const Tensor& bench, const Tensor& device) {
   return static_cast<double>(ok) / static_cast<double>(n);
 }
 
-void compare_float(std::string_view api_name, const Tensor& bench, const Tensor& device,
-                   const StandardsConfig& cfg, bool fp8_input, std::optional<Standard> forced, DetailRow& row,
-                   ItemTrace* trace, const TensorMetrics* computed) {
+void compare_float(std::string_view api_name, const Tensor& bench, const Tensor& device, const Standards& cfg,
+                   bool fp8_input, std::optional<Standard> forced, DetailRow& row, ItemTrace* trace,
+                   const TensorMetrics* computed) {
   const std::string dev_dtype(torch_name(device.dtype()));
   const bool supported = cfg.new_standard_supported(dev_dtype);
   Standard standard = forced ? *forced : cfg.standard_for(api_name, dev_dtype, fp8_input);
@@ -230,8 +230,8 @@ void compare_float(std::string_view api_name, const Tensor& bench, const Tensor&
 }
 
 void compare_tensor(std::string_view api_name, const Tensor& bench, const Tensor& device,
-                    const StandardsConfig& cfg, bool fp8_input, std::optional<Standard> forced,
-                    DetailRow& row, ItemTrace* trace, const TensorMetrics* computed) {
+                    const Standards& cfg, bool fp8_input, std::optional<Standard> forced, DetailRow& row,
+                    ItemTrace* trace, const TensorMetrics* computed) {
   row.bench_dtype = std::string(torch_name(bench.dtype()));
   row.device_dtype = std::string(torch_name(device.dtype()));
   row.shape = shape_to_string(device.shape());
@@ -282,7 +282,7 @@ bool builtin_equal(const Value& b, const Value& d) {
 }
 
 std::vector<DetailRow> compare_wrapper(std::string_view api_name, const Value& bench, const Value& device,
-                                       const StandardsConfig& cfg, bool fp8) {
+                                       const Standards& cfg, bool fp8) {
   std::vector<DetailRow> rows;
   if (bench.is_list()) {
     if (!device.is_list() || bench.list().size() > device.list().size())
@@ -298,14 +298,13 @@ std::vector<DetailRow> compare_wrapper(std::string_view api_name, const Value& b
 }  // namespace
 
 DetailRow compare_item(std::string_view api_name, const Value& bench, const Value& device,
-                       const StandardsConfig& cfg, bool fp8_input) {
+                       const Standards& cfg, bool fp8_input) {
   return detail::compare_item_traced(api_name, bench, device, cfg, fp8_input, std::nullopt, nullptr);
 }
 
 DetailRow detail::compare_item_traced(std::string_view api_name, const Value& bench, const Value& device,
-                                      const StandardsConfig& cfg, bool fp8_input,
-                                      std::optional<Standard> forced, ItemTrace* trace,
-                                      const TensorMetrics* computed) {
+                                      const Standards& cfg, bool fp8_input, std::optional<Standard> forced,
+                                      ItemTrace* trace, const TensorMetrics* computed) {
   DetailRow row;
   if (!same_python_type(bench, device)) {
     row.status = kError;
@@ -352,7 +351,7 @@ std::string aggregate_statuses(const std::vector<std::string>& statuses, Aggrega
   return result;
 }
 
-std::string compare_dropout(const Tensor& bench, const Tensor& device, const StandardsConfig& cfg) {
+std::string compare_dropout(const Tensor& bench, const Tensor& device, const Standards& cfg) {
   const std::int64_t n = bench.numel();
   if (n < cfg.dropout_min_numel) return kPass;
   auto zeros = [](const Tensor& t) {
@@ -378,7 +377,7 @@ std::optional<std::string> api_base_name(std::string_view full) {
   return std::nullopt;
 }
 
-OutputCompareResult compare_output(const OutputCompareInput& in, const StandardsConfig& cfg) {
+OutputCompareResult compare_output(const OutputCompareInput& in, const Standards& cfg) {
   auto base = api_base_name(in.full_api_name);
   if (!base)
     throw Error(ErrorKind::InvalidArgument, "API name " + in.full_api_name + " has not been adapted.");
@@ -470,7 +469,7 @@ const CsvRow& result_csv_header() {
   return h;
 }
 
-MindSporeRow compare_mindspore(const Value& bench, const Value& tested, const StandardsConfig& cfg) {
+MindSporeRow compare_mindspore(const Value& bench, const Value& tested, const Standards& cfg) {
   const bool valid =
       bench.is_tensor() && tested.is_tensor() && bench.tensor().shape() == tested.tensor().shape();
   if (!valid) return detail::mindspore_row(nullptr, cfg);
@@ -481,7 +480,7 @@ MindSporeRow compare_mindspore(const Value& bench, const Value& tested, const St
   return detail::mindspore_row(&m, cfg);
 }
 
-MindSporeRow detail::mindspore_row(const TensorMetrics* metrics, const StandardsConfig& cfg) {
+MindSporeRow detail::mindspore_row(const TensorMetrics* metrics, const Standards& cfg) {
   MindSporeRow r;
   std::string cos_msg, abs_msg;
   bool cos_pass = false, abs_pass = false;

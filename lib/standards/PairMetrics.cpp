@@ -6,7 +6,7 @@
 namespace probe {
 
 PairMetrics compare_pair(std::string_view api, const Tensor& bench, const Tensor& device,
-                         const StandardsConfig& cfg) {
+                         const Standards& cfg) {
   PairMetrics out;
   const Value bench_value(bench), device_value(device);
   const bool fused = is_floating(bench.dtype()) && is_floating(device.dtype()) &&

@@ -1,5 +1,5 @@
 set(PROBE_SOURCES
-  StandardsConfig.cpp
+  Standards.cpp
   OutputCompare.cpp
   Judge.cpp
   PairMetrics.cpp

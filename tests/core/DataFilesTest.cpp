@@ -169,21 +169,21 @@ TEST(DataFiles, BothShippedFilesFollowTheSameLookup) {
   {
     // Without overrides both come from the same place: installed share/probe, else the source data/.
     EnvGuard dir("PROBE_DATA_DIR", std::nullopt);
-    EXPECT_EQ(fs::path(StandardsConfig::default_path()).parent_path(),
+    EXPECT_EQ(fs::path(Standards::default_path()).parent_path(),
               fs::path(precision_compare::default_thresholds_file()).parent_path());
-    EXPECT_TRUE(fs::is_regular_file(StandardsConfig::default_path()));
+    EXPECT_TRUE(fs::is_regular_file(Standards::default_path()));
   }
   {
     // $PROBE_DATA_DIR holding only one of them: that one from there, the other falls through.
     EnvGuard dir("PROBE_DATA_DIR", s.dir("env"));
     const std::string pc = s.put("env", "api_precision_compare.json");
     EXPECT_EQ(precision_compare::default_thresholds_file(), pc);
-    EXPECT_NE(fs::path(StandardsConfig::default_path()).parent_path(), fs::path(s.dir("env")));
+    EXPECT_NE(fs::path(Standards::default_path()).parent_path(), fs::path(s.dir("env")));
     const std::string st = s.put("env", "precision_standards.json");
-    EXPECT_EQ(StandardsConfig::default_path(), st);
+    EXPECT_EQ(Standards::default_path(), st);
     // $PROBE_STANDARDS_FILE (the older variable) still wins for its file.
     EnvGuard over("PROBE_STANDARDS_FILE", s.put("source", "mine.json"));
-    EXPECT_EQ(StandardsConfig::default_path(), (s.root / "source" / "mine.json").string());
+    EXPECT_EQ(Standards::default_path(), (s.root / "source" / "mine.json").string());
     EXPECT_EQ(precision_compare::default_thresholds_file(), pc);
   }
 }

@@ -96,7 +96,7 @@ std::string run_side(const std::string& side, std::string& result_csv, Profile p
   rapidjson::Document doc;
   doc.Parse(text.c_str());
   EXPECT_FALSE(doc.HasParseError());
-  StandardsConfig cfg = StandardsConfig::builtin(profile);
+  Standards cfg = Standards::builtin(profile);
   std::string details = "\xEF\xBB\xBF" + csv_encode_row(details_csv_header()) + "\r\n";
   result_csv = "\xEF\xBB\xBF" + csv_encode_row(result_csv_header()) + "\r\n";
   const rapidjson::Value& root = doc;  // const iterators: clang -Wambiguous-reversed-operator

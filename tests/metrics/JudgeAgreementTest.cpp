@@ -121,7 +121,7 @@ TEST(JudgeAgreement, RunUtRuleIsMsprobeStatusColumn) {
   std::vector<std::string> header;
   const auto csv = rows_by_name(kE2E / "head" / "npu_accuracy_checking_details_20250101000000.csv", header);
   const std::size_t status = column(header, "Status"), message = column(header, "Message");
-  const StandardsConfig cfg = StandardsConfig::builtin(Profile::MsProbe);
+  const Standards cfg = Standards::builtin(Profile::MsProbe);
   std::size_t compared = 0;
   for (const auto& [api, item] : items()) {
     auto row = csv.find(item.row);
@@ -139,7 +139,7 @@ TEST(JudgeAgreement, PrecisionStandardIsMsprobeApiPrecisionCompare) {
   std::vector<std::string> header;
   const auto csv = rows_by_name(kE2E / "head" / "api_precision_compare_details_20250101000000.csv", header);
   const std::size_t result = column(header, "比对结果"), algorithm = column(header, "比对算法");
-  const StandardsConfig cfg = StandardsConfig::builtin(Profile::MsProbe);
+  const Standards cfg = Standards::builtin(Profile::MsProbe);
   std::size_t compared = 0, judged = 0;
   for (const auto& [api, item] : items()) {
     auto row = csv.find(item.row);

@@ -10,12 +10,12 @@
 namespace probe {
 namespace {
 
-const StandardsConfig& msprobe_cfg() {
-  static const StandardsConfig cfg = StandardsConfig::builtin(Profile::MsProbe);
+const Standards& msprobe_cfg() {
+  static const Standards cfg = Standards::builtin(Profile::MsProbe);
   return cfg;
 }
-const StandardsConfig& probe_cfg() {
-  static const StandardsConfig cfg = StandardsConfig::builtin(Profile::Probe);
+const Standards& probe_cfg() {
+  static const Standards cfg = Standards::builtin(Profile::Probe);
   return cfg;
 }
 
@@ -32,7 +32,7 @@ Tensor ones_but(std::size_t n, std::size_t i, double x) {
 }
 
 Verdict by_standard(const char* api, const Tensor& bench, const Tensor& device, DType dtype,
-                    const StandardsConfig& cfg = msprobe_cfg(), JudgeOptions opt = {}) {
+                    const Standards& cfg = msprobe_cfg(), JudgeOptions opt = {}) {
   opt.rule = JudgeRule::PrecisionStandard;
   return judge(api, bench, device, cfg, dtype, opt);
 }

@@ -15,9 +15,9 @@
 namespace probe {
 namespace {
 
-const StandardsConfig& cfg(Profile p) {
-  static const StandardsConfig probe_cfg = StandardsConfig::builtin(Profile::Probe);
-  static const StandardsConfig msprobe_cfg = StandardsConfig::builtin(Profile::MsProbe);
+const Standards& cfg(Profile p) {
+  static const Standards probe_cfg = Standards::builtin(Profile::Probe);
+  static const Standards msprobe_cfg = Standards::builtin(Profile::MsProbe);
   return p == Profile::Probe ? probe_cfg : msprobe_cfg;
 }
 
@@ -67,7 +67,7 @@ void check_pair(const char* api, DType bench_dtype, DType device_dtype, bool non
   // 40000 elements: several 8192-element blocks and a partial one, SIMD groups and scalar tails.
   const std::vector<double> b = bench_values(40000, non_finite);
   const Tensor bench = as(bench_dtype, b), device = as(device_dtype, device_values(b, non_finite));
-  const StandardsConfig& c = cfg(profile);
+  const Standards& c = cfg(profile);
   const PairMetrics pm = compare_pair(api, bench, device, c);
 
   expect_same_row(pm.row, compare_item(api, Value(bench), Value(device), c));

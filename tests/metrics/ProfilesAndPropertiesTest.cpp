@@ -32,19 +32,19 @@ TEST(Profiles, D1AnyErrorWinsInProbeProfile) {
   in.full_api_name = "Torch.foo.0";
   in.bench_output = Value({Value(make(ones, DType::Float64)), Value(make(ones, DType::Float64))}, true);
   in.device_output = Value({Value(make(neg, DType::Float32)), Value(make(warn, DType::Float32))}, true);
-  auto ms = compare_output(in, StandardsConfig::builtin(Profile::MsProbe));
+  auto ms = compare_output(in, Standards::builtin(Profile::MsProbe));
   ASSERT_EQ(ms.rows.size(), 2u);
   EXPECT_EQ(ms.rows[0].status, "error");
   EXPECT_EQ(ms.rows[1].status, "Warning");
   EXPECT_EQ(ms.forward_status, "Warning");
-  EXPECT_EQ(compare_output(in, StandardsConfig::builtin(Profile::Probe)).forward_status, "error");
+  EXPECT_EQ(compare_output(in, Standards::builtin(Profile::Probe)).forward_status, "error");
 }
 
 TEST(Profiles, D2SmallValueAtolForBf16) {
   // bf16 API, absolute-threshold standard: bench values below 2^-10 with an error of 2^-20.
   std::vector<double> b = {0x1p-12, 0x1p-13, 1.0, 2.0}, d = {0x1p-12 + 0x1p-19, 0x1p-13, 1.0, 2.0};
   Tensor bench = make(b, DType::Float32), device = make(d, DType::BFloat16);
-  auto msprobe = StandardsConfig::builtin(Profile::MsProbe), probe = StandardsConfig::builtin(Profile::Probe);
+  auto msprobe = Standards::builtin(Profile::MsProbe), probe = Standards::builtin(Profile::Probe);
   EXPECT_EQ(device.at(0), 0x1p-12 + 0x1p-19);  // representable in bf16
   DetailRow ms = compare_item("mul", Value(bench), Value(device), msprobe);
   DetailRow pr = compare_item("mul", Value(bench), Value(device), probe);
@@ -60,12 +60,12 @@ TEST(Profiles, D2SmallValueAtolForBf16) {
 
 TEST(Profiles, D3MindSporeMaxAbsThreshold) {
   Tensor b = make({1, 2, 3}, DType::Float32), t = make({1, 2, 3.0005}, DType::Float32);
-  auto ms = compare_mindspore(Value(b), Value(t), StandardsConfig::builtin(Profile::MsProbe));
-  auto pr = compare_mindspore(Value(b), Value(t), StandardsConfig::builtin(Profile::Probe));
+  auto ms = compare_mindspore(Value(b), Value(t), Standards::builtin(Profile::MsProbe));
+  auto pr = compare_mindspore(Value(b), Value(t), Standards::builtin(Profile::Probe));
   EXPECT_EQ(ms.status, "pass");
   EXPECT_EQ(pr.status, "error");
   EXPECT_EQ(pr.message, "max absolute difference is greater than threshold: 0.0001 ");
-  auto invalid = compare_mindspore(Value(b), Value(NoneValue{}), StandardsConfig::builtin(Profile::MsProbe));
+  auto invalid = compare_mindspore(Value(b), Value(NoneValue{}), Standards::builtin(Profile::MsProbe));
   EXPECT_EQ(invalid.status, "error");
   EXPECT_TRUE(invalid.cosine.is_blank());
 }
@@ -208,7 +208,7 @@ TEST(MetricsProperties, ThreadCountIndependence) {
 }
 
 TEST(MetricsProperties, IntegersBoolsAndEdgeStructures) {
-  auto cfg = StandardsConfig::builtin(Profile::MsProbe);
+  auto cfg = Standards::builtin(Profile::MsProbe);
   Tensor i8 = make({1, 2}, DType::Int8);
   EXPECT_EQ(compare_item("x", Value(i8), Value(i8), cfg).message,
             "Bench out dtype is int8 but npu output dtype is int8, cannot compare.");

@@ -12,8 +12,8 @@
 namespace probe {
 namespace {
 
-const StandardsConfig& msprobe_config() {
-  static const StandardsConfig cfg = StandardsConfig::builtin(Profile::MsProbe);
+const Standards& msprobe_config() {
+  static const Standards cfg = Standards::builtin(Profile::MsProbe);
   return cfg;
 }
 

@@ -1,5 +1,5 @@
 // The API groups (which algorithm judges an API) have one source, data/precision_standards.json, read by both
-// run_ut (StandardsConfig) and api_precision_compare (Thresholds). These tests fail if the two commands'
+// run_ut (Standards) and api_precision_compare (Thresholds). These tests fail if the two commands'
 // lists diverge, go missing, or a second copy reappears in data/api_precision_compare.json.
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
@@ -26,7 +26,7 @@ const std::string kStandards = PROBE_SOURCE_DIR "/data/precision_standards.json"
 TEST(ApiGroupsSource, BothCommandsUseTheSameListsInTheSameOrder) {
   for (const char* profile : {"probe", "msprobe"}) {
     SCOPED_TRACE(profile);
-    const auto standards = StandardsConfig::load(kStandards, parse_profile(profile)).api_groups();
+    const auto standards = Standards::load(kStandards, parse_profile(profile)).api_groups();
     const auto thresholds = pc::load_thresholds(kThresholds, profile).api_groups;
     ASSERT_EQ(thresholds.size(), standards.size());
     for (std::size_t i = 0; i < standards.size(); ++i) {
@@ -41,7 +41,7 @@ TEST(ApiGroupsSource, BothCommandsUseTheSameListsInTheSameOrder) {
 // msprobe HEAD's api_precision_standard.yaml (precheck.md §4.2): one member of each group, and the group
 // sizes.
 TEST(ApiGroupsSource, ListsArePresentAndDecideTheAlgorithm) {
-  const auto cfg = StandardsConfig::load(kStandards, Profile::MsProbe);
+  const auto cfg = Standards::load(kStandards, Profile::MsProbe);
   ASSERT_EQ(cfg.api_groups().size(), 5u);
   std::size_t sizes[5];
   for (std::size_t i = 0; i < 5; ++i) sizes[i] = cfg.api_groups()[i].second.size();

@@ -63,7 +63,7 @@ TEST(PrecisionCompareEmbedding, ParsedThresholdsTakeTheirApiGroupsFromTheCallers
       "ulp": {"fp32_mean_ulp_err": 64, "fp32_proportion": 0.05, "low_precision_proportion": 0.001,
               "proportion_ratio": 1},
       "compare_messages": {}}, "profiles": {"probe": {}}})json";
-  const auto t = PrecisionCompareThresholds::parse(json, StandardsConfig::builtin(Profile::Probe), "inline");
+  const auto t = PrecisionCompareThresholds::parse(json, Standards::builtin(Profile::Probe), "inline");
   EXPECT_EQ(t.thousandth_pass, 0.5);
   EXPECT_EQ(t.min_err("torch.float16"), 1e-4);  // only a "default" entry
   ASSERT_FALSE(t.api_groups.empty());
@@ -82,7 +82,7 @@ TEST(PrecisionCompareEmbedding, ParsedThresholdsTakeTheirApiGroupsFromTheCallers
 
   // Text without the standards' profile is refused, as a file would be.
   EXPECT_THROW(PrecisionCompareThresholds::parse(R"({"common": {}, "profiles": {"msprobe": {}}})",
-                                                 StandardsConfig::builtin(Profile::Probe)),
+                                                 Standards::builtin(Profile::Probe)),
                Error);
 }
 

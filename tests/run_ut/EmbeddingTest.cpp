@@ -74,7 +74,7 @@ TEST(RunUtEmbedding, UsesTheCallersRegistryNotTheBuiltins) {
   ScratchDir dir("probe_embed_registry");
   RunnerRegistry registry;  // empty but for relu: no other API can be benched
   registry.add(Framework::PyTorch, "Functional.relu", relu_runner(0.0, DType::Float64));
-  const RunUtSummary s = run_ut(options_in(dir.path()), registry, StandardsConfig::builtin(Profile::Probe));
+  const RunUtSummary s = run_ut(options_in(dir.path()), registry, Standards::builtin(Profile::Probe));
   const auto rows = csv_read_file(s.result_csv);
   ASSERT_GT(rows.size(), 4u);
   std::size_t benched = 0;
@@ -113,7 +113,7 @@ TEST(RunUtEmbedding, TheCallersDeviceRunnerIsTheDeviceSide) {
   registry.add(Framework::PyTorch, "Functional.relu", relu_runner(1.0, DType::Float32), RunnerRole::Device);
   RunUtOptions o = options_in(dir.path());
   o.device_side = DeviceSide::Runner;
-  const RunUtSummary s = run_ut(o, registry, StandardsConfig::builtin(Profile::Probe));
+  const RunUtSummary s = run_ut(o, registry, Standards::builtin(Profile::Probe));
   // relu.1's input is five zeros: the bench is all zero, which msprobe judges by binary consistency; the
   // wrong device kernel gives 0 + 1 everywhere, so all 5 elements differ: error rate 5/5.
   auto row = details_row(s.details_csv, "Functional.relu.1.forward.output.0");
@@ -130,7 +130,7 @@ TEST(RunUtEmbedding, AThrowingUserRunnerSkipsItsApiNamingTheRunner) {
   Runner broken = relu_runner(0.0, DType::Float64);
   broken.forward = [](const BoundArgs&) -> ApiResult { throw std::runtime_error("kernel table missing"); };
   registry.add(Framework::PyTorch, "Functional.relu", broken);
-  const RunUtSummary s = run_ut(options_in(dir.path()), registry, StandardsConfig::builtin(Profile::Probe));
+  const RunUtSummary s = run_ut(options_in(dir.path()), registry, Standards::builtin(Profile::Probe));
   const auto rows = csv_read_file(s.result_csv);
   std::size_t relus = 0;
   for (std::size_t i = 1; i < rows.size(); ++i) {

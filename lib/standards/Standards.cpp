@@ -108,27 +108,26 @@ std::optional<Standard> parse_standard_id(std::string_view id) noexcept {
   return std::nullopt;
 }
 
-std::string StandardsConfig::default_path() { return detail::data_file_path("precision_standards.json"); }
+std::string Standards::default_path() { return detail::data_file_path("precision_standards.json"); }
 
-StandardsConfig StandardsConfig::builtin(Profile profile) { return load(default_path(), profile); }
+Standards Standards::builtin(Profile profile) { return load(default_path(), profile); }
 
 // The one reader of the file's layout; `path` is where the text came from, for error messages.
-struct StandardsConfig::Loader {
-  static StandardsConfig from(rapidjson::Document& doc, const std::string& path, Profile profile);
+struct Standards::Loader {
+  static Standards from(rapidjson::Document& doc, const std::string& path, Profile profile);
 };
 
-StandardsConfig StandardsConfig::load(const std::string& path, Profile profile) {
+Standards Standards::load(const std::string& path, Profile profile) {
   rapidjson::Document doc = detail::parse_data_json(path, "precision standards file");
   return Loader::from(doc, path, profile);
 }
 
-StandardsConfig StandardsConfig::parse(std::string_view json, Profile profile, const std::string& origin) {
+Standards Standards::parse(std::string_view json, Profile profile, const std::string& origin) {
   rapidjson::Document doc = detail::parse_data_json_text(json, origin, "precision standards file");
   return Loader::from(doc, origin, profile);
 }
 
-StandardsConfig StandardsConfig::Loader::from(rapidjson::Document& doc, const std::string& path,
-                                              Profile profile) {
+Standards Standards::Loader::from(rapidjson::Document& doc, const std::string& path, Profile profile) {
   const Value& profiles = member(doc, "profiles", path, "");
   // Resolve the profile chain (base first), refusing cycles.
   std::vector<std::string> chain;
@@ -146,7 +145,7 @@ StandardsConfig StandardsConfig::Loader::from(rapidjson::Document& doc, const st
   for (auto it = chain.rbegin(); it != chain.rend(); ++it)
     merge(eff, profiles[it->c_str()], doc.GetAllocator());
 
-  StandardsConfig c;
+  Standards c;
   c.profile_ = profile;
   const std::string w = "profiles." + std::string(to_string(profile));
   std::string agg = member(eff, "aggregation", path, w).IsString() ? eff["aggregation"].GetString() : "";
@@ -197,8 +196,8 @@ StandardsConfig StandardsConfig::Loader::from(rapidjson::Document& doc, const st
   return c;
 }
 
-Standard StandardsConfig::standard_for(std::string_view api_name, std::string_view out_dtype,
-                                       bool fp8_input) const {
+Standard Standards::standard_for(std::string_view api_name, std::string_view out_dtype,
+                                 bool fp8_input) const {
   if (contains(fp8_dtypes_, out_dtype)) return Standard::Ulp;
   if (fp8_input) return Standard::AbsoluteThreshold;
   if (!contains(float_dtypes_, out_dtype)) return Standard::BinaryConsistency;
@@ -207,11 +206,11 @@ Standard StandardsConfig::standard_for(std::string_view api_name, std::string_vi
   return Standard::Benchmark;
 }
 
-bool StandardsConfig::new_standard_supported(std::string_view device_dtype) const {
+bool Standards::new_standard_supported(std::string_view device_dtype) const {
   return contains(supported_dtypes_, device_dtype);
 }
 
-MetricParams StandardsConfig::metric_params(DType device) const {
+MetricParams Standards::metric_params(DType device) const {
   auto it = rows_.find(torch_name(device));
   const DtypeRow& r = it == rows_.end() ? rows_.find("default")->second : it->second;
   MetricParams p;
