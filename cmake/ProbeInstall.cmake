@@ -29,5 +29,14 @@ install(FILES ${PROJECT_BINARY_DIR}/probeConfig.cmake ${PROJECT_BINARY_DIR}/prob
 # prefix is derived from the .pc file's own place, so the file stays right when the install is moved.
 file(RELATIVE_PATH PROBE_PC_PREFIX_FROM_PCDIR ${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig ${CMAKE_INSTALL_PREFIX})
 string(REGEX REPLACE "/$" "" PROBE_PC_PREFIX_FROM_PCDIR "${PROBE_PC_PREFIX_FROM_PCDIR}")
+set(probe_pc_requires "libzip xlsxwriter yaml-0.1 zlib${PROBE_PC_REQUIRES_OPENBLAS}")
+if(PROBE_BUILD_SHARED)
+  # libprobe.so carries its own dependencies: a consumer links only -lprobe (and -pthread, which the public
+  # headers' std::jthread needs); --static would add the rest.
+  set(PROBE_PC_DEPENDENCIES "Requires.private: ${probe_pc_requires}\nLibs: -L\${libdir} -lprobe -pthread\nLibs.private: -lfmt")
+else()
+  # A static libprobe: its dependencies are needed by every link, not only with --static.
+  set(PROBE_PC_DEPENDENCIES "# libprobe is a static library: its dependencies are needed by every link, not only with --static.\nRequires: ${probe_pc_requires}\nLibs: -L\${libdir} -lprobe -lfmt -pthread")
+endif()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/probe.pc.in ${PROJECT_BINARY_DIR}/probe.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/probe.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

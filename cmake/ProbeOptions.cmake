@@ -1,6 +1,9 @@
 # Build switches and the warning/sanitizer flags shared by every probe target.
 option(PROBE_BUILD_TESTS "Build the GoogleTest suite" ${PROBE_IS_TOP_LEVEL})
 option(PROBE_BUILD_BENCHMARKS "Build the Google Benchmark drivers" ${PROBE_IS_TOP_LEVEL})
+# Static by default; BUILD_SHARED_LIBS=ON or PROBE_BUILD_SHARED=ON makes libprobe a shared library that
+# exports only the public API (include/probe/export.h).
+option(PROBE_BUILD_SHARED "Build libprobe as a shared library" ${BUILD_SHARED_LIBS})
 option(PROBE_BUILD_GTEST "Build probe::gtest, the GoogleTest helpers for operator libraries" ON)
 option(PROBE_BUILD_FUZZERS "Build libFuzzer targets (needs clang)" OFF)
 option(PROBE_WERROR "Treat warnings as errors" OFF)

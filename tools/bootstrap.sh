@@ -78,11 +78,13 @@ run_suite() {  # run_suite <build dir> [extra ctest args...]
 case "$mode" in
   example)
     # Each mode states every option it depends on: build/ is shared by example and test, in either order.
-    configure build -DPROBE_BUILD_TESTS=OFF -DPROBE_BUILD_BENCHMARKS=OFF -DPROBE_TORCH=OFF
+    configure build -DPROBE_BUILD_TESTS=OFF -DPROBE_BUILD_BENCHMARKS=OFF -DPROBE_TORCH=OFF -DPROBE_BUILD_SHARED=ON
     exec examples/run_example.sh build/bin/probe
     ;;
   test)
-    configure build -DPROBE_BUILD_TESTS=ON -DPROBE_BUILD_BENCHMARKS=ON -DPROBE_TORCH=ON
+    # Shared libprobe here (the CLI, the examples and the installed consumers of the packaging tests link
+    # libprobe.so, so a public entity missing PROBE_API fails the build); the sanitizer builds are static.
+    configure build -DPROBE_BUILD_TESTS=ON -DPROBE_BUILD_BENCHMARKS=ON -DPROBE_TORCH=ON -DPROBE_BUILD_SHARED=ON
     run_suite build --timeout 900
     ;;
   sanitize)

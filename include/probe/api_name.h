@@ -13,6 +13,8 @@
 #include <string>
 #include <string_view>
 
+#include "probe/export.h"
+
 namespace probe {
 
 /// Which pass of a call a dumped name belongs to; None for names without the suffix.
@@ -20,7 +22,7 @@ enum class ApiDirection { None, Forward, Backward };
 
 /// An API name split into its parts: "Torch.linalg.vector_norm.12.backward" -> prefix "Torch", name
 /// "linalg.vector_norm", call_index 12, direction Backward. A plain value type (thread-safe to copy).
-struct ApiName {
+struct PROBE_API ApiName {
   std::string prefix;                      ///< the API family: "Functional", "Tensor", "Aten", "Mint", ...
   std::string name;                        ///< between prefix and counter: "conv2d", "add.Tensor"
   std::optional<std::int64_t> call_index;  ///< the dump's call counter; nullopt for registry keys
@@ -41,9 +43,9 @@ struct ApiName {
 /// direction when it is all digits and at least prefix and one name segment precede it. nullopt for a
 /// name without prefix, with an empty segment ("Functional..0") or with a counter that does not fit
 /// in int64. Pure function, thread-safe.
-std::optional<ApiName> parse_api_name(std::string_view full_name);
+PROBE_API std::optional<ApiName> parse_api_name(std::string_view full_name);
 
 /// The direction's spelling in dump keys: "forward", "backward"; "" for None.
-std::string_view to_string(ApiDirection direction) noexcept;
+PROBE_API std::string_view to_string(ApiDirection direction) noexcept;
 
 }  // namespace probe

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "probe/export.h"
 #include "probe/precision_standard.h"
 
 namespace probe {
@@ -20,7 +21,7 @@ namespace probe {
 /// data/api_precision_compare.json (precheck.md §4.3, §5.3). Take the shipped values from builtin(), read
 /// another file with load() or text with parse(), or change fields by hand. Const use from many threads is
 /// safe.
-struct PrecisionCompareThresholds {
+struct PROBE_API PrecisionCompareThresholds {
   std::unordered_set<std::string> unsupported_dtypes;  ///< SKIP rows, SKIP groups (float64, complex)
   std::unordered_set<std::string> fp8_dtypes;          ///< judged by ULP (out) / absolute (in)
   std::unordered_set<std::string> float_dtypes;        ///< anything else goes to binary consistency
@@ -48,7 +49,7 @@ struct PrecisionCompareThresholds {
 
 /// What to compare and where to write. Inputs may come from probe, msprobe HEAD or msprobe 1.0.4 (DECISIONS
 /// D11).
-struct ApiPrecisionCompareOptions {
+struct PROBE_API ApiPrecisionCompareOptions {
   std::string npu_csv;        ///< details CSV of the device under test
   std::string gpu_csv;        ///< details CSV of the reference device
   std::string out_dir = ".";  ///< created (0750) if missing
@@ -60,7 +61,7 @@ struct ApiPrecisionCompareOptions {
 };
 
 /// A row that could not be judged (SKIP row written, as msprobe does) or was left out, with its location.
-struct ApiPrecisionCompareNote {
+struct PROBE_API ApiPrecisionCompareNote {
   std::string file;     ///< input file the problem is in
   std::size_t row = 0;  ///< 1-based data row in that file (the header is row 0)
   std::string column;   ///< offending column, if one
@@ -68,14 +69,14 @@ struct ApiPrecisionCompareNote {
 };
 
 /// Progress after each result row (one API) written.
-struct ApiPrecisionCompareProgress {
+struct PROBE_API ApiPrecisionCompareProgress {
   std::size_t npu_rows_done = 0, npu_rows = 0;  ///< NPU details rows handled before this row, of all
   std::size_t result_rows = 0;                  ///< APIs written so far
 };
 using ApiPrecisionCompareProgressFn = std::function<void(const ApiPrecisionCompareProgress&)>;
 
 /// Counts of what was written, plus the rows that need the user's attention.
-struct ApiPrecisionCompareSummary {
+struct PROBE_API ApiPrecisionCompareSummary {
   std::string result_csv, details_csv;  ///< final paths of the two outputs
   std::size_t detail_rows = 0, result_rows = 0;
   std::size_t forward_pass = 0, forward_error = 0, forward_skip = 0;  ///< over result rows
@@ -90,14 +91,13 @@ struct ApiPrecisionCompareSummary {
 /// used; nothing is read but the two CSVs). Outputs appear under their final names only when complete (or
 /// cancelled); throws probe::Error. `progress` is called on the calling thread after each API's result row;
 /// requesting `stop` (from any thread, e.g. from `progress`) ends the run before the next API.
-ApiPrecisionCompareSummary run_api_precision_compare(const ApiPrecisionCompareOptions& options,
-                                                     const PrecisionCompareThresholds& thresholds,
-                                                     const ApiPrecisionCompareProgressFn& progress = {},
-                                                     std::stop_token stop = {});
+PROBE_API ApiPrecisionCompareSummary run_api_precision_compare(
+    const ApiPrecisionCompareOptions& options, const PrecisionCompareThresholds& thresholds,
+    const ApiPrecisionCompareProgressFn& progress = {}, std::stop_token stop = {});
 
 /// The same with options.thresholds_file, else PrecisionCompareThresholds::builtin(options.profile).
-ApiPrecisionCompareSummary run_api_precision_compare(const ApiPrecisionCompareOptions& options,
-                                                     const ApiPrecisionCompareProgressFn& progress = {},
-                                                     std::stop_token stop = {});
+PROBE_API ApiPrecisionCompareSummary
+run_api_precision_compare(const ApiPrecisionCompareOptions& options,
+                          const ApiPrecisionCompareProgressFn& progress = {}, std::stop_token stop = {});
 
 }  // namespace probe

@@ -7,11 +7,13 @@
 #include <string_view>
 #include <vector>
 
+#include "probe/export.h"
+
 namespace probe {
 
 /// construct.json (dump-and-compare §2.2): node key → parent key, null/"" (no parent), or the Megatron
 /// pipeline form [parent, micro_step].
-class ConstructInfo {
+class PROBE_API ConstructInfo {
  public:
   struct Node {
     std::string key;

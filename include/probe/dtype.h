@@ -5,6 +5,8 @@
 #include <optional>
 #include <string_view>
 
+#include "probe/export.h"
+
 namespace probe {
 
 /// Element type of a probe::Tensor.
@@ -30,22 +32,22 @@ enum class DType {
 inline constexpr int kDTypeCount = 15;
 
 /// Bytes per element.
-std::size_t itemsize(DType t) noexcept;
-bool is_floating(DType t) noexcept;  ///< float16/bfloat16/float32/float64
-bool is_complex(DType t) noexcept;
-bool is_integral(DType t) noexcept;  ///< signed or unsigned integer, not bool
-bool is_signed(DType t) noexcept;
+PROBE_API std::size_t itemsize(DType t) noexcept;
+PROBE_API bool is_floating(DType t) noexcept;  ///< float16/bfloat16/float32/float64
+PROBE_API bool is_complex(DType t) noexcept;
+PROBE_API bool is_integral(DType t) noexcept;  ///< signed or unsigned integer, not bool
+PROBE_API bool is_signed(DType t) noexcept;
 
 /// Canonical short name: "float32", "bfloat16", "bool", ...
-std::string_view name(DType t) noexcept;
+PROBE_API std::string_view name(DType t) noexcept;
 /// PyTorch spelling: "torch.float32"; unsigned types beyond uint8 as "torch.uint16" etc.
-std::string_view torch_name(DType t) noexcept;
+PROBE_API std::string_view torch_name(DType t) noexcept;
 /// MindSpore spelling: "Float32", "BFloat16", "Bool", ...
-std::string_view mindspore_name(DType t) noexcept;
+PROBE_API std::string_view mindspore_name(DType t) noexcept;
 /// numpy dtype name as str(np.dtype) prints it: "float32", "bool", ... (bfloat16 has none: "bfloat16").
-std::string_view numpy_name(DType t) noexcept;
+PROBE_API std::string_view numpy_name(DType t) noexcept;
 
 /// Parses any of the spellings above ("torch.float16", "Float16", "float16", "torch.half", "bool_").
-std::optional<DType> parse_dtype(std::string_view text) noexcept;
+PROBE_API std::optional<DType> parse_dtype(std::string_view text) noexcept;
 
 }  // namespace probe

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "probe/dtype.h"
+#include "probe/export.h"
 #include "probe/tensor.h"
 #include "probe/value.h"
 
@@ -20,7 +21,7 @@ namespace probe {
 
 /// One statistic of a tensor descriptor (Max, Min, Mean, Norm): absent, JSON null, bool, int or float
 /// (NaN and ±Infinity are floats). Kept in the type msprobe wrote it (0-d int64 stats stay exact).
-struct Statistic {
+struct PROBE_API Statistic {
   enum class Kind { Absent, Null, Bool, Int, Float };
   Kind kind = Kind::Absent;
   bool b = false;
@@ -37,7 +38,7 @@ struct Statistic {
 };
 
 /// A tensor (or numpy ndarray) descriptor: metadata only; the data is read on demand by Dump::load_tensor.
-struct TensorInfo {
+struct PROBE_API TensorInfo {
   std::string type;            ///< "torch.Tensor", "mindspore.Tensor", "numpy.ndarray", DTensor class, ...
   std::string dtype_name;      ///< as written: "torch.float32", "Float16", "torch.float8_e5m2", ...
   std::optional<DType> dtype;  ///< nullopt when probe lacks the dtype (float8, HiFloat8, Int4): unsupported
@@ -61,7 +62,7 @@ using DumpMember = std::pair<std::string, DumpNode>;
 /// One node of an entry's recursive argument tree (§1.4.3): JSON null, a tensor descriptor, a leaf
 /// value ({"type": "int", "value": 3} or a bare JSON scalar), a list, or an ordered dict.
 /// An empty dict is how msprobe records a special object it could not describe.
-class DumpNode {
+class PROBE_API DumpNode {
  public:
   enum class Kind { Null, Tensor, Value, List, Dict };
   /// A leaf: its msprobe type ("int", "torch.dtype", "slice", ...; "" for a bare JSON scalar) and value.
@@ -105,7 +106,7 @@ enum class EntryDirection { Forward, Backward, ParametersGrad, Debug, Unknown };
 
 /// The parts of a dump.json key. API: "Torch.linalg.vector_norm.0.forward"; module:
 /// "Module.conv2.Conv2d.forward.0"; parameter gradients: "Module.conv2.Conv2d.parameters_grad.0".
-struct EntryName {
+struct PROBE_API EntryName {
   std::string prefix;  ///< first segment: Functional, Torch, Tensor, Aten, NPU, Mint, Module, Cell, ...
   std::string api;  ///< API: segments between prefix and counter ("linalg.vector_norm"); module: path+class
   std::string full_name;  ///< key without the direction ("Torch.linalg.vector_norm.0", "Module.conv2.Conv2d")
@@ -114,20 +115,20 @@ struct EntryName {
   bool is_module = false;  ///< Module/Cell (layer-level) entries, skipped by run_ut
 };
 /// Splits a dump.json key into its parts. Never throws: unknown shapes give direction Unknown.
-EntryName parse_entry_name(std::string_view key);
+PROBE_API EntryName parse_entry_name(std::string_view key);
 
 /// How msprobe's PyTorch run_ut files a key (precheck §1.2).
-struct RunUtKey {
+struct PROBE_API RunUtKey {
   enum class Kind { Ignored, Forward, Backward, Invalid };
   Kind kind = Kind::Invalid;
   std::string full_name;  ///< key minus its last segment (Forward/Backward only)
 };
 /// Key contains "Module" → Ignored; contains "forward" → must end ".forward"; "backward" likewise;
 /// anything else (or a misplaced direction) → Invalid, which aborts run_ut's parse.
-RunUtKey classify_run_ut_key(std::string_view key);
+PROBE_API RunUtKey classify_run_ut_key(std::string_view key);
 
 /// One record of dump.json["data"], in file order.
-struct DumpEntry {
+struct PROBE_API DumpEntry {
   std::string key;
   EntryName name;
   /// The record's body: for API/module records a dict of sections (input_args, input_kwargs, output,
@@ -148,20 +149,20 @@ struct DumpEntry {
 
 /// Framework of a dump: the "framework" field, else sniffed from the tensor types (older dumps).
 enum class Framework { Unknown, PyTorch, MindSpore, MindTorch };
-std::string_view to_string(Framework f) noexcept;
+PROBE_API std::string_view to_string(Framework f) noexcept;
 
 /// Hard ceiling of DumpParseOptions::max_depth: keeps the recursive parse well inside a thread stack.
 inline constexpr int kMaxDumpDepth = 10000;
 
 /// Limits applied while parsing (defaults suit real dumps; tests and fuzzers lower them).
-struct DumpParseOptions {
+struct PROBE_API DumpParseOptions {
   /// Maximum JSON nesting depth: msprobe stops encoding at depth 400, plus a few envelope levels.
   /// Values above kMaxDumpDepth are clamped (the parser recurses once per level).
   int max_depth = 512;
 };
 
 /// A parsed dump.json (or debug.json). Tensor data stays on disk until load_tensor().
-class Dump {
+class PROBE_API Dump {
  public:
   /// Reads and parses `path`. Throws Io (unreadable) or Format (bad JSON: with line and byte offset;
   /// invalid UTF-8; too deep; wrong field types), naming the file and the field.

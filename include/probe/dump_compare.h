@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "probe/dump.h"
+#include "probe/export.h"
 #include "probe/precision_standard.h"
 
 namespace probe {
@@ -18,19 +19,19 @@ namespace probe {
 /// What the dumps hold, which decides the columns (§3.2).
 enum class DumpCompareMode { RealData, Statistics, Md5 };
 /// "all", "summary", "md5" (msprobe's names of the modes).
-const char* to_string(DumpCompareMode mode) noexcept;
+PROBE_API const char* to_string(DumpCompareMode mode) noexcept;
 
 /// The contents of compare.json (§3.1). Relative paths stay relative to the current directory, as msprobe.
-struct CompareInput {
+struct PROBE_API CompareInput {
   std::string npu_path, bench_path;  ///< both dump.json / debug.json files, or both step directories
   std::string stack_path;            ///< "" when absent
   bool is_print_compare_log = true;
 };
 /// Reads compare.json. Throws Io (unreadable), Format (bad JSON, wrong types, missing npu_path/bench_path).
-CompareInput read_compare_json(const std::string& path);
+PROBE_API CompareInput read_compare_json(const std::string& path);
 
 /// How to compare and where to write.
-struct DumpCompareOptions {
+struct PROBE_API DumpCompareOptions {
   /// Framework of the NPU dump (msprobe's -f): PyTorch or MindSpore; unset = the NPU dump's own. A MindSpore
   /// NPU dump is compared with a PyTorch bench dump across frameworks.
   std::optional<Framework> framework;
@@ -54,7 +55,7 @@ struct DumpCompareOptions {
 
 /// What the compare judges with; the defaults are msprobe's. The highlight rules (§3.9) keep msprobe's
 /// fixed numbers.
-struct DumpCompareThresholds {
+struct PROBE_API DumpCompareThresholds {
   /// Real data, "Accuracy Reached or Not" (§3.8 step 4): "No" when cosine < `cosine` and max abs error >
   /// `max_abs`, or cosine < `cosine_floor`, or max abs error > `max_abs_ceiling`.
   double cosine = 0.99, max_abs = 0.001, cosine_floor = 0.9, max_abs_ceiling = 1.0;
@@ -64,7 +65,7 @@ struct DumpCompareThresholds {
 };
 
 /// Progress of a compare, reported on the calling thread after each block of whole dump entries.
-struct DumpCompareProgress {
+struct PROBE_API DumpCompareProgress {
   std::string npu_json;                 ///< the NPU file being compared (one per rank for directories)
   std::size_t rows_done = 0, rows = 0;  ///< result rows of that file computed so far, of all
 };
@@ -76,7 +77,7 @@ enum class RowColour { None, Yellow, Red };
 enum class CellKind : unsigned char { Text, Number, Bool };
 
 /// One compare result table: header and formatted cells exactly as msprobe writes them.
-struct DumpCompareTable {
+struct PROBE_API DumpCompareTable {
   DumpCompareMode mode = DumpCompareMode::Statistics;
   std::vector<std::string> header;
   std::vector<std::vector<std::string>> rows;
@@ -93,16 +94,19 @@ struct DumpCompareTable {
 /// stack.json beside the NPU file. Nothing is written. Throws probe::Error naming the file on bad input.
 /// Requesting `stop` (from any thread, e.g. from `progress`) ends the compare between dump entries; the
 /// table then says `cancelled`.
-DumpCompareTable compare_dump_files(const std::string& npu_json, const std::string& bench_json,
-                                    const std::string& stack_json, const DumpCompareOptions& options,
-                                    const DumpCompareThresholds& thresholds,
-                                    const DumpCompareProgressFn& progress = {}, std::stop_token stop = {});
+PROBE_API DumpCompareTable compare_dump_files(const std::string& npu_json, const std::string& bench_json,
+                                              const std::string& stack_json,
+                                              const DumpCompareOptions& options,
+                                              const DumpCompareThresholds& thresholds,
+                                              const DumpCompareProgressFn& progress = {},
+                                              std::stop_token stop = {});
 /// The same with msprobe's thresholds (DumpCompareThresholds{}).
-DumpCompareTable compare_dump_files(const std::string& npu_json, const std::string& bench_json,
-                                    const std::string& stack_json, const DumpCompareOptions& options);
+PROBE_API DumpCompareTable compare_dump_files(const std::string& npu_json, const std::string& bench_json,
+                                              const std::string& stack_json,
+                                              const DumpCompareOptions& options);
 
 /// What run_dump_compare wrote.
-struct DumpCompareSummary {
+struct PROBE_API DumpCompareSummary {
   struct Output {
     std::string rank_suffix;         ///< "" for single files, "_rank0", "_rank" for directories
     std::string csv, xlsx, advisor;  ///< "" when not written
@@ -121,16 +125,18 @@ struct DumpCompareSummary {
 /// caller's thresholds and writes compare_result{suffix}_{ts}.csv (+ .xlsx, + advisor) into
 /// options.out_dir. `progress` is called on the calling thread; requesting `stop` (from any thread, e.g.
 /// from `progress`) ends the run between dump entries. Throws probe::Error.
-DumpCompareSummary run_dump_compare(const CompareInput& input, const DumpCompareOptions& options,
-                                    const DumpCompareThresholds& thresholds,
-                                    const DumpCompareProgressFn& progress = {}, std::stop_token stop = {});
+PROBE_API DumpCompareSummary run_dump_compare(const CompareInput& input, const DumpCompareOptions& options,
+                                              const DumpCompareThresholds& thresholds,
+                                              const DumpCompareProgressFn& progress = {},
+                                              std::stop_token stop = {});
 /// The same with msprobe's thresholds (DumpCompareThresholds{}).
-DumpCompareSummary run_dump_compare(const CompareInput& input, const DumpCompareOptions& options,
-                                    const DumpCompareProgressFn& progress = {}, std::stop_token stop = {});
+PROBE_API DumpCompareSummary run_dump_compare(const CompareInput& input, const DumpCompareOptions& options,
+                                              const DumpCompareProgressFn& progress = {},
+                                              std::stop_token stop = {});
 
 /// -da (find first diff, §3.12) for one rank: its compare table (statistics or md5; tensor dumps are compared
 /// by their recorded statistics) with the extra columns state, api_origin_name, NPU/Bench P2POp op and peer.
-struct DiffAnalyzeRank {
+struct PROBE_API DiffAnalyzeRank {
   std::string rank_dir;  ///< NPU rank directory name ("rank0")
   long long rank = 0;    ///< its number, as peers and process groups name it
   DumpCompareTable table;
@@ -145,13 +151,13 @@ struct DiffAnalyzeRank {
 };
 
 /// A reported first-different entry: its rank (index into DiffAnalyzeResult::ranks) and entry index.
-struct DiffAnalyzeNode {
+struct PROBE_API DiffAnalyzeNode {
   std::size_t rank_index = 0, entry_index = 0;
   long long layer = -1;  ///< communication layer of the graph search; -1 before any communication op
 };
 
 /// The whole -da analysis of two step directories.
-struct DiffAnalyzeResult {
+struct PROBE_API DiffAnalyzeResult {
   std::vector<DiffAnalyzeRank> ranks;
   /// "before_communication", "communication", "after_communication", or "" when nothing differs.
   std::string phase;
@@ -160,11 +166,11 @@ struct DiffAnalyzeResult {
 
 /// Runs -da on compare.json's step directories (§3.11 pairing, §3.12 search). Nothing is written. Throws
 /// InvalidArgument for file inputs or differing rank sets, Io for a rank without dump.json.
-DiffAnalyzeResult analyze_first_diff(const CompareInput& input, const DumpCompareOptions& options);
+PROBE_API DiffAnalyzeResult analyze_first_diff(const CompareInput& input, const DumpCompareOptions& options);
 
 /// Writes compare_result_rank{N}_{ts}.json per rank and, when something differs, diff_analyze_{ns}.json
 /// into options.out_dir (atomically). Returns the paths written, the diff_analyze file last.
-std::vector<std::string> write_diff_analyze(const DiffAnalyzeResult& result,
-                                            const DumpCompareOptions& options);
+PROBE_API std::vector<std::string> write_diff_analyze(const DiffAnalyzeResult& result,
+                                                      const DumpCompareOptions& options);
 
 }  // namespace probe

@@ -5,10 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "probe/export.h"
+
 namespace probe {
 
 /// The files of one rank of one step (any of the paths may be "" when absent).
-struct RankDump {
+struct PROBE_API RankDump {
   std::string dir;   ///< the rank directory
   std::string mode;  ///< "graph" / "pynative" for MindSpore jit dumps, else ""
   std::string step;  ///< step directory name ("step0"), "" when not in a step directory
@@ -20,7 +22,7 @@ struct RankDump {
 };
 
 /// All rank dumps under a path, ordered by mode, step number, rank number.
-struct DumpLayout {
+struct PROBE_API DumpLayout {
   std::string root;
   std::vector<RankDump> ranks;
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "probe/dump_layout.h"
+#include "probe/export.h"
 
 namespace probe {
 
@@ -22,17 +23,17 @@ enum class DumpProblemKind {
   BadShape,       ///< the shape in dump.json is impossible (negative, overflowing)
 };
 /// "missing", "unreadable", "shape mismatch", "rejected", "no file", "bad shape".
-std::string_view to_string(DumpProblemKind kind) noexcept;
+PROBE_API std::string_view to_string(DumpProblemKind kind) noexcept;
 
 /// One problem, naming the record key, the descriptor's field and the details (file path, shapes).
-struct DumpProblem {
+struct PROBE_API DumpProblem {
   DumpProblemKind kind;
   std::string record, field, detail;
 };
 
 /// The summary of one rank's dump. Counts are keyed by spelling (prefix "Functional", direction
 /// "forward", dtype "torch.float32", problem kind).
-struct DumpSummary {
+struct PROBE_API DumpSummary {
   RankDump where;
   std::string framework, task, level;
   std::size_t records = 0;
@@ -51,9 +52,9 @@ struct DumpSummary {
 /// Summarises the dump of `where`. With `check_files`, each referenced tensor file is opened and its
 /// header checked against dump.json (uncompressed data is mapped, not read). Throws probe::Error only
 /// when dump.json itself cannot be read; every per-tensor problem is recorded instead. Thread-safe.
-DumpSummary summarise_dump(const RankDump& where, bool check_files = true);
+PROBE_API DumpSummary summarise_dump(const RankDump& where, bool check_files = true);
 
 /// The summaries as one JSON object {"path": path, "ranks": [...]} (the `probe info --json` format).
-std::string dump_summaries_json(const std::string& path, const std::vector<DumpSummary>& ranks);
+PROBE_API std::string dump_summaries_json(const std::string& path, const std::vector<DumpSummary>& ranks);
 
 }  // namespace probe

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "probe/dump.h"
+#include "probe/export.h"
 #include "probe/runner.h"
 #include "probe/tensor.h"
 #include "probe/value.h"
@@ -24,7 +25,7 @@ enum class DumpTask { Statistics, Tensor };
 enum class DumpLevel { L0, L1, Mix };
 
 /// Where and how to dump.
-struct DumpWriterOptions {
+struct PROBE_API DumpWriterOptions {
   std::string dump_path;                     ///< root directory; step{N}/rank{R}/ are created below (0750)
   Framework framework = Framework::PyTorch;  ///< PyTorch: torch names and .pt files; MindSpore: .npy files
   DumpTask task = DumpTask::Statistics;
@@ -39,7 +40,7 @@ struct DumpWriterOptions {
 };
 
 /// Optional facts about one record.
-struct DumpRecordContext {
+struct PROBE_API DumpRecordContext {
   /// Call stack, innermost frame first, each "File {path}, line {n}, in {function}, \n {source line}".
   std::vector<std::string> stack;
   /// Key of the enclosing module's forward record ("Module.layer1.Linear.forward.0"), for construct.json.
@@ -51,7 +52,7 @@ struct DumpRecordContext {
 /// written at once); dump.json, stack.json and construct.json are rewritten whole through a temporary file
 /// and rename(), so after a crash each is either absent or a complete earlier version, never torn.
 /// Thread-safe: records may come from several threads (each record is atomic; keys follow call order).
-class DumpWriter {
+class PROBE_API DumpWriter {
  public:
   /// Creates the rank directory; throws Error(Io) naming it when that fails, InvalidArgument for
   /// an empty dump_path or an unsupported framework.
@@ -103,13 +104,13 @@ class DumpWriter {
 /// msprobe's Max/Min/Mean/Norm of a tensor as the JSON tokens it writes (§1.4.4 rules: null for empty
 /// tensors, bools for bool tensors, the value itself for 0-d tensors, fp16/bf16 statistics rounded to
 /// their dtype, float64/int statistics in float32), computed in one pass.
-struct DumpStatistics {
+struct PROBE_API DumpStatistics {
   std::string max, min, mean, norm;
 };
-DumpStatistics dump_statistics(const Tensor& t, Framework framework = Framework::PyTorch);
+PROBE_API DumpStatistics dump_statistics(const Tensor& t, Framework framework = Framework::PyTorch);
 
 /// msprobe's "md5" of a tensor (§1.4.8): CRC-32 of its bytes as 8 hex digits (MindSpore: bfloat16
 /// widened to float32 first).
-std::string dump_crc32(const Tensor& t, Framework framework = Framework::PyTorch);
+PROBE_API std::string dump_crc32(const Tensor& t, Framework framework = Framework::PyTorch);
 
 }  // namespace probe

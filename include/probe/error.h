@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "probe/export.h"
+
 namespace probe {
 
 /// What kind of failure this is; the CLI maps each to an exit code (see exit_code()).
@@ -21,7 +23,7 @@ enum class ErrorKind {
 };
 
 /// The exception type thrown by every libprobe function.
-class Error : public std::runtime_error {
+class PROBE_API Error : public std::runtime_error {
  public:
   Error(ErrorKind kind, std::string message, std::string file = {}, std::string field = {},
         std::string api = {});
@@ -45,9 +47,9 @@ class Error : public std::runtime_error {
 
 /// Process exit code for an error kind: 2 argument, 3 I/O, 4 format, 5 unsupported, 6 security, 7 runner,
 /// 70 internal.
-int exit_code(ErrorKind kind) noexcept;
+PROBE_API int exit_code(ErrorKind kind) noexcept;
 
 /// Human-readable name of an error kind ("format error", ...).
-std::string_view to_string(ErrorKind kind) noexcept;
+PROBE_API std::string_view to_string(ErrorKind kind) noexcept;
 
 }  // namespace probe

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "probe/dtype.h"
+#include "probe/export.h"
 #include "probe/precision_standard.h"
 #include "probe/status.h"
 #include "probe/tensor.h"
@@ -36,10 +37,10 @@ enum class Method {
   Accumulative,
 };
 /// "not compared", "old rule", "exact match", "benchmark", "absolute threshold", ... (for messages).
-std::string_view to_string(Method m) noexcept;
+PROBE_API std::string_view to_string(Method m) noexcept;
 
 /// One check of a verdict: `value op threshold` held (`pass`) or not.
-struct Criterion {
+struct PROBE_API Criterion {
   std::string name;     ///< e.g. "cosine", "rmse ratio", "ulp proportion"
   double value = 0;     ///< NaN when the metric is undefined (see Verdict::message)
   std::string_view op;  ///< ">", "<", ">=", "<=" or "=="
@@ -50,13 +51,13 @@ struct Criterion {
 
 /// One element of the output and its error; ulp is in units of the device dtype at the bench's
 /// magnitude (msprobe's ULP formula, exponent floored at the dtype's smallest normal), when defined.
-struct ElementError {
+struct PROBE_API ElementError {
   std::int64_t index = 0;  ///< flat, row-major
   double bench = 0, device = 0, abs_err = 0, rel_err = 0;
   std::optional<double> ulp;
 };
 
-struct Verdict {
+struct PROBE_API Verdict {
   Status status = Status::Skip;
   Method method = Method::NotCompared;
   /// The standard api_precision_compare applies (PrecisionStandard rule; nullopt for NotCompared).
@@ -71,7 +72,7 @@ struct Verdict {
   std::string message;  ///< the CSV Message text of the rule (run_ut's, or why nothing was judged)
 };
 
-struct JudgeOptions {
+struct PROBE_API JudgeOptions {
   JudgeRule rule = JudgeRule::RunUt;
   /// Judge with this precision standard instead of the one §4.2 picks for the API name.
   std::optional<Standard> standard;
@@ -88,7 +89,7 @@ struct JudgeOptions {
 /// (msprobe's list name: "gelu", "__matmul__", "linalg.vector_norm"; api_base_name() turns a dump name
 /// into it). Numbers are the values run_ut writes into its details CSV (14 decimals), so the
 /// PrecisionStandard verdict is the one api_precision_compare gives on those files. Pure and thread-safe.
-Verdict judge(std::string_view api, const Tensor& bench, const Tensor& device, const Standards& standards,
-              DType device_dtype, const JudgeOptions& options = {});
+PROBE_API Verdict judge(std::string_view api, const Tensor& bench, const Tensor& device,
+                        const Standards& standards, DType device_dtype, const JudgeOptions& options = {});
 
 }  // namespace probe

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "probe/export.h"
 #include "probe/scalar_types.h"
 #include "probe/tensor.h"
 
@@ -17,7 +18,7 @@ namespace probe {
 enum class MetricKind { Blank, Double, Float32, Float16, Integer, Text };
 
 /// One metric value or CSV cell, carrying its print kind.
-struct MetricValue {
+struct PROBE_API MetricValue {
   MetricKind kind = MetricKind::Blank;
   double value = 0;  ///< Double/Float32/Float16 (exactly representable in that type) and Integer
   std::string text;  ///< Text
@@ -42,7 +43,7 @@ struct MetricValue {
 };
 
 /// Thresholds the fused pass needs to build its masks (one precision-standard dtype row, §4.3).
-struct MetricParams {
+struct PROBE_API MetricParams {
   double small_value = 0x1p-20;  ///< benchmark/absolute small-value threshold on |bench|
   double small_value_atol_benchmark = 0x1p-30;
   double small_value_atol_absolute = 0x1p-30;
@@ -61,7 +62,7 @@ struct MetricParams {
 
 /// Every per-output metric of a float tensor pair (§2.2-§2.12, dump-compare §3.8, MindSpore §7.3).
 /// Values are numpy-typed as msprobe computes them; unavailable ones are blank.
-struct TensorMetrics {
+struct PROBE_API TensorMetrics {
   std::int64_t count = 0;
   DType compute_dtype = DType::Float64;  ///< numpy dtype of abs_err/rel_err (after bf16 -> float32)
   // Old rule.
@@ -92,32 +93,33 @@ struct TensorMetrics {
 /// Computes every metric of `bench` vs `device` (same shape, both floating; bool/int use
 /// binary_error_rate). One fused, multi-threaded pass; results do not depend on the thread count.
 /// Throws probe::Error (InvalidArgument) on different shapes or non-floating dtypes.
-TensorMetrics compute_metrics(const Tensor& bench, const Tensor& device, const MetricParams& params = {});
+PROBE_API TensorMetrics compute_metrics(const Tensor& bench, const Tensor& device,
+                                        const MetricParams& params = {});
 
 /// count(bench != device) / N as msprobe's binary consistency computes it (NaN != NaN); any dtypes.
-double binary_error_rate(const Tensor& bench, const Tensor& device);
+PROBE_API double binary_error_rate(const Tensor& bench, const Tensor& device);
 
 /// The numpy dtype msprobe computes abs_err in: float16/float32/float64 after converting a bfloat16
 /// device pair to float32 (§2.1, §2.2).
-DType metric_compute_dtype(DType bench, DType device);
+PROBE_API DType metric_compute_dtype(DType bench, DType device);
 
 /// Dump-compare real-data metrics (§3.8) for an NPU/bench pair, as msprobe writes them: each is a
 /// number rounded to 12 decimals (cosine 6 above 0.9999), or "unsupported", "Nan", "N/A", ...
-struct DumpCompareResult {
+struct PROBE_API DumpCompareResult {
   MetricValue cosine, euc_dist, max_abs, max_rel, one_thousandth, five_thousandths;
   std::string message;  ///< the text msprobe appends to Err_message
 };
-DumpCompareResult dump_compare(const Tensor& npu, const Tensor& bench);
+PROBE_API DumpCompareResult dump_compare(const Tensor& npu, const Tensor& bench);
 /// "Accuracy Reached or Not" from the Cosine and MaxAbsErr cells (§3.8 step 4).
-std::string dump_accuracy_reached(const MetricValue& cosine, const MetricValue& max_abs);
+PROBE_API std::string dump_accuracy_reached(const MetricValue& cosine, const MetricValue& max_abs);
 
 /// Statistics-mode diff of one statistic (§3.6): `{S} diff` and `{S}RelativeErr` cells, and whether
 /// it triggers the "Need double check" warning.
-struct StatDiff {
+struct PROBE_API StatDiff {
   MetricValue diff, relative;
   bool warning = false;
 };
 /// npu/bench are the dump's statistic values (nullopt when not numeric or unmatched).
-StatDiff statistics_diff(std::optional<double> npu, std::optional<double> bench);
+PROBE_API StatDiff statistics_diff(std::optional<double> npu, std::optional<double> bench);
 
 }  // namespace probe

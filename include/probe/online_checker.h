@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "probe/dtype.h"
+#include "probe/export.h"
 #include "probe/precision_standard.h"
 #include "probe/runner.h"
 #include "probe/tensor.h"
@@ -45,7 +46,7 @@ enum class Backpressure {
 
 /// A tensor in the caller's memory: `strides` in elements (empty = row-major contiguous, all >= 0).
 /// check() copies it before returning, so the memory may be reused right after.
-struct TensorView {
+struct PROBE_API TensorView {
   const void* data = nullptr;
   DType dtype = DType::Float32;
   Shape shape;
@@ -55,13 +56,13 @@ struct TensorView {
 /// owned tensors, which are copied too).
 using OnlineArg = std::variant<TensorView, Value>;
 /// Arguments of a checked op, positional then keyword, as the op's runner schema names them.
-struct OnlineCall {
+struct PROBE_API OnlineCall {
   std::vector<OnlineArg> args;
   std::vector<std::pair<std::string, OnlineArg>> kwargs;
 };
 
 /// PtdbgDispatch's parameters plus the worker pool's.
-struct OnlineCheckerOptions {
+struct PROBE_API OnlineCheckerOptions {
   std::string dump_path;  ///< must exist; the run directory msprobe_[tag_]rank{N}_{ts}/ is created in it
   std::string tag;        ///< [A-Za-z0-9_-]*, inserted in the directory name
   int rank = 0;           ///< N of "rank{N}" (msprobe: the device id)
@@ -81,7 +82,7 @@ struct OnlineCheckerOptions {
 
 /// Counts so far. Every check() call lands in exactly one of: blacklisted, dropped, unsupported, skipped,
 /// passed, failed, or still pending.
-struct OnlineCheckerSummary {
+struct PROBE_API OnlineCheckerSummary {
   std::size_t calls = 0;        ///< check() calls
   std::size_t blacklisted = 0;  ///< not checked: on the black list
   std::size_t dropped = 0;      ///< not checked: queue full under Backpressure::Drop
@@ -96,7 +97,7 @@ struct OnlineCheckerSummary {
 /// The online checker. Thread-safe: any number of threads may call check(). Rows are appended (and flushed to
 /// the OS) as ops complete, in completion order (call order with one worker), so a crash loses at most the
 /// ops queued or in flight; .npy files are replaced atomically.
-class OnlineChecker {
+class PROBE_API OnlineChecker {
  public:
   /// Creates the run directory and CSV files (with headers). Throws Error: InvalidArgument for bad options,
   /// Io when dump_path is missing or not writable. `registry` supplies the bench runners.
@@ -122,6 +123,6 @@ class OnlineChecker {
 };
 
 /// msprobe compare's documented columns, the details CSV header of OnlineRule::Documented.
-const std::vector<std::string>& online_details_header();
+PROBE_API const std::vector<std::string>& online_details_header();
 
 }  // namespace probe

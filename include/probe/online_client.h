@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "probe/export.h"
 #include "probe/online_wire.h"
 #include "probe/precheck_frame.h"
 #include "probe/runner.h"
@@ -21,7 +22,7 @@
 
 namespace probe::online {
 
-struct ClientOptions {
+struct PROBE_API ClientOptions {
   std::string host = "127.0.0.1";  ///< the server's address (IPv4 or IPv6 literal)
   std::uint16_t port = 0;
   WireOptions wire;    ///< checksum on (both sides must agree)
@@ -38,7 +39,7 @@ struct ClientOptions {
   std::chrono::milliseconds connect_timeout = std::chrono::seconds(10);
 };
 
-struct ClientStats {
+struct PROBE_API ClientStats {
   std::size_t sent = 0;     ///< API messages queued by send()
   std::size_t acked = 0;    ///< answered OK_
   std::size_t resent = 0;   ///< sent again after ERROR
@@ -49,7 +50,7 @@ struct ClientStats {
 };
 
 /// One connection to a server. send() may be called from any thread; records are numbered in call order.
-class Client {
+class PROBE_API Client {
  public:
   /// Connects (throws probe::Error Io naming host and port when it cannot within connect_timeout).
   explicit Client(ClientOptions options);
@@ -81,9 +82,9 @@ class Client {
 
 /// The precheck frame of one forward API call, its header in dump.json's entry format (key
 /// `api_name` + ".forward", tensors described as DumpWriter describes them, each naming its blob).
-std::vector<std::byte> encode_api_frame(std::string_view api_name, const ApiCall& inputs,
-                                        const std::vector<Value>& outputs,
-                                        Framework framework = Framework::PyTorch,
-                                        const FrameLimits& limits = {});
+PROBE_API std::vector<std::byte> encode_api_frame(std::string_view api_name, const ApiCall& inputs,
+                                                  const std::vector<Value>& outputs,
+                                                  Framework framework = Framework::PyTorch,
+                                                  const FrameLimits& limits = {});
 
 }  // namespace probe::online

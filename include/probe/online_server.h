@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "probe/export.h"
 #include "probe/online_wire.h"
 #include "probe/precheck_frame.h"
 #include "probe/run_ut_stream.h"
@@ -25,7 +26,7 @@
 namespace probe::online {
 
 /// config.json's run_ut keys of online pre-check (msprobe 1.0.4, seed 001).
-struct OnlineConfig {
+struct PROBE_API OnlineConfig {
   bool is_online = false;
   std::string host;         ///< "" = not set
   std::optional<int> port;  ///< msprobe writes -1 for "not set"
@@ -33,9 +34,9 @@ struct OnlineConfig {
   std::string nfs_path, tls_path;
 };
 /// Reads the run_ut section of config.json; throws probe::Error naming the file and field on bad content.
-OnlineConfig load_online_config(const std::string& config_json);
+PROBE_API OnlineConfig load_online_config(const std::string& config_json);
 
-struct ServerOptions {
+struct PROBE_API ServerOptions {
   std::string host = "127.0.0.1";  ///< address to bind (IPv4 or IPv6 literal); never a wildcard by default
   std::uint16_t port = 0;          ///< 0 = an ephemeral port (see Server::port())
   /// Only records of these ranks are checked (others are acknowledged and dropped, as msprobe); empty = all.
@@ -56,7 +57,7 @@ struct ServerOptions {
   std::function<void(std::string_view)> log;
 };
 
-struct ServerSummary {
+struct PROBE_API ServerSummary {
   std::map<std::uint64_t, RunUtStreamSummary> ranks;  ///< per checked rank
   std::size_t connections = 0;                        ///< accepted
   std::size_t messages = 0;     ///< API messages with a good CRC (duplicates included, STOP_ excluded)
@@ -72,7 +73,7 @@ struct ServerSummary {
 };
 
 /// A listening online pre-check server. run() is called once, from one thread; port() from any thread.
-class Server {
+class PROBE_API Server {
  public:
   /// Binds and listens (throws probe::Error Io naming host and port when it cannot, InvalidArgument for a
   /// host that is not an address). `registry` and `standards` must outlive the server.

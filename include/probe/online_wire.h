@@ -26,6 +26,8 @@
 #include <utility>
 #include <vector>
 
+#include "probe/export.h"
+
 namespace probe::online {
 
 inline constexpr std::size_t kMessageHeaderBytes = 32;  ///< length, seq, rank, step
@@ -35,7 +37,7 @@ inline constexpr std::string_view kStopPayload = "STOP_";
 inline constexpr std::uint64_t kKillSeq = 100000000;  ///< the seq msprobe puts in its KILL_ broadcast
 
 /// Where a message comes from and which one it is; acks echo it.
-struct MessageId {
+struct PROBE_API MessageId {
   std::uint64_t seq = 0;
   std::uint64_t rank = 0;
   std::uint64_t step = 0;
@@ -43,13 +45,13 @@ struct MessageId {
 };
 
 /// Settings both ends of a connection must share.
-struct WireOptions {
+struct PROBE_API WireOptions {
   bool checksum = true;                                      ///< CRC field present (msprobe's default: on)
   std::uint64_t max_payload_bytes = std::uint64_t{1} << 31;  ///< larger announced lengths are refused
 };
 
 /// One received message.
-struct Message {
+struct PROBE_API Message {
   MessageId id;
   std::vector<std::byte> payload;
   bool crc_ok = true;  ///< false: the payload does not match its CRC field; the server answers ERROR
@@ -59,26 +61,26 @@ struct Message {
 
 /// The bytes of one message: header, CRC field when options.checksum, payload. Throws
 /// probe::Error(InvalidArgument) for an empty payload or one above options.max_payload_bytes.
-std::vector<std::byte> encode_message(const MessageId& id, std::span<const std::byte> payload,
-                                      const WireOptions& options = {});
+PROBE_API std::vector<std::byte> encode_message(const MessageId& id, std::span<const std::byte> payload,
+                                                const WireOptions& options = {});
 
 /// The CRC field for a payload: CRC-32 (zlib polynomial) as 8 lowercase hex digits.
-std::array<char, kCrcFieldBytes> crc_field(std::span<const std::byte> payload);
+PROBE_API std::array<char, kCrcFieldBytes> crc_field(std::span<const std::byte> payload);
 
 enum class AckCode { Ok, Error, Busy, Over, Kill };
 
 /// The 5 ASCII bytes of a code on the wire ("OK___", ...).
-std::string_view ack_code_text(AckCode code);
+PROBE_API std::string_view ack_code_text(AckCode code);
 
-struct Ack {
+struct PROBE_API Ack {
   AckCode code = AckCode::Ok;
   MessageId id;
   bool operator==(const Ack&) const = default;
 };
 
-std::array<std::byte, kAckBytes> encode_ack(const Ack& ack);
+PROBE_API std::array<std::byte, kAckBytes> encode_ack(const Ack& ack);
 /// Decodes exactly kAckBytes bytes; throws probe::Error(Format) for another size or an unknown code.
-Ack decode_ack(std::span<const std::byte> bytes);
+PROBE_API Ack decode_ack(std::span<const std::byte> bytes);
 
 /// Reassembles messages from a byte stream read in arbitrary pieces. feed() the bytes as they arrive, then
 /// call next() until it returns nullopt. A stream that cannot be a message (announced length 0 or above the
@@ -86,7 +88,7 @@ Ack decode_ack(std::span<const std::byte> bytes);
 /// the stream is then out of step and the connection must be closed. A wrong CRC is not a stream error:
 /// the message comes back with crc_ok false, so the sender can be asked to resend it. The decoder never
 /// holds more than one message plus what was fed since the last next().
-class MessageDecoder {
+class PROBE_API MessageDecoder {
  public:
   explicit MessageDecoder(WireOptions options = {}, std::string source = "connection");
   void feed(std::span<const std::byte> bytes);
@@ -103,7 +105,7 @@ class MessageDecoder {
 
 /// Reassembles 29-byte acknowledgements from a byte stream; next() throws probe::Error(Format) on an
 /// unknown code (the stream is then unusable).
-class AckDecoder {
+class PROBE_API AckDecoder {
  public:
   explicit AckDecoder(std::string source = "connection") : source_(std::move(source)) {}
   void feed(std::span<const std::byte> bytes);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "probe/csv.h"
+#include "probe/export.h"
 #include "probe/metrics.h"
 #include "probe/precision_standard.h"
 #include "probe/value.h"
@@ -15,7 +16,7 @@
 namespace probe {
 
 /// One row of accuracy_checking_details_*.csv (23 columns, see details_csv_header()).
-struct DetailRow {
+struct PROBE_API DetailRow {
   std::string api_name;  ///< `<full name>.forward.output.<i>`
   std::string bench_dtype = " ", device_dtype = " ", shape = " ";
   MetricValue cosine, max_abs, hundredth, thousandth, ten_thousandth, binary_err_rate, error_balance, rmse,
@@ -28,13 +29,13 @@ struct DetailRow {
 };
 
 /// `API Name,Bench Dtype,DEVICE Dtype,Shape,余弦相似度,...,Status,Message`.
-const CsvRow& details_csv_header();
+PROBE_API const CsvRow& details_csv_header();
 /// `API name,Forward Test Success,Backward Test Success,Message`.
-const CsvRow& result_csv_header();
+PROBE_API const CsvRow& result_csv_header();
 
 /// Outputs of one API call. Lists/tuples are Value lists; a dict output may be given as an OpaqueValue of
 /// type "dict" whose text lists its keys (msprobe only checks the key sets of dicts).
-struct OutputCompareInput {
+struct PROBE_API OutputCompareInput {
   std::string full_api_name;  ///< e.g. `Functional.relu.0`
   Value bench_output, device_output;
   std::optional<Value> bench_grad, device_grad;  ///< lists of input gradients, if backward ran
@@ -42,7 +43,7 @@ struct OutputCompareInput {
   bool fp8_input = false;                        ///< a device input was fp8 (§4.2 rule 2)
 };
 
-struct OutputCompareResult {
+struct PROBE_API OutputCompareResult {
   std::string forward_status, backward_status;   ///< pass/Warning/error/SKIP, backward " " when absent
   std::vector<DetailRow> rows;                   ///< forward rows, then backward rows
   bool forward_ok = false, backward_ok = false;  ///< msprobe's return value (§3.6)
@@ -53,26 +54,26 @@ struct OutputCompareResult {
 /// Compares one API's outputs (and gradients). Throws probe::Error (InvalidArgument) with msprobe's text
 /// "list index out of range" when the bench list is longer than the device list (run_ut turns it into
 /// a SKIP row), and for an API name that does not split into 3 or 4 parts.
-OutputCompareResult compare_output(const OutputCompareInput& in, const Standards& config);
+PROBE_API OutputCompareResult compare_output(const OutputCompareInput& in, const Standards& config);
 
 /// Compares one (bench, device) item as msprobe's compare_core does; fills everything but api_name.
-DetailRow compare_item(std::string_view api_name, const Value& bench, const Value& device,
-                       const Standards& config, bool fp8_input = false);
+PROBE_API DetailRow compare_item(std::string_view api_name, const Value& bench, const Value& device,
+                                 const Standards& config, bool fp8_input = false);
 
 /// Direction roll-up of item statuses (§3.4; DECISIONS D1 in the probe profile).
-std::string aggregate_statuses(const std::vector<std::string>& statuses, Aggregation how);
+PROBE_API std::string aggregate_statuses(const std::vector<std::string>& statuses, Aggregation how);
 
 /// Dropout check (§3.2): zero counts of bench and device within the configured ratio.
-std::string compare_dropout(const Tensor& bench, const Tensor& device, const Standards& config);
+PROBE_API std::string compare_dropout(const Tensor& bench, const Tensor& device, const Standards& config);
 
 /// API base name used for list lookups (§6.3): "Torch.linalg.vector_norm.0" -> "linalg.vector_norm".
-std::optional<std::string> api_base_name(std::string_view full_api_name);
+PROBE_API std::optional<std::string> api_base_name(std::string_view full_api_name);
 
 /// One MindSpore details row's metrics and status (§7.3; DECISIONS D3 via config.mindspore_max_abs).
-struct MindSporeRow {
+struct PROBE_API MindSporeRow {
   MetricValue cosine, max_abs, max_rel;  ///< float64, repr-formatted; blank when the pair is invalid
   std::string status, message;
 };
-MindSporeRow compare_mindspore(const Value& bench, const Value& tested, const Standards& config);
+PROBE_API MindSporeRow compare_mindspore(const Value& bench, const Value& tested, const Standards& config);
 
 }  // namespace probe

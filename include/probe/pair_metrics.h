@@ -6,6 +6,7 @@
 #include <optional>
 #include <string_view>
 
+#include "probe/export.h"
 #include "probe/metrics.h"
 #include "probe/output_compare.h"
 #include "probe/precision_standard.h"
@@ -15,7 +16,7 @@ namespace probe {
 
 /// What compare_pair() finds. Each part equals what its own function gives (compare_item, compute_metrics
 /// with ULP and extra metrics, dump_compare, compare_mindspore), computed from one fused kernel pass.
-struct PairMetrics {
+struct PROBE_API PairMetrics {
   DetailRow row;  ///< compare_item(api, bench, device): old-rule status and the standard's columns
   /// The rest needs a non-empty, same-shape floating pair; otherwise nullopt.
   std::optional<TensorMetrics> metrics;   ///< every metric, ULP and dump-compare/MindSpore included
@@ -29,7 +30,7 @@ struct PairMetrics {
 /// pass; a bfloat16 device with a float64 bench needs a second pass (run_ut's metrics read that bench
 /// rounded to float32, dump compare and MindSpore in float64). Throws what compare_item throws.
 /// Thread-safe; the tensors are only read.
-PairMetrics compare_pair(std::string_view api, const Tensor& bench, const Tensor& device,
-                         const Standards& config);
+PROBE_API PairMetrics compare_pair(std::string_view api, const Tensor& bench, const Tensor& device,
+                                   const Standards& config);
 
 }  // namespace probe

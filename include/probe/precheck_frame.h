@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "probe/dump.h"
+#include "probe/export.h"
 #include "probe/tensor.h"
 
 namespace probe::online {
@@ -39,7 +40,7 @@ inline constexpr std::uint16_t kFrameVersion = 1;
 inline constexpr std::size_t kFrameOverhead = 28;
 
 /// Bounds a frame must respect; a receiver refuses (probe::Error, Format) a frame that breaks one.
-struct FrameLimits {
+struct PROBE_API FrameLimits {
   std::uint64_t max_frame_bytes = std::uint64_t{1} << 31;  ///< whole frame
   std::uint32_t max_tensors = 4096;                        ///< blobs per frame
   std::uint32_t max_header_bytes = 16u << 20;              ///< JSON header
@@ -47,7 +48,7 @@ struct FrameLimits {
 };
 
 /// A decoded frame: the header as a parsed dump (exactly one entry) and the blobs as owned tensors.
-struct Frame {
+struct PROBE_API Frame {
   Dump header;
   std::vector<Tensor> tensors;  ///< tensors[i] is blob i, with the dtype and shape of its descriptor
 
@@ -60,26 +61,27 @@ struct Frame {
 /// Builds a frame from a header document and the blobs its descriptors name by index. The header is
 /// validated exactly as decode_frame() will (so a sender cannot produce a frame its receiver refuses with
 /// the same limits); throws probe::Error (Format/InvalidArgument/Unsupported) naming the API and field.
-std::vector<std::byte> encode_frame(std::string_view header_json, std::span<const Tensor> tensors,
-                                    const FrameLimits& limits = {});
+PROBE_API std::vector<std::byte> encode_frame(std::string_view header_json, std::span<const Tensor> tensors,
+                                              const FrameLimits& limits = {});
 
 /// Decodes one whole frame. Throws probe::Error (Format) for a truncated or oversized frame, a bad magic,
 /// version or CRC, a header that is not a one-entry dump.json, or a descriptor that does not match its
 /// blob; `source` names the frame in messages (e.g. "rank 3 seq 17").
-Frame decode_frame(std::span<const std::byte> bytes, const FrameLimits& limits = {},
-                   const std::string& source = "precheck frame");
+PROBE_API Frame decode_frame(std::span<const std::byte> bytes, const FrameLimits& limits = {},
+                             const std::string& source = "precheck frame");
 
 /// The total length announced by a frame's first 16 bytes, for stream readers; nullopt while fewer than 16
 /// bytes are available. Throws Format for a bad magic/version/flags or a length outside
 /// [kFrameOverhead, limits.max_frame_bytes], so a reader never waits for or allocates a hostile length.
-std::optional<std::uint64_t> frame_length(std::span<const std::byte> prefix, const FrameLimits& limits = {},
-                                          const std::string& source = "precheck frame");
+PROBE_API std::optional<std::uint64_t> frame_length(std::span<const std::byte> prefix,
+                                                    const FrameLimits& limits = {},
+                                                    const std::string& source = "precheck frame");
 
 /// The forward API records of a dump as frames, in file order: what a training process would have sent
 /// instead of dumping (`probe replay`, tests). Each frame's header is the entry's JSON as dumped (numbers
 /// kept as written) with every data_name replaced by its blob index; the blobs are read from the tensor
 /// files. Const member functions are thread-safe.
-class DumpRecords {
+class PROBE_API DumpRecords {
  public:
   /// Reads and checks dump.json (as Dump::open; throws probe::Error naming the file and field).
   static DumpRecords open(const std::string& dump_json);

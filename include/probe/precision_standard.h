@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "probe/dtype.h"
+#include "probe/export.h"
 #include "probe/metrics.h"
 
 namespace probe {
@@ -17,20 +18,21 @@ namespace probe {
 /// Judging profile: `probe` applies DECISIONS D1-D3, `msprobe` reproduces msprobe HEAD exactly.
 enum class Profile { Probe, MsProbe };
 /// Parses "probe" / "msprobe"; throws probe::Error (InvalidArgument) otherwise.
-Profile parse_profile(std::string_view text);
-std::string_view to_string(Profile p) noexcept;
+PROBE_API Profile parse_profile(std::string_view text);
+PROBE_API std::string_view to_string(Profile p) noexcept;
 
 /// New-precision-standard algorithms (§4.1).
 enum class Standard { Benchmark, AbsoluteThreshold, BinaryConsistency, Ulp, Thousandth, Accumulative };
-std::string_view standard_id(Standard s) noexcept;                        ///< "absolute_threshold", ...
-std::string_view standard_csv_name(Standard s) noexcept;                  ///< "绝对阈值法", ...
-std::optional<Standard> parse_standard_id(std::string_view id) noexcept;  ///< inverse of standard_id
+PROBE_API std::string_view standard_id(Standard s) noexcept;        ///< "absolute_threshold", ...
+PROBE_API std::string_view standard_csv_name(Standard s) noexcept;  ///< "绝对阈值法", ...
+/// The inverse of standard_id.
+PROBE_API std::optional<Standard> parse_standard_id(std::string_view id) noexcept;
 
 /// How direction statuses roll up into the API's Forward/Backward Test Success (§3.4, D1).
 enum class Aggregation { LastNonPass, Worst };
 
 /// All thresholds and API lists of one profile. Immutable once built: const use from many threads is safe.
-class Standards {
+class PROBE_API Standards {
  public:
   /// Loads `path` (JSON, see data/precision_standards.json) and selects `profile`.
   static Standards load(const std::string& path, Profile profile);

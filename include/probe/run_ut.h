@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "probe/dump.h"
+#include "probe/export.h"
 #include "probe/precision_standard.h"
 
 namespace probe {
@@ -24,7 +25,7 @@ enum class DeviceSide {
 };
 
 /// Everything `probe run_ut` can be told; defaults match msprobe's.
-struct RunUtOptions {
+struct PROBE_API RunUtOptions {
   std::string api_info;        ///< dump.json to check (-api_info)
   std::string out_dir = "./";  ///< where new CSVs go (-o); created if missing
   std::string result_csv;      ///< resume into this accuracy_checking_result_<ts>.csv (-csv_path)
@@ -53,14 +54,14 @@ struct RunUtOptions {
 };
 
 /// Progress after each API written: `done` of `total` APIs (resumed ones count as done).
-struct RunUtProgress {
+struct PROBE_API RunUtProgress {
   std::size_t done = 0, total = 0;
   std::uint64_t tensor_bytes = 0;  ///< bytes of dumped tensors loaded so far in this run
 };
 using RunUtProgressFn = std::function<void(const RunUtProgress&)>;
 
 /// Outcome of a whole run, counted over every API row in the result file (including resumed ones).
-struct RunUtSummary {
+struct PROBE_API RunUtSummary {
   std::size_t apis = 0, pass = 0, warning = 0, error = 0, skip = 0;
   /// Per direction: APIs whose forward is error, whose backward is error, and whose backward is SKIP
   /// although their forward was checked (an API skipped as a whole counts only in `skip`).
@@ -83,14 +84,15 @@ struct RunUtSummary {
 /// `progress`) ends the run after the API being written; the summary then says `cancelled`. Runners are
 /// called concurrently (options.threads): they must be thread-safe. `registry` and `standards` must outlive
 /// the call; distinct calls may run concurrently.
-RunUtSummary run_ut(const RunUtOptions& options, const RunnerRegistry& registry, const Standards& standards,
-                    const RunUtProgressFn& progress = {}, std::stop_token stop = {});
+PROBE_API RunUtSummary run_ut(const RunUtOptions& options, const RunnerRegistry& registry,
+                              const Standards& standards, const RunUtProgressFn& progress = {},
+                              std::stop_token stop = {});
 
 /// The same with probe's built-in runners and Standards::builtin(options.profile).
-RunUtSummary run_ut(const RunUtOptions& options, const RunUtProgressFn& progress = {},
-                    std::stop_token stop = {});
+PROBE_API RunUtSummary run_ut(const RunUtOptions& options, const RunUtProgressFn& progress = {},
+                              std::stop_token stop = {});
 
 /// Statuses of one API's result row rolled up for the summary: "error", "Warning", "SKIP" or "pass".
-std::string run_ut_api_outcome(const std::string& forward, const std::string& backward);
+PROBE_API std::string run_ut_api_outcome(const std::string& forward, const std::string& backward);
 
 }  // namespace probe

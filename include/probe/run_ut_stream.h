@@ -11,13 +11,14 @@
 #include <stop_token>
 #include <string>
 
+#include "probe/export.h"
 #include "probe/precheck_frame.h"
 #include "probe/run_ut.h"
 
 namespace probe {
 
 /// What a stream is told besides run_ut's own options.
-struct RunUtStreamOptions {
+struct PROBE_API RunUtStreamOptions {
   /// run_ut's options: out_dir, config_path (white/black lists), framework (unset = PyTorch), threads
   /// (checking workers; 0 = all cores), seed, profile, timestamp, device_side, save_error_data and the
   /// generated-input bounds. api_info, result_csv and filter_api do not apply to a stream.
@@ -33,7 +34,7 @@ struct RunUtStreamOptions {
 };
 
 /// Counts of a stream besides run_ut's summary.
-struct RunUtStreamSummary {
+struct PROBE_API RunUtStreamSummary {
   RunUtSummary run_ut;      ///< rows, verdicts, files; `cancelled` after a stop
   std::size_t records = 0;  ///< records accepted by push()/try_push()
   std::size_t ignored = 0;  ///< records run_ut does not check on their own (module, backward keys)
@@ -46,7 +47,7 @@ struct RunUtStreamSummary {
 /// threads; rows are written in the order records were accepted, each API flushed whole, so a stream killed
 /// or stopped at any point leaves files that `resume` continues. Checking runs on options.run_ut.threads
 /// worker threads owned by the stream.
-class RunUtStream {
+class PROBE_API RunUtStream {
  public:
   /// Claims the output files (new, or continued with `resume`) and starts the workers. Throws probe::Error
   /// for bad options, unwritable or foreign files (as run_ut). `registry` and `standards` must outlive the

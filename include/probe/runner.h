@@ -16,6 +16,7 @@
 #include "probe/api_name.h"  // ApiName, parse_api_name: the registry keys by ApiName::key()
 #include "probe/dtype.h"
 #include "probe/dump.h"
+#include "probe/export.h"
 #include "probe/value.h"
 
 namespace probe {
@@ -24,13 +25,13 @@ namespace probe {
 // PyTorch and a MindSpore table; MindTorch and Unknown dumps use the PyTorch table.
 
 /// One dumped call: positional args and keyword args in dump order.
-struct ApiCall {
+struct PROBE_API ApiCall {
   std::vector<Value> args;
   std::vector<std::pair<std::string, Value>> kwargs;
 };
 
 /// A runner's parsed signature, e.g. "softmax(Tensor input, int dim, ScalarType? dtype=None) -> Tensor".
-struct Schema {
+struct PROBE_API Schema {
   /// Parameter type as written: kind, `?` (optional), `[]`/`[N]` (list) and `...` (varargs).
   enum class Kind { Tensor, Scalar, Int, Float, Bool, Str, DType, Any };
   struct Param {
@@ -47,10 +48,10 @@ struct Schema {
   int index_of(std::string_view param) const noexcept;
 };
 /// Parses a schema string; throws Error(InvalidArgument) naming the schema on bad syntax.
-Schema parse_schema(std::string_view text);
+PROBE_API Schema parse_schema(std::string_view text);
 
 /// Arguments bound to a schema: one Value per parameter (defaults filled in, dtype strings parsed).
-class BoundArgs {
+class PROBE_API BoundArgs {
  public:
   BoundArgs(std::shared_ptr<const Schema> schema, std::vector<Value> values,
             std::vector<std::string> origins);
@@ -69,20 +70,20 @@ class BoundArgs {
 };
 /// Binds a call to a schema like Python would (positional, keyword-only, varargs, defaults); throws
 /// Error(InvalidArgument) for a missing, unexpected or ill-typed argument.
-BoundArgs bind(std::shared_ptr<const Schema> schema, const ApiCall& call);
+PROBE_API BoundArgs bind(std::shared_ptr<const Schema> schema, const ApiCall& call);
 
 /// What a runner returns: the dumped `output` array (a single tensor is a 1-element list), with the
 /// dtype the API produces on the device for every tensor, depth-first. Bench runners return floating
 /// tensors as float64 data (integers and bools exact, in their own dtype); device runners return the
 /// device dtype itself.
-struct ApiResult {
+struct PROBE_API ApiResult {
   std::vector<Value> outputs;
   std::vector<DType> device_dtypes;
 };
 
 /// A gradient the backward pass produced for one tensor input, named like the dump's tensor files
 /// (dump-and-compare §1.3): "input.0", "input.1.2" (positional, nested), "kwargs.weight".
-struct InputGradient {
+struct PROBE_API InputGradient {
   std::string path;
   Tensor grad;         ///< float64 for a bench runner
   DType device_dtype;  ///< dtype of the input on the device (= dtype of its gradient)
@@ -92,7 +93,7 @@ struct InputGradient {
 enum class RunnerRole { Bench, Device };
 
 /// How probe runs one API. forward is required; backward is empty when the API is not differentiable.
-struct Runner {
+struct PROBE_API Runner {
   using Forward = std::function<ApiResult(const BoundArgs& args)>;
   /// Vector-Jacobian product: given one gradient per forward output (None for outputs without one),
   /// returns one Value per schema parameter: a Tensor gradient, a list for Tensor[] params, or None.
@@ -115,7 +116,7 @@ struct Runner {
 
 /// A forward pass of one call whose backward can follow without evaluating the forward again
 /// (RunnerRegistry::run_forward_taped). Not thread-safe: use from one thread.
-class TapedCall {
+class PROBE_API TapedCall {
  public:
   const ApiResult& result() const noexcept { return result_; }
   /// run_backward's result for this call, from the kept forward. Throws like run_backward.
@@ -128,7 +129,7 @@ class TapedCall {
 };
 
 /// Maps (framework, "Prefix.name") to runners. Copyable; lookups are const and thread-safe.
-class RunnerRegistry {
+class PROBE_API RunnerRegistry {
  public:
   /// An empty registry.
   RunnerRegistry();
@@ -169,6 +170,6 @@ class RunnerRegistry {
 
 /// The README table of a registry: one row per bench API key (PyTorch, then MindSpore) with its schema,
 /// forward/backward availability and whether a device runner exists.
-std::string runners_markdown(const RunnerRegistry& registry);
+PROBE_API std::string runners_markdown(const RunnerRegistry& registry);
 
 }  // namespace probe

@@ -6,25 +6,26 @@
 #include <cstdint>
 
 #include "probe/dtype.h"
+#include "probe/export.h"
 
 namespace probe {
 
 /// IEEE 754 binary16 bits.
-struct float16_t {
+struct PROBE_API float16_t {
   std::uint16_t bits = 0;
 };
 /// bfloat16 bits (the upper half of a float32).
-struct bfloat16_t {
+struct PROBE_API bfloat16_t {
   std::uint16_t bits = 0;
 };
 
-double to_double(float16_t v) noexcept;
-double to_double(bfloat16_t v) noexcept;
+PROBE_API double to_double(float16_t v) noexcept;
+PROBE_API double to_double(bfloat16_t v) noexcept;
 /// Round-to-nearest-even conversions (float64 goes through float32 first, as PyTorch's casts do).
-float16_t to_float16(float v) noexcept;
-bfloat16_t to_bfloat16(float v) noexcept;
-float16_t to_float16(double v) noexcept;
-bfloat16_t to_bfloat16(double v) noexcept;
+PROBE_API float16_t to_float16(float v) noexcept;
+PROBE_API bfloat16_t to_bfloat16(float v) noexcept;
+PROBE_API float16_t to_float16(double v) noexcept;
+PROBE_API bfloat16_t to_bfloat16(double v) noexcept;
 
 /// The DType that stores elements of C++ type T.
 template <class T>

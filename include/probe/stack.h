@@ -5,10 +5,12 @@
 #include <string_view>
 #include <vector>
 
+#include "probe/export.h"
+
 namespace probe {
 
 /// stack.json, either format (dump-and-compare §2.1).
-class StackInfo {
+class PROBE_API StackInfo {
  public:
   /// A call stack shared by one or more records (legacy files: one record per group).
   struct Group {

@@ -5,10 +5,12 @@
 #include <memory>
 #include <string>
 
+#include "probe/export.h"
+
 namespace probe {
 
 /// A contiguous byte buffer shared by tensors (several tensors may view one storage).
-class Storage {
+class PROBE_API Storage {
  public:
   virtual ~Storage() = default;
   virtual std::byte* data() noexcept = 0;
@@ -19,12 +21,12 @@ class Storage {
 };
 
 /// A zero-initialised, 64-byte aligned heap buffer of `size` bytes.
-std::shared_ptr<Storage> make_owned_storage(std::size_t size);
+PROBE_API std::shared_ptr<Storage> make_owned_storage(std::size_t size);
 
 /// Maps a whole file copy-on-write: writes through the mapping never reach the file.
 /// Throws probe::Error (Io) naming the file when it cannot be opened or mapped.
-std::shared_ptr<Storage> map_file(const std::string& path);
+PROBE_API std::shared_ptr<Storage> map_file(const std::string& path);
 /// As map_file, but the pages are read only when touched: for readers of a few header bytes.
-std::shared_ptr<Storage> map_file_lazily(const std::string& path);
+PROBE_API std::shared_ptr<Storage> map_file_lazily(const std::string& path);
 
 }  // namespace probe

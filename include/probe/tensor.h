@@ -10,6 +10,7 @@
 
 #include "probe/dtype.h"
 #include "probe/error.h"
+#include "probe/export.h"
 #include "probe/scalar_types.h"
 #include "probe/storage.h"
 
@@ -19,12 +20,12 @@ namespace probe {
 using Shape = std::vector<std::int64_t>;
 
 /// Number of elements of a shape (1 for 0-d). Throws Format on negative or overflowing dims.
-std::int64_t numel(const Shape& shape);
+PROBE_API std::int64_t numel(const Shape& shape);
 /// Python tuple spelling of a shape: "(2, 3)", "(12,)", "()".
-std::string shape_to_string(const Shape& shape);
+PROBE_API std::string shape_to_string(const Shape& shape);
 
 /// A dense row-major tensor. Copies are cheap and share storage (like torch.Tensor).
-class Tensor {
+class PROBE_API Tensor {
  public:
   /// An empty float32 tensor of shape (0,).
   Tensor();

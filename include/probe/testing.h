@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "probe/export.h"
 #include "probe/judge.h"
 #include "probe/runner.h"
 #include "probe/tensor.h"
@@ -29,7 +30,7 @@
 namespace probe::testing {
 
 /// Everything the helpers can be told; the defaults fit most tests.
-struct CheckOptions {
+struct PROBE_API CheckOptions {
   /// Where bench runners come from; nullptr: RunnerRegistry::with_builtins().
   const RunnerRegistry* registry = nullptr;
   Profile profile = Profile::Probe;
@@ -41,7 +42,7 @@ struct CheckOptions {
 };
 
 /// Both verdicts of one output and what the failure message needs.
-struct Accuracy {
+struct PROBE_API Accuracy {
   Verdict run_ut, standard;
   /// run_ut's rule says pass, and the precision standard says pass or has no rule for the dtype (float64).
   bool accurate() const noexcept;
@@ -57,32 +58,33 @@ ApiCall args(T&&... positional) {
 
 /// Judges one device output (converted to `dtype`) against a float64 bench by both rules; `api` is msprobe's
 /// list name ("gelu"; empty: no API, the benchmark standard).
-Accuracy check_output(std::string_view api, const Tensor& bench, const Tensor& device, DType dtype,
-                      const CheckOptions& options = {});
+PROBE_API Accuracy check_output(std::string_view api, const Tensor& bench, const Tensor& device, DType dtype,
+                                const CheckOptions& options = {});
 
 /// The failure text of `accuracy` for `what` (e.g. "Functional.gelu output 0"); saves the REPRO files.
 /// `input`, when it has the output's shape, is shown next to each worst element.
-std::string describe(const Accuracy& accuracy, std::string_view what, std::string_view api,
-                     const Tensor& bench, const Tensor& device, DType dtype, const CheckOptions& options,
-                     const Tensor* input = nullptr);
+PROBE_API std::string describe(const Accuracy& accuracy, std::string_view what, std::string_view api,
+                               const Tensor& bench, const Tensor& device, DType dtype,
+                               const CheckOptions& options, const Tensor* input = nullptr);
 
 /// Runs the bench runner of `api` ("Functional.gelu") on `call` and judges every device output.
-::testing::AssertionResult api_accurate(std::string_view api, const ApiCall& call,
-                                        const std::vector<Tensor>& device_outputs,
-                                        const CheckOptions& options = {});
+PROBE_API ::testing::AssertionResult api_accurate(std::string_view api, const ApiCall& call,
+                                                  const std::vector<Tensor>& device_outputs,
+                                                  const CheckOptions& options = {});
 
 /// Predicate-format for EXPECT_PRED_FORMAT2(AssertAccurate, bench, device): the device tensor's own dtype.
-::testing::AssertionResult AssertAccurate(const char* bench_expr, const char* device_expr,
-                                          const Tensor& bench, const Tensor& device);
+PROBE_API ::testing::AssertionResult AssertAccurate(const char* bench_expr, const char* device_expr,
+                                                    const Tensor& bench, const Tensor& device);
 
 /// Predicate-format for EXPECT_PRED_FORMAT3(AssertApiAccurate, api, call, device_outputs).
-::testing::AssertionResult AssertApiAccurate(const char* api_expr, const char* call_expr,
-                                             const char* outputs_expr, std::string_view api,
-                                             const ApiCall& call, const std::vector<Tensor>& device_outputs);
+PROBE_API ::testing::AssertionResult AssertApiAccurate(const char* api_expr, const char* call_expr,
+                                                       const char* outputs_expr, std::string_view api,
+                                                       const ApiCall& call,
+                                                       const std::vector<Tensor>& device_outputs);
 
 /// Matcher of a device tensor (its values taken as `dtype`) against a float64 bench.
-::testing::Matcher<const Tensor&> IsAccurate(Tensor bench, DType dtype,
-                                             std::optional<Standard> standard = {});
+PROBE_API ::testing::Matcher<const Tensor&> IsAccurate(Tensor bench, DType dtype,
+                                                       std::optional<Standard> standard = {});
 
 }  // namespace probe::testing
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "probe/dump_writer.h"
+#include "probe/export.h"
 #include "probe/online_checker.h"
 #include "probe/tensor.h"
 
@@ -24,7 +25,7 @@ class Tensor;
 namespace probe::torch {
 
 /// What a CheckScope does with the ops it observes, and which ops it leaves alone.
-struct CheckScopeOptions {
+struct PROBE_API CheckScopeOptions {
   /// Ops are judged by this checker (not owned; must outlive the scope; may be shared by scopes on several
   /// threads, it is thread-safe). nullptr: not checked.
   OnlineChecker* checker = nullptr;
@@ -43,7 +44,7 @@ struct CheckScopeOptions {
 
 /// What one scope saw. Every op the dispatcher ran on the scope's thread while no checked op was running
 /// lands in exactly one count; ops run inside a checked op (its own implementation) are not observed.
-struct CheckScopeSummary {
+struct PROBE_API CheckScopeSummary {
   std::size_t blacklisted = 0;  ///< on the black list
   std::size_t checked = 0;      ///< handed to the checker and/or the dump
   /// No probe runner, but every tensor computation inside it was checked as smaller ops
@@ -65,7 +66,7 @@ struct CheckScopeSummary {
 ///
 /// Thread-safety: a scope belongs to its thread: construct and destroy it there; summary() may be called
 /// from any thread.
-class CheckScope {
+class PROBE_API CheckScope {
  public:
   /// Starts observing. With neither checker nor dump the scope only counts (the coverage of a model).
   /// Throws Error(Io/Format) when the shipped black list cannot be read.
@@ -85,14 +86,14 @@ class CheckScope {
 };
 
 /// The summary as text for a log: the counts, then each unsupported / not convertible op with its count.
-std::string to_string(const CheckScopeSummary& summary);
+PROBE_API std::string to_string(const CheckScopeSummary& summary);
 
 /// The probe view of a CPU strided tensor's memory (no copy): dtype, shape and strides in elements.
 /// Throws Error(Unsupported) naming the reason for a tensor probe cannot view (undefined, not on the CPU,
 /// not strided, conjugate/negative bit set, a dtype probe lacks).
-TensorView view_of(const at::Tensor& tensor);
+PROBE_API TensorView view_of(const at::Tensor& tensor);
 /// A probe::Tensor sharing the torch tensor's memory when it is contiguous (the torch storage is kept alive
 /// by the probe tensor), else a contiguous copy. Throws like view_of().
-Tensor to_probe(const at::Tensor& tensor);
+PROBE_API Tensor to_probe(const at::Tensor& tensor);
 
 }  // namespace probe::torch

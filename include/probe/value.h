@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "probe/dtype.h"
+#include "probe/export.h"
 #include "probe/tensor.h"
 
 namespace probe {
@@ -17,31 +18,31 @@ namespace probe {
 class Value;
 
 /// Python `slice(start, stop, step)`; absent parts are None.
-struct Slice {
+struct PROBE_API Slice {
   std::optional<std::int64_t> start, stop, step;
   bool operator==(const Slice&) const = default;
 };
 /// Python `...`.
-struct EllipsisValue {
+struct PROBE_API EllipsisValue {
   bool operator==(const EllipsisValue&) const = default;
 };
 /// Python `None`.
-struct NoneValue {
+struct PROBE_API NoneValue {
   bool operator==(const NoneValue&) const = default;
 };
 /// A list or tuple of values.
-struct ValueList {
+struct PROBE_API ValueList {
   std::vector<Value> items;
   bool is_tuple = false;
 };
 /// A value probe carries but cannot compute with (torch.device "npu:0", memory_format, ...):
 /// its type name and text.
-struct OpaqueValue {
+struct PROBE_API OpaqueValue {
   std::string type, text;
 };
 
 /// Argument or result of an API call.
-class Value {
+class PROBE_API Value {
  public:
   using Storage = std::variant<NoneValue, bool, std::int64_t, double, std::string, Tensor, ValueList, DType,
                                Slice, EllipsisValue, OpaqueValue>;
@@ -95,6 +96,6 @@ class Value {
 };
 
 /// Name of a value kind ("Tensor", "int", ...).
-std::string_view to_string(Value::Kind kind) noexcept;
+PROBE_API std::string_view to_string(Value::Kind kind) noexcept;
 
 }  // namespace probe

@@ -2,6 +2,8 @@
 // project() reads it from here), version() the version of the library actually linked.
 #pragma once
 
+#include "probe/export.h"
+
 #define PROBE_VERSION_MAJOR 0
 #define PROBE_VERSION_MINOR 1
 #define PROBE_VERSION_PATCH 0
@@ -11,6 +13,6 @@
 namespace probe {
 
 /// "MAJOR.MINOR.PATCH" of the linked libprobe. Thread-safe.
-const char* version() noexcept;
+PROBE_API const char* version() noexcept;
 
 }  // namespace probe

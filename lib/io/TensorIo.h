@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "probe/export.h"
 #include "probe/storage.h"
 #include "probe/tensor.h"
 #include "probe/tensor_file.h"
@@ -42,9 +43,9 @@ std::vector<NamedTensor> parse_npz(const std::shared_ptr<Storage>& buf, const st
                                    const std::string& only = {});
 
 /// Copies the strided view (element strides >= 0, checked against the storage by the caller) into a
-/// fresh C-order tensor.
-Tensor materialise(DType dtype, const Shape& shape, const std::vector<std::int64_t>& strides,
-                   const std::byte* base);
+/// fresh C-order tensor. Exported for the LibTorch adapter (libprobe_torch).
+PROBE_API Tensor materialise(DType dtype, const Shape& shape, const std::vector<std::int64_t>& strides,
+                             const std::byte* base);
 
 /// Returns `t` with every bool byte 0 or 1 (copying only if some byte is neither), so that reading it
 /// as C++ bool is defined.

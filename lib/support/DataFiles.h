@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "probe/export.h"
+
 namespace probe::detail {
 
 /// Places a data file is looked for, most specific first; empty entries are skipped.
@@ -37,12 +39,13 @@ std::optional<std::string_view> embedded_data_file(std::string_view name) noexce
 /// throws probe::Error (Io) naming every place tried.
 std::string resolve_data_file(std::string_view name, const DataFileDirs& dirs);
 
-/// resolve_data_file(name, data_file_dirs(name)).
-std::string data_file_path(std::string_view name);
+/// resolve_data_file(name, data_file_dirs(name)). Exported for the LibTorch adapter (libprobe_torch).
+PROBE_API std::string data_file_path(std::string_view name);
 
 /// Reads and parses a JSON data file (at most 64 MiB). Throws probe::Error naming `path`: Io "cannot open
 /// <what>", Format "<what> is too large" or "invalid JSON: <reason> at offset N".
-rapidjson::Document parse_data_json(const std::string& path, const std::string& what);
+/// Exported for the LibTorch adapter (libprobe_torch).
+PROBE_API rapidjson::Document parse_data_json(const std::string& path, const std::string& what);
 /// The same for text in memory; errors name `origin`.
 rapidjson::Document parse_data_json_text(std::string_view text, const std::string& origin,
                                          const std::string& what);

@@ -54,6 +54,12 @@ if(rc OR NOT flags MATCHES "-std=c\\+\\+20" OR NOT flags MATCHES "${prefix}")
   message(FATAL_ERROR "pkg-config flags wrong (${rc}): ${flags}")
 endif()
 separate_arguments(flag_list UNIX_COMMAND "${flags}")
+if(PROBE_SHARED)
+  # Where a shared libprobe is found at run time is the consumer's choice; this one records it.
+  execute_process(COMMAND pkg-config --variable=libdir probe OUTPUT_VARIABLE pc_libdir
+                  OUTPUT_STRIP_TRAILING_WHITESPACE)
+  list(APPEND flag_list -Wl,-rpath,${pc_libdir})
+endif()
 execute_process(COMMAND ${CXX} ${PROBE_PACKAGING_SOURCE}/consumer.cpp -o ${prefix}/bin/consumer_pc ${flag_list}
                 RESULT_VARIABLE rc ERROR_VARIABLE err)
 if(rc)
@@ -61,7 +67,25 @@ if(rc)
 endif()
 check_consumer(${prefix}/bin/consumer_pc pkg-config)
 
-# 3. add_subdirectory: configure only (building probe a second time would double CI's compile time); the
+# 3. The installed CLI runs from the moved prefix with no environment variable: it finds a shared libprobe
+# through its relative run path and the data files beside the library.
+execute_process(COMMAND ${prefix}/bin/probe --version RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(rc OR NOT out MATCHES "probe [0-9]+\\.[0-9]+\\.[0-9]+")
+  message(FATAL_ERROR "the relocated CLI failed (${rc}): ${out}${err}")
+endif()
+if(PROBE_SHARED)
+  file(GLOB shared_libs ${prefix}/lib*/libprobe.so.*)
+  if(NOT shared_libs)
+    message(FATAL_ERROR "PROBE_BUILD_SHARED install has no libprobe.so.*")
+  endif()
+  execute_process(COMMAND ldd ${prefix}/bin/probe OUTPUT_VARIABLE ldd_out)
+  if(NOT ldd_out MATCHES "libprobe\\.so[^\n]*=> ${prefix}/")
+    message(FATAL_ERROR "the relocated CLI does not load the relocated libprobe.so: ${ldd_out}")
+  endif()
+endif()
+message(STATUS "relocated CLI: ${out}")
+
+# 4. add_subdirectory: configure only (building probe a second time would double CI's compile time); the
 # parent's CMakeLists checks the target, the options and the build type.
 execute_process(COMMAND ${CMAKE_COMMAND} -S ${PROBE_PACKAGING_SOURCE}/subproject -B ${WORK_DIR}/subproject
                         -DPROBE_SOURCE=${PROBE_SOURCE_DIR} -DPROBE_TORCH=OFF RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
