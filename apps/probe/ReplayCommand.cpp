@@ -34,7 +34,7 @@ options:
   --rank N                         rank the records are tagged with (default 0)
   --step N                         step the records are tagged with (default 0)
   --tls_path DIR                   mutual TLS (not implemented yet: refused)
-  --nfs_path DIR                   shared-directory mode (not implemented yet: refused)
+  --nfs_path DIR                   shared-directory mode: write record files into DIR instead of TCP
   --no_checksum                    send no CRC field (the server must be told the same)
   --timeout SECONDS                how long the final handshake may take (default 600)
   -q, --quiet                      no progress line
@@ -129,15 +129,13 @@ int run_replay(Args args) {
   if (!tls_path.empty())
     throw Error(ErrorKind::Unsupported, "TLS (tls_path) is not implemented in this probe yet", tls_path,
                 "tls_path");
-  if (!nfs_path.empty())
-    throw Error(ErrorKind::Unsupported,
-                "shared-directory mode (nfs_path) is not implemented in this probe yet", nfs_path,
-                "nfs_path");
-  if (!port) command_line_error("--port (or run_ut.port in -config) is required");
+  if (!port && nfs_path.empty())
+    command_line_error("--port (or run_ut.port in -config), or --nfs_path, is required");
   const online::DumpRecords records = online::DumpRecords::open(api_info);
   online::ClientOptions o;
   if (!host.empty()) o.host = host;
-  o.port = static_cast<std::uint16_t>(*port);
+  o.port = static_cast<std::uint16_t>(port.value_or(0));
+  o.shared_dir = nfs_path;
   o.wire.checksum = checksum;
   online::Client client(o);
   for (std::size_t i = 0; i < records.size(); ++i) {

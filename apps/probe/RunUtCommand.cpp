@@ -170,9 +170,17 @@ void print_help(bool multi) {
             "                                    answers BUSY_ (default 50)\n"
             "  --resume                          continue the files of the same -o, --timestamp and rank\n"
             "  --no_checksum                     messages carry no CRC field (clients must agree)\n"
-            "  --tls_path DIR, --nfs_path DIR    mutual TLS and shared-directory mode: not implemented yet,\n"
-            "                                    refused (never a silent plaintext fallback)\n"
-            "The server prints \"listening on ADDR:PORT\" and ends when every producer has sent STOP_ and\n"
+            "  --nfs_path DIR                    shared-directory mode instead of TCP: training processes "
+            "write\n"
+            "                                    {rank}_{step}_{seq}_{api}.rec files and start_/end_{rank} "
+            "markers\n"
+            "                                    into DIR (probe replay --nfs_path); each is checked and "
+            "deleted\n"
+            "  --tls_path DIR                    mutual TLS: not implemented yet, refused (never a silent\n"
+            "                                    plaintext fallback)\n"
+            "The server prints \"listening on ADDR:PORT\" (or \"watching DIR\") and ends when every producer "
+            "has\n"
+            "sent STOP_ (end marker) and\n"
             "all records are written; SIGINT/SIGTERM end it early with resumable files (exit code 130).\n");
 }
 
@@ -249,16 +257,14 @@ int run_online(const RunUtOptions& o, OnlineFlags f, bool quiet) {
   if (f.tls_path && !f.tls_path->empty())
     throw Error(ErrorKind::Unsupported, "TLS (tls_path) is not implemented in this probe yet", *f.tls_path,
                 "tls_path");
-  if (f.nfs_path && !f.nfs_path->empty())
-    throw Error(ErrorKind::Unsupported,
-                "shared-directory mode (nfs_path) is not implemented in this probe yet", *f.nfs_path,
-                "nfs_path");
-  if (!f.port) bad("online run_ut needs --port (or run_ut.port in -config)");
+  const bool shared = f.nfs_path && !f.nfs_path->empty();
+  if (!shared && !f.port) bad("online run_ut needs --port (or run_ut.port in -config), or --nfs_path");
   if (!o.result_csv.empty()) bad("-csv_path does not apply to online run_ut: use --resume with --timestamp");
   if (f.resume && o.timestamp.empty()) bad("--resume needs the --timestamp of the run to continue");
   online::ServerOptions so;
   if (f.host && !f.host->empty()) so.host = *f.host;
-  so.port = static_cast<std::uint16_t>(*f.port);
+  so.port = static_cast<std::uint16_t>(f.port.value_or(0));
+  if (shared) so.shared_dir = *f.nfs_path;
   if (f.rank_list) so.rank_list = *f.rank_list;
   so.wire.checksum = f.checksum;
   so.producers = f.producers;
@@ -271,7 +277,10 @@ int run_online(const RunUtOptions& o, OnlineFlags f, bool quiet) {
   };
   SignalStop signals;
   online::Server server(so);
-  fmt::print("listening on {}:{}\n", so.host, server.port());
+  if (shared)
+    fmt::print("watching {}\n", so.shared_dir);
+  else
+    fmt::print("listening on {}:{}\n", so.host, server.port());
   std::fflush(stdout);
   const online::ServerSummary s = server.run(signals.token());
   fmt::print(

@@ -37,6 +37,11 @@ struct PROBE_API ClientOptions {
   /// With messages in flight, no acknowledgement for this long counts as a lost connection (msprobe: 10 min).
   std::chrono::milliseconds idle_timeout = std::chrono::minutes(10);
   std::chrono::milliseconds connect_timeout = std::chrono::seconds(10);
+  /// Non-empty: shared-directory mode (msprobe's nfs_path): no socket; send() writes the record file
+  /// `{rank}_{step}_{seq}_{api}.rec` (temporary file + atomic link, never replacing a file) after a
+  /// `start_{rank}` marker, close() writes `end_{rank}`. Nothing is acknowledged: `acked` counts files
+  /// written.
+  std::string shared_dir;
 };
 
 struct PROBE_API ClientStats {

@@ -3,7 +3,8 @@
 // as a precheck frame (probe/precheck_frame.h) inside msprobe's TCP messages (probe/online_wire.h); the
 // server acknowledges every message as msprobe's does and checks the records of each rank in its rank_list
 // through a RunUtStream (probe/run_ut_stream.h), so each rank gets run_ut's CSVs with the rows offline run_ut
-// gives. Plaintext TCP only for now (tls_path and nfs_path are refused, never silently ignored).
+// gives. Plaintext TCP, or the shared-directory mode (ServerOptions::shared_dir, msprobe's nfs_path); TLS
+// (tls_path) is refused by the CLI, never silently ignored.
 #pragma once
 
 #include <chrono>
@@ -52,6 +53,11 @@ struct PROBE_API ServerOptions {
   /// A connection that sends nothing for this long is closed (msprobe: 10 min).
   std::chrono::milliseconds idle_timeout = std::chrono::minutes(10);
   std::size_t max_connections = 256;  ///< further connections are closed at once, with a logged reason
+  /// Non-empty: shared-directory mode (msprobe's nfs_path) instead of TCP: nothing is bound; run() polls this
+  /// directory for `{rank}_{step}_{seq}_{api}.rec` record files (taken in seq order per rank and deleted) and
+  /// `start_{rank}`/`end_{rank}` markers (Client with ClientOptions::shared_dir writes them). A rank counts
+  /// as a producer: it ends with its end marker, or as lost after idle_timeout without a file.
+  std::string shared_dir;
   /// Receives one line per event worth a log (connections, closed streams with the reason); may be empty.
   /// Called from the thread in run().
   std::function<void(std::string_view)> log;
@@ -84,7 +90,7 @@ class PROBE_API Server {
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
-  /// The bound port.
+  /// The bound port (0 in shared-directory mode).
   std::uint16_t port() const;
   /// Serves until the producers are done (then KILL_ goes to every open connection and every rank's
   /// records are checked and written) or `stop` is requested (records not yet written are dropped; the

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "dump_writer/RecordJson.h"
+#include "online/SharedDir.h"
 #include "probe/error.h"
 #include "probe/online_client.h"
 
@@ -50,6 +51,7 @@ std::vector<std::byte> encode_api_frame(std::string_view api_name, const ApiCall
 
 struct Client::Impl {
   ClientOptions options;
+  std::unique_ptr<detail::SharedDirWriter> shared;  // shared-directory mode: no socket, no I/O thread
   std::string where;
   int fd = -1;
   int wake_read = -1, wake_write = -1;
@@ -135,8 +137,17 @@ struct Client::Impl {
     return Error(ErrorKind::Io, "connection to the pre-check server lost: " + failure, where);
   }
 
-  void enqueue(std::vector<std::byte> payload, std::uint64_t step, std::uint64_t rank, bool is_stop) {
+  void enqueue(std::vector<std::byte> payload, std::uint64_t step, std::uint64_t rank, bool is_stop,
+               std::string_view api = {}) {
     std::unique_lock lock(m);
+    if (shared) {
+      if (closing) throw Error(ErrorKind::InvalidArgument, "send() after close()", where);
+      shared->record(rank, step, next_seq, api, payload);
+      ++next_seq;
+      ++stats.sent;
+      ++stats.acked;
+      return;
+    }
     const auto deadline = Clock::now() + options.send_timeout;
     cv.wait_until(lock, deadline,
                   [&] { return !failure.empty() || closing || queue.size() < options.send_queue; });
@@ -283,6 +294,11 @@ Client::Client(ClientOptions options) : impl_(std::make_unique<Impl>()) {
   s.options = std::move(options);
   if (s.options.window == 0 || s.options.send_queue == 0)
     throw Error(ErrorKind::InvalidArgument, "window and send_queue must be at least 1");
+  if (!s.options.shared_dir.empty()) {
+    s.where = s.options.shared_dir;
+    s.shared = std::make_unique<detail::SharedDirWriter>(s.options.shared_dir);
+    return;
+  }
   s.where = s.options.host + " port " + std::to_string(s.options.port);
   s.connect_socket();
   s.io = std::thread([&s] { s.run_io(); });
@@ -308,10 +324,17 @@ Client::~Client() {
 void Client::send(std::string_view api_name, const ApiCall& inputs, const std::vector<Value>& outputs,
                   std::uint64_t step, std::uint64_t rank) {
   impl_->enqueue(encode_api_frame(api_name, inputs, outputs, impl_->options.framework, impl_->options.limits),
-                 step, rank, false);
+                 step, rank, false, api_name);
 }
 
 void Client::send_frame(std::vector<std::byte> frame, std::uint64_t step, std::uint64_t rank) {
+  if (impl_->shared) {
+    // The file name carries the API: taken from the frame itself (which is checked on the way).
+    std::string api = decode_frame(frame, impl_->options.limits).entry().key;
+    if (api.ends_with(".forward")) api.resize(api.size() - 8);
+    impl_->enqueue(std::move(frame), step, rank, false, api);
+    return;
+  }
   impl_->enqueue(std::move(frame), step, rank, false);
 }
 
@@ -320,6 +343,13 @@ ClientStats Client::close(std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
   std::unique_lock lock(s.m);
   if (s.finished && s.stats.stopped) return s.stats;
+  if (s.shared) {
+    s.closing = true;
+    s.shared->end_all();
+    s.finished = true;
+    s.stats.stopped = true;
+    return s.stats;
+  }
   if (!s.failure.empty()) throw s.lost();
   s.closing = true;
   // Every API message acknowledged (or dropped) first, so STOP_ is the last thing the server reads.

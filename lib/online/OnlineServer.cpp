@@ -11,6 +11,7 @@
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,8 +22,10 @@
 #include <mutex>
 #include <set>
 #include <sstream>
+#include <tuple>
 #include <unordered_set>
 
+#include "online/SharedDir.h"
 #include "probe/error.h"
 #include "probe/online_server.h"
 #include "probe/runner.h"
@@ -174,6 +177,14 @@ struct Server::Impl {
   }
 
   void bind_and_listen() {
+    if (!options.shared_dir.empty()) {
+      struct stat st {};
+      if (::stat(options.shared_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+        throw Error(ErrorKind::Io, "the shared directory does not exist or is not a directory",
+                    options.shared_dir, "nfs_path");
+      make_wake_pipe();
+      return;
+    }
     const std::string host = options.host.empty() ? "127.0.0.1" : options.host;
     sockaddr_storage addr{};
     socklen_t len = 0;
@@ -206,6 +217,10 @@ struct Server::Impl {
     ::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&bound), &blen);
     bound_port = ntohs(bound.ss_family == AF_INET ? reinterpret_cast<sockaddr_in*>(&bound)->sin_port
                                                   : reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
+    make_wake_pipe();
+  }
+
+  void make_wake_pipe() {
     int pipe_fds[2];
     if (::pipe2(pipe_fds, O_NONBLOCK | O_CLOEXEC) != 0)
       throw Error(ErrorKind::Io, "cannot create the wake-up pipe: " + errno_text());
@@ -416,6 +431,105 @@ struct Server::Impl {
     }
   }
 
+  // Shared-directory mode: one poll of the directory per round, records of a rank in seq order.
+  void run_shared_dir(const std::stop_token& stop) {
+    const std::string& dir = options.shared_dir;
+    struct Producer {
+      Clock::time_point last_seen;
+      bool ended = false;
+    };
+    std::map<std::uint64_t, Producer> producers;
+    auto finished = [&] {
+      if (producers.empty()) return false;
+      for (const auto& [rank, p] : producers)
+        if (!p.ended) return false;
+      return options.producers == 0 || summary.stops >= options.producers;
+    };
+    auto producer = [&](std::uint64_t rank, Clock::time_point now) -> Producer& {
+      auto [it, fresh] = producers.try_emplace(rank, Producer{now});
+      if (fresh) {
+        ++summary.connections;
+        log("rank " + std::to_string(rank) + " started writing to " + dir);
+      }
+      return it->second;
+    };
+    while (!stop.stop_requested() && !rank_failed && !finished()) {
+      std::vector<std::pair<detail::SharedDirName, std::string>> starts, ends, records;
+      for (std::string& name : detail::list_shared_dir(dir)) {
+        auto parsed = detail::parse_shared_dir_name(name);
+        if (!parsed) continue;  // not ours (temporaries start with '.')
+        auto& list = parsed->kind == detail::SharedDirName::Kind::Start ? starts
+                     : parsed->kind == detail::SharedDirName::Kind::End ? ends
+                                                                        : records;
+        list.emplace_back(std::move(*parsed), dir + "/" + name);
+      }
+      const auto now = Clock::now();
+      for (const auto& [n, path] : starts) {
+        producer(n.rank, now).last_seen = now;
+        ::unlink(path.c_str());
+      }
+      std::sort(records.begin(), records.end(), [](const auto& a, const auto& b) {
+        return std::tie(a.first.rank, a.first.seq) < std::tie(b.first.rank, b.first.seq);
+      });
+      for (const auto& [n, path] : records) {
+        if (stop.stop_requested() || rank_failed) break;
+        producer(n.rank, now).last_seen = Clock::now();
+        std::vector<std::byte> bytes;
+        try {
+          bytes = detail::read_shared_file(path, options.limits.max_frame_bytes);
+        } catch (const Error& e) {
+          ++summary.closed_bad;
+          log(std::string("record file refused and removed: ") + e.what());
+          ::unlink(path.c_str());
+          continue;
+        }
+        ::unlink(path.c_str());
+        ++summary.messages;
+        Frame frame;
+        try {
+          frame = decode_frame(bytes, options.limits, path);
+        } catch (const Error& e) {
+          ++summary.closed_bad;
+          log(std::string("record file refused: ") + e.what());
+          continue;
+        }
+        if (!rank_wanted(n.rank)) {
+          ++summary.other_ranks;
+          continue;
+        }
+        RunUtStream& stream = stream_of(n.rank, stop);
+        if (!stream.push(std::move(frame)) && !stop.stop_requested()) {
+          rank_failed = true;
+          log("rank " + std::to_string(n.rank) + ": its stream takes no more records; ending the run");
+        }
+      }
+      for (const auto& [n, path] : ends) {
+        const bool pending = std::any_of(records.begin(), records.end(),
+                                         [&, rank = n.rank](const auto& r) { return r.first.rank == rank; });
+        if (pending) continue;  // taken on the next round, after the rank's last records
+        Producer& p = producer(n.rank, now);
+        if (!p.ended) {
+          p.ended = true;
+          ++summary.stops;
+          log("rank " + std::to_string(n.rank) + " finished");
+        }
+        ::unlink(path.c_str());
+      }
+      for (auto& [rank, p] : producers)
+        if (!p.ended && Clock::now() - p.last_seen >= options.idle_timeout) {
+          p.ended = true;
+          ++summary.closed_idle;
+          ++summary.lost;
+          log("rank " + std::to_string(rank) + ": no file for " +
+              std::to_string(options.idle_timeout.count()) + " ms (idle timeout)");
+        }
+      if (records.empty()) {
+        pollfd p{wake_read.get(), POLLIN, 0};
+        ::poll(&p, 1, 20);
+      }
+    }
+  }
+
   ServerSummary run(std::stop_token stop) {
     if (ran) throw Error(ErrorKind::InvalidArgument, "Server::run() may be called once");
     ran = true;
@@ -423,6 +537,11 @@ struct Server::Impl {
       const char byte = 1;
       [[maybe_unused]] auto n = ::write(wake_write.get(), &byte, 1);
     });
+    if (!options.shared_dir.empty()) {
+      run_shared_dir(stop);
+      summary.cancelled = stop.stop_requested();
+      return finish_streams();
+    }
     std::vector<pollfd> fds;
     std::vector<Connection*> polled;
     while (!stop.stop_requested() && !done() && !rank_failed) {
@@ -482,6 +601,10 @@ struct Server::Impl {
     summary.cancelled = stop.stop_requested();
     kill_all();
     connections.clear();
+    return finish_streams();
+  }
+
+  ServerSummary finish_streams() {
     // Every accepted record is checked and written (or, after a stop, dropped) before the run returns.
     std::exception_ptr failure;
     for (auto& [rank, stream] : streams) {

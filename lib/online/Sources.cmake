@@ -5,4 +5,5 @@ set(PROBE_SOURCES
   OnlineServer.cpp
   OnlineWire.cpp
   PrecheckFrame.cpp
+  SharedDir.cpp
 )

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <future>
 #include <random>
@@ -482,16 +483,29 @@ TEST(OnlineCli, RunUtWithIsOnlineServesAndReplayGivesTheOfflineRows) {
   EXPECT_EQ(slurp(base + "details_" + kTs + "_rank2.csv"), slurp(want.details_csv));
 }
 
-TEST(OnlineCli, TlsAndSharedDirectoryAreRefusedNotIgnored) {
+TEST(OnlineCli, TlsIsRefusedNotIgnored) {
   ScratchDir dir("online");
   Process tls({PROBE_CLI_PATH, "run_ut", "--online", "--port", "0", "--tls_path", dir.path().string(), "-o",
                dir.file("o")});
-  EXPECT_NE(tls.wait_exit(20s), 0);
+  EXPECT_EQ(tls.wait_exit(20s), 5) << tls.text;  // Unsupported
   EXPECT_NE(tls.text.find("TLS"), std::string::npos) << tls.text;
-  Process nfs({PROBE_CLI_PATH, "run_ut", "--online", "--port", "0", "--nfs_path", dir.path().string(), "-o",
-               dir.file("o")});
-  EXPECT_NE(nfs.wait_exit(20s), 0);
-  EXPECT_NE(nfs.text.find("nfs_path"), std::string::npos) << nfs.text;
+}
+
+TEST(OnlineCli, SharedDirectoryServerAndReplay) {
+  ScratchDir dir("online");
+  const std::string dump = kRunUt + "pt_mixed/dump.json";
+  const auto want = offline(dump, dir.file("offline"));
+  std::filesystem::create_directory(dir.file("nfs"));
+  Process server({PROBE_CLI_PATH, "run_ut", "--online", "--nfs_path", dir.file("nfs"), "-o",
+                  dir.file("online"), "--timestamp", kTs, "--rank_list", "1"});
+  ASSERT_TRUE(server.read_until("watching", 20s)) << server.text;
+  Process replay(
+      {PROBE_CLI_PATH, "replay", "-api_info", dump, "--nfs_path", dir.file("nfs"), "--rank", "1", "-q"});
+  EXPECT_EQ(replay.wait_exit(60s), 0) << replay.text;
+  EXPECT_EQ(server.wait_exit(60s), 0) << server.text;
+  const std::string base = dir.file("online") + "/accuracy_checking_";
+  EXPECT_EQ(slurp(base + "result_" + kTs + "_rank1.csv"), slurp(want.result_csv));
+  EXPECT_EQ(slurp(base + "details_" + kTs + "_rank1.csv"), slurp(want.details_csv));
 }
 
 TEST(OnlineCli, ServerKilledMidRunIsReportedToTheClient) {
@@ -633,6 +647,69 @@ TEST(OnlineServer, FourClientsFiveHundredApisEachEqualOfflineRunUt) {
   RecordProperty(
       "online_ms",
       static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(online_time).count()));
+}
+
+// --- shared-directory mode (msprobe's nfs_path) -----------------------------------------------------------
+
+TEST(OnlineSharedDir, TwoRanksTwoStepsEqualOfflineRunUt) {
+  ScratchDir dir("online");
+  const std::string dump = kRunUt + "pt_fp32_fwd/dump.json";
+  const auto want = offline(dump, dir.file("offline"));
+  const DumpRecords records = DumpRecords::open(dump);
+  const std::string shared = dir.file("nfs");
+  std::filesystem::create_directory(shared);
+  // Hostile or broken files are refused, logged and removed; they never stop the run.
+  ASSERT_EQ(::symlink("/etc/passwd", (shared + "/0_0_999_Functional.relu.9.rec").c_str()), 0);
+  { std::ofstream(shared + "/1_0_998_Functional.relu.8.rec") << "not a frame"; }
+  { std::ofstream(shared + "/README") << "not ours, left alone"; }
+  auto options = server_options(dir.file("online"), 2);
+  options.shared_dir = shared;
+  options.rank_list = {0, 1};
+  Running server(options);
+  EXPECT_EQ(server.port(), 0);
+  std::vector<std::thread> ranks;
+  for (std::uint64_t rank = 0; rank < 2; ++rank)
+    ranks.emplace_back([&, rank] {
+      ClientOptions o;
+      o.shared_dir = shared;
+      Client client(o);
+      const std::size_t half = records.size() / 2;
+      for (std::size_t i = 0; i < records.size(); ++i)
+        client.send_frame(records.frame(i), i < half ? 0 : 1, rank);
+      const auto s = client.close();
+      EXPECT_EQ(s.sent, records.size());
+    });
+  for (auto& t : ranks) t.join();
+  const ServerSummary s = server.finish();
+  const std::string log = server.joined_log();
+  EXPECT_EQ(s.stops, 2u) << log;
+  EXPECT_EQ(s.closed_bad, 2u) << log;
+  EXPECT_NE(log.find("symbolic link"), std::string::npos) << log;
+  for (std::uint64_t rank = 0; rank < 2; ++rank) {
+    ASSERT_EQ(s.ranks.count(rank), 1u) << log;
+    EXPECT_EQ(slurp(s.ranks.at(rank).run_ut.result_csv), slurp(want.result_csv)) << "rank " << rank;
+    EXPECT_EQ(slurp(s.ranks.at(rank).run_ut.details_csv), slurp(want.details_csv)) << "rank " << rank;
+  }
+  // Everything taken was deleted; what is not ours stays.
+  std::vector<std::string> left;
+  for (const auto& e : std::filesystem::directory_iterator(shared))
+    left.push_back(e.path().filename().string());
+  EXPECT_EQ(left, std::vector<std::string>{"README"});
+  EXPECT_TRUE(std::filesystem::exists("/etc/passwd"));
+}
+
+TEST(OnlineSharedDir, AnExistingRecordNameIsNeverReplaced) {
+  ScratchDir dir("online");
+  const DumpRecords records = DumpRecords::open(kRunUt + "pt_fp32_fwd/dump.json");
+  ClientOptions o;
+  o.shared_dir = dir.path().string();
+  Client client(o);
+  std::string api = records.key(0);
+  api.resize(api.size() - 8);  // without ".forward"
+  const std::string taken = dir.file("0_0_0_" + api + ".rec");
+  { std::ofstream(taken) << "earlier"; }
+  EXPECT_THROW(client.send_frame(records.frame(0), 0, 0), probe::Error);
+  EXPECT_EQ(slurp(taken), "earlier");
 }
 
 }  // namespace
