@@ -422,7 +422,7 @@ DType result_type(std::span<const Var> ops) {
 
 DType float_or_default(DType t) { return category(t) <= 1 ? DType::Float32 : t; }
 
-Buffer sum_to(const Buffer& g, const Shape& from, const Shape& to) {
+Buffer sum_to(Buffer g, const Shape& from, const Shape& to) {
   if (from == to) return g;
   Buffer out(static_cast<std::size_t>(probe::numel(to)));
   const std::size_t n = from.size(), off = n - to.size();

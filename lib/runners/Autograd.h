@@ -168,8 +168,9 @@ DType float_or_default(DType t);
 inline constexpr std::int64_t kMaxElements = std::int64_t{1} << 28;
 /// numel(shape), throwing Unsupported above kMaxElements.
 std::int64_t checked_numel(const Shape& shape);
-/// Reduces a broadcast gradient of shape `from` back to `to` (sums broadcast dims).
-Buffer sum_to(const Buffer& g, const Shape& from, const Shape& to);
+/// Reduces a broadcast gradient of shape `from` back to `to` (sums broadcast dims). Equal shapes return
+/// `g` itself: pass it as an rvalue to avoid the copy.
+Buffer sum_to(Buffer g, const Shape& from, const Shape& to);
 /// Throws Unsupported if an integer value does not fit the exact double range.
 void check_exact_int(double v);
 
@@ -298,8 +299,8 @@ Var zip(const Var& a, const Var& b, DType out, F f, DA da, DB db) {
                      }
                    });
     std::vector<Buffer> r(2);
-    if (ga) r[0] = sum_to(g_a, zs, a.shape());
-    if (gb) r[1] = sum_to(g_b, zs, b.shape());
+    if (ga) r[0] = sum_to(std::move(g_a), zs, a.shape());
+    if (gb) r[1] = sum_to(std::move(g_b), zs, b.shape());
     return r;
   };
   Node* n = z.node();
