@@ -138,12 +138,12 @@ int run_metrics(Args args) {
                            {"dump_accuracy_reached", dump_accuracy_reached(dc.cosine, dc.max_abs)}});
   }
   const MindSporeRow& ms = pm.mindspore;
-  out.insert(out.end(), {{"status", pm.row.status},
+  out.insert(out.end(), {{"status", std::string(to_string(pm.row.status))},
                          {"message", pm.row.message},
                          {"mindspore_cosine", ms.cosine.format()},
                          {"mindspore_max_abs", ms.max_abs.format()},
                          {"mindspore_max_rel", ms.max_rel.format()},
-                         {"mindspore_status", ms.status}});
+                         {"mindspore_status", std::string(to_string(ms.status))}});
   if (json) {
     fmt::print("{{");
     for (std::size_t i = 0; i < out.size(); ++i)

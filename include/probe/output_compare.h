@@ -11,6 +11,7 @@
 #include "probe/export.h"
 #include "probe/metrics.h"
 #include "probe/precision_standard.h"
+#include "probe/status.h"
 #include "probe/value.h"
 
 namespace probe {
@@ -22,7 +23,7 @@ struct PROBE_API DetailRow {
   MetricValue cosine, max_abs, hundredth, thousandth, ten_thousandth, binary_err_rate, error_balance, rmse,
       small_value_err_ratio, max_rel_err, mean_rel_err, inf_nan_err_ratio, rel_err_ratio, abs_err_ratio,
       ulp_max, ulp_mean, ulp_ratio;
-  std::string status;  ///< pass / Warning / error / SKIP
+  Status status = Status::Skip;
   std::string message;
   /// The CSV cells, numbers formatted as msprobe does (`precision` decimals for float64).
   CsvRow to_csv(int precision = 14) const;
@@ -44,7 +45,8 @@ struct PROBE_API OutputCompareInput {
 };
 
 struct PROBE_API OutputCompareResult {
-  std::string forward_status, backward_status;   ///< pass/Warning/error/SKIP, backward " " when absent
+  Status forward_status = Status::Skip;
+  std::optional<Status> backward_status;         ///< nullopt: no backward compared (" " in the CSV)
   std::vector<DetailRow> rows;                   ///< forward rows, then backward rows
   bool forward_ok = false, backward_ok = false;  ///< msprobe's return value (§3.6)
   /// The result CSV row: 3 fields, plus the first SKIP row's message when a direction is SKIP.
@@ -61,10 +63,10 @@ PROBE_API DetailRow compare_item(std::string_view api_name, const Value& bench, 
                                  const Standards& config, bool fp8_input = false);
 
 /// Direction roll-up of item statuses (§3.4; DECISIONS D1 in the probe profile).
-PROBE_API std::string aggregate_statuses(const std::vector<std::string>& statuses, Aggregation how);
+PROBE_API Status aggregate_statuses(const std::vector<Status>& statuses, Aggregation how);
 
 /// Dropout check (§3.2): zero counts of bench and device within the configured ratio.
-PROBE_API std::string compare_dropout(const Tensor& bench, const Tensor& device, const Standards& config);
+PROBE_API Status compare_dropout(const Tensor& bench, const Tensor& device, const Standards& config);
 
 /// API base name used for list lookups (§6.3): "Torch.linalg.vector_norm.0" -> "linalg.vector_norm".
 PROBE_API std::optional<std::string> api_base_name(std::string_view full_api_name);
@@ -72,7 +74,8 @@ PROBE_API std::optional<std::string> api_base_name(std::string_view full_api_nam
 /// One MindSpore details row's metrics and status (§7.3; DECISIONS D3 via config.mindspore_max_abs).
 struct PROBE_API MindSporeRow {
   MetricValue cosine, max_abs, max_rel;  ///< float64, repr-formatted; blank when the pair is invalid
-  std::string status, message;
+  Status status = Status::Skip;
+  std::string message;
 };
 PROBE_API MindSporeRow compare_mindspore(const Value& bench, const Value& tested, const Standards& config);
 

@@ -13,6 +13,7 @@
 #include "probe/dump.h"
 #include "probe/export.h"
 #include "probe/precision_standard.h"
+#include "probe/status.h"
 
 namespace probe {
 
@@ -92,7 +93,7 @@ PROBE_API RunUtSummary run_ut(const RunUtOptions& options, const RunnerRegistry&
 PROBE_API RunUtSummary run_ut(const RunUtOptions& options, const RunUtProgressFn& progress = {},
                               std::stop_token stop = {});
 
-/// Statuses of one API's result row rolled up for the summary: "error", "Warning", "SKIP" or "pass".
-PROBE_API std::string run_ut_api_outcome(const std::string& forward, const std::string& backward);
+/// The statuses of one API's result row rolled up for the summary (nullopt: a blank cell, no verdict).
+PROBE_API Status run_ut_api_outcome(std::optional<Status> forward, std::optional<Status> backward);
 
 }  // namespace probe

@@ -30,6 +30,9 @@ namespace fs = std::filesystem;
 namespace probe {
 namespace {
 
+// The Forward cell of an op that was not judged.
+const std::string kSkip(to_string(Status::Skip));
+
 bool valid_name_chars(std::string_view s) {
   if (s.empty() || s.size() > 200) return false;
   for (char c : s)
@@ -244,7 +247,7 @@ struct OnlineChecker::Impl {
       try {
         outcome = process(job);
       } catch (const std::exception& e) {
-        write_rows({job_result_name(job), "SKIP", "Nan", std::string("check failed: ") + e.what()}, {});
+        write_rows({job_result_name(job), kSkip, "Nan", std::string("check failed: ") + e.what()}, {});
       }
       std::lock_guard lock(mu);
       --in_flight;
@@ -310,14 +313,14 @@ struct OnlineChecker::Impl {
   Outcome process(Job& j) {
     const std::string result_name = job_result_name(j);
     if (!registry.find(o.framework, j.name.key)) {
-      write_rows({result_name, "SKIP", "Nan", "no bench runner for " + j.name.key}, {});
+      write_rows({result_name, kSkip, "Nan", "no bench runner for " + j.name.key}, {});
       return Outcome::Unsupported;
     }
     ApiResult bench;
     try {
       bench = registry.run_forward(o.framework, j.name.key, j.inputs, RunnerRole::Bench);
     } catch (const Error& e) {
-      write_rows({result_name, "SKIP", "Nan", e.what()}, {});
+      write_rows({result_name, kSkip, "Nan", e.what()}, {});
       return Outcome::Skip;
     }
     std::vector<Value> dev, ben;
@@ -392,12 +395,12 @@ struct OnlineChecker::Impl {
       try {
         r = compare_output(in, *standards);
       } catch (const Error& e) {
-        write_rows({result_name, "SKIP", "Nan", e.what()}, {});
+        write_rows({result_name, kSkip, "Nan", e.what()}, {});
         return Outcome::Skip;
       }
-      passed = r.forward_status == "pass";
+      passed = r.forward_status == Status::Pass;
       for (const auto& row : r.rows) details.push_back(row.to_csv());
-      CsvRow result = {result_name, r.forward_status, "Nan", ""};
+      CsvRow result = {result_name, std::string(to_string(r.forward_status)), "Nan", ""};
       write_rows(result, details);
     }
     if (wants_dump(j, passed)) dump(j, bench.outputs);

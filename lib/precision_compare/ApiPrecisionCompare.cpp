@@ -47,19 +47,32 @@ std::optional<RowName> parse_row_name(const std::string& name) {
   return std::nullopt;
 }
 
-// msprobe get_api_checker_result: empty → SPACE, all SKIP → SKIP, any error → error, any Warning → Warning.
-std::string aggregate(const std::vector<std::string>& statuses) {
-  if (statuses.empty()) return pc::kSpace;
+// msprobe get_api_checker_result: empty → none (SPACE), all SKIP → SKIP, any error → error, any Warning →
+// Warning.
+std::optional<Status> aggregate(const std::vector<Status>& statuses) {
+  if (statuses.empty()) return std::nullopt;
   bool all_skip = true, error = false, warning = false;
-  for (const auto& s : statuses) {
-    all_skip = all_skip && s == pc::kSkip;
-    error = error || s == pc::kError;
-    warning = warning || s == pc::kWarning;
+  for (const Status s : statuses) {
+    all_skip = all_skip && s == Status::Skip;
+    error = error || s == Status::Error;
+    warning = warning || s == Status::Warning;
   }
-  if (all_skip) return pc::kSkip;
-  if (error) return pc::kError;
-  if (warning) return pc::kWarning;
-  return pc::kPass;
+  if (all_skip) return Status::Skip;
+  if (error) return Status::Error;
+  if (warning) return Status::Warning;
+  return Status::Pass;
+}
+
+// One API's line of the result file as judged; result_cells() writes it.
+struct ResultRow {
+  std::string api;
+  std::optional<Status> forward, backward;  // nullopt: SPACE
+  std::string message;
+};
+
+CsvRow result_cells(const ResultRow& row) {
+  auto cell = [](const std::optional<Status>& s) { return std::string(s ? to_string(*s) : pc::kSpace); };
+  return {row.api, cell(row.forward), cell(row.backward), row.message};
 }
 
 void check_input_path(const std::string& path, const char* flag) {
@@ -193,7 +206,7 @@ class Run {
                       std::to_string(gpu_.row_number(it->second[1])) + ")",
                   gpu_.path(), "API Name", name);
     CsvRow detail = pc::blank_detail_row(name);
-    std::string status;
+    Status status = Status::Skip;
     try {
       status = pc::judge_row(t_, npu_, r, gpu_, it->second[0], parsed->api_name, detail);
     } catch (const pc::RowSkip& skip) {
@@ -217,7 +230,7 @@ class Run {
     if (t_.unsupported_dtypes.count(dtype)) return;
     if (parsed->direction == "forward") {
       forward_.push_back(status);
-      skip_message_ = status == pc::kSkip ? detail[pc::kMessage] : "";
+      skip_message_ = status == Status::Skip ? detail[pc::kMessage] : "";
     } else if (parsed->direction == "backward") {
       backward_.push_back(status);
     }
@@ -232,37 +245,37 @@ class Run {
   // A row msprobe cannot judge: a SKIP detail row and a SKIP result row written at once, outside any group.
   void skip_row(const std::string& name, const std::string& message, pc::RowSkip note) {
     CsvRow detail = pc::blank_detail_row(name);
-    detail[pc::kCompareResult] = pc::kSkip;
+    detail[pc::kCompareResult] = to_string(Status::Skip);
     detail[pc::kMessage] = message;
     details_.write(detail);
     ++summary_.detail_rows;
-    write_result({name, pc::kSkip, pc::kSkip, message});
+    write_result({name, Status::Skip, Status::Skip, message});
     summary_.skipped.push_back(
         {std::move(note.file), note.row, std::move(note.column), std::move(note.detail)});
   }
 
-  void write_result(const CsvRow& row) {
-    result_.write(row);
+  void write_result(const ResultRow& row) {
+    result_.write(result_cells(row));
     ++summary_.result_rows;
-    if (row[1] == pc::kPass) ++summary_.forward_pass;
-    if (row[1] == pc::kError) ++summary_.forward_error;
-    if (row[1] == pc::kSkip) ++summary_.forward_skip;
+    if (row.forward == Status::Pass) ++summary_.forward_pass;
+    if (row.forward == Status::Error) ++summary_.forward_error;
+    if (row.forward == Status::Skip) ++summary_.forward_skip;
     if (progress_) progress_({rows_done_, npu_.rows(), summary_.result_rows});
   }
 
   void flush() {
     if (!last_full_name_) return;
     if (t_.unsupported_dtypes.count(last_dtype_)) {
-      write_result(
-          {*last_full_name_, pc::kSkip, pc::kSkip, "This data type does not support benchmark compare."});
+      write_result({*last_full_name_, Status::Skip, Status::Skip,
+                    "This data type does not support benchmark compare."});
     } else {
-      std::string fwd = aggregate(forward_), bwd = aggregate(backward_);
+      const std::optional<Status> fwd = aggregate(forward_), bwd = aggregate(backward_);
       std::string message;
-      if (fwd == pc::kError) {
+      if (fwd == Status::Error) {
         auto m = t_.compare_messages.find(last_api_name_);
         if (m != t_.compare_messages.end()) message += m->second;
       }
-      if (fwd == pc::kSkip) message += skip_message_;
+      if (fwd == Status::Skip) message += skip_message_;
       write_result({*last_full_name_, fwd, bwd, message});
       skip_message_.clear();
     }
@@ -282,7 +295,7 @@ class Run {
   std::unordered_map<std::string, std::vector<std::size_t>> gpu_index_;
   std::optional<std::string> last_full_name_;
   std::string last_api_name_, last_dtype_, skip_message_;
-  std::vector<std::string> forward_, backward_;
+  std::vector<Status> forward_, backward_;
 };
 
 }  // namespace

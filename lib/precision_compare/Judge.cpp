@@ -30,6 +30,10 @@ const char* const kThousandthCol = "双千指标";
 
 std::string fmt(double v) { return format_fixed(v, 14); }
 
+constexpr Status kPass = Status::Pass, kError = Status::Error, kSkip = Status::Skip;
+
+Status verdict(bool pass) { return pass ? kPass : kError; }
+
 bool blank(const std::string& s) {
   // DECISIONS D11: msprobe calls str.isspace() on the pandas value, which throws for empty cells (NaN) and
   // for all-numeric columns; probe reads every cell as text, so an empty cell counts as blank and a number as
@@ -51,12 +55,12 @@ double cell_float(const DetailsTable& t, std::size_t row, const char* name) {
   return t.to_float(row, need(t, name, row));
 }
 
-std::string judge_binary(const DetailsTable& npu, std::size_t r, CsvRow& d) {
+Status judge_binary(const DetailsTable& npu, std::size_t r, CsvRow& d) {
   std::size_t c = need(npu, kErrorRateCol, r);
-  std::string status = binary_consistency_pass(npu.to_float(r, c)) ? kPass : kError;
+  const Status status = verdict(binary_consistency_pass(npu.to_float(r, c)));
   d[kErrorRate] = npu.copied(r, c);
-  d[kErrorRateStatus] = status;
-  d[kCompareResult] = status;
+  d[kErrorRateStatus] = to_string(status);
+  d[kCompareResult] = to_string(status);
   d[kAlgorithm] = standard_csv_name(Standard::BinaryConsistency);
   d[kMessage] = status == kError ? "ERROR: 二进制一致错误率超过阈值\n" : "";
   return status;
@@ -64,7 +68,7 @@ std::string judge_binary(const DetailsTable& npu, std::size_t r, CsvRow& d) {
 
 struct AbsoluteResult {
   double inf_nan, rel, abs;
-  const char *inf_nan_status, *rel_status, *abs_status;
+  Status inf_nan_status, rel_status, abs_status;
   bool error;
 };
 
@@ -73,27 +77,27 @@ AbsoluteResult absolute_result(const DetailsTable& npu, std::size_t r) {
   a.inf_nan = cell_float(npu, r, kInfNan);
   a.rel = cell_float(npu, r, kRelErr);
   a.abs = cell_float(npu, r, kAbsErr);
-  a.inf_nan_status = absolute_ratio_pass(a.inf_nan) ? kPass : kError;
-  a.rel_status = absolute_ratio_pass(a.rel) ? kPass : kError;
-  a.abs_status = absolute_ratio_pass(a.abs) ? kPass : kError;
+  a.inf_nan_status = verdict(absolute_ratio_pass(a.inf_nan));
+  a.rel_status = verdict(absolute_ratio_pass(a.rel));
+  a.abs_status = verdict(absolute_ratio_pass(a.abs));
   a.error = !absolute_ratio_pass(a.inf_nan) || !absolute_ratio_pass(a.rel) || !absolute_ratio_pass(a.abs);
   return a;
 }
 
 void fill_absolute(const AbsoluteResult& a, CsvRow& d) {
   d[kInfNanRate] = fmt(a.inf_nan);
-  d[kInfNanStatus] = a.inf_nan_status;
+  d[kInfNanStatus] = to_string(a.inf_nan_status);
   d[kRelErrRate] = fmt(a.rel);
-  d[kRelErrStatus] = a.rel_status;
+  d[kRelErrStatus] = to_string(a.rel_status);
   d[kAbsErrRate] = fmt(a.abs);
-  d[kAbsErrStatus] = a.abs_status;
+  d[kAbsErrStatus] = to_string(a.abs_status);
 }
 
-std::string judge_absolute(const DetailsTable& npu, std::size_t r, CsvRow& d) {
+Status judge_absolute(const DetailsTable& npu, std::size_t r, CsvRow& d) {
   AbsoluteResult a = absolute_result(npu, r);
   fill_absolute(a, d);
-  std::string status = a.error ? kError : kPass;
-  d[kCompareResult] = status;
+  const Status status = verdict(!a.error);
+  d[kCompareResult] = to_string(status);
   d[kAlgorithm] = standard_csv_name(Standard::AbsoluteThreshold);
   // HEAD joins these without separators (1.0.4 ended each with a newline).
   std::string msg;
@@ -104,16 +108,16 @@ std::string judge_absolute(const DetailsTable& npu, std::size_t r, CsvRow& d) {
   return status;
 }
 
-std::string judge_accumulative(const Thresholds& t, const DetailsTable& npu, std::size_t r,
-                               const std::string& dtype, CsvRow& d) {
+Status judge_accumulative(const Thresholds& t, const DetailsTable& npu, std::size_t r,
+                          const std::string& dtype, CsvRow& d) {
   AbsoluteResult a = absolute_result(npu, r);
   double eb = cell_float(npu, r, kEb);
-  const char* eb_status = accumulative_eb_pass(eb, t.eb_threshold(dtype)) ? kPass : kError;
+  const Status eb_status = verdict(accumulative_eb_pass(eb, t.eb_threshold(dtype)));
   fill_absolute(a, d);
   d[kEbRatio] = fmt(eb);
-  d[kEbStatus] = eb_status;
-  std::string status = (a.error || eb_status == kError) ? kError : kPass;
-  d[kCompareResult] = status;
+  d[kEbStatus] = to_string(eb_status);
+  const Status status = verdict(!a.error && eb_status != kError);
+  d[kCompareResult] = to_string(status);
   d[kAlgorithm] = standard_csv_name(Standard::Accumulative);
   std::vector<std::string> parts;
   if (a.inf_nan_status == kError) parts.push_back("ERROR: inf/nan错误率超过阈值\n");
@@ -126,19 +130,19 @@ std::string judge_accumulative(const Thresholds& t, const DetailsTable& npu, std
   return status;
 }
 
-std::string judge_thousandth(const Thresholds& t, const DetailsTable& npu, std::size_t r, CsvRow& d) {
+Status judge_thousandth(const Thresholds& t, const DetailsTable& npu, std::size_t r, CsvRow& d) {
   std::size_t c = need(npu, kThousandthCol, r);
-  std::string status = thousandth_pass(npu.to_float(r, c), t) ? kPass : kError;
+  const Status status = verdict(thousandth_pass(npu.to_float(r, c), t));
   d[kThousandth] = npu.copied(r, c);
-  d[kThousandthStatus] = status;
-  d[kCompareResult] = status;
+  d[kThousandthStatus] = to_string(status);
+  d[kCompareResult] = to_string(status);
   d[kAlgorithm] = standard_csv_name(Standard::Thousandth);
   d[kMessage] = status == kError ? "ERROR: 双千指标不达标\n" : "";
   return status;
 }
 
-std::string judge_benchmark(const Thresholds& t, const DetailsTable& npu, std::size_t nr,
-                            const DetailsTable& gpu, std::size_t gr, const std::string& dtype, CsvRow& d) {
+Status judge_benchmark(const Thresholds& t, const DetailsTable& npu, std::size_t nr, const DetailsTable& gpu,
+                       std::size_t gr, const std::string& dtype, CsvRow& d) {
   struct Metric {
     const char* column;
     double threshold;
@@ -165,32 +169,32 @@ std::string judge_benchmark(const Thresholds& t, const DetailsTable& npu, std::s
   std::string errors;
   for (std::size_t i = 0; i < metrics.size(); ++i) {
     const Ratio& r = ratios[i];
-    const char* status = benchmark_metric_pass(r, metrics[i].threshold) ? kPass : kError;
+    const Status status = verdict(benchmark_metric_pass(r, metrics[i].threshold));
     d[metrics[i].ratio_col] = fmt(r.value);
-    d[metrics[i].status_col] = status;
+    d[metrics[i].status_col] = to_string(status);
     // Error balance is reported but, as in HEAD, never decides 比对结果.
     if (status == kError && metrics[i].error_message) {
       error = true;
       errors += metrics[i].error_message;
     }
   }
-  std::string status = error ? kError : kPass;
-  d[kCompareResult] = status;
+  const Status status = verdict(!error);
+  d[kCompareResult] = to_string(status);
   d[kAlgorithm] = standard_csv_name(Standard::Benchmark);
   d[kMessage] = msg + errors;
   return status;
 }
 
-std::string judge_ulp(const Thresholds& t, const DetailsTable& npu, std::size_t nr, const DetailsTable& gpu,
-                      std::size_t gr, const std::string& dtype, CsvRow& d) {
+Status judge_ulp(const Thresholds& t, const DetailsTable& npu, std::size_t nr, const DetailsTable& gpu,
+                 std::size_t gr, const std::string& dtype, CsvRow& d) {
   static const std::string kUlpError = "ERROR: ULP误差不满足标准\n";
   d[kAlgorithm] = standard_csv_name(Standard::Ulp);
   if (t.fp8_dtypes.count(dtype)) {
     double p = cell_float(npu, nr, kUlpProportionCol);
-    std::string status = fp8_ulp_pass(p, t) ? kPass : kError;
+    const Status status = verdict(fp8_ulp_pass(p, t));
     d[kUlpProportion] = fmt(p);
-    d[kUlpStatus] = status;
-    d[kCompareResult] = status;
+    d[kUlpStatus] = to_string(status);
+    d[kCompareResult] = to_string(status);
     d[kMessage] = status == kError ? kUlpError : "";
     return status;
   }
@@ -207,14 +211,14 @@ std::string judge_ulp(const Thresholds& t, const DetailsTable& npu, std::size_t 
   std::string msg = mean.message + prop.message;
   if (!mean.consistent || !prop.consistent) {
     // HEAD leaves ULP误差判定结果 blank on this path.
-    d[kCompareResult] = kError;
+    d[kCompareResult] = to_string(kError);
     d[kMessage] = msg + kUlpError;
     return kError;
   }
   bool pass = ulp_pass(dtype == "torch.float32", m_npu, p_npu, prop.value, t);
-  std::string status = pass ? kPass : kError;
-  d[kUlpStatus] = status;
-  d[kCompareResult] = status;
+  const Status status = verdict(pass);
+  d[kUlpStatus] = to_string(status);
+  d[kCompareResult] = to_string(status);
   d[kMessage] = pass ? msg : msg + kUlpError;
   return status;
 }
@@ -284,21 +288,21 @@ Standard choose_algorithm(const Thresholds& t, const DetailsTable& npu, std::siz
   return Standard::Benchmark;
 }
 
-std::string judge_row(const Thresholds& t, const DetailsTable& npu, std::size_t nrow, const DetailsTable& gpu,
-                      std::size_t grow, const std::string& api_name, CsvRow& detail) {
+Status judge_row(const Thresholds& t, const DetailsTable& npu, std::size_t nrow, const DetailsTable& gpu,
+                 std::size_t grow, const std::string& api_name, CsvRow& detail) {
   const std::string& dtype = npu.raw(nrow, *npu.column(kDeviceDtype));
   // Short-circuits as in msprobe: Shape is only consulted for a supported, non-blank dtype.
   if (blank(dtype) || t.unsupported_dtypes.count(dtype) ||
       npu.raw(nrow, need(npu, kShape, nrow)) == t.zero_shape) {
     std::size_t mc = need(npu, kMessageCol, nrow);
-    detail[kCompareResult] = kSkip;
+    detail[kCompareResult] = to_string(kSkip);
     // DECISIONS D11: pandas hands msprobe NaN for an empty Message, which it prints as "nan"; probe keeps it
     // empty.
     detail[kMessage] = npu.raw(nrow, mc);
     return kSkip;
   }
   CsvRow d = detail;
-  std::string status;
+  Status status = kSkip;
   switch (choose_algorithm(t, npu, nrow, api_name)) {
     case Standard::BinaryConsistency:
       status = judge_binary(npu, nrow, d);

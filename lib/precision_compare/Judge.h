@@ -11,11 +11,7 @@
 
 namespace probe::precision_compare {
 
-// Compared by address in this component, so every status cell is one of these pointers.
-inline constexpr const char* kPass = to_string(Status::Pass).data();
-inline constexpr const char* kWarning = to_string(Status::Warning).data();
-inline constexpr const char* kError = to_string(Status::Error).data();
-inline constexpr const char* kSkip = to_string(Status::Skip).data();
+/// msprobe's blank cell.
 inline constexpr const char* kSpace = " ";
 
 /// The 28 columns of api_precision_compare_details_*.csv, in order.
@@ -63,9 +59,9 @@ CsvRow blank_detail_row(const std::string& api);
 Standard choose_algorithm(const Thresholds& t, const DetailsTable& npu, std::size_t row,
                           const std::string& api_name);
 
-/// Fills `detail` for NPU row `nrow` / GPU row `grow` and returns its status (pass/error/SKIP).
+/// Fills `detail` for NPU row `nrow` / GPU row `grow` and returns its status (Pass, Error or Skip).
 /// Throws RowSkip where msprobe turns an exception into a SKIP row.
-std::string judge_row(const Thresholds& t, const DetailsTable& npu, std::size_t nrow, const DetailsTable& gpu,
-                      std::size_t grow, const std::string& api_name, CsvRow& detail);
+Status judge_row(const Thresholds& t, const DetailsTable& npu, std::size_t nrow, const DetailsTable& gpu,
+                 std::size_t grow, const std::string& api_name, CsvRow& detail);
 
 }  // namespace probe::precision_compare

@@ -4,13 +4,12 @@
 
 namespace probe::rut {
 
-std::string run_ut_outcome_impl(const std::string& fwd, const std::string& bwd) {
-  if (fwd == "error" || bwd == "error") return "error";
-  if (fwd == "Warning" || bwd == "Warning") return "Warning";
+Status run_ut_outcome_impl(std::optional<Status> fwd, std::optional<Status> bwd) {
+  if (fwd == Status::Error || bwd == Status::Error) return Status::Error;
+  if (fwd == Status::Warning || bwd == Status::Warning) return Status::Warning;
   // A forward SKIP means nothing was checked; a backward-only SKIP after a passing forward is a pass.
-  bool fwd_empty = fwd.empty() || fwd == kSpace;
-  if (fwd == "SKIP" || (fwd_empty && (bwd == "SKIP" || bwd.empty() || bwd == kSpace))) return "SKIP";
-  return "pass";
+  if (fwd == Status::Skip || (!fwd && (!bwd || bwd == Status::Skip))) return Status::Skip;
+  return Status::Pass;
 }
 
 namespace {
@@ -20,20 +19,13 @@ struct Cancelled {};
 
 }  // namespace
 
-void count(RunUtSummary& s, const std::string& fwd, const std::string& bwd) {
+void count(RunUtSummary& s, std::optional<Status> fwd, std::optional<Status> bwd) {
   ++s.apis;
-  if (fwd == "error") ++s.forward_error;
-  if (bwd == "error") ++s.backward_error;
-  if (bwd == "SKIP" && fwd != "SKIP") ++s.backward_skip;
-  std::string o = run_ut_outcome_impl(fwd, bwd);
-  if (o == "error")
-    ++s.error;
-  else if (o == "Warning")
-    ++s.warning;
-  else if (o == "SKIP")
-    ++s.skip;
-  else
-    ++s.pass;
+  if (fwd == Status::Error) ++s.forward_error;
+  if (bwd == Status::Error) ++s.backward_error;
+  if (bwd == Status::Skip && fwd != Status::Skip) ++s.backward_skip;
+  std::size_t* const by_status[] = {&s.pass, &s.warning, &s.error, &s.skip};  // in Status order
+  ++*by_status[static_cast<std::size_t>(run_ut_outcome_impl(fwd, bwd))];
 }
 
 RunUtSummary run_engine(const std::vector<std::string>& apis,
@@ -84,9 +76,8 @@ RunUtSummary run_engine(const std::vector<std::string>& apis,
         },
         [&](std::size_t, ApiRows&& rows) {
           writer.write(rows);
-          if (!rows.result.empty()) {
-            count(summary, rows.result.size() > 1 ? rows.result[1] : "",
-                  rows.result.size() > 2 ? rows.result[2] : "");
+          if (rows.result) {
+            count(summary, rows.result->forward, rows.result->backward);
             ++summary.checked;
           }
           ++done;
@@ -104,7 +95,7 @@ RunUtSummary run_engine(const std::vector<std::string>& apis,
 }  // namespace probe::rut
 
 namespace probe {
-std::string run_ut_api_outcome(const std::string& forward, const std::string& backward) {
+Status run_ut_api_outcome(std::optional<Status> forward, std::optional<Status> backward) {
   return rut::run_ut_outcome_impl(forward, backward);
 }
 }  // namespace probe

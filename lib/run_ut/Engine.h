@@ -15,10 +15,10 @@
 namespace probe::rut {
 
 /// Summary roll-up of one result row (see probe::run_ut_api_outcome).
-std::string run_ut_outcome_impl(const std::string& fwd, const std::string& bwd);
+Status run_ut_outcome_impl(std::optional<Status> fwd, std::optional<Status> bwd);
 
 /// Adds one result row's (forward, backward) statuses to a summary's counts.
-void count(RunUtSummary& s, const std::string& fwd, const std::string& bwd);
+void count(RunUtSummary& s, std::optional<Status> fwd, std::optional<Status> bwd);
 
 struct EngineConfig {
   OutputPaths paths;

@@ -183,9 +183,7 @@ void truncate_file(const std::string& path, std::size_t size) {
     throw Error(ErrorKind::Io, std::string("cannot truncate: ") + std::strerror(errno), path);
 }
 
-bool known_status(const std::string& s) {
-  return s.empty() || s == kSpace || s == "pass" || s == "error" || s == "Warning" || s == "SKIP";
-}
+bool known_status(const std::string& s) { return s.empty() || s == kSpace || parse_status(s); }
 
 }  // namespace
 
@@ -247,10 +245,11 @@ ResumeState load_and_repair(const OutputPaths& paths, Framework fw,
       }
       pos = found + 1;
       st.done.insert(name);
-      st.statuses.emplace_back(row[1], row[2]);
+      const std::optional<Status> forward = parse_status(row[1]);
+      st.statuses.emplace_back(forward, parse_status(row[2]));
       // A MindSpore forward SKIP has no details row; a row with a status has at least one.
       const bool status_from_details =
-          fw == Framework::MindSpore ? row[1] != "SKIP" : row[1] != "" && row[1] != kSpace;
+          fw == Framework::MindSpore ? forward != Status::Skip : forward.has_value();
       rows.push_back({name, records[i].begin, status_from_details});
       st.next = pos;
     }
@@ -308,8 +307,18 @@ ResumeState load_and_repair(const OutputPaths& paths, Framework fw,
   return st;
 }
 
+CsvRow result_cells(Framework fw, const ResultRow& row) {
+  // msprobe's PyTorch checker writes an absent direction as " ", its MindSpore checker as "".
+  const std::string blank = fw == Framework::MindSpore ? "" : kSpace;
+  auto cell = [&](const std::optional<Status>& s) { return s ? std::string(to_string(*s)) : blank; };
+  CsvRow cells{row.api, cell(row.forward), cell(row.backward)};
+  if (row.message) cells.push_back(*row.message);
+  return cells;
+}
+
 OutputWriter::OutputWriter(const OutputPaths& paths, Framework fw)
-    : details_(std::make_unique<CsvWriter>(paths.details, details_header(fw))),
+    : fw_(fw),
+      details_(std::make_unique<CsvWriter>(paths.details, details_header(fw))),
       result_(std::make_unique<CsvWriter>(paths.result, result_header(fw))) {
   ::chmod(paths.details.c_str(), 0640);
   ::chmod(paths.result.c_str(), 0640);
@@ -356,7 +365,7 @@ void OutputWriter::write(const ApiRows& rows) {
   const long api_number = ++apis_written;
   for (const auto& r : rows.details) details_->write_row(escaped(r));
   maybe_kill_for_test(api_number, true);
-  if (!rows.result.empty()) result_->write_row(escaped(rows.result));
+  if (rows.result) result_->write_row(escaped(result_cells(fw_, *rows.result)));
   maybe_kill_for_test(api_number, false);
 }
 

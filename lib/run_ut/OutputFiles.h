@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "probe/csv.h"
 #include "probe/error.h"
 #include "probe/run_ut.h"
+#include "probe/status.h"
 #include "support/FileOps.h"
 
 namespace probe::rut {
@@ -39,8 +41,9 @@ Error outputs_exist_error(const OutputPaths& paths);
 
 /// What an earlier, possibly killed, run left in the files.
 struct ResumeState {
-  std::unordered_set<std::string> done;                       ///< full API names with a result row
-  std::vector<std::pair<std::string, std::string>> statuses;  ///< (forward, backward) per result row
+  std::unordered_set<std::string> done;  ///< full API names with a result row
+  /// (forward, backward) per result row; nullopt for a blank cell.
+  std::vector<std::pair<std::optional<Status>, std::optional<Status>>> statuses;
   std::size_t next = 0;  ///< index in the dump's API list of the first API still to check
 };
 
@@ -53,11 +56,21 @@ struct ResumeState {
 /// duplicates). Call with the claim_outputs lock held.
 ResumeState load_and_repair(const OutputPaths& paths, Framework fw, const std::vector<std::string>& apis);
 
-/// One API's rows; `result` empty means no result row (MindSpore APIs with nothing to compare).
+/// One API's line of the result file as run_ut decided it; result_cells() writes it.
+struct ResultRow {
+  std::string api;
+  std::optional<Status> forward, backward;  ///< nullopt: the blank cell (" " PyTorch, "" MindSpore)
+  std::optional<std::string> message;       ///< nullopt: no Message cell (PyTorch rows without one)
+};
+
+/// The cells of a result row in `fw`'s spelling.
+CsvRow result_cells(Framework fw, const ResultRow& row);
+
+/// One API's rows; `result` nullopt means no result row (MindSpore APIs with nothing to compare).
 struct ApiRows {
   std::string name;
   std::vector<CsvRow> details;
-  CsvRow result;
+  std::optional<ResultRow> result;
 };
 
 /// Full API name of a details row name (`<full>.forward.output.3` -> `<full>`).
@@ -71,6 +84,7 @@ class OutputWriter {
   void write(const ApiRows& rows);
 
  private:
+  Framework fw_;
   std::unique_ptr<CsvWriter> details_, result_;
 };
 

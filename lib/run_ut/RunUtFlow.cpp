@@ -55,7 +55,7 @@ std::optional<double> stat_number(const Statistic& s) {
 CsvRow skip_details_row(Framework fw, const std::string& name, const std::string& message) {
   CsvRow r(details_header(fw).size(), kSpace);
   r[0] = name;
-  r[r.size() - 2] = "SKIP";
+  r[r.size() - 2] = to_string(Status::Skip);
   r.back() = message;
   return r;
 }
@@ -441,10 +441,10 @@ class ApiChecker {
     ApiRows r;
     r.name = full;
     if (ctx_.framework == Framework::MindSpore) {
-      r.result = {full, "SKIP", "", message};
+      r.result = ResultRow{full, Status::Skip, std::nullopt, message};
     } else {
       r.details.push_back(skip_details_row(ctx_.framework, full + ".forward.output.0", message));
-      r.result = {full, "SKIP", "SKIP", message};
+      r.result = ResultRow{full, Status::Skip, Status::Skip, message};
     }
     return r;
   }
@@ -552,10 +552,10 @@ class ApiChecker {
       else
         bwd_ok = true;
       if (!bwd_skip.empty()) {
-        r.result[2] = "SKIP";
-        r.result[3] += bwd_skip;
+        r.result->backward = Status::Skip;
+        *r.result->message += bwd_skip;
       } else if (r.details.empty()) {
-        r.result.clear();  // nothing compared and nothing failed: msprobe writes no result row
+        r.result.reset();  // nothing compared and nothing failed: msprobe writes no result row
       }
     } else {
       OutputCompareInput in;
@@ -581,28 +581,27 @@ class ApiChecker {
             row.bench_dtype = row.device_dtype;
         }
         // Say why an input gradient was not compared (instead of msprobe's "Bench output is None").
-        if (row.status == "SKIP" && row.api_name.rfind(bwd_prefix, 0) == 0) {
+        if (row.status == Status::Skip && row.api_name.rfind(bwd_prefix, 0) == 0) {
           std::size_t i = std::stoul(row.api_name.substr(bwd_prefix.size()));
           if (i < bwd_notes.size() && !bwd_notes[i].empty()) row.message = bwd_notes[i];
         }
         r.details.push_back(row.to_csv());
       }
-      r.result = cmp.result_row;
+      r.result = ResultRow{full, cmp.forward_status, cmp.backward_status, std::nullopt};
+      if (cmp.result_row.size() > 3) r.result->message = cmp.result_row[3];
       fwd_ok = cmp.forward_ok;
       bwd_ok = cmp.backward_ok;
     }
     // DECISIONS (generated inputs): in a dump that holds some tensor files, a reader cannot tell from the
     // verdict alone which APIs ran on generated data, so the result row says so.
-    if (ctx_.statistics_dump_with_files && vb.random() > 0 && !r.result.empty()) {
+    if (ctx_.statistics_dump_with_files && vb.random() > 0 && r.result) {
       std::string note = "inputs generated from statistics: ";
       for (std::size_t i = 0; i < vb.generated().size(); ++i) note += (i ? ", " : "") + vb.generated()[i];
       note += "; the device side is the device runner on the same inputs";
-      if (r.result.size() < 4) r.result.resize(4);
-      std::string& message = r.result[3];
+      std::string& message = r.result->message ? *r.result->message : r.result->message.emplace();
       message = message.empty() || message == " " ? note : message + " " + note;
     }
-    if (ctx_.options->save_error_data && !ctx_.error_data_dir.empty() && !r.result.empty() &&
-        (!fwd_ok || !bwd_ok)) {
+    if (ctx_.options->save_error_data && !ctx_.error_data_dir.empty() && r.result && (!fwd_ok || !bwd_ok)) {
       // Saving is a by-product: a failure to save is reported in the summary and never changes the
       // verdict already decided above.
       std::string problem;
@@ -635,7 +634,8 @@ class ApiChecker {
       if (keep(v)) b.push_back(&v);
     for (const auto& v : tested)
       if (keep(v)) t.push_back(&v);
-    std::string status, message;
+    std::optional<Status> status;
+    std::string message;
     std::size_t n = std::min(b.size(), t.size());
     auto dtype_text = [](const Value& v, const Value& like) -> std::string {
       if (v.is_tensor())
@@ -655,21 +655,21 @@ class ApiChecker {
                       row.cosine.format(),
                       row.max_abs.format(),
                       row.max_rel.format(),
-                      row.status,
+                      std::string(to_string(row.status)),
                       row.message};
       for (int c : {4, 5, 6})
         if (cells[c] == kSpace) cells[c].clear();  // MindSpore writes None as an empty cell
       r.details.push_back(std::move(cells));
-      if (row.status != "pass") {
-        status = "error";
+      if (row.status != Status::Pass) {
+        status = Status::Error;
         message += row.message;
       }
     }
-    if (n > 0 && status.empty()) status = "pass";
-    ok = status != "error";
-    if (r.result.empty()) r.result = {full, "", "", ""};
-    r.result[backward ? 2 : 1] = status;
-    if (status == "error") r.result[3] += message;
+    if (n > 0 && !status) status = Status::Pass;
+    ok = status != Status::Error;
+    if (!r.result) r.result = ResultRow{full, std::nullopt, std::nullopt, ""};
+    (backward ? r.result->backward : r.result->forward) = status;
+    if (status == Status::Error) *r.result->message += message;
   }
 
   std::string backward_message(const std::string& api_name, bool has_out_kwarg) const {

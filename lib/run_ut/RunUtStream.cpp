@@ -217,9 +217,8 @@ struct RunUtStream::Impl {
           break;
         }
         lock.lock();
-        if (!rows->result.empty()) {
-          rut::count(summary.run_ut, rows->result.size() > 1 ? rows->result[1] : "",
-                     rows->result.size() > 2 ? rows->result[2] : "");
+        if (rows->result) {
+          rut::count(summary.run_ut, rows->result->forward, rows->result->backward);
           ++summary.run_ut.checked;
         }
       }

@@ -15,8 +15,8 @@
 namespace probe {
 namespace {
 
-const std::string kPass(to_string(Status::Pass)), kWarning(to_string(Status::Warning)),
-    kError(to_string(Status::Error)), kSkip(to_string(Status::Skip)), kSpace = " ";
+constexpr Status kPass = Status::Pass, kWarning = Status::Warning, kError = Status::Error,
+                 kSkip = Status::Skip;
 
 using detail::ItemTrace;
 
@@ -159,7 +159,7 @@ void compare_float(std::string_view api_name, const Tensor& bench, const Tensor&
   }
   // The old rule's ladder: the first decisive check sets the status and appends its reason to `msg`.
   if (trace) trace->method = Method::OldRule;
-  auto decide = [&](const std::string& status, const char* reason) {
+  auto decide = [&](Status status, const char* reason) {
     row.status = status;
     row.message = msg + reason;
   };
@@ -336,8 +336,8 @@ DetailRow detail::compare_item_traced(std::string_view api_name, const Value& be
   return row;
 }
 
-std::string aggregate_statuses(const std::vector<std::string>& statuses, Aggregation how) {
-  std::string result = kPass;
+Status aggregate_statuses(const std::vector<Status>& statuses, Aggregation how) {
+  Status result = kPass;
   if (how == Aggregation::LastNonPass) {
     for (const auto& s : statuses)
       if (s == kError || s == kWarning) result = s;
@@ -351,7 +351,7 @@ std::string aggregate_statuses(const std::vector<std::string>& statuses, Aggrega
   return result;
 }
 
-std::string compare_dropout(const Tensor& bench, const Tensor& device, const Standards& cfg) {
+Status compare_dropout(const Tensor& bench, const Tensor& device, const Standards& cfg) {
   const std::int64_t n = bench.numel();
   if (n < cfg.dropout_min_numel) return kPass;
   auto zeros = [](const Tensor& t) {
@@ -383,7 +383,7 @@ OutputCompareResult compare_output(const OutputCompareInput& in, const Standards
     throw Error(ErrorKind::InvalidArgument, "API name " + in.full_api_name + " has not been adapted.");
   OutputCompareResult r;
   const bool dropout = in.full_api_name.find("dropout") != std::string::npos;
-  auto direction = [&](const Value& b, const Value& d, const char* tag, std::string& status) {
+  auto direction = [&](const Value& b, const Value& d, const char* tag, Status& status) {
     if (dropout) {
       const Value& b0 = b.is_list() ? b.list().at(0) : b;
       const Value& d0 = d.is_list() ? d.list().at(0) : d;
@@ -391,7 +391,7 @@ OutputCompareResult compare_output(const OutputCompareInput& in, const Standards
       return;
     }
     std::vector<DetailRow> rows = compare_wrapper(*base, b, d, cfg, in.fp8_input);
-    std::vector<std::string> st;
+    std::vector<Status> st;
     for (std::size_t i = 0; i < rows.size(); ++i) {
       rows[i].api_name = in.full_api_name + tag + std::to_string(i);
       st.push_back(rows[i].status);
@@ -411,14 +411,13 @@ OutputCompareResult compare_output(const OutputCompareInput& in, const Standards
     row.message = in.backward_message;
     r.rows.push_back(row);
     r.backward_status = kSkip;
-  } else if (empty_grad(in.bench_grad) || empty_grad(in.device_grad)) {
-    r.backward_status = kSpace;
-  } else {
-    direction(*in.bench_grad, *in.device_grad, ".backward.output.", r.backward_status);
+  } else if (!empty_grad(in.bench_grad) && !empty_grad(in.device_grad)) {
+    direction(*in.bench_grad, *in.device_grad, ".backward.output.", r.backward_status.emplace());
   }
   r.forward_ok = r.forward_status == kPass;
-  r.backward_ok = r.backward_status == kPass || r.backward_status == kSpace;
-  r.result_row = {in.full_api_name, r.forward_status, r.backward_status};
+  r.backward_ok = !r.backward_status || *r.backward_status == kPass;
+  r.result_row = {in.full_api_name, std::string(to_string(r.forward_status)),
+                  r.backward_status ? std::string(to_string(*r.backward_status)) : " "};
   if (r.forward_status == kSkip && forward_rows > 0)
     r.result_row.push_back(r.rows[0].message);
   else if (r.backward_status == kSkip && r.rows.size() > forward_rows)
@@ -433,7 +432,7 @@ CsvRow DetailRow::to_csv(int precision) const {
         &small_value_err_ratio, &max_rel_err, &mean_rel_err, &inf_nan_err_ratio, &rel_err_ratio,
         &abs_err_ratio, &ulp_max, &ulp_mean, &ulp_ratio})
     out.push_back(v->format(precision));
-  out.push_back(status);
+  out.emplace_back(to_string(status));
   out.push_back(message);
   return out;
 }

@@ -164,15 +164,15 @@ TEST(PairMetrics, PairsWithoutMetricsStillGetTheRowAndMindSpore) {
   const PairMetrics pm = compare_pair("linear", ints, other, cfg(Profile::Probe));
   EXPECT_FALSE(pm.metrics.has_value());
   EXPECT_FALSE(pm.dump.has_value());
-  EXPECT_EQ(pm.row.status, "error");  // binary error rate 1/3
+  EXPECT_EQ(pm.row.status, Status::Error);  // binary error rate 1/3
   EXPECT_EQ(pm.row.binary_err_rate.format(), "0.33333333333333");
   EXPECT_EQ(pm.mindspore.max_abs.text, "1.0");  // |4 - 3|
 
   const Tensor a = as(DType::Float64, {1, 2}), c = as(DType::Float32, {1, 2, 3});
   const PairMetrics shape = compare_pair("linear", a, c, cfg(Profile::Probe));
   EXPECT_FALSE(shape.metrics.has_value());
-  EXPECT_EQ(shape.row.status, "error");
-  EXPECT_EQ(shape.mindspore.status, "error");
+  EXPECT_EQ(shape.row.status, Status::Error);
+  EXPECT_EQ(shape.mindspore.status, Status::Error);
   EXPECT_EQ(shape.mindspore.cosine.format(), " ");  // blank: the pair is not valid
 }
 

@@ -20,10 +20,10 @@ Tensor make(const std::vector<double>& v, DType t) {
 }
 
 TEST(Profiles, D1AnyErrorWinsInProbeProfile) {
-  EXPECT_EQ(aggregate_statuses({"error", "Warning"}, Aggregation::LastNonPass), "Warning");
-  EXPECT_EQ(aggregate_statuses({"Warning", "error"}, Aggregation::LastNonPass), "error");
-  EXPECT_EQ(aggregate_statuses({"error", "Warning"}, Aggregation::Worst), "error");
-  EXPECT_EQ(aggregate_statuses({"SKIP"}, Aggregation::Worst), "pass");
+  EXPECT_EQ(aggregate_statuses({Status::Error, Status::Warning}, Aggregation::LastNonPass), Status::Warning);
+  EXPECT_EQ(aggregate_statuses({Status::Warning, Status::Error}, Aggregation::LastNonPass), Status::Error);
+  EXPECT_EQ(aggregate_statuses({Status::Error, Status::Warning}, Aggregation::Worst), Status::Error);
+  EXPECT_EQ(aggregate_statuses({Status::Skip}, Aggregation::Worst), Status::Pass);
   // Two outputs: the first fails the cosine check (error), the second is a Warning (fp32: 双千 passes,
   // 双万 = 1999/2000 fails, max abs 0.005).
   std::vector<double> ones(2000, 10.0), neg(2000, -10.0), warn(2000, 10.0);
@@ -34,10 +34,10 @@ TEST(Profiles, D1AnyErrorWinsInProbeProfile) {
   in.device_output = Value({Value(make(neg, DType::Float32)), Value(make(warn, DType::Float32))}, true);
   auto ms = compare_output(in, Standards::builtin(Profile::MsProbe));
   ASSERT_EQ(ms.rows.size(), 2u);
-  EXPECT_EQ(ms.rows[0].status, "error");
-  EXPECT_EQ(ms.rows[1].status, "Warning");
-  EXPECT_EQ(ms.forward_status, "Warning");
-  EXPECT_EQ(compare_output(in, Standards::builtin(Profile::Probe)).forward_status, "error");
+  EXPECT_EQ(ms.rows[0].status, Status::Error);
+  EXPECT_EQ(ms.rows[1].status, Status::Warning);
+  EXPECT_EQ(ms.forward_status, Status::Warning);
+  EXPECT_EQ(compare_output(in, Standards::builtin(Profile::Probe)).forward_status, Status::Error);
 }
 
 TEST(Profiles, D2SmallValueAtolForBf16) {
@@ -62,11 +62,11 @@ TEST(Profiles, D3MindSporeMaxAbsThreshold) {
   Tensor b = make({1, 2, 3}, DType::Float32), t = make({1, 2, 3.0005}, DType::Float32);
   auto ms = compare_mindspore(Value(b), Value(t), Standards::builtin(Profile::MsProbe));
   auto pr = compare_mindspore(Value(b), Value(t), Standards::builtin(Profile::Probe));
-  EXPECT_EQ(ms.status, "pass");
-  EXPECT_EQ(pr.status, "error");
+  EXPECT_EQ(ms.status, Status::Pass);
+  EXPECT_EQ(pr.status, Status::Error);
   EXPECT_EQ(pr.message, "max absolute difference is greater than threshold: 0.0001 ");
   auto invalid = compare_mindspore(Value(b), Value(NoneValue{}), Standards::builtin(Profile::MsProbe));
-  EXPECT_EQ(invalid.status, "error");
+  EXPECT_EQ(invalid.status, Status::Error);
   EXPECT_TRUE(invalid.cosine.is_blank());
 }
 
@@ -214,18 +214,18 @@ TEST(MetricsProperties, IntegersBoolsAndEdgeStructures) {
             "Bench out dtype is int8 but npu output dtype is int8, cannot compare.");
   EXPECT_EQ(
       compare_item("x", Value(make({1, 2}, DType::Int32)), Value(make({1, 2}, DType::Int64)), cfg).status,
-      "pass");
+      Status::Pass);
   EXPECT_EQ(
       compare_item("x", Value(make({1, 0}, DType::UInt8)), Value(make({1, 0}, DType::UInt8)), cfg).status,
-      "pass");
+      Status::Pass);
   EXPECT_EQ(
       compare_item("x", Value(make({1, 2}, DType::Float32)), Value(make({1, 2}, DType::Int64)), cfg).status,
-      "error");
-  EXPECT_EQ(compare_item("x", Value(true), Value(std::int64_t{1}), cfg).status, "pass");
+      Status::Error);
+  EXPECT_EQ(compare_item("x", Value(true), Value(std::int64_t{1}), cfg).status, Status::Pass);
   EXPECT_EQ(compare_item("x", Value(std::int64_t{1}), Value(true), cfg).message,
             "bench and npu output type is different.");
   EXPECT_EQ(compare_item("x", Value(1.5), Value(1.5), cfg).binary_err_rate, MetricValue::integer(0));
-  EXPECT_EQ(compare_item("x", Value(kNan), Value(kNan), cfg).status, "error");
+  EXPECT_EQ(compare_item("x", Value(kNan), Value(kNan), cfg).status, Status::Error);
   DetailRow shape = compare_item("x", Value(make({1, 2, 3}, DType::Float32)),
                                  Value(Tensor::zeros(DType::Float32, Shape{3, 1})), cfg);
   EXPECT_EQ(shape.message, "The shape of benchtorch.Size([3]) and nputorch.Size([3, 1]) not equal.");
@@ -244,7 +244,7 @@ TEST(MetricsProperties, IntegersBoolsAndEdgeStructures) {
   dr.bench_output = Value(make(b, DType::Float32));
   dr.device_output = Value(make(d, DType::Float32));
   auto r = compare_output(dr, cfg);
-  EXPECT_EQ(r.forward_status, "error");
+  EXPECT_EQ(r.forward_status, Status::Error);
   EXPECT_TRUE(r.rows.empty());
 }
 

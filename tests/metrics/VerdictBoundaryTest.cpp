@@ -52,7 +52,7 @@ bool has(const DetailRow& r, const char* text) { return r.message.find(text) != 
 TEST(VerdictBoundary, CosineExactly099IsAnError) {
   DetailRow at = judge("gelu", f64(2, 1.0, {{1, 0.0}}), f64(2, 1.0, {{1, 0.14249228262288752}}));
   ASSERT_EQ(at.cosine.value, 0.99);
-  EXPECT_EQ(at.status, "error");
+  EXPECT_EQ(at.status, Status::Error);
   EXPECT_TRUE(has(at, "Cosine similarity is less than 0.99")) << at.message;
   EXPECT_TRUE(at.max_abs.is_blank());
 
@@ -73,11 +73,11 @@ TEST(VerdictBoundary, MaxAbsExactly0001IsNotAPassFloat32AndFloat64) {
     auto dev = [&](double at0) { return fp64 ? f64(1000, 1.0, {{0, at0}}) : f32(1000, 1.0, {{0, at0}}); };
     DetailRow at = judge("gelu", f64(1000, 1.0, {{0, 0.001}}), dev(0.0));
     ASSERT_EQ(at.max_abs.value, 0.001);
-    EXPECT_EQ(at.status, "error");
+    EXPECT_EQ(at.status, Status::Error);
     EXPECT_TRUE(has(at, "Relative error is greater than 0.001, consider as error")) << at.message;
 
     DetailRow below = judge("gelu", f64(1000, 1.0, {{0, 0x1p-10}}), dev(0.0));
-    EXPECT_EQ(below.status, "pass");
+    EXPECT_EQ(below.status, Status::Pass);
     EXPECT_TRUE(has(below, "Max abs error is less than 0.001, consider as pass")) << below.message;
   }
 }
@@ -88,10 +88,10 @@ TEST(VerdictBoundary, MaxAbsExactly0001IsNotAPassFloat32AndFloat64) {
 TEST(VerdictBoundary, MaxAbsAroundThousandthFloat16) {
   const double below = 0.0009999999310821295, above = 0.0010000000474974513;
   DetailRow p = judge("gelu", f32(1000, 1.0, {{0, below}}), f16(1000, 1.0, {{0, 0.0}}));
-  EXPECT_EQ(p.status, "pass") << p.message;
+  EXPECT_EQ(p.status, Status::Pass) << p.message;
   DetailRow w = judge("gelu", f32(1000, 1.0, {{0, above}}), f16(1000, 1.0, {{0, 0.0}}));
   EXPECT_EQ(w.max_abs.value, above);
-  EXPECT_EQ(w.status, "Warning") << w.message;
+  EXPECT_EQ(w.status, Status::Warning) << w.message;
 }
 
 // §2.5 / §3.1 step 4, the spec's own example: 100 elements, one with rel >= 0.01 (b = 1, d = 1.25,
@@ -104,11 +104,11 @@ TEST(VerdictBoundary, OneBadInHundredIsAnErrorFloat16AndBFloat16) {
     auto dev = [&](std::size_t n) { return is_bf16 ? bf16(n, 1.0, {{7, 1.25}}) : f16(n, 1.0, {{7, 1.25}}); };
     DetailRow hundred = judge("gelu", f32(100, 1.0), dev(100));
     ASSERT_EQ(hundred.hundredth.value, 0.99);
-    EXPECT_EQ(hundred.status, "error");
+    EXPECT_EQ(hundred.status, Status::Error);
     EXPECT_TRUE(has(hundred, "Relative error is greater than 0.01, consider as error")) << hundred.message;
 
     DetailRow more = judge("gelu", f32(101, 1.0), dev(101));
-    EXPECT_EQ(more.status, "Warning") << more.message;
+    EXPECT_EQ(more.status, Status::Warning) << more.message;
   }
 }
 
@@ -124,9 +124,9 @@ TEST(VerdictBoundary, OneInThousandIsAWarningFloat16AndBFloat16) {
     DetailRow thousand = judge("gelu", f32(1000, 1.0), dev(1000));
     ASSERT_EQ(thousand.thousandth.value, 0.999);
     EXPECT_EQ(thousand.hundredth.value, 1.0);
-    EXPECT_EQ(thousand.status, "Warning") << thousand.message;
+    EXPECT_EQ(thousand.status, Status::Warning) << thousand.message;
     DetailRow more = judge("gelu", f32(1001, 1.0), dev(1001));
-    EXPECT_EQ(more.status, "pass") << more.message;
+    EXPECT_EQ(more.status, Status::Pass) << more.message;
   }
 }
 
@@ -142,16 +142,16 @@ TEST(VerdictBoundary, ThousandthAndTenThousandthFloat32AndFloat64) {
     };
     DetailRow t1000 = judge("gelu", f64(1000, 1.0), dev(1000, 1.0, 1.5));
     ASSERT_EQ(t1000.thousandth.value, 0.999);
-    EXPECT_EQ(t1000.status, "error") << t1000.message;
+    EXPECT_EQ(t1000.status, Status::Error) << t1000.message;
     DetailRow t1001 = judge("gelu", f64(1001, 1.0), dev(1001, 1.0, 1.5));
-    EXPECT_EQ(t1001.status, "Warning") << t1001.message;
+    EXPECT_EQ(t1001.status, Status::Warning) << t1001.message;
 
     DetailRow t10000 = judge("gelu", f64(10000, 10.0), dev(10000, 10.0, 10.005));
     ASSERT_EQ(t10000.ten_thousandth.value, 0.9999);
     EXPECT_EQ(t10000.thousandth.value, 1.0);
-    EXPECT_EQ(t10000.status, "Warning") << t10000.message;
+    EXPECT_EQ(t10000.status, Status::Warning) << t10000.message;
     DetailRow t10001 = judge("gelu", f64(10001, 10.0), dev(10001, 10.0, 10.005));
-    EXPECT_EQ(t10001.status, "pass") << t10001.message;
+    EXPECT_EQ(t10001.status, Status::Pass) << t10001.message;
   }
 }
 

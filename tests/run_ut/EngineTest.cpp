@@ -51,25 +51,26 @@ std::vector<std::string> api_names(int n) {
 ApiRows fake_rows(const std::vector<std::string>& apis, std::size_t i) {
   ApiRows r;
   r.name = apis[i];
-  static const char* kStatus[] = {"pass", "error", "Warning"};
+  static const Status kStatus[] = {Status::Pass, Status::Error, Status::Warning};
   if (i % 4 == 3) {
     CsvRow d(23, kSpace);
     d[0] = apis[i] + ".forward.output.0";
-    d[21] = "SKIP";
+    d[21] = to_string(Status::Skip);
     d[22] = "API " + apis[i] + " not support, \"quoted\"\nSKIP.";
     r.details.push_back(d);
-    r.result = {apis[i], "SKIP", "SKIP", d[22]};
+    r.result = ResultRow{apis[i], Status::Skip, Status::Skip, d[22]};
     return r;
   }
   for (std::size_t k = 0; k < 1 + i % 3; ++k) {  // an API with a status always has details rows
     CsvRow d(23, kSpace);
     d[0] = apis[i] + ".forward.output." + std::to_string(k);
     d[3] = "(2, 3)";
-    d[21] = kStatus[(i + k) % 3];
+    d[21] = to_string(kStatus[(i + k) % 3]);
     d[22] = "\nMax abs error is less than 0.001, consider as pass, skip other check and set to SPACE.\n";
     r.details.push_back(d);
   }
-  r.result = {apis[i], kStatus[i % 3], i % 2 ? "pass" : kSpace};
+  r.result = ResultRow{apis[i], kStatus[i % 3], i % 2 ? std::optional<Status>(Status::Pass) : std::nullopt,
+                       std::nullopt};
   return r;
 }
 
@@ -209,7 +210,8 @@ TEST(RunUtEngine, ResumeAfterAKillAnywhereGivesIdenticalFiles) {
       std::vector<std::string> head(apis.begin(), apis.begin() + static_cast<std::ptrdiff_t>(m));
       auto part = run(t.path, head, 2, false);
       ApiRows next = fake_rows(apis, m);
-      std::string det_bytes, res_bytes = csv_encode_row(next.result) + "\r\n";
+      std::string det_bytes,
+          res_bytes = csv_encode_row(result_cells(Framework::PyTorch, *next.result)) + "\r\n";
       for (const auto& r : next.details) det_bytes += csv_encode_row(r) + "\r\n";
       if (tear == 1) append(part.details_csv, det_bytes);
       if (tear == 2) append(part.details_csv, det_bytes.substr(0, det_bytes.size() / 2 + 1));
@@ -238,13 +240,14 @@ TEST(RunUtEngine, ResumeRejectsAForeignFile) {
 }
 
 TEST(RunUtEngine, SummaryRollUp) {
-  EXPECT_EQ(run_ut_api_outcome("pass", " "), "pass");
-  EXPECT_EQ(run_ut_api_outcome("pass", "error"), "error");
-  EXPECT_EQ(run_ut_api_outcome("Warning", "pass"), "Warning");
-  EXPECT_EQ(run_ut_api_outcome("error", "Warning"), "error");
-  EXPECT_EQ(run_ut_api_outcome("SKIP", "SKIP"), "SKIP");
-  EXPECT_EQ(run_ut_api_outcome("pass", "SKIP"), "pass");
-  EXPECT_EQ(run_ut_api_outcome("", "SKIP"), "SKIP");
+  EXPECT_EQ(run_ut_api_outcome(Status::Pass, std::nullopt), Status::Pass);
+  EXPECT_EQ(run_ut_api_outcome(Status::Pass, Status::Error), Status::Error);
+  EXPECT_EQ(run_ut_api_outcome(Status::Warning, Status::Pass), Status::Warning);
+  EXPECT_EQ(run_ut_api_outcome(Status::Error, Status::Warning), Status::Error);
+  EXPECT_EQ(run_ut_api_outcome(Status::Skip, Status::Skip), Status::Skip);
+  EXPECT_EQ(run_ut_api_outcome(Status::Pass, Status::Skip), Status::Pass);
+  EXPECT_EQ(run_ut_api_outcome(std::nullopt, Status::Skip), Status::Skip);
+  EXPECT_EQ(run_ut_api_outcome(std::nullopt, std::nullopt), Status::Skip);
 }
 
 }  // namespace
