@@ -85,6 +85,7 @@ struct PROBE_API DumpCompareTable {
   std::vector<RowColour> colours;            ///< one per row (all None without highlighting)
   /// Index of the first row the advisor reports ("No" / "Different" / "Warning"), or rows.size().
   std::size_t first_suspect = 0;
+  std::size_t suspects = 0;  ///< rows the advisor would report
   /// True when the compare was stopped: the rows are those of the dump entries compared before it, each
   /// entry whole.
   bool cancelled = false;

@@ -49,8 +49,8 @@ struct PROBE_API OutputCompareResult {
   std::optional<Status> backward_status;         ///< nullopt: no backward compared (" " in the CSV)
   std::vector<DetailRow> rows;                   ///< forward rows, then backward rows
   bool forward_ok = false, backward_ok = false;  ///< msprobe's return value (§3.6)
-  /// The result CSV row: 3 fields, plus the first SKIP row's message when a direction is SKIP.
-  CsvRow result_row;
+  /// The result row's Message: the first SKIP row's message when a direction is SKIP, else none.
+  std::optional<std::string> result_message;
 };
 
 /// Compares one API's outputs (and gradients). Throws probe::Error (InvalidArgument) with msprobe's text

@@ -573,6 +573,7 @@ DumpCompareTable dump_compare_detail::compare_dump_files_ex(
   t.kinds.reserve(built.size());
   for (std::size_t i = 0; i < built.size(); ++i) {
     if (built[i].suspect && t.first_suspect == built.size()) t.first_suspect = i;
+    t.suspects += built[i].suspect;
     std::vector<std::string> cells;
     std::vector<CellKind> kinds;
     cells.reserve(built[i].cells.size());

@@ -189,17 +189,7 @@ DumpCompareSummary::Output compare_pair(const std::string& npu_json, const std::
   o.cancelled = t.cancelled;
   o.mode = t.mode;
   o.rows = t.rows.size();
-  const auto col = [&](const char* name) -> std::size_t {
-    auto it = std::find(t.header.begin(), t.header.end(), name);
-    return static_cast<std::size_t>(it - t.header.begin());
-  };
-  const std::size_t verdict =
-      t.mode == DumpCompareMode::RealData ? col("Accuracy Reached or Not") : col("Result");
-  const char* bad = t.mode == DumpCompareMode::RealData ? "No"
-                    : t.mode == DumpCompareMode::Md5    ? "Different"
-                                                        : "Warning";
-  for (const auto& r : t.rows)
-    if (r[verdict] == bad) ++o.suspects;
+  o.suspects = t.suspects;
   const std::string stem = std::string(debug ? "debug_compare_result" : "compare_result") + suffix + "_" + ts;
   make_out_dir(options.out_dir);
   o.csv = (fs::path(options.out_dir) / (stem + ".csv")).string();

@@ -30,9 +30,6 @@ namespace fs = std::filesystem;
 namespace probe {
 namespace {
 
-// The Forward cell of an op that was not judged.
-const std::string kSkip(to_string(Status::Skip));
-
 bool valid_name_chars(std::string_view s) {
   if (s.empty() || s.size() > 200) return false;
   for (char c : s)
@@ -207,6 +204,51 @@ const std::vector<std::string>& online_details_header() {
   return h;
 }
 
+namespace {
+
+// One op's line of the result file: the rule's verdict (Skip: not judged, `message` says why).
+struct OnlineResult {
+  std::string name;
+  Status status = Status::Skip;
+  std::string message;
+};
+
+// One output's line of the Documented rule's details file.
+struct OnlineDetail {
+  std::string name, device_dtype, bench_dtype, device_shape, bench_shape;
+  Stats device, bench;
+  std::string cosine = "N/A", max_abs = "N/A", max_rel = "N/A", reached, message;
+};
+
+// The online checker's two files in one place: headers and cells of each rule's rows.
+class OnlineRowFormat {
+ public:
+  explicit OnlineRowFormat(OnlineRule rule) : rule_(rule) {}
+  const CsvRow& result_header() const { return result_csv_header(); }
+  const CsvRow& details_header() const {
+    return rule_ == OnlineRule::Documented ? online_details_header() : details_csv_header();
+  }
+  // The Documented rule answers True/False, the run_ut rule with its status; an op not judged is SKIP.
+  CsvRow result_cells(const OnlineResult& r) const {
+    std::string verdict(to_string(r.status));
+    if (rule_ == OnlineRule::Documented && r.status != Status::Skip)
+      verdict = r.status == Status::Pass ? "True" : "False";
+    return {r.name, verdict, "Nan", r.message};
+  }
+  CsvRow details_cells(const OnlineDetail& d) const {
+    return {d.name,        d.name,       d.device_dtype, d.bench_dtype, d.device_shape,
+            d.bench_shape, d.device.max, d.device.min,   d.device.mean, d.bench.max,
+            d.bench.min,   d.bench.mean, d.cosine,       d.max_abs,     d.max_rel,
+            d.reached,     "",           d.message};
+  }
+  CsvRow details_cells(const DetailRow& d) const { return d.to_csv(); }
+
+ private:
+  OnlineRule rule_;
+};
+
+}  // namespace
+
 struct OnlineChecker::Impl {
   OnlineCheckerOptions o;
   RunnerRegistry registry;
@@ -225,6 +267,7 @@ struct OnlineChecker::Impl {
 
   std::mutex out_mu;  // CSV rows of one op stay together
   std::unique_ptr<CsvWriter> result_csv, details_csv;
+  std::optional<OnlineRowFormat> format;  // from the rule, at construction
   std::vector<std::thread> threads;
 
   bool idle() const { return queue.empty() && reserved == 0 && in_flight == 0; }
@@ -247,7 +290,7 @@ struct OnlineChecker::Impl {
       try {
         outcome = process(job);
       } catch (const std::exception& e) {
-        write_rows({job_result_name(job), kSkip, "Nan", std::string("check failed: ") + e.what()}, {});
+        write_rows({job_result_name(job), Status::Skip, std::string("check failed: ") + e.what()}, {});
       }
       std::lock_guard lock(mu);
       --in_flight;
@@ -273,10 +316,11 @@ struct OnlineChecker::Impl {
   static std::string job_stem(const Job& j) { return j.api + "_" + std::to_string(j.idx); }
   static std::string job_result_name(const Job& j) { return job_stem(j) + "_output"; }
 
-  void write_rows(const CsvRow& result, const std::vector<CsvRow>& details) {
+  void write_rows(const OnlineResult& result, const std::vector<CsvRow>& details) {
+    const CsvRow cells = format->result_cells(result);
     std::lock_guard lock(out_mu);
     for (const auto& r : details) details_csv->write_row(r);
-    result_csv->write_row(result);
+    result_csv->write_row(cells);
   }
 
   bool wants_dump(const Job& j, bool passed) const {
@@ -313,14 +357,14 @@ struct OnlineChecker::Impl {
   Outcome process(Job& j) {
     const std::string result_name = job_result_name(j);
     if (!registry.find(o.framework, j.name.key)) {
-      write_rows({result_name, kSkip, "Nan", "no bench runner for " + j.name.key}, {});
+      write_rows({result_name, Status::Skip, "no bench runner for " + j.name.key}, {});
       return Outcome::Unsupported;
     }
     ApiResult bench;
     try {
       bench = registry.run_forward(o.framework, j.name.key, j.inputs, RunnerRole::Bench);
     } catch (const Error& e) {
-      write_rows({result_name, kSkip, "Nan", e.what()}, {});
+      write_rows({result_name, Status::Skip, e.what()}, {});
       return Outcome::Skip;
     }
     std::vector<Value> dev, ben;
@@ -336,56 +380,48 @@ struct OnlineChecker::Impl {
         message = fmt::format("the device gave {} outputs, the bench {}", dev.size(), ben.size());
       }
       for (std::size_t k = 0; k < std::min(dev.size(), ben.size()); ++k) {
-        const std::string row_name = result_name + ".forward.output." + std::to_string(k);
-        const Stats sd = stats_of(dev[k]), sb = stats_of(ben[k]);
-        CsvRow row = {row_name,
-                      row_name,
-                      dtype_text(dev[k]),
-                      dtype_text(ben[k]),
-                      dev[k].is_tensor() ? shape_list(dev[k].tensor().shape()) : "[]",
-                      ben[k].is_tensor() ? shape_list(ben[k].tensor().shape()) : "[]",
-                      sd.max,
-                      sd.min,
-                      sd.mean,
-                      sb.max,
-                      sb.min,
-                      sb.mean};
-        std::string cos = "N/A", max_abs = "N/A", max_rel = "N/A", reached, msg;
+        OnlineDetail row;
+        row.name = result_name + ".forward.output." + std::to_string(k);
+        row.device_dtype = dtype_text(dev[k]);
+        row.bench_dtype = dtype_text(ben[k]);
+        row.device_shape = dev[k].is_tensor() ? shape_list(dev[k].tensor().shape()) : "[]";
+        row.bench_shape = ben[k].is_tensor() ? shape_list(ben[k].tensor().shape()) : "[]";
+        row.device = stats_of(dev[k]);
+        row.bench = stats_of(ben[k]);
         if (dev[k].is_tensor() && ben[k].is_tensor() && is_floating(dev[k].tensor().dtype()) &&
             is_floating(ben[k].tensor().dtype())) {
           const DumpCompareResult r = dump_compare(dev[k].tensor(), ben[k].tensor());
-          cos = r.cosine.format(12);
-          max_abs = r.max_abs.format(12);
-          max_rel = r.max_rel.format(12);
-          reached = dump_accuracy_reached(r.cosine, r.max_abs);
-          msg = r.message;
-          if (reached == "None") {
+          row.cosine = r.cosine.format(12);
+          row.max_abs = r.max_abs.format(12);
+          row.max_rel = r.max_rel.format(12);
+          row.reached = dump_accuracy_reached(r.cosine, r.max_abs);
+          row.message = r.message;
+          if (row.reached == "None") {
             // DECISIONS D8: the documented rule needs a cosine; where there is none (one element, all zeros)
             // the output passes only within its absolute bound, never by default.
-            reached = r.max_abs.is_number() && r.max_abs.value <= 0.001 ? "Yes" : "No";
-            msg += "Cosine unavailable: judged by MaxAbsErr <= 0.001.";
+            row.reached = r.max_abs.is_number() && r.max_abs.value <= 0.001 ? "Yes" : "No";
+            row.message += "Cosine unavailable: judged by MaxAbsErr <= 0.001.";
           }
         } else if (dev[k].is_tensor() && ben[k].is_tensor()) {
           const Tensor& a = dev[k].tensor();
           const Tensor& b = ben[k].tensor();
           const bool same = a.shape() == b.shape() && binary_error_rate(b.to(a.dtype()), a) == 0;
-          reached = same ? "Yes" : "No";
-          msg = same ? "" : "integer/bool outputs differ (compared exactly)";
+          row.reached = same ? "Yes" : "No";
+          row.message = same ? "" : "integer/bool outputs differ (compared exactly)";
         } else if (dev[k].is_number() && ben[k].is_number()) {
           const double a = dev[k].as_double(), b = ben[k].as_double();
-          max_abs = python_repr(std::abs(a - b));
-          reached = a == b ? "Yes" : "No";
+          row.max_abs = python_repr(std::abs(a - b));
+          row.reached = a == b ? "Yes" : "No";
         } else if (dev[k].is_none() && ben[k].is_none()) {
-          reached = "Yes";
+          row.reached = "Yes";
         } else {
-          reached = "No";
-          msg = "device and bench outputs are of different kinds";
+          row.reached = "No";
+          row.message = "device and bench outputs are of different kinds";
         }
-        passed &= reached == "Yes";
-        row.insert(row.end(), {cos, max_abs, max_rel, reached, "", msg});
-        details.push_back(std::move(row));
+        passed &= row.reached == "Yes";
+        details.push_back(format->details_cells(row));
       }
-      write_rows({result_name, passed ? "True" : "False", "Nan", message}, details);
+      write_rows({result_name, passed ? Status::Pass : Status::Error, message}, details);
     } else {
       OutputCompareInput in;
       in.full_api_name = j.name.key + "." + std::to_string(j.idx);
@@ -395,13 +431,12 @@ struct OnlineChecker::Impl {
       try {
         r = compare_output(in, *standards);
       } catch (const Error& e) {
-        write_rows({result_name, kSkip, "Nan", e.what()}, {});
+        write_rows({result_name, Status::Skip, e.what()}, {});
         return Outcome::Skip;
       }
       passed = r.forward_status == Status::Pass;
-      for (const auto& row : r.rows) details.push_back(row.to_csv());
-      CsvRow result = {result_name, std::string(to_string(r.forward_status)), "Nan", ""};
-      write_rows(result, details);
+      for (const auto& row : r.rows) details.push_back(format->details_cells(row));
+      write_rows({result_name, r.forward_status, ""}, details);
     }
     if (wants_dump(j, passed)) dump(j, bench.outputs);
     return passed ? Outcome::Pass : Outcome::Fail;
@@ -453,9 +488,9 @@ OnlineChecker::OnlineChecker(OnlineCheckerOptions options, RunnerRegistry regist
   m.sum.run_dir = m.run_dir;
   m.sum.result_csv = m.run_dir + "/accuracy_checking_result_" + ts14 + ".csv";
   m.sum.details_csv = m.run_dir + "/accuracy_checking_details_" + ts14 + ".csv";
-  m.result_csv = std::make_unique<CsvWriter>(m.sum.result_csv, result_csv_header());
-  m.details_csv = std::make_unique<CsvWriter>(
-      m.sum.details_csv, m.o.rule == OnlineRule::Documented ? online_details_header() : details_csv_header());
+  m.format.emplace(m.o.rule);
+  m.result_csv = std::make_unique<CsvWriter>(m.sum.result_csv, m.format->result_header());
+  m.details_csv = std::make_unique<CsvWriter>(m.sum.details_csv, m.format->details_header());
   for (int i = 0; i < m.o.workers; ++i) m.threads.emplace_back([&m] { m.worker(); });
 }
 

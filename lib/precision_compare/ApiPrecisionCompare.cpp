@@ -63,18 +63,6 @@ std::optional<Status> aggregate(const std::vector<Status>& statuses) {
   return Status::Pass;
 }
 
-// One API's line of the result file as judged; result_cells() writes it.
-struct ResultRow {
-  std::string api;
-  std::optional<Status> forward, backward;  // nullopt: SPACE
-  std::string message;
-};
-
-CsvRow result_cells(const ResultRow& row) {
-  auto cell = [](const std::optional<Status>& s) { return std::string(s ? to_string(*s) : pc::kSpace); };
-  return {row.api, cell(row.forward), cell(row.backward), row.message};
-}
-
 void check_input_path(const std::string& path, const char* flag) {
   if (path.empty()) throw Error(ErrorKind::InvalidArgument, std::string(flag) + " is required");
   if (path.size() < 4 || path.compare(path.size() - 4, 4, ".csv") != 0)
@@ -205,7 +193,7 @@ class Run {
                       std::to_string(gpu_.row_number(it->second[0])) + " and " +
                       std::to_string(gpu_.row_number(it->second[1])) + ")",
                   gpu_.path(), "API Name", name);
-    CsvRow detail = pc::blank_detail_row(name);
+    CsvRow detail = pc::RowFormat::details_row(name);
     Status status = Status::Skip;
     try {
       status = pc::judge_row(t_, npu_, r, gpu_, it->second[0], parsed->api_name, detail);
@@ -244,18 +232,15 @@ class Run {
 
   // A row msprobe cannot judge: a SKIP detail row and a SKIP result row written at once, outside any group.
   void skip_row(const std::string& name, const std::string& message, pc::RowSkip note) {
-    CsvRow detail = pc::blank_detail_row(name);
-    detail[pc::kCompareResult] = to_string(Status::Skip);
-    detail[pc::kMessage] = message;
-    details_.write(detail);
+    details_.write(pc::RowFormat::skip_details_row(name, message));
     ++summary_.detail_rows;
     write_result({name, Status::Skip, Status::Skip, message});
     summary_.skipped.push_back(
         {std::move(note.file), note.row, std::move(note.column), std::move(note.detail)});
   }
 
-  void write_result(const ResultRow& row) {
-    result_.write(result_cells(row));
+  void write_result(const pc::ResultRow& row) {
+    result_.write(pc::RowFormat::result_cells(row));
     ++summary_.result_rows;
     if (row.forward == Status::Pass) ++summary_.forward_pass;
     if (row.forward == Status::Error) ++summary_.forward_error;
@@ -323,8 +308,9 @@ ApiPrecisionCompareSummary run_api_precision_compare(const ApiPrecisionCompareOp
   gpu.require_columns(pc::required_columns());
 
   fs::path out = prepare_out_dir(options.out_dir);
-  PendingOutput result(out / ("api_precision_compare_result_" + ts + ".csv"), pc::result_header());
-  PendingOutput details(out / ("api_precision_compare_details_" + ts + ".csv"), pc::details_header());
+  PendingOutput result(out / ("api_precision_compare_result_" + ts + ".csv"), pc::RowFormat::result_header());
+  PendingOutput details(out / ("api_precision_compare_details_" + ts + ".csv"),
+                        pc::RowFormat::details_header());
   ApiPrecisionCompareSummary summary;
   summary.result_csv = result.path();
   summary.details_csv = details.path();

@@ -59,8 +59,8 @@ Status judge_binary(const DetailsTable& npu, std::size_t r, CsvRow& d) {
   std::size_t c = need(npu, kErrorRateCol, r);
   const Status status = verdict(binary_consistency_pass(npu.to_float(r, c)));
   d[kErrorRate] = npu.copied(r, c);
-  d[kErrorRateStatus] = to_string(status);
-  d[kCompareResult] = to_string(status);
+  RowFormat::set(d, kErrorRateStatus, status);
+  RowFormat::set(d, kCompareResult, status);
   d[kAlgorithm] = standard_csv_name(Standard::BinaryConsistency);
   d[kMessage] = status == kError ? "ERROR: 二进制一致错误率超过阈值\n" : "";
   return status;
@@ -86,18 +86,18 @@ AbsoluteResult absolute_result(const DetailsTable& npu, std::size_t r) {
 
 void fill_absolute(const AbsoluteResult& a, CsvRow& d) {
   d[kInfNanRate] = fmt(a.inf_nan);
-  d[kInfNanStatus] = to_string(a.inf_nan_status);
+  RowFormat::set(d, kInfNanStatus, a.inf_nan_status);
   d[kRelErrRate] = fmt(a.rel);
-  d[kRelErrStatus] = to_string(a.rel_status);
+  RowFormat::set(d, kRelErrStatus, a.rel_status);
   d[kAbsErrRate] = fmt(a.abs);
-  d[kAbsErrStatus] = to_string(a.abs_status);
+  RowFormat::set(d, kAbsErrStatus, a.abs_status);
 }
 
 Status judge_absolute(const DetailsTable& npu, std::size_t r, CsvRow& d) {
   AbsoluteResult a = absolute_result(npu, r);
   fill_absolute(a, d);
   const Status status = verdict(!a.error);
-  d[kCompareResult] = to_string(status);
+  RowFormat::set(d, kCompareResult, status);
   d[kAlgorithm] = standard_csv_name(Standard::AbsoluteThreshold);
   // HEAD joins these without separators (1.0.4 ended each with a newline).
   std::string msg;
@@ -115,9 +115,9 @@ Status judge_accumulative(const Thresholds& t, const DetailsTable& npu, std::siz
   const Status eb_status = verdict(accumulative_eb_pass(eb, t.eb_threshold(dtype)));
   fill_absolute(a, d);
   d[kEbRatio] = fmt(eb);
-  d[kEbStatus] = to_string(eb_status);
+  RowFormat::set(d, kEbStatus, eb_status);
   const Status status = verdict(!a.error && eb_status != kError);
-  d[kCompareResult] = to_string(status);
+  RowFormat::set(d, kCompareResult, status);
   d[kAlgorithm] = standard_csv_name(Standard::Accumulative);
   std::vector<std::string> parts;
   if (a.inf_nan_status == kError) parts.push_back("ERROR: inf/nan错误率超过阈值\n");
@@ -134,8 +134,8 @@ Status judge_thousandth(const Thresholds& t, const DetailsTable& npu, std::size_
   std::size_t c = need(npu, kThousandthCol, r);
   const Status status = verdict(thousandth_pass(npu.to_float(r, c), t));
   d[kThousandth] = npu.copied(r, c);
-  d[kThousandthStatus] = to_string(status);
-  d[kCompareResult] = to_string(status);
+  RowFormat::set(d, kThousandthStatus, status);
+  RowFormat::set(d, kCompareResult, status);
   d[kAlgorithm] = standard_csv_name(Standard::Thousandth);
   d[kMessage] = status == kError ? "ERROR: 双千指标不达标\n" : "";
   return status;
@@ -171,7 +171,7 @@ Status judge_benchmark(const Thresholds& t, const DetailsTable& npu, std::size_t
     const Ratio& r = ratios[i];
     const Status status = verdict(benchmark_metric_pass(r, metrics[i].threshold));
     d[metrics[i].ratio_col] = fmt(r.value);
-    d[metrics[i].status_col] = to_string(status);
+    RowFormat::set(d, metrics[i].status_col, status);
     // Error balance is reported but, as in HEAD, never decides 比对结果.
     if (status == kError && metrics[i].error_message) {
       error = true;
@@ -179,7 +179,7 @@ Status judge_benchmark(const Thresholds& t, const DetailsTable& npu, std::size_t
     }
   }
   const Status status = verdict(!error);
-  d[kCompareResult] = to_string(status);
+  RowFormat::set(d, kCompareResult, status);
   d[kAlgorithm] = standard_csv_name(Standard::Benchmark);
   d[kMessage] = msg + errors;
   return status;
@@ -193,8 +193,8 @@ Status judge_ulp(const Thresholds& t, const DetailsTable& npu, std::size_t nr, c
     double p = cell_float(npu, nr, kUlpProportionCol);
     const Status status = verdict(fp8_ulp_pass(p, t));
     d[kUlpProportion] = fmt(p);
-    d[kUlpStatus] = to_string(status);
-    d[kCompareResult] = to_string(status);
+    RowFormat::set(d, kUlpStatus, status);
+    RowFormat::set(d, kCompareResult, status);
     d[kMessage] = status == kError ? kUlpError : "";
     return status;
   }
@@ -211,68 +211,25 @@ Status judge_ulp(const Thresholds& t, const DetailsTable& npu, std::size_t nr, c
   std::string msg = mean.message + prop.message;
   if (!mean.consistent || !prop.consistent) {
     // HEAD leaves ULP误差判定结果 blank on this path.
-    d[kCompareResult] = to_string(kError);
+    RowFormat::set(d, kCompareResult, kError);
     d[kMessage] = msg + kUlpError;
     return kError;
   }
   bool pass = ulp_pass(dtype == "torch.float32", m_npu, p_npu, prop.value, t);
   const Status status = verdict(pass);
-  d[kUlpStatus] = to_string(status);
-  d[kCompareResult] = to_string(status);
+  RowFormat::set(d, kUlpStatus, status);
+  RowFormat::set(d, kCompareResult, status);
   d[kMessage] = pass ? msg : msg + kUlpError;
   return status;
 }
 
 }  // namespace
 
-const CsvRow& details_header() {
-  static const CsvRow h{"API Name",
-                        "小值域错误比值",
-                        "小值域判定结果",
-                        "均方根误差比值",
-                        "均方根误差判定结果",
-                        "相对误差最大值比值",
-                        "相对误差最大值判定结果",
-                        "相对误差平均值比值",
-                        "相对误差平均值判定结果",
-                        "误差均衡性比值",
-                        "误差均衡性判定结果",
-                        "inf/nan错误率",
-                        "inf/nan判定结果",
-                        "相对误差错误率",
-                        "相对误差判定结果",
-                        "绝对误差错误率",
-                        "绝对误差判定结果",
-                        "二进制一致错误率",
-                        "二进制一致错误率判定结果",
-                        "ULP误差平均值",
-                        "ULP误差大于阈值占比",
-                        "ULP误差大于阈值占比比值",
-                        "ULP误差判定结果",
-                        "双千指标",
-                        "双千指标判定结果",
-                        "比对结果",
-                        "比对算法",
-                        "Message"};
-  return h;
-}
-
-const CsvRow& result_header() {
-  static const CsvRow h{"API Name", "Forward Test Success", "Backward Test Success", "Message"};
-  return h;
-}
-
 const std::vector<std::string>& required_columns() {
   static const std::vector<std::string> c{
       kApiNameCol,   kDeviceDtype, kSmallValue, kRmse,   kMaxRel,     kMeanRel,          kEb,
       kErrorRateCol, kInfNan,      kRelErr,     kAbsErr, kMeanUlpCol, kUlpProportionCol, kThousandthCol};
   return c;
-}
-
-CsvRow blank_detail_row(const std::string& api) {
-  CsvRow row(kDetailColumns, kSpace);
-  row[kApiName] = api;
-  return row;
 }
 
 Standard choose_algorithm(const Thresholds& t, const DetailsTable& npu, std::size_t row,
@@ -295,7 +252,7 @@ Status judge_row(const Thresholds& t, const DetailsTable& npu, std::size_t nrow,
   if (blank(dtype) || t.unsupported_dtypes.count(dtype) ||
       npu.raw(nrow, need(npu, kShape, nrow)) == t.zero_shape) {
     std::size_t mc = need(npu, kMessageCol, nrow);
-    detail[kCompareResult] = to_string(kSkip);
+    RowFormat::set(detail, kCompareResult, kSkip);
     // DECISIONS D11: pandas hands msprobe NaN for an empty Message, which it prints as "nan"; probe keeps it
     // empty.
     detail[kMessage] = npu.raw(nrow, mc);

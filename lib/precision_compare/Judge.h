@@ -5,55 +5,15 @@
 #include <string>
 
 #include "precision_compare/DetailsTable.h"
+#include "precision_compare/RowFormat.h"
 #include "precision_compare/Thresholds.h"
 #include "probe/csv.h"
 #include "probe/status.h"
 
 namespace probe::precision_compare {
 
-/// msprobe's blank cell.
-inline constexpr const char* kSpace = " ";
-
-/// The 28 columns of api_precision_compare_details_*.csv, in order.
-enum DetailCol : std::size_t {
-  kApiName,
-  kSmallRatio,
-  kSmallStatus,
-  kRmseRatio,
-  kRmseStatus,
-  kMaxRelRatio,
-  kMaxRelStatus,
-  kMeanRelRatio,
-  kMeanRelStatus,
-  kEbRatio,
-  kEbStatus,
-  kInfNanRate,
-  kInfNanStatus,
-  kRelErrRate,
-  kRelErrStatus,
-  kAbsErrRate,
-  kAbsErrStatus,
-  kErrorRate,
-  kErrorRateStatus,
-  kMeanUlp,
-  kUlpProportion,
-  kUlpProportionRatio,
-  kUlpStatus,
-  kThousandth,
-  kThousandthStatus,
-  kCompareResult,
-  kAlgorithm,
-  kMessage,
-  kDetailColumns
-};
-
-const CsvRow& details_header();
-const CsvRow& result_header();
 /// Columns both inputs must have (msprobe aborts without them).
 const std::vector<std::string>& required_columns();
-
-/// A details row for `api`: every cell SPACE.
-CsvRow blank_detail_row(const std::string& api);
 
 /// Which algorithm judges this row (§4.2 as api_precision_compare applies it).
 Standard choose_algorithm(const Thresholds& t, const DetailsTable& npu, std::size_t row,

@@ -44,7 +44,8 @@ RunUtSummary run_engine(const std::vector<std::string>& apis,
   ResumeState resumed;
   // DECISIONS D4: both frameworks skip the APIs already in the result file (msprobe's MindSpore
   // checker re-runs everything and appends duplicates).
-  if (config.resume) resumed = load_and_repair(config.paths, config.framework, apis);
+  const RunUtFormat& format = run_ut_format(config.framework);
+  if (config.resume) resumed = load_and_repair(config.paths, format, apis);
   for (const auto& [f, b] : resumed.statuses) count(summary, f, b);
 
   std::vector<std::size_t> todo;
@@ -53,7 +54,7 @@ RunUtSummary run_engine(const std::vector<std::string>& apis,
   std::size_t total = apis.size();
   std::size_t done = total - todo.size();
 
-  OutputWriter writer(config.paths, config.framework);
+  OutputWriter writer(config.paths, format);
   auto report = [&] {
     if (!progress) return;
     RunUtProgress p;

@@ -14,25 +14,10 @@
 #include <sstream>
 
 #include "probe/error.h"
-#include "probe/output_compare.h"
 #include "support/Timestamp.h"
 
 namespace probe::rut {
 namespace fs = std::filesystem;
-
-CsvRow result_header(Framework fw) {
-  // msprobe spells the first column differently in the two checkers.
-  if (fw == Framework::MindSpore)
-    return {"API Name", "Forward Test Success", "Backward Test Success", "Message"};
-  return result_csv_header();
-}
-
-CsvRow details_header(Framework fw) {
-  if (fw == Framework::MindSpore)
-    return {"API Name",  "Bench Dtype",    "Tested Dtype", "Shape",  "Cosine",
-            "MaxAbsErr", "MaxRelativeErr", "Status",       "Message"};
-  return details_csv_header();  // the PyTorch layout is owned by the output comparer
-}
 
 OutputPaths new_output_paths(const std::string& out_dir, const std::string& timestamp) {
   if (!detail::is_timestamp(timestamp))
@@ -187,7 +172,7 @@ bool known_status(const std::string& s) { return s.empty() || s == kSpace || par
 
 }  // namespace
 
-ResumeState load_and_repair(const OutputPaths& paths, Framework fw,
+ResumeState load_and_repair(const OutputPaths& paths, const RunUtFormat& format,
                             const std::vector<std::string>& dump_apis) {
   // Names as the writer put them into the file.
   std::vector<std::string> apis;
@@ -208,12 +193,11 @@ ResumeState load_and_repair(const OutputPaths& paths, Framework fw,
     // Killed before even the header was complete: start the file afresh.
     if (!text.empty()) truncate_file(paths.result, 0);
   } else {
-    const CsvRow want = result_header(fw);
+    const CsvRow& want = format.result_header();
     CsvRow header = parse_record(text, records.front(), paths.result);
     if (!header_matches(header, want))
       throw Error(ErrorKind::Format,
-                  "not a " + std::string(fw == Framework::MindSpore ? "MindSpore" : "PyTorch") +
-                      " run_ut result file (header differs)",
+                  "not a " + std::string(format.name()) + " run_ut result file (header differs)",
                   paths.result);
     std::size_t pos = 0;  // next candidate in `apis`
     for (std::size_t i = 1; i < records.size(); ++i) {
@@ -228,7 +212,7 @@ ResumeState load_and_repair(const OutputPaths& paths, Framework fw,
                     paths.result, where, name);
       // PyTorch writes a row for every API, MindSpore none for an API with nothing to compare.
       std::size_t found = pos;
-      if (fw == Framework::MindSpore) {
+      if (!format.result_row_per_api()) {
         while (found < apis.size() && apis[found] != name) ++found;
       } else if (found < apis.size() && apis[found] != name) {
         found = apis.size();
@@ -247,10 +231,7 @@ ResumeState load_and_repair(const OutputPaths& paths, Framework fw,
       st.done.insert(name);
       const std::optional<Status> forward = parse_status(row[1]);
       st.statuses.emplace_back(forward, parse_status(row[2]));
-      // A MindSpore forward SKIP has no details row; a row with a status has at least one.
-      const bool status_from_details =
-          fw == Framework::MindSpore ? forward != Status::Skip : forward.has_value();
-      rows.push_back({name, records[i].begin, status_from_details});
+      rows.push_back({name, records[i].begin, format.result_has_details(forward)});
       st.next = pos;
     }
     if (complete_end != text.size()) truncate_file(paths.result, complete_end);
@@ -264,7 +245,7 @@ ResumeState load_and_repair(const OutputPaths& paths, Framework fw,
   std::vector<CsvRow> drows;
   if (!drecs.empty()) {
     CsvRow dheader = parse_record(dtext, drecs.front(), paths.details);
-    if (!header_matches(dheader, details_header(fw)))
+    if (!header_matches(dheader, format.details_header()))
       throw Error(ErrorKind::Format, "not a run_ut details file (header differs)", paths.details);
     for (std::size_t i = 1; i < drecs.size(); ++i) {
       drows.push_back(parse_record(dtext, drecs[i], paths.details));
@@ -307,19 +288,10 @@ ResumeState load_and_repair(const OutputPaths& paths, Framework fw,
   return st;
 }
 
-CsvRow result_cells(Framework fw, const ResultRow& row) {
-  // msprobe's PyTorch checker writes an absent direction as " ", its MindSpore checker as "".
-  const std::string blank = fw == Framework::MindSpore ? "" : kSpace;
-  auto cell = [&](const std::optional<Status>& s) { return s ? std::string(to_string(*s)) : blank; };
-  CsvRow cells{row.api, cell(row.forward), cell(row.backward)};
-  if (row.message) cells.push_back(*row.message);
-  return cells;
-}
-
-OutputWriter::OutputWriter(const OutputPaths& paths, Framework fw)
-    : fw_(fw),
-      details_(std::make_unique<CsvWriter>(paths.details, details_header(fw))),
-      result_(std::make_unique<CsvWriter>(paths.result, result_header(fw))) {
+OutputWriter::OutputWriter(const OutputPaths& paths, const RunUtFormat& format)
+    : format_(format),
+      details_(std::make_unique<CsvWriter>(paths.details, format.details_header())),
+      result_(std::make_unique<CsvWriter>(paths.result, format.result_header())) {
   ::chmod(paths.details.c_str(), 0640);
   ::chmod(paths.result.c_str(), 0640);
 }
@@ -365,7 +337,7 @@ void OutputWriter::write(const ApiRows& rows) {
   const long api_number = ++apis_written;
   for (const auto& r : rows.details) details_->write_row(escaped(r));
   maybe_kill_for_test(api_number, true);
-  if (rows.result) result_->write_row(escaped(result_cells(fw_, *rows.result)));
+  if (rows.result) result_->write_row(escaped(format_.result_cells(*rows.result)));
   maybe_kill_for_test(api_number, false);
 }
 

@@ -11,15 +11,10 @@
 #include "probe/error.h"
 #include "probe/run_ut.h"
 #include "probe/status.h"
+#include "run_ut/RowFormat.h"
 #include "support/FileOps.h"
 
 namespace probe::rut {
-
-/// msprobe's empty cell.
-inline const std::string kSpace = " ";
-
-CsvRow result_header(Framework fw);
-CsvRow details_header(Framework fw);
 
 struct OutputPaths {
   std::string result, details;
@@ -54,24 +49,8 @@ struct ResumeState {
 /// prefix; MindSpore, which writes no row for an API with nothing to compare: an ordered subsequence):
 /// throws Format naming the row otherwise (a file of another dump, a foreign header, garbage,
 /// duplicates). Call with the claim_outputs lock held.
-ResumeState load_and_repair(const OutputPaths& paths, Framework fw, const std::vector<std::string>& apis);
-
-/// One API's line of the result file as run_ut decided it; result_cells() writes it.
-struct ResultRow {
-  std::string api;
-  std::optional<Status> forward, backward;  ///< nullopt: the blank cell (" " PyTorch, "" MindSpore)
-  std::optional<std::string> message;       ///< nullopt: no Message cell (PyTorch rows without one)
-};
-
-/// The cells of a result row in `fw`'s spelling.
-CsvRow result_cells(Framework fw, const ResultRow& row);
-
-/// One API's rows; `result` nullopt means no result row (MindSpore APIs with nothing to compare).
-struct ApiRows {
-  std::string name;
-  std::vector<CsvRow> details;
-  std::optional<ResultRow> result;
-};
+ResumeState load_and_repair(const OutputPaths& paths, const RunUtFormat& format,
+                            const std::vector<std::string>& apis);
 
 /// Full API name of a details row name (`<full>.forward.output.3` -> `<full>`).
 std::string full_name_of_details_row(const std::string& row_name);
@@ -80,11 +59,11 @@ std::string full_name_of_details_row(const std::string& row_name);
 /// leaves at most one API half-written (repaired by load_and_repair).
 class OutputWriter {
  public:
-  OutputWriter(const OutputPaths& paths, Framework fw);
+  OutputWriter(const OutputPaths& paths, const RunUtFormat& format);
   void write(const ApiRows& rows);
 
  private:
-  Framework fw_;
+  const RunUtFormat& format_;
   std::unique_ptr<CsvWriter> details_, result_;
 };
 

@@ -12,7 +12,6 @@
 
 #include "probe/dump.h"
 #include "probe/error.h"
-#include "probe/output_compare.h"
 #include "probe/precheck_frame.h"
 #include "probe/precision_standard.h"
 #include "probe/run_ut.h"
@@ -24,6 +23,7 @@
 #include "run_ut/OutputFiles.h"
 #include "run_ut/RandomInputs.h"
 #include "run_ut/RecordChecker.h"
+#include "run_ut/RowFormat.h"
 #include "support/Timestamp.h"
 
 namespace probe {
@@ -52,14 +52,6 @@ std::optional<double> stat_number(const Statistic& s) {
   return s.as_double();
 }
 
-CsvRow skip_details_row(Framework fw, const std::string& name, const std::string& message) {
-  CsvRow r(details_header(fw).size(), kSpace);
-  r[0] = name;
-  r[r.size() - 2] = to_string(Status::Skip);
-  r.back() = message;
-  return r;
-}
-
 // Where one API's tensors come from: the dump's tensor files, or the blobs of a record received whole
 // (online pre-check, probe/run_ut_stream.h). `dump` is the dump (or the record's one-entry header) whose
 // task says whether a tensor without data may be generated from its statistics.
@@ -80,6 +72,7 @@ struct Context {
   const RunnerRegistry* registry = nullptr;
   RunUtConfig config;
   const Standards* standards = nullptr;
+  const RunUtFormat* format = nullptr;  // the checker's rows, picked once from `framework`
   const RunUtOptions* options = nullptr;
   std::map<std::string, const DumpEntry*> backward;
   bool statistics_dump_with_files = false;  // some tensors real, the rest generated from statistics
@@ -438,15 +431,7 @@ class ApiChecker {
 
  private:
   ApiRows skip(const std::string& full, const std::string& message) const {
-    ApiRows r;
-    r.name = full;
-    if (ctx_.framework == Framework::MindSpore) {
-      r.result = ResultRow{full, Status::Skip, std::nullopt, message};
-    } else {
-      r.details.push_back(skip_details_row(ctx_.framework, full + ".forward.output.0", message));
-      r.result = ResultRow{full, Status::Skip, Status::Skip, message};
-    }
-    return r;
+    return ctx_.format->skip(full, message);
   }
 
   ApiRows run(const std::string& full, const std::string& api_name, const std::string& runner_api,
@@ -542,56 +527,21 @@ class ApiChecker {
       have_grads = bwd_skip.empty();
     }
     taped.reset();  // the forward's graph is no longer needed
-    ApiRows r;
-    r.name = full;
-    bool fwd_ok = false, bwd_ok = false;
-    if (ctx_.framework == Framework::MindSpore) {
-      mindspore_rows(full, bench.outputs, device, false, r, fwd_ok);
-      if (have_grads)
-        mindspore_rows(full, bench_grads, device_grads, true, r, bwd_ok);
-      else
-        bwd_ok = true;
-      if (!bwd_skip.empty()) {
-        r.result->backward = Status::Skip;
-        *r.result->message += bwd_skip;
-      } else if (r.details.empty()) {
-        r.result.reset();  // nothing compared and nothing failed: msprobe writes no result row
-      }
-    } else {
-      OutputCompareInput in;
-      in.full_api_name = full;
-      in.bench_output = Value(bench.outputs);
-      in.device_output = Value(device);
-      if (have_grads) {
-        in.bench_grad = Value(bench_grads);
-        in.device_grad = Value(device_grads);
-      }
-      in.backward_message = bwd_message.empty() ? bwd_skip : bwd_message;
-      OutputCompareResult cmp = compare_output(in, *ctx_.standards);
-      const std::string bwd_prefix = full + ".backward.output.";
-      // The Bench Dtype column: the probe profile names the dtype probe benched in (float64, D5); the
-      // msprobe profile writes what msprobe's raised-precision bench would have.
-      const std::optional<DType> msprobe_bench =
-          ctx_.standards->profile() == Profile::MsProbe ? msprobe_bench_dtype(api_name, call) : std::nullopt;
-      for (auto row : cmp.rows) {
-        if (row.bench_dtype == "torch.float64") {
-          if (msprobe_bench)
-            row.bench_dtype = std::string(torch_name(*msprobe_bench));
-          else if (ctx_.standards->profile() == Profile::MsProbe && row.device_dtype != kSpace)
-            row.bench_dtype = row.device_dtype;
-        }
-        // Say why an input gradient was not compared (instead of msprobe's "Bench output is None").
-        if (row.status == Status::Skip && row.api_name.rfind(bwd_prefix, 0) == 0) {
-          std::size_t i = std::stoul(row.api_name.substr(bwd_prefix.size()));
-          if (i < bwd_notes.size() && !bwd_notes[i].empty()) row.message = bwd_notes[i];
-        }
-        r.details.push_back(row.to_csv());
-      }
-      r.result = ResultRow{full, cmp.forward_status, cmp.backward_status, std::nullopt};
-      if (cmp.result_row.size() > 3) r.result->message = cmp.result_row[3];
-      fwd_ok = cmp.forward_ok;
-      bwd_ok = cmp.backward_ok;
+    ApiOutputs outputs;
+    outputs.full_name = full;
+    outputs.bench = bench.outputs;  // tensors share their storage: copies are cheap
+    outputs.device = device;
+    if (have_grads) {
+      outputs.bench_grads = bench_grads;
+      outputs.device_grads = device_grads;
     }
+    outputs.backward_skip = bwd_message.empty() ? bwd_skip : bwd_message;
+    outputs.backward_notes = std::move(bwd_notes);
+    if (ctx_.standards->profile() == Profile::MsProbe)
+      outputs.msprobe_bench_dtype = msprobe_bench_dtype(api_name, call);
+    ComparedApi compared = ctx_.format->compare(outputs, *ctx_.standards);
+    ApiRows& r = compared.rows;
+    const bool fwd_ok = compared.forward_ok, bwd_ok = compared.backward_ok;
     // DECISIONS (generated inputs): in a dump that holds some tensor files, a reader cannot tell from the
     // verdict alone which APIs ran on generated data, so the result row says so.
     if (ctx_.statistics_dump_with_files && vb.random() > 0 && r.result) {
@@ -619,57 +569,7 @@ class ApiChecker {
         if (ctx_.error_data_failures++ == 0) ctx_.error_data_problem = full + ": " + problem;
       }
     }
-    return r;
-  }
-
-  // §7.2-§7.4: MindSpore rows of one direction appended to `r`, and its part of the result row.
-  void mindspore_rows(const std::string& full, const std::vector<Value>& bench,
-                      const std::vector<Value>& tested, bool backward, ApiRows& r, bool& ok) const {
-    auto keep = [&](const Value& v) {
-      if (v.is_none()) return false;
-      return !backward || (v.is_tensor() && is_floating(v.tensor().dtype()));
-    };
-    std::vector<const Value*> b, t;
-    for (const auto& v : bench)
-      if (keep(v)) b.push_back(&v);
-    for (const auto& v : tested)
-      if (keep(v)) t.push_back(&v);
-    std::optional<Status> status;
-    std::string message;
-    std::size_t n = std::min(b.size(), t.size());
-    auto dtype_text = [](const Value& v, const Value& like) -> std::string {
-      if (v.is_tensor())
-        return std::string(mindspore_name(like.is_tensor() ? like.tensor().dtype() : v.tensor().dtype()));
-      // MindSpore calls a sequence output a tuple; every other kind keeps Value's own name.
-      if (v.kind() == Value::Kind::List) return "tuple";
-      return std::string(to_string(v.kind()));
-    };
-    for (std::size_t i = 0; i < n; ++i) {
-      MindSporeRow row = compare_mindspore(*b[i], *t[i], *ctx_.standards);
-      // The bench ran in float64 (D5); the CSV names the dtype the API has, as msprobe's same-dtype bench
-      // does.
-      CsvRow cells = {full + (backward ? ".backward.output." : ".forward.output.") + std::to_string(i),
-                      dtype_text(*b[i], *t[i]),
-                      dtype_text(*t[i], *t[i]),
-                      b[i]->is_tensor() ? shape_to_string(b[i]->tensor().shape()) : "()",
-                      row.cosine.format(),
-                      row.max_abs.format(),
-                      row.max_rel.format(),
-                      std::string(to_string(row.status)),
-                      row.message};
-      for (int c : {4, 5, 6})
-        if (cells[c] == kSpace) cells[c].clear();  // MindSpore writes None as an empty cell
-      r.details.push_back(std::move(cells));
-      if (row.status != Status::Pass) {
-        status = Status::Error;
-        message += row.message;
-      }
-    }
-    if (n > 0 && !status) status = Status::Pass;
-    ok = status != Status::Error;
-    if (!r.result) r.result = ResultRow{full, std::nullopt, std::nullopt, ""};
-    (backward ? r.result->backward : r.result->forward) = status;
-    if (status == Status::Error) *r.result->message += message;
+    return std::move(compared.rows);
   }
 
   std::string backward_message(const std::string& api_name, bool has_out_kwarg) const {
@@ -1040,6 +940,7 @@ RunUtSummary run_ut(const RunUtOptions& options, const RunnerRegistry& registry,
       ctx.framework == Framework::MindSpore && !ctx.mindtorch ? Framework::MindSpore : Framework::PyTorch;
   ctx.registry = &registry;
   ctx.standards = &standards;
+  ctx.format = &run_ut_format(ctx.framework);
   if (dump.task() != "tensor")
     for (const DumpEntry& e : dump.entries()) {
       const auto tensors = e.tensors();
@@ -1135,6 +1036,7 @@ RecordChecker::RecordChecker(const RunUtOptions& options, Framework framework, c
   ctx.runner_fw = framework;
   ctx.registry = &registry;
   ctx.standards = &standards;
+  ctx.format = &run_ut_format(framework);
   if (options.save_error_data) ctx.error_data_dir = std::move(error_data_dir);
   state_->checker = std::make_unique<ApiChecker>(ctx);
 }

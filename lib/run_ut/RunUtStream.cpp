@@ -108,7 +108,8 @@ struct RunUtStream::Impl {
       if (!fs::is_regular_file(paths.details, ec))
         throw Error(ErrorKind::Io, "details file of the resumed result file does not exist", paths.details);
       lock = rut::claim_outputs(paths, true);
-      const rut::ResumeState st = rut::load_and_repair(paths, framework, written_apis(paths.result));
+      const rut::ResumeState st =
+          rut::load_and_repair(paths, rut::run_ut_format(framework), written_apis(paths.result));
       for (const auto& [f, b] : st.statuses) rut::count(summary.run_ut, f, b);
       seen.insert(st.done.begin(), st.done.end());
     } else {
@@ -134,7 +135,7 @@ struct RunUtStream::Impl {
     }
     checker =
         std::make_unique<rut::RecordChecker>(options.run_ut, framework, *registry, *standards, error_dir);
-    writer = std::make_unique<rut::OutputWriter>(paths, framework);
+    writer = std::make_unique<rut::OutputWriter>(paths, rut::run_ut_format(framework));
     on_stop.emplace(std::move(stop), [this] {
       std::lock_guard guard(m);
       stopped = true;

@@ -4,6 +4,7 @@ set(PROBE_SOURCES
   Engine.cpp
   OutputFiles.cpp
   RandomInputs.cpp
+  RowFormat.cpp
   RunUtFlow.cpp
   RunUtStream.cpp
 )

@@ -416,56 +416,11 @@ OutputCompareResult compare_output(const OutputCompareInput& in, const Standards
   }
   r.forward_ok = r.forward_status == kPass;
   r.backward_ok = !r.backward_status || *r.backward_status == kPass;
-  r.result_row = {in.full_api_name, std::string(to_string(r.forward_status)),
-                  r.backward_status ? std::string(to_string(*r.backward_status)) : " "};
   if (r.forward_status == kSkip && forward_rows > 0)
-    r.result_row.push_back(r.rows[0].message);
+    r.result_message = r.rows[0].message;
   else if (r.backward_status == kSkip && r.rows.size() > forward_rows)
-    r.result_row.push_back(r.rows[forward_rows].message);
+    r.result_message = r.rows[forward_rows].message;
   return r;
-}
-
-CsvRow DetailRow::to_csv(int precision) const {
-  CsvRow out{api_name, bench_dtype, device_dtype, shape};
-  for (const MetricValue* v :
-       {&cosine, &max_abs, &hundredth, &thousandth, &ten_thousandth, &binary_err_rate, &error_balance, &rmse,
-        &small_value_err_ratio, &max_rel_err, &mean_rel_err, &inf_nan_err_ratio, &rel_err_ratio,
-        &abs_err_ratio, &ulp_max, &ulp_mean, &ulp_ratio})
-    out.push_back(v->format(precision));
-  out.emplace_back(to_string(status));
-  out.push_back(message);
-  return out;
-}
-
-const CsvRow& details_csv_header() {
-  static const CsvRow h{"API Name",
-                        "Bench Dtype",
-                        "DEVICE Dtype",
-                        "Shape",
-                        "余弦相似度",
-                        "最大绝对误差",
-                        "双百指标",
-                        "双千指标",
-                        "双万指标",
-                        "二进制一致错误率",
-                        "误差均衡性",
-                        "均方根误差",
-                        "小值域错误占比",
-                        "相对误差最大值",
-                        "相对误差平均值",
-                        "inf/nan错误率",
-                        "相对误差错误率",
-                        "绝对误差错误率",
-                        "ULP误差最大值",
-                        "ULP误差平均值",
-                        "ULP误差大于阈值占比",
-                        "Status",
-                        "Message"};
-  return h;
-}
-const CsvRow& result_csv_header() {
-  static const CsvRow h{"API name", "Forward Test Success", "Backward Test Success", "Message"};
-  return h;
 }
 
 MindSporeRow compare_mindspore(const Value& bench, const Value& tested, const Standards& cfg) {

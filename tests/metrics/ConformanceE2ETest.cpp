@@ -11,6 +11,7 @@
 
 #include "probe/csv.h"
 #include "probe/output_compare.h"
+#include "run_ut/RowFormat.h"
 
 namespace probe {
 namespace {
@@ -120,7 +121,8 @@ std::string run_side(const std::string& side, std::string& result_csv, Profile p
       in.backward_message = "This API does not have backward input data, skip backward.";
     OutputCompareResult r = compare_output(in, cfg);
     for (const auto& row : r.rows) details += csv_encode_row(row.to_csv()) + "\r\n";
-    result_csv += csv_encode_row(r.result_row) + "\r\n";
+    const rut::ResultRow result{in.full_api_name, r.forward_status, r.backward_status, r.result_message};
+    result_csv += csv_encode_row(rut::run_ut_format(Framework::PyTorch).result_cells(result)) + "\r\n";
     std::string ret = std::string("(") + (r.forward_ok ? "True" : "False") + ", " +
                       (r.backward_ok ? "True" : "False") + ")";
     if (profile == Profile::MsProbe) {

@@ -12,7 +12,7 @@ namespace {
 
 TEST(PrecisionCompareProbeFormat, ReadsProbeRunUtDetails) {
   testing::TempDir dir("probe_fmt");
-  const CsvRow header = rut::details_header(Framework::PyTorch);
+  const CsvRow header = rut::run_ut_format(Framework::PyTorch).details_header();
   std::vector<testing::Cells> rows{{{"API Name", "Torch.abs.0.forward.output.0"},
                                     {"DEVICE Dtype", "torch.float16"},
                                     {"Shape", "(3,)"},
@@ -32,7 +32,7 @@ TEST(PrecisionCompareProbeFormat, ReadsProbeRunUtDetails) {
 TEST(PrecisionCompareProbeFormat, MindSporeDetailsAreRefusedWithAHint) {
   testing::TempDir dir("ms_fmt");
   auto f = testing::write_details(dir.file("d.csv"), {{{"API Name", "Mint.abs.0.forward.output.0"}}},
-                                  rut::details_header(Framework::MindSpore));
+                                  rut::run_ut_format(Framework::MindSpore).details_header());
   try {
     run_api_precision_compare(testing::options_for(f, f, dir.file("out")));
     FAIL() << "no error";

@@ -94,7 +94,7 @@ TEST(RunUtFiles, NamesAndHeadersLikeMsprobe) {
   auto p = new_output_paths(t.path.string(), "20240101120000");
   EXPECT_EQ(fs::path(p.result).filename(), "accuracy_checking_result_20240101120000.csv");
   EXPECT_EQ(fs::path(p.details).filename(), "accuracy_checking_details_20240101120000.csv");
-  { OutputWriter w(p, Framework::PyTorch); }
+  { OutputWriter w(p, run_ut_format(Framework::PyTorch)); }
   std::string res = slurp(p.result);
   EXPECT_EQ(res,
             "\xEF\xBB\xBF"
@@ -106,8 +106,8 @@ TEST(RunUtFiles, NamesAndHeadersLikeMsprobe) {
   EXPECT_EQ(rows[0].size(), 23u);
   EXPECT_EQ(rows[0][4], "余弦相似度");
   EXPECT_EQ(rows[0][20], "ULP误差大于阈值占比");
-  EXPECT_EQ(details_header(Framework::MindSpore).size(), 9u);
-  EXPECT_EQ(result_header(Framework::MindSpore)[0], "API Name");
+  EXPECT_EQ(run_ut_format(Framework::MindSpore).details_header().size(), 9u);
+  EXPECT_EQ(run_ut_format(Framework::MindSpore).result_header()[0], "API Name");
   EXPECT_THROW(new_output_paths(t.path.string(), "2024"), Error);
 }
 
@@ -211,7 +211,7 @@ TEST(RunUtEngine, ResumeAfterAKillAnywhereGivesIdenticalFiles) {
       auto part = run(t.path, head, 2, false);
       ApiRows next = fake_rows(apis, m);
       std::string det_bytes,
-          res_bytes = csv_encode_row(result_cells(Framework::PyTorch, *next.result)) + "\r\n";
+          res_bytes = csv_encode_row(run_ut_format(Framework::PyTorch).result_cells(*next.result)) + "\r\n";
       for (const auto& r : next.details) det_bytes += csv_encode_row(r) + "\r\n";
       if (tear == 1) append(part.details_csv, det_bytes);
       if (tear == 2) append(part.details_csv, det_bytes.substr(0, det_bytes.size() / 2 + 1));

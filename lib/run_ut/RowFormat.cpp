@@ -1,0 +1,231 @@
+// The rows of run_ut's two checkers (precheck.md §3.5-§3.6 PyTorch, §7.2-§7.4 MindSpore), in one place each.
+#include "run_ut/RowFormat.h"
+
+#include <algorithm>
+
+#include "probe/output_compare.h"
+
+namespace probe {
+
+CsvRow DetailRow::to_csv(int precision) const {
+  CsvRow out{api_name, bench_dtype, device_dtype, shape};
+  for (const MetricValue* v :
+       {&cosine, &max_abs, &hundredth, &thousandth, &ten_thousandth, &binary_err_rate, &error_balance, &rmse,
+        &small_value_err_ratio, &max_rel_err, &mean_rel_err, &inf_nan_err_ratio, &rel_err_ratio,
+        &abs_err_ratio, &ulp_max, &ulp_mean, &ulp_ratio})
+    out.push_back(v->format(precision));
+  out.emplace_back(to_string(status));
+  out.push_back(message);
+  return out;
+}
+
+const CsvRow& details_csv_header() {
+  static const CsvRow h{"API Name",
+                        "Bench Dtype",
+                        "DEVICE Dtype",
+                        "Shape",
+                        "余弦相似度",
+                        "最大绝对误差",
+                        "双百指标",
+                        "双千指标",
+                        "双万指标",
+                        "二进制一致错误率",
+                        "误差均衡性",
+                        "均方根误差",
+                        "小值域错误占比",
+                        "相对误差最大值",
+                        "相对误差平均值",
+                        "inf/nan错误率",
+                        "相对误差错误率",
+                        "绝对误差错误率",
+                        "ULP误差最大值",
+                        "ULP误差平均值",
+                        "ULP误差大于阈值占比",
+                        "Status",
+                        "Message"};
+  return h;
+}
+
+const CsvRow& result_csv_header() {
+  static const CsvRow h{"API name", "Forward Test Success", "Backward Test Success", "Message"};
+  return h;
+}
+
+namespace rut {
+namespace {
+
+// The result row with `blank` for a direction that has no verdict.
+CsvRow result_cells_with(const ResultRow& row, const std::string& blank) {
+  auto cell = [&](const std::optional<Status>& s) { return s ? std::string(to_string(*s)) : blank; };
+  CsvRow cells{row.api, cell(row.forward), cell(row.backward)};
+  if (row.message) cells.push_back(*row.message);
+  return cells;
+}
+
+class PyTorchFormat final : public RunUtFormat {
+ public:
+  const CsvRow& result_header() const override { return result_csv_header(); }
+  const CsvRow& details_header() const override { return details_csv_header(); }
+  CsvRow result_cells(const ResultRow& row) const override { return result_cells_with(row, kSpace); }
+  bool result_has_details(std::optional<Status> forward) const override { return forward.has_value(); }
+  bool result_row_per_api() const override { return true; }
+  const char* name() const override { return "PyTorch"; }
+
+  ApiRows skip(const std::string& full, const std::string& message) const override {
+    ApiRows r;
+    r.name = full;
+    DetailRow row;  // every metric blank, status SKIP
+    row.api_name = full + ".forward.output.0";
+    row.message = message;
+    r.details.push_back(row.to_csv());
+    r.result = ResultRow{full, Status::Skip, Status::Skip, message};
+    return r;
+  }
+
+  ComparedApi compare(const ApiOutputs& api, const Standards& standards) const override {
+    OutputCompareInput in;
+    in.full_api_name = api.full_name;
+    in.bench_output = Value(api.bench);
+    in.device_output = Value(api.device);
+    if (api.bench_grads && api.device_grads) {
+      in.bench_grad = Value(*api.bench_grads);
+      in.device_grad = Value(*api.device_grads);
+    }
+    in.backward_message = api.backward_skip;
+    const OutputCompareResult cmp = compare_output(in, standards);
+    ComparedApi out;
+    out.rows.name = api.full_name;
+    const std::string bwd_prefix = api.full_name + ".backward.output.";
+    const bool msprobe = standards.profile() == Profile::MsProbe;
+    for (DetailRow row : cmp.rows) {
+      // The Bench Dtype column: the probe profile names the dtype probe benched in (float64, D5); the
+      // msprobe profile writes what msprobe's raised-precision bench would have.
+      if (row.bench_dtype == "torch.float64") {
+        if (api.msprobe_bench_dtype)
+          row.bench_dtype = std::string(torch_name(*api.msprobe_bench_dtype));
+        else if (msprobe && row.device_dtype != kSpace)
+          row.bench_dtype = row.device_dtype;
+      }
+      // Say why an input gradient was not compared (instead of msprobe's "Bench output is None").
+      if (row.status == Status::Skip && row.api_name.rfind(bwd_prefix, 0) == 0) {
+        std::size_t i = std::stoul(row.api_name.substr(bwd_prefix.size()));
+        if (i < api.backward_notes.size() && !api.backward_notes[i].empty())
+          row.message = api.backward_notes[i];
+      }
+      out.rows.details.push_back(row.to_csv());
+    }
+    out.rows.result = ResultRow{api.full_name, cmp.forward_status, cmp.backward_status, cmp.result_message};
+    out.forward_ok = cmp.forward_ok;
+    out.backward_ok = cmp.backward_ok;
+    return out;
+  }
+};
+
+class MindSporeFormat final : public RunUtFormat {
+ public:
+  const CsvRow& result_header() const override {
+    // msprobe spells the first column differently in the two checkers.
+    static const CsvRow h{"API Name", "Forward Test Success", "Backward Test Success", "Message"};
+    return h;
+  }
+  const CsvRow& details_header() const override {
+    static const CsvRow h{"API Name",  "Bench Dtype",    "Tested Dtype", "Shape",  "Cosine",
+                          "MaxAbsErr", "MaxRelativeErr", "Status",       "Message"};
+    return h;
+  }
+  CsvRow result_cells(const ResultRow& row) const override { return result_cells_with(row, ""); }
+  // A forward SKIP has no details row; a row with a status has at least one.
+  bool result_has_details(std::optional<Status> forward) const override { return forward != Status::Skip; }
+  bool result_row_per_api() const override { return false; }
+  const char* name() const override { return "MindSpore"; }
+
+  ApiRows skip(const std::string& full, const std::string& message) const override {
+    ApiRows r;
+    r.name = full;
+    r.result = ResultRow{full, Status::Skip, std::nullopt, message};
+    return r;
+  }
+
+  ComparedApi compare(const ApiOutputs& api, const Standards& standards) const override {
+    ComparedApi out;
+    ApiRows& r = out.rows;
+    r.name = api.full_name;
+    direction(api.full_name, api.bench, api.device, false, standards, r, out.forward_ok);
+    if (api.bench_grads && api.device_grads)
+      direction(api.full_name, *api.bench_grads, *api.device_grads, true, standards, r, out.backward_ok);
+    else
+      out.backward_ok = true;
+    if (!api.backward_skip.empty()) {
+      if (!r.result) r.result = ResultRow{api.full_name, std::nullopt, std::nullopt, ""};
+      r.result->backward = Status::Skip;
+      *r.result->message += api.backward_skip;
+    } else if (r.details.empty()) {
+      r.result.reset();  // nothing compared and nothing failed: msprobe writes no result row
+    }
+    return out;
+  }
+
+ private:
+  // §7.2-§7.4: the rows of one direction appended to `r`, and its part of the result row.
+  static void direction(const std::string& full, const std::vector<Value>& bench,
+                        const std::vector<Value>& tested, bool backward, const Standards& standards,
+                        ApiRows& r, bool& ok) {
+    auto keep = [&](const Value& v) {
+      if (v.is_none()) return false;
+      return !backward || (v.is_tensor() && is_floating(v.tensor().dtype()));
+    };
+    std::vector<const Value*> b, t;
+    for (const auto& v : bench)
+      if (keep(v)) b.push_back(&v);
+    for (const auto& v : tested)
+      if (keep(v)) t.push_back(&v);
+    std::optional<Status> status;
+    std::string message;
+    std::size_t n = std::min(b.size(), t.size());
+    auto dtype_text = [](const Value& v, const Value& like) -> std::string {
+      if (v.is_tensor())
+        return std::string(mindspore_name(like.is_tensor() ? like.tensor().dtype() : v.tensor().dtype()));
+      // MindSpore calls a sequence output a tuple; every other kind keeps Value's own name.
+      if (v.kind() == Value::Kind::List) return "tuple";
+      return std::string(to_string(v.kind()));
+    };
+    for (std::size_t i = 0; i < n; ++i) {
+      MindSporeRow row = compare_mindspore(*b[i], *t[i], standards);
+      // The bench ran in float64 (D5); the CSV names the dtype the API has, as msprobe's same-dtype bench
+      // does.
+      CsvRow cells = {full + (backward ? ".backward.output." : ".forward.output.") + std::to_string(i),
+                      dtype_text(*b[i], *t[i]),
+                      dtype_text(*t[i], *t[i]),
+                      b[i]->is_tensor() ? shape_to_string(b[i]->tensor().shape()) : "()",
+                      row.cosine.format(),
+                      row.max_abs.format(),
+                      row.max_rel.format(),
+                      std::string(to_string(row.status)),
+                      row.message};
+      for (int c : {4, 5, 6})
+        if (cells[c] == kSpace) cells[c].clear();  // MindSpore writes None as an empty cell
+      r.details.push_back(std::move(cells));
+      if (row.status != Status::Pass) {
+        status = Status::Error;
+        message += row.message;
+      }
+    }
+    if (n > 0 && !status) status = Status::Pass;
+    ok = status != Status::Error;
+    if (!r.result) r.result = ResultRow{full, std::nullopt, std::nullopt, ""};
+    (backward ? r.result->backward : r.result->forward) = status;
+    if (status == Status::Error) *r.result->message += message;
+  }
+};
+
+}  // namespace
+
+const RunUtFormat& run_ut_format(Framework fw) {
+  static const PyTorchFormat pytorch;
+  static const MindSporeFormat mindspore;
+  if (fw == Framework::MindSpore) return mindspore;
+  return pytorch;
+}
+
+}  // namespace rut
+}  // namespace probe

@@ -1,0 +1,75 @@
+// Internal: the two layouts of run_ut's result and details files (msprobe's PyTorch and MindSpore checkers).
+// Each format owns its headers and turns one API's compared outputs into its rows; run_ut picks one per run.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "probe/csv.h"
+#include "probe/dtype.h"
+#include "probe/precision_standard.h"
+#include "probe/run_ut.h"
+#include "probe/status.h"
+#include "probe/value.h"
+
+namespace probe::rut {
+
+/// msprobe's empty cell.
+inline const std::string kSpace = " ";
+
+/// One API's line of the result file as run_ut decided it; RunUtFormat::result_cells() writes it.
+struct ResultRow {
+  std::string api;
+  std::optional<Status> forward, backward;  ///< nullopt: the blank cell (" " PyTorch, "" MindSpore)
+  std::optional<std::string> message;       ///< nullopt: no Message cell (PyTorch rows without one)
+};
+
+/// One API's rows; `result` nullopt means no result row (MindSpore APIs with nothing to compare).
+struct ApiRows {
+  std::string name;
+  std::vector<CsvRow> details;
+  std::optional<ResultRow> result;
+};
+
+/// What one API produced once bench and device ran, as the format compares it.
+struct ApiOutputs {
+  std::string full_name;                                        ///< `Functional.relu.0`
+  std::vector<Value> bench, device;                             ///< forward outputs
+  std::optional<std::vector<Value>> bench_grads, device_grads;  ///< input gradients, when compared
+  std::string backward_skip;                                    ///< non-empty: backward not compared, and why
+  std::vector<std::string> backward_notes;   ///< per input gradient: why it was not compared ("" = it was)
+  std::optional<DType> msprobe_bench_dtype;  ///< msprobe profile: the dtype msprobe's bench would have used
+};
+
+/// One API's rows and msprobe's return values (whether each direction counts as passed).
+struct ComparedApi {
+  ApiRows rows;
+  bool forward_ok = false, backward_ok = false;
+};
+
+/// A checker's file layout. The two instances are immutable: use from many threads is safe.
+class RunUtFormat {
+ public:
+  virtual ~RunUtFormat() = default;
+  virtual const CsvRow& result_header() const = 0;
+  virtual const CsvRow& details_header() const = 0;
+  /// The result row's cells in this checker's spelling.
+  virtual CsvRow result_cells(const ResultRow& row) const = 0;
+  /// The rows of an API skipped as a whole, `message` saying why.
+  virtual ApiRows skip(const std::string& full_name, const std::string& message) const = 0;
+  /// Compares one API's outputs (and gradients) by `standards` and lays them out as rows.
+  virtual ComparedApi compare(const ApiOutputs& api, const Standards& standards) const = 0;
+  /// True when every API checked gets a result row (PyTorch); MindSpore writes none for an API with nothing
+  /// to compare.
+  virtual bool result_row_per_api() const = 0;
+  /// True when a result row with this forward status has details rows (resume checks them).
+  virtual bool result_has_details(std::optional<Status> forward) const = 0;
+  /// "PyTorch" / "MindSpore", for messages.
+  virtual const char* name() const = 0;
+};
+
+/// The format of msprobe's checker for `fw` (MindSpore, else PyTorch).
+const RunUtFormat& run_ut_format(Framework fw);
+
+}  // namespace probe::rut
