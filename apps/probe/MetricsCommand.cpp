@@ -6,6 +6,7 @@
 
 #include "Commands.h"
 #include "probe/error.h"
+#include "probe/metric_table.h"
 #include "probe/output_compare.h"
 #include "probe/pair_metrics.h"
 #include "probe/tensor_file.h"
@@ -107,27 +108,8 @@ int run_metrics(Args args) {
       {"profile", std::string(to_string(profile))}};
   if (pm.metrics) {
     const TensorMetrics& m = *pm.metrics;
-    out.insert(out.end(), {{"standard", pm.standard ? std::string(standard_id(*pm.standard)) : "none"},
-                           {"cosine", m.cosine.format()},
-                           {"max_abs_err", m.max_abs_err.format()},
-                           {"hundredth", m.hundredth.format()},
-                           {"thousandth", m.thousandth.format()},
-                           {"ten_thousandth", m.ten_thousandth.format()},
-                           {"binary_err_rate", m.binary_err_rate.format()},
-                           {"error_balance", m.error_balance.format()},
-                           {"rmse", m.rmse.format()},
-                           {"small_value_err_ratio", m.small_value_err_ratio.format()},
-                           {"max_rel_err", m.max_rel_err.format()},
-                           {"mean_rel_err", m.mean_rel_err.format()},
-                           {"inf_nan_err_ratio", m.inf_nan_err_ratio.format()},
-                           {"rel_err_ratio", m.rel_err_ratio.format()},
-                           {"abs_err_ratio", m.abs_err_ratio.format()},
-                           {"acc_inf_nan_err_ratio", m.acc_inf_nan_err_ratio.format()},
-                           {"acc_rel_err_ratio", m.acc_rel_err_ratio.format()},
-                           {"acc_abs_err_ratio", m.acc_abs_err_ratio.format()},
-                           {"ulp_max", m.ulp_max.format()},
-                           {"ulp_mean", m.ulp_mean.format()},
-                           {"ulp_ratio", m.ulp_ratio.format()}});
+    out.emplace_back("standard", pm.standard ? std::string(standard_id(*pm.standard)) : "none");
+    for (const MetricColumn& c : metric_table()) out.emplace_back(c.id, (m.*c.value).format());
     const DumpCompareResult& dc = *pm.dump;
     out.insert(out.end(), {{"dump_cosine", dc.cosine.format(12)},
                            {"dump_euc_dist", dc.euc_dist.format(12)},

@@ -3,46 +3,35 @@
 
 #include <algorithm>
 
+#include "probe/metric_table.h"
 #include "probe/output_compare.h"
 
 namespace probe {
 
 CsvRow DetailRow::to_csv(int precision) const {
   CsvRow out{api_name, bench_dtype, device_dtype, shape};
-  for (const MetricValue* v :
-       {&cosine, &max_abs, &hundredth, &thousandth, &ten_thousandth, &binary_err_rate, &error_balance, &rmse,
-        &small_value_err_ratio, &max_rel_err, &mean_rel_err, &inf_nan_err_ratio, &rel_err_ratio,
-        &abs_err_ratio, &ulp_max, &ulp_mean, &ulp_ratio})
-    out.push_back(v->format(precision));
+  for (const MetricColumn& m : metric_table())
+    if (!m.pytorch_header.empty()) out.push_back((this->*m.column).format(precision));
   out.emplace_back(to_string(status));
   out.push_back(message);
   return out;
 }
 
+namespace {
+
+// The details header of a checker: four leading columns, one per metric with a `header`, Status, Message.
+CsvRow details_header_of(std::string_view MetricColumn::*header, const char* tested_dtype) {
+  CsvRow h{"API Name", "Bench Dtype", tested_dtype, "Shape"};
+  for (const MetricColumn& m : metric_table())
+    if (!(m.*header).empty()) h.emplace_back(m.*header);
+  h.insert(h.end(), {"Status", "Message"});
+  return h;
+}
+
+}  // namespace
+
 const CsvRow& details_csv_header() {
-  static const CsvRow h{"API Name",
-                        "Bench Dtype",
-                        "DEVICE Dtype",
-                        "Shape",
-                        "余弦相似度",
-                        "最大绝对误差",
-                        "双百指标",
-                        "双千指标",
-                        "双万指标",
-                        "二进制一致错误率",
-                        "误差均衡性",
-                        "均方根误差",
-                        "小值域错误占比",
-                        "相对误差最大值",
-                        "相对误差平均值",
-                        "inf/nan错误率",
-                        "相对误差错误率",
-                        "绝对误差错误率",
-                        "ULP误差最大值",
-                        "ULP误差平均值",
-                        "ULP误差大于阈值占比",
-                        "Status",
-                        "Message"};
+  static const CsvRow h = details_header_of(&MetricColumn::pytorch_header, "DEVICE Dtype");
   return h;
 }
 
@@ -129,8 +118,7 @@ class MindSporeFormat final : public RunUtFormat {
     return h;
   }
   const CsvRow& details_header() const override {
-    static const CsvRow h{"API Name",  "Bench Dtype",    "Tested Dtype", "Shape",  "Cosine",
-                          "MaxAbsErr", "MaxRelativeErr", "Status",       "Message"};
+    static const CsvRow h = details_header_of(&MetricColumn::mindspore_header, "Tested Dtype");
     return h;
   }
   CsvRow result_cells(const ResultRow& row) const override { return result_cells_with(row, ""); }

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "probe/error.h"
+#include "probe/metric_table.h"
 #include "probe/number_format.h"
 #include "probe/output_compare.h"
 #include "probe/status.h"
@@ -83,14 +84,6 @@ std::string torch_size(const Shape& s) {
   return out + "])";
 }
 
-// The absolute-threshold and accumulative standards report their ratios in the same three columns.
-void set_error_ratios(DetailRow& row, const MetricValue& inf_nan, const MetricValue& rel,
-                      const MetricValue& abs) {
-  row.inf_nan_err_ratio = inf_nan;
-  row.rel_err_ratio = rel;
-  row.abs_err_ratio = abs;
-}
-
 // Share of elements whose relative error, with msprobe's bfloat16 denominator |bench| + 2^-8 (§2.2),
 // is below 2^-7; NaN and Inf count as failing, as in §2.5.
 // Reads both tensors in place (no float64 copies): the device is bfloat16 here.
@@ -127,33 +120,9 @@ void compare_float(std::string_view api_name, const Tensor& bench, const Tensor&
   const TensorMetrics& m = computed ? *computed : own;
   std::string msg;
   if (supported) {
-    switch (standard) {
-      case Standard::Benchmark:
-        row.error_balance = m.error_balance;
-        row.rmse = m.rmse;
-        row.small_value_err_ratio = m.small_value_err_ratio;
-        row.max_rel_err = m.max_rel_err;
-        row.mean_rel_err = m.mean_rel_err;
-        break;
-      case Standard::AbsoluteThreshold:
-        set_error_ratios(row, m.inf_nan_err_ratio, m.rel_err_ratio, m.abs_err_ratio);
-        break;
-      case Standard::BinaryConsistency:
-        row.binary_err_rate = m.binary_err_rate;
-        break;
-      case Standard::Ulp:
-        row.ulp_max = m.ulp_max;
-        row.ulp_mean = m.ulp_mean;
-        row.ulp_ratio = m.ulp_ratio;
-        break;
-      case Standard::Thousandth:
-        row.thousandth = m.thousandth;
-        break;
-      case Standard::Accumulative:
-        row.error_balance = m.error_balance;
-        set_error_ratios(row, m.acc_inf_nan_err_ratio, m.acc_rel_err_ratio, m.acc_abs_err_ratio);
-        break;
-    }
+    // The standard's own columns (§4.1), as the metric table lists them.
+    for (const MetricColumn& c : metric_table())
+      if (c.reported_by(standard)) row.*c.column = m.*c.value;
   } else {
     msg += "The data type " + dev_dtype + " is not supported for new precision standard.";
   }

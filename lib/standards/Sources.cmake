@@ -3,4 +3,5 @@ set(PROBE_SOURCES
   OutputCompare.cpp
   Judge.cpp
   PairMetrics.cpp
+  MetricTable.cpp
 )
