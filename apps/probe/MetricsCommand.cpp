@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "ArgParser.h"
 #include "Commands.h"
 #include "probe/error.h"
 #include "probe/metric_table.h"
@@ -64,33 +65,40 @@ Tensor load_operand(const std::string& spec) {
 }  // namespace
 
 int run_metrics(Args args) {
-  std::vector<std::string> files;
+  enum Flag { Api, Json, ProfileFlag, StandardsFile, FrameworkFlag };
+  const std::vector<FlagSpec> specs = {
+      {Api, {"--api"}, Arity::One},
+      {Json, {"--json"}, Arity::None},
+      {ProfileFlag, {"--profile"}, Arity::One},
+      {StandardsFile, {"--standards"}, Arity::One},
+      {FrameworkFlag, {"--framework"}, Arity::One},
+  };
   std::string api = "benchmark_default", standards, profile_text = "probe";
   bool json = false;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&]() -> const std::string& {
-      if (i + 1 >= args.size()) throw Error(ErrorKind::InvalidArgument, a + " needs a value");
-      return args[++i];
-    };
-    if (a == "-h" || a == "--help") {
-      fmt::print("{}", kHelp);
-      return 0;
-    } else if (a == "--api")
-      api = value();
-    else if (a == "--json")
-      json = true;
-    else if (a == "--profile")
-      profile_text = value();
-    else if (a == "--standards")
-      standards = value();
-    else if (a == "--framework")
-      value();
-    else if (!a.empty() && a[0] == '-')
-      throw Error(ErrorKind::InvalidArgument, "unknown option " + a);
-    else
-      files.push_back(a);
+  // Every positional argument is kept, so that a wrong count gets the message below.
+  ParsedArgs parsed = parse_args(args, specs, args.size());
+  for (const ParsedFlag& f : parsed.flags) {
+    switch (f.id) {
+      case kHelpFlag:
+        fmt::print("{}", kHelp);
+        return 0;
+      case Api:
+        api = f.value();
+        break;
+      case Json:
+        json = true;
+        break;
+      case ProfileFlag:
+        profile_text = f.value();
+        break;
+      case StandardsFile:
+        standards = f.value();
+        break;
+      case FrameworkFlag:  // accepted for symmetry with the other commands; the metrics do not depend on it
+        break;
+    }
   }
+  const std::vector<std::string>& files = parsed.positional;
   if (files.size() != 2) {
     fmt::print(stderr,
                "probe metrics: expected two tensor files (BENCH DEVICE), got {}; see probe metrics --help\n",
