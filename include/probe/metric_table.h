@@ -32,4 +32,8 @@ struct MetricColumn {
 /// absolute threshold's columns) after the column they fill.
 std::span<const MetricColumn> metric_table() noexcept;
 
+/// The PyTorch details column of metric `id` ("rmse" -> "均方根误差"); throws probe::Error (InvalidArgument)
+/// for an id the table does not have or one without a column of its own.
+std::string_view metric_pytorch_header(std::string_view id);
+
 }  // namespace probe

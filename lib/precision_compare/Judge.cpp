@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "precision_compare/Rules.h"
+#include "probe/metric_table.h"
 #include "probe/number_format.h"
 
 namespace probe::precision_compare {
@@ -15,18 +16,19 @@ const char* const kApiNameCol = "API Name";
 const char* const kDeviceDtype = "DEVICE Dtype";
 const char* const kShape = "Shape";
 const char* const kMessageCol = "Message";
-const char* const kSmallValue = "小值域错误占比";
-const char* const kRmse = "均方根误差";
-const char* const kMaxRel = "相对误差最大值";
-const char* const kMeanRel = "相对误差平均值";
-const char* const kEb = "误差均衡性";
-const char* const kErrorRateCol = "二进制一致错误率";
-const char* const kInfNan = "inf/nan错误率";
-const char* const kRelErr = "相对误差错误率";
-const char* const kAbsErr = "绝对误差错误率";
-const char* const kMeanUlpCol = "ULP误差平均值";
-const char* const kUlpProportionCol = "ULP误差大于阈值占比";
-const char* const kThousandthCol = "双千指标";
+// The run_ut details columns this command reads, named by the metric table.
+const std::string kSmallValue(metric_pytorch_header("small_value_err_ratio"));
+const std::string kRmse(metric_pytorch_header("rmse"));
+const std::string kMaxRel(metric_pytorch_header("max_rel_err"));
+const std::string kMeanRel(metric_pytorch_header("mean_rel_err"));
+const std::string kEb(metric_pytorch_header("error_balance"));
+const std::string kErrorRateCol(metric_pytorch_header("binary_err_rate"));
+const std::string kInfNan(metric_pytorch_header("inf_nan_err_ratio"));
+const std::string kRelErr(metric_pytorch_header("rel_err_ratio"));
+const std::string kAbsErr(metric_pytorch_header("abs_err_ratio"));
+const std::string kMeanUlpCol(metric_pytorch_header("ulp_mean"));
+const std::string kUlpProportionCol(metric_pytorch_header("ulp_ratio"));
+const std::string kThousandthCol(metric_pytorch_header("thousandth"));
 
 std::string fmt(double v) { return format_fixed(v, 14); }
 
@@ -43,7 +45,7 @@ bool blank(const std::string& s) {
   return true;
 }
 
-std::size_t need(const DetailsTable& t, const char* name, std::size_t row) {
+std::size_t need(const DetailsTable& t, const std::string& name, std::size_t row) {
   if (auto c = t.column(name)) return *c;
   // msprobe reads Shape/Message lazily; a missing one raises KeyError('<name>'), whose text becomes the
   // message.
@@ -51,7 +53,7 @@ std::size_t need(const DetailsTable& t, const char* name, std::size_t row) {
                 "the " + t.role() + " details CSV has no column " + name};
 }
 
-double cell_float(const DetailsTable& t, std::size_t row, const char* name) {
+double cell_float(const DetailsTable& t, std::size_t row, const std::string& name) {
   return t.to_float(row, need(t, name, row));
 }
 
@@ -144,7 +146,7 @@ Status judge_thousandth(const Thresholds& t, const DetailsTable& npu, std::size_
 Status judge_benchmark(const Thresholds& t, const DetailsTable& npu, std::size_t nr, const DetailsTable& gpu,
                        std::size_t gr, const std::string& dtype, CsvRow& d) {
   struct Metric {
-    const char* column;
+    const std::string& column;
     double threshold;
     DetailCol ratio_col, status_col;
     const char* error_message;

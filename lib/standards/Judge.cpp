@@ -13,6 +13,7 @@
 #include "precision_compare/Rules.h"
 #include "precision_compare/Thresholds.h"
 #include "probe/error.h"
+#include "probe/metric_table.h"
 #include "standards/ItemCompare.h"
 
 namespace probe {
@@ -196,17 +197,18 @@ void judge_precision_standard(std::string_view api, const Tensor& bench, const T
           const char* name;
           const MetricValue &npu, &ref;
           double threshold;
-          const char* column;
+          std::string_view column;  // the details column, for the message
         };
         const Metric metrics[] = {
             {"small value error ratio / reference", row.small_value_err_ratio, ref_row.small_value_err_ratio,
-             t.small_value_err, "小值域错误占比"},
-            {"rmse / reference", row.rmse, ref_row.rmse, t.rmse_err, "均方根误差"},
+             t.small_value_err, metric_pytorch_header("small_value_err_ratio")},
+            {"rmse / reference", row.rmse, ref_row.rmse, t.rmse_err, metric_pytorch_header("rmse")},
             {"max relative error / reference", row.max_rel_err, ref_row.max_rel_err, t.max_rel_err,
-             "相对误差最大值"},
+             metric_pytorch_header("max_rel_err")},
             {"mean relative error / reference", row.mean_rel_err, ref_row.mean_rel_err, t.mean_rel_err,
-             "相对误差平均值"},
-            {"error balance / reference", row.error_balance, ref_row.error_balance, t.eb_err, "误差均衡性"},
+             metric_pytorch_header("mean_rel_err")},
+            {"error balance / reference", row.error_balance, ref_row.error_balance, t.eb_err,
+             metric_pytorch_header("error_balance")},
         };
         for (const Metric& m : metrics) {
           auto x = need(m.npu), y = need(m.ref);
@@ -222,8 +224,8 @@ void judge_precision_standard(std::string_view api, const Tensor& bench, const T
       auto m_npu = need(row.ulp_mean), m_ref = need(ref_row.ulp_mean), p_npu = need(row.ulp_ratio),
            p_ref = need(ref_row.ulp_ratio);
       if (!m_npu || !m_ref || !p_npu || !p_ref) return skip(v, kEmpty);
-      const pc::Ratio mean = pc::metric_ratio(*m_npu, *m_ref, 1.0, "ULP误差平均值");
-      const pc::Ratio prop = pc::metric_ratio(*p_npu, *p_ref, min_err, "ULP误差大于阈值占比");
+      const pc::Ratio mean = pc::metric_ratio(*m_npu, *m_ref, 1.0, metric_pytorch_header("ulp_mean"));
+      const pc::Ratio prop = pc::metric_ratio(*p_npu, *p_ref, min_err, metric_pytorch_header("ulp_ratio"));
       v.message = mean.message + prop.message;
       const bool fp32 = dtype == "torch.float32";
       v.pass_if_any = true;

@@ -1,7 +1,9 @@
 // The metric table (include/probe/metric_table.h): the one list of run_ut's per-output metrics.
 #include <array>
 #include <initializer_list>
+#include <string>
 
+#include "probe/error.h"
 #include "probe/metric_table.h"
 
 namespace probe {
@@ -53,5 +55,11 @@ constexpr std::array<MetricColumn, 20> kTable{{
 }  // namespace
 
 std::span<const MetricColumn> metric_table() noexcept { return kTable; }
+
+std::string_view metric_pytorch_header(std::string_view id) {
+  for (const MetricColumn& m : kTable)
+    if (m.id == id && !m.pytorch_header.empty()) return m.pytorch_header;
+  throw Error(ErrorKind::InvalidArgument, "no details column for metric '" + std::string(id) + "'");
+}
 
 }  // namespace probe
