@@ -7,6 +7,7 @@
 #include <span>
 #include <string_view>
 
+#include "probe/export.h"
 #include "probe/metrics.h"
 #include "probe/output_compare.h"
 #include "probe/precision_standard.h"
@@ -30,10 +31,10 @@ struct MetricColumn {
 
 /// Every metric in PyTorch details-column order, the accumulative standard's ratios (which share the
 /// absolute threshold's columns) after the column they fill.
-std::span<const MetricColumn> metric_table() noexcept;
+PROBE_API std::span<const MetricColumn> metric_table() noexcept;
 
 /// The PyTorch details column of metric `id` ("rmse" -> "均方根误差"); throws probe::Error (InvalidArgument)
 /// for an id the table does not have or one without a column of its own.
-std::string_view metric_pytorch_header(std::string_view id);
+PROBE_API std::string_view metric_pytorch_header(std::string_view id);
 
 }  // namespace probe
