@@ -78,7 +78,9 @@ std::vector<double> reference_permute(const std::vector<double>& in, const Shape
 }
 
 bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+  // memcmp must not see the null data() of an empty vector (undefined even for size 0).
+  return a.size() == b.size() &&
+         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
 }
 
 std::vector<Shape> shapes() {
