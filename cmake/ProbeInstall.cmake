@@ -35,7 +35,6 @@ if(PROBE_BUILD_SHARED)
   # headers' std::jthread needs); --static would add the rest.
   set(PROBE_PC_DEPENDENCIES "Requires.private: ${probe_pc_requires}\nLibs: -L\${libdir} -lprobe -pthread\nLibs.private: -lfmt")
 else()
-  # A static libprobe: its dependencies are needed by every link, not only with --static.
   set(PROBE_PC_DEPENDENCIES "# libprobe is a static library: its dependencies are needed by every link, not only with --static.\nRequires: ${probe_pc_requires}\nLibs: -L\${libdir} -lprobe -lfmt -pthread")
 endif()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/probe.pc.in ${PROJECT_BINARY_DIR}/probe.pc @ONLY)
