@@ -3,6 +3,7 @@
 #   COMPONENT        the component's name, for messages
 #   CONSUMER_SOURCE  the consumer's CMake project; CONSUMER_EXE  the executable it builds and this script runs
 #   EXPECT_OUTPUT    optional regex the consumer's output must match (e.g. GoogleTest's PASSED line)
+#   CONSUMER_FLAGS   compile and link flags the consumer needs (the sanitizer runtime of an instrumented probe)
 file(REMOVE_RECURSE ${WORK_DIR})
 execute_process(COMMAND ${CMAKE_COMMAND} --install ${PROBE_BINARY_DIR} --prefix ${WORK_DIR}/prefix
                 RESULT_VARIABLE rc)
@@ -10,7 +11,8 @@ if(rc)
   message(FATAL_ERROR "install failed")
 endif()
 execute_process(COMMAND ${CMAKE_COMMAND} -S ${CONSUMER_SOURCE} -B ${WORK_DIR}/build
-                        -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix RESULT_VARIABLE rc)
+                        -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix "-DCMAKE_CXX_FLAGS=${CONSUMER_FLAGS}"
+                        "-DCMAKE_EXE_LINKER_FLAGS=${CONSUMER_FLAGS}" RESULT_VARIABLE rc)
 if(rc)
   message(FATAL_ERROR "${COMPONENT} consumer configure failed")
 endif()

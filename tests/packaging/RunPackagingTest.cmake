@@ -27,7 +27,8 @@ endfunction()
 
 # 1. find_package(probe) from the relocated prefix.
 execute_process(COMMAND ${CMAKE_COMMAND} -S ${PROBE_PACKAGING_SOURCE} -B ${WORK_DIR}/build
-                        -DCMAKE_PREFIX_PATH=${prefix} RESULT_VARIABLE rc)
+                        -DCMAKE_PREFIX_PATH=${prefix} "-DCMAKE_CXX_FLAGS=${CONSUMER_FLAGS}"
+                        "-DCMAKE_EXE_LINKER_FLAGS=${CONSUMER_FLAGS}" RESULT_VARIABLE rc)
 if(rc)
   message(FATAL_ERROR "consumer configure failed")
 endif()
@@ -53,7 +54,7 @@ execute_process(COMMAND pkg-config --cflags --libs probe RESULT_VARIABLE rc OUTP
 if(rc OR NOT flags MATCHES "-std=c\\+\\+20" OR NOT flags MATCHES "${prefix}")
   message(FATAL_ERROR "pkg-config flags wrong (${rc}): ${flags}")
 endif()
-separate_arguments(flag_list UNIX_COMMAND "${flags}")
+separate_arguments(flag_list UNIX_COMMAND "${flags} ${CONSUMER_FLAGS}")
 if(PROBE_SHARED)
   # Where a shared libprobe is found at run time is the consumer's choice; this one records it.
   execute_process(COMMAND pkg-config --variable=libdir probe OUTPUT_VARIABLE pc_libdir
