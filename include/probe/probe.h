@@ -23,6 +23,7 @@
 #include "probe/online_server.h"
 #include "probe/online_wire.h"
 #include "probe/output_compare.h"
+#include "probe/pair_metrics.h"
 #include "probe/parallel.h"
 #include "probe/precheck_frame.h"
 #include "probe/precision_standard.h"
