@@ -20,11 +20,13 @@ esac
 
 packages=(cmake ninja-build g++ pkg-config rapidjson-dev libxtensor-dev xtl-dev libzip-dev libxlsxwriter-dev
           libeigen3-dev libfmt-dev zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev libyaml-dev
-          libopenblas-dev)
+          libopenblas-dev libssl-dev)
 if [ "$mode" = clang ]; then packages+=(clang); fi  # Debian 12: clang 14, the compiler of the fuzzer build
 # The suite checks that Python's torch.load reads the .pt files probe writes (tests/io), with Debian's own
 # interpreter: a missing torch is a test failure, never a skip, so every test mode installs it.
 if [ "$mode" != example ] && [ "$mode" != fuzz ]; then packages+=(python3 python3-numpy python3-torch); fi
+# The online TLS tests make their certificates with the openssl command (a missing one would be a skip).
+if [ "$mode" != example ] && [ "$mode" != fuzz ]; then packages+=(openssl); fi
 # The LibTorch adapter probe::torch and its tests (PROBE_TORCH=ON below: a missing Torch fails the configure).
 if [ "$mode" = test ] || [ "$mode" = sanitize ]; then packages+=(libtorch-dev); fi
 if [ "$mode" = fuzz ]; then packages+=(clang unzip); fi  # unzip: data.pkl seeds out of the .pt fixtures

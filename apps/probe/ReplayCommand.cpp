@@ -33,7 +33,9 @@ options:
   --port N                         server port (required unless config.json has it)
   --rank N                         rank the records are tagged with (default 0)
   --step N                         step the records are tagged with (default 0)
-  --tls_path DIR                   mutual TLS (not implemented yet: refused)
+  --tls_path DIR                   mutual TLS: DIR holds client.key, client.crt, ca.crt and optionally
+                                   crl.pem (PEM; the key unencrypted); the server's certificate must
+                                   verify against ca.crt and name the --host address (empty: plaintext)
   --nfs_path DIR                   shared-directory mode: write record files into DIR instead of TCP
   --no_checksum                    send no CRC field (the server must be told the same)
   --timeout SECONDS                how long the final handshake may take (default 600)
@@ -126,9 +128,6 @@ int run_replay(Args args) {
     if (tls_path.empty()) tls_path = c.tls_path;
     if (nfs_path.empty()) nfs_path = c.nfs_path;
   }
-  if (!tls_path.empty())
-    throw Error(ErrorKind::Unsupported, "TLS (tls_path) is not implemented in this probe yet", tls_path,
-                "tls_path");
   if (!port && nfs_path.empty())
     command_line_error("--port (or run_ut.port in -config), or --nfs_path, is required");
   const online::DumpRecords records = online::DumpRecords::open(api_info);
@@ -136,6 +135,7 @@ int run_replay(Args args) {
   if (!host.empty()) o.host = host;
   o.port = static_cast<std::uint16_t>(port.value_or(0));
   o.shared_dir = nfs_path;
+  o.tls_dir = tls_path;
   o.wire.checksum = checksum;
   online::Client client(o);
   for (std::size_t i = 0; i < records.size(); ++i) {

@@ -176,8 +176,12 @@ void print_help(bool multi) {
             "markers\n"
             "                                    into DIR (probe replay --nfs_path); each is checked and "
             "deleted\n"
-            "  --tls_path DIR                    mutual TLS: not implemented yet, refused (never a silent\n"
-            "                                    plaintext fallback)\n"
+            "  --tls_path DIR                    mutual TLS (TLS 1.2/1.3, ECDHE with AES-GCM or ChaCha20):\n"
+            "                                    DIR holds server.key, server.crt, ca.crt and optionally\n"
+            "                                    crl.pem (PEM; the key unencrypted); every client must "
+            "present\n"
+            "                                    a certificate ca.crt verifies (in its dates, not revoked);\n"
+            "                                    empty = plaintext. A bad file is an error naming it\n"
             "The server prints \"listening on ADDR:PORT\" (or \"watching DIR\") and ends when every producer "
             "has\n"
             "sent STOP_ (end marker) and\n"
@@ -254,9 +258,6 @@ int run_online(const RunUtOptions& o, OnlineFlags f, bool quiet) {
     if (!f.nfs_path) f.nfs_path = c.nfs_path;
     if (!f.tls_path) f.tls_path = c.tls_path;
   }
-  if (f.tls_path && !f.tls_path->empty())
-    throw Error(ErrorKind::Unsupported, "TLS (tls_path) is not implemented in this probe yet", *f.tls_path,
-                "tls_path");
   const bool shared = f.nfs_path && !f.nfs_path->empty();
   if (!shared && !f.port) bad("online run_ut needs --port (or run_ut.port in -config), or --nfs_path");
   if (!o.result_csv.empty()) bad("-csv_path does not apply to online run_ut: use --resume with --timestamp");
@@ -265,6 +266,7 @@ int run_online(const RunUtOptions& o, OnlineFlags f, bool quiet) {
   if (f.host && !f.host->empty()) so.host = *f.host;
   so.port = static_cast<std::uint16_t>(f.port.value_or(0));
   if (shared) so.shared_dir = *f.nfs_path;
+  if (f.tls_path) so.tls_dir = *f.tls_path;
   if (f.rank_list) so.rank_list = *f.rank_list;
   so.wire.checksum = f.checksum;
   so.producers = f.producers;
@@ -280,14 +282,15 @@ int run_online(const RunUtOptions& o, OnlineFlags f, bool quiet) {
   if (shared)
     fmt::print("watching {}\n", so.shared_dir);
   else
-    fmt::print("listening on {}:{}\n", so.host, server.port());
+    fmt::print("listening on {}:{}{}\n", so.host, server.port(),
+               so.tls_dir.empty() ? std::string() : " with mutual TLS (" + so.tls_dir + ")");
   std::fflush(stdout);
   const online::ServerSummary s = server.run(signals.token());
   fmt::print(
       "connections {} messages {} crc_errors {} busy {} duplicates {} other_ranks {} closed_bad {} "
-      "closed_idle {} lost {}\n",
+      "closed_idle {} lost {} tls_refused {}\n",
       s.connections, s.messages, s.crc_errors, s.busy, s.duplicates, s.other_ranks, s.closed_bad,
-      s.closed_idle, s.lost);
+      s.closed_idle, s.lost, s.tls_refused);
   for (const auto& [rank, r] : s.ranks) {
     fmt::print("rank {}: apis {} pass {} warning {} error {} skip {} (ignored {}, repeated {}, dropped {})\n",
                rank, r.run_ut.apis, r.run_ut.pass, r.run_ut.warning, r.run_ut.error, r.run_ut.skip, r.ignored,

@@ -3,6 +3,7 @@
 // flow control: per-connection sequence numbers, CRC-32 (on by default), a bounded send queue, a bounded
 // window of unacknowledged messages, resends on ERROR, a pause on BUSY_, the STOP_/OVER_ handshake and an
 // idle timeout. A lost connection is reported to the caller (probe::Error, Io), never waited on forever.
+// With ClientOptions::tls_dir, everything goes through mutual TLS.
 #pragma once
 
 #include <chrono>
@@ -42,6 +43,11 @@ struct PROBE_API ClientOptions {
   /// `start_{rank}` marker, close() writes `end_{rank}`. Nothing is acknowledged: `acked` counts files
   /// written.
   std::string shared_dir;
+  /// Non-empty: mutual TLS (msprobe's tls_path): this directory holds client.key, client.crt (PEM, the key
+  /// unencrypted), ca.crt and optionally crl.pem. The server's certificate must verify against ca.crt, be
+  /// within its dates (not revoked, with crl.pem) and name `host` (subjectAltName IP). Never combined with
+  /// shared_dir (InvalidArgument).
+  std::string tls_dir;
 };
 
 struct PROBE_API ClientStats {
@@ -57,7 +63,9 @@ struct PROBE_API ClientStats {
 /// One connection to a server. send() may be called from any thread; records are numbered in call order.
 class PROBE_API Client {
  public:
-  /// Connects (throws probe::Error Io naming host and port when it cannot within connect_timeout).
+  /// Connects, with TLS including the handshake and the server's acceptance of this client's certificate
+  /// (throws probe::Error Io naming host and port, and OpenSSL's reason, when it cannot within
+  /// connect_timeout; probe::Error naming the file for a bad file in tls_dir).
   explicit Client(ClientOptions options);
   /// close() with a short wait; errors are swallowed (call close() to see them).
   ~Client();

@@ -3,8 +3,8 @@
 // as a precheck frame (probe/precheck_frame.h) inside msprobe's TCP messages (probe/online_wire.h); the
 // server acknowledges every message as msprobe's does and checks the records of each rank in its rank_list
 // through a RunUtStream (probe/run_ut_stream.h), so each rank gets run_ut's CSVs with the rows offline run_ut
-// gives. Plaintext TCP, or the shared-directory mode (ServerOptions::shared_dir, msprobe's nfs_path); TLS
-// (tls_path) is refused by the CLI, never silently ignored.
+// gives. Plaintext TCP, mutual TLS (ServerOptions::tls_dir, msprobe's tls_path), or the shared-directory mode
+// (ServerOptions::shared_dir, msprobe's nfs_path).
 #pragma once
 
 #include <chrono>
@@ -58,6 +58,13 @@ struct PROBE_API ServerOptions {
   /// `start_{rank}`/`end_{rank}` markers (Client with ClientOptions::shared_dir writes them). A rank counts
   /// as a producer: it ends with its end marker, or as lost after idle_timeout without a file.
   std::string shared_dir;
+  /// Non-empty: mutual TLS (msprobe's tls_path): this directory holds server.key, server.crt (PEM, the key
+  /// unencrypted), ca.crt and optionally crl.pem. TLS 1.2 or 1.3 with ECDHE and AES-GCM/ChaCha20 ciphers;
+  /// every client must present a certificate that ca.crt verifies, within its dates and, with crl.pem, not
+  /// revoked. A connection whose handshake fails is closed with a logged reason; the others go on. The files
+  /// are read by the constructor (probe::Error naming the file when one is missing, unreadable, encrypted,
+  /// mismatched or out of its dates). Never combined with shared_dir (InvalidArgument).
+  std::string tls_dir;
   /// Receives one line per event worth a log (connections, closed streams with the reason); may be empty.
   /// Called from the thread in run().
   std::function<void(std::string_view)> log;
@@ -65,7 +72,7 @@ struct PROBE_API ServerOptions {
 
 struct PROBE_API ServerSummary {
   std::map<std::uint64_t, RunUtStreamSummary> ranks;  ///< per checked rank
-  std::size_t connections = 0;                        ///< accepted
+  std::size_t connections = 0;                        ///< accepted (with TLS: whose handshake succeeded)
   std::size_t messages = 0;     ///< API messages with a good CRC (duplicates included, STOP_ excluded)
   std::size_t crc_errors = 0;   ///< answered ERROR
   std::size_t busy = 0;         ///< answered BUSY_
@@ -75,6 +82,7 @@ struct PROBE_API ServerSummary {
   std::size_t closed_bad = 0;   ///< connections closed for a message or frame that breaks the protocol
   std::size_t closed_idle = 0;  ///< connections closed by the idle timeout
   std::size_t lost = 0;         ///< connections that ended without STOP_
+  std::size_t tls_refused = 0;  ///< TLS connections closed in the handshake (certificate refused, not TLS)
   bool cancelled = false;       ///< the stop token ended the run (CSVs resumable with stream.resume)
 };
 

@@ -1,6 +1,8 @@
 // The online pre-check client (probe/online_client.h). send() encodes on the caller's thread and queues;
 // one I/O thread per client moves messages from the queue into a bounded window, writes them, reads the
 // acknowledgements and resends, so the caller never waits on the network except for room in the queue.
+// With tls_dir the constructor runs the TLS handshake (online/Tls.h) and the I/O thread passes every byte
+// through the session: messages are encrypted on their way to the socket, acknowledgements decrypted.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -19,6 +21,7 @@
 
 #include "dump_writer/RecordJson.h"
 #include "online/SharedDir.h"
+#include "online/Tls.h"
 #include "probe/error.h"
 #include "probe/online_client.h"
 
@@ -52,10 +55,18 @@ std::vector<std::byte> encode_api_frame(std::string_view api_name, const ApiCall
 struct Client::Impl {
   ClientOptions options;
   std::unique_ptr<detail::SharedDirWriter> shared;  // shared-directory mode: no socket, no I/O thread
+  std::unique_ptr<detail::TlsContext> tls_context;  // with tls_dir
+  std::unique_ptr<detail::TlsSession> tls;
   std::string where;
   int fd = -1;
   int wake_read = -1, wake_write = -1;
   std::thread io;
+
+  ~Impl() {
+    if (fd >= 0) ::close(fd);
+    if (wake_read >= 0) ::close(wake_read);
+    if (wake_write >= 0) ::close(wake_write);
+  }
 
   mutable std::mutex m;
   std::condition_variable cv;  // room in the queue, acknowledgements, state changes
@@ -66,9 +77,11 @@ struct Client::Impl {
   std::string failure;  // non-empty: the connection is lost
   ClientStats stats;
 
-  // I/O thread only.
-  std::vector<std::byte> out;
+  // I/O thread only (and the constructor's handshake before it starts).
+  std::vector<std::byte> out;  // plaintext messages to send
   std::size_t out_sent = 0;
+  std::vector<std::byte> net, plain;  // with TLS: ciphertext for the socket; decrypted acknowledgements
+  std::size_t net_sent = 0;
   AckDecoder acks{"server"};
   Clock::time_point busy_until{}, last_ack = Clock::now();
 
@@ -120,6 +133,99 @@ struct Client::Impl {
     }
     wake_read = pipe_fds[0];
     wake_write = pipe_fds[1];
+  }
+
+  // Constructor only: writes the pending ciphertext, waiting for the socket until `deadline`.
+  void send_blocking(Clock::time_point deadline) {
+    while (net_sent < net.size()) {
+      const ssize_t n = ::send(fd, net.data() + net_sent, net.size() - net_sent, MSG_NOSIGNAL);
+      if (n > 0) {
+        net_sent += static_cast<std::size_t>(n);
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+        pollfd p{fd, POLLOUT, 0};
+        if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) == 0)
+          throw Error(ErrorKind::Io, "TLS handshake: the server takes no data (connect_timeout)", where);
+        continue;
+      }
+      throw Error(ErrorKind::Io, "TLS handshake: send failed: " + errno_text(errno), where);
+    }
+    net.clear();
+    net_sent = 0;
+  }
+
+  // Constructor only: the TLS handshake, up to the server's acceptance of this client's certificate, within
+  // connect_timeout. A refusal (an alert, or the server closing) is an Error with OpenSSL's reason.
+  void tls_handshake() {
+    const auto deadline = Clock::now() + options.connect_timeout;
+    auto refused = [&](const std::string& why) {
+      return Error(ErrorKind::Io, "TLS handshake with the pre-check server failed: " + why, where);
+    };
+    std::byte buffer[16 * 1024];
+    for (;;) {
+      bool session_open = true;
+      try {
+        session_open = tls->read(plain);
+        tls->drain(net);
+      } catch (const Error& e) {
+        try {  // the alert tells the server why, best effort
+          tls->drain(net);
+          [[maybe_unused]] auto n = ::send(fd, net.data(), net.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+        } catch (const Error&) {
+        }
+        throw refused(e.message());
+      }
+      send_blocking(deadline);
+      if (tls->established()) break;
+      if (!session_open) throw refused("the server ended the TLS session");
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      if (left.count() <= 0)
+        throw refused("no answer within " + std::to_string(options.connect_timeout.count()) +
+                      " ms (connect_timeout)");
+      pollfd p{fd, POLLIN, 0};
+      const int r = ::poll(&p, 1, static_cast<int>(left.count()));
+      if (r < 0 && errno != EINTR) throw refused("poll failed: " + errno_text(errno));
+      if (r <= 0) continue;
+      const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+      if (n > 0) {
+        tls->feed(std::span(buffer, static_cast<std::size_t>(n)));
+      } else if (n == 0) {
+        throw refused(
+            "the server closed the connection (a server without TLS, or one that refused this client without "
+            "saying why)");
+      } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+        throw refused("receive failed: " + errno_text(errno));
+      }
+    }
+    acks.feed(plain);  // nothing is expected before the first message, but nothing is lost either
+    plain.clear();
+  }
+
+  // With TLS: the plaintext waiting in `out` is encrypted into `net`, which is what the socket takes.
+  void seal() {
+    if (!tls) return;
+    if (out_sent < out.size()) tls->write(std::span(out).subspan(out_sent));
+    out.clear();
+    out_sent = 0;
+    tls->drain(net);
+  }
+
+  // After OVER_/KILL_: close_notify, best effort (the server does not wait for it).
+  void say_goodbye() {
+    if (!tls) return;
+    try {
+      tls->shutdown();
+      tls->drain(net);
+    } catch (const Error&) {
+      return;
+    }
+    if (net_sent < net.size()) {
+      [[maybe_unused]] auto n =
+          ::send(fd, net.data() + net_sent, net.size() - net_sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
   }
 
   void wake() const {
@@ -206,30 +312,36 @@ struct Client::Impl {
   void run_io() {
     std::byte buffer[16 * 1024];
     for (;;) {
+      bool done_now = false;
       {
         std::lock_guard lock(m);
         if (!failure.empty() || finished) return;
         if (stats.stopped || stats.killed) {
           finished = true;
           cv.notify_all();
-          return;
-        }
-        const auto now = Clock::now();
-        while (!queue.empty() && in_flight.size() < options.window && now >= busy_until) {
-          Pending p = std::move(queue.front());
-          queue.pop_front();
-          out.insert(out.end(), p.bytes.begin(), p.bytes.end());
-          if (in_flight.empty()) last_ack = now;  // the idle clock runs while something awaits an answer
-          in_flight.emplace(p.id.seq, std::move(p));
-          cv.notify_all();
-        }
-        if (!in_flight.empty() && now - last_ack >= options.idle_timeout) {
-          fail("no acknowledgement for " + std::to_string(options.idle_timeout.count()) + " ms");
-          return;
+          done_now = true;
+        } else {
+          const auto now = Clock::now();
+          while (!queue.empty() && in_flight.size() < options.window && now >= busy_until) {
+            Pending p = std::move(queue.front());
+            queue.pop_front();
+            out.insert(out.end(), p.bytes.begin(), p.bytes.end());
+            if (in_flight.empty()) last_ack = now;  // the idle clock runs while something awaits an answer
+            in_flight.emplace(p.id.seq, std::move(p));
+            cv.notify_all();
+          }
+          if (!in_flight.empty() && now - last_ack >= options.idle_timeout) {
+            fail("no acknowledgement for " + std::to_string(options.idle_timeout.count()) + " ms");
+            return;
+          }
         }
       }
-      pollfd fds[2] = {{fd, static_cast<short>(POLLIN | (out_sent < out.size() ? POLLOUT : 0)), 0},
-                       {wake_read, POLLIN, 0}};
+      if (done_now) {
+        say_goodbye();
+        return;
+      }
+      const bool pending = out_sent < out.size() || net_sent < net.size();
+      pollfd fds[2] = {{fd, static_cast<short>(POLLIN | (pending ? POLLOUT : 0)), 0}, {wake_read, POLLIN, 0}};
       const int r = ::poll(fds, 2, 20);
       if (r < 0 && errno != EINTR) {
         std::lock_guard lock(m);
@@ -243,32 +355,56 @@ struct Client::Impl {
       }
       if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
         const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+        const int e = errno;
+        bool ended = n == 0;  // the server closed the connection (or, with TLS, the session)
         if (n > 0) {
-          acks.feed(std::span(buffer, static_cast<std::size_t>(n)));
+          std::span<const std::byte> got(buffer, static_cast<std::size_t>(n));
+          if (tls) {
+            plain.clear();
+            try {
+              tls->feed(got);
+              ended = !tls->read(plain);
+              tls->drain(net);
+            } catch (const Error& err) {
+              std::lock_guard lock(m);
+              fail(std::string("TLS: ") + err.message());
+              return;
+            }
+            got = plain;
+          }
+          acks.feed(got);
           try {
             while (auto ack = acks.next()) handle(*ack);
-          } catch (const Error& e) {
+          } catch (const Error& err) {
             std::lock_guard lock(m);
-            fail(std::string("unreadable acknowledgement: ") + e.what());
+            fail(std::string("unreadable acknowledgement: ") + err.message());
             return;
           }
-        } else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
-          const int e = errno;
+        }
+        if (ended || (n < 0 && e != EAGAIN && e != EWOULDBLOCK && e != EINTR)) {
           std::lock_guard lock(m);
           if (stats.stopped || stats.killed) {
             finished = true;
             cv.notify_all();
           } else {
-            fail(n == 0 ? "the server closed the connection" : "receive failed: " + errno_text(e));
+            fail(ended ? "the server closed the connection" : "receive failed: " + errno_text(e));
           }
           return;
         }
       }
-      while (out_sent < out.size()) {
-        const ssize_t n =
-            ::send(fd, out.data() + out_sent, out.size() - out_sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+      try {
+        seal();
+      } catch (const Error& err) {
+        std::lock_guard lock(m);
+        fail(std::string("TLS: ") + err.message());
+        return;
+      }
+      std::vector<std::byte>& wire = tls ? net : out;
+      std::size_t& sent = tls ? net_sent : out_sent;
+      while (sent < wire.size()) {
+        const ssize_t n = ::send(fd, wire.data() + sent, wire.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n > 0) {
-          out_sent += static_cast<std::size_t>(n);
+          sent += static_cast<std::size_t>(n);
         } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
           break;
         } else {
@@ -278,12 +414,12 @@ struct Client::Impl {
           return;
         }
       }
-      if (out_sent == out.size()) {
-        out.clear();
-        out_sent = 0;
-      } else if (out_sent > (std::size_t{1} << 20)) {
-        out.erase(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(out_sent));
-        out_sent = 0;
+      if (sent == wire.size()) {
+        wire.clear();
+        sent = 0;
+      } else if (sent > (std::size_t{1} << 20)) {
+        wire.erase(wire.begin(), wire.begin() + static_cast<std::ptrdiff_t>(sent));
+        sent = 0;
       }
     }
   }
@@ -295,12 +431,23 @@ Client::Client(ClientOptions options) : impl_(std::make_unique<Impl>()) {
   if (s.options.window == 0 || s.options.send_queue == 0)
     throw Error(ErrorKind::InvalidArgument, "window and send_queue must be at least 1");
   if (!s.options.shared_dir.empty()) {
+    if (!s.options.tls_dir.empty())
+      throw Error(ErrorKind::InvalidArgument,
+                  "tls_path applies to TCP; the shared-directory mode (nfs_path) does not use it",
+                  s.options.tls_dir, "tls_path");
     s.where = s.options.shared_dir;
     s.shared = std::make_unique<detail::SharedDirWriter>(s.options.shared_dir);
     return;
   }
   s.where = s.options.host + " port " + std::to_string(s.options.port);
+  // The certificates first: a bad file is reported whether or not the server is up.
+  if (!s.options.tls_dir.empty())
+    s.tls_context = std::make_unique<detail::TlsContext>(s.options.tls_dir, detail::TlsRole::Client);
   s.connect_socket();
+  if (s.tls_context) {
+    s.tls = std::make_unique<detail::TlsSession>(*s.tls_context, s.options.host);
+    s.tls_handshake();
+  }
   s.io = std::thread([&s] { s.run_io(); });
 }
 
@@ -316,9 +463,6 @@ Client::~Client() {
   }
   s.wake();
   if (s.io.joinable()) s.io.join();
-  if (s.fd >= 0) ::close(s.fd);
-  if (s.wake_read >= 0) ::close(s.wake_read);
-  if (s.wake_write >= 0) ::close(s.wake_write);
 }
 
 void Client::send(std::string_view api_name, const ApiCall& inputs, const std::vector<Value>& outputs,

@@ -1,8 +1,10 @@
 // The online pre-check server (probe/online_server.h). One thread runs a poll(2) loop over the listening
 // socket, every connection and a wake-up pipe; checking happens on each rank's RunUtStream workers.
 // POSIX sockets and poll rather than asio: a few connections (one per training rank) need no reactor
-// framework, libprobe gains no dependency and no third-party type, ThreadSanitizer sees every lock, and TLS
-// can later sit in the same loop through OpenSSL memory BIOs.
+// framework, libprobe gains no dependency and no third-party type, and ThreadSanitizer sees every lock. With
+// tls_dir, each connection's bytes pass through a TlsSession (online/Tls.h: OpenSSL over memory buffers) in
+// the same loop: ciphertext from the socket in, plaintext to the message decoder out, acknowledgements
+// encrypted on the way back.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -26,6 +28,7 @@
 #include <unordered_set>
 
 #include "online/SharedDir.h"
+#include "online/Tls.h"
 #include "probe/error.h"
 #include "probe/online_server.h"
 #include "probe/runner.h"
@@ -83,12 +86,15 @@ struct Connection {
   Fd fd;
   std::string name;
   MessageDecoder decoder;
-  std::vector<std::byte> out;  // acknowledgements not yet sent
+  std::vector<std::byte> out;  // bytes for the socket not yet sent: acknowledgements (with TLS: ciphertext)
   std::size_t out_sent = 0;
   Clock::time_point last_heard;
   std::unordered_set<std::uint64_t> seen;  // seqs acknowledged OK_
   bool stopped = false;                    // sent STOP_
   bool open = true;
+  std::unique_ptr<detail::TlsSession> tls;  // with tls_dir
+  bool authenticated = true;                // false until the TLS handshake has succeeded
+  bool tls_ended = false;                   // the peer sent close_notify
   // A record waiting for room in its rank's stream (answered BUSY_); reading pauses meanwhile.
   std::optional<std::pair<MessageId, Frame>> parked;
 
@@ -97,7 +103,15 @@ struct Connection {
 
   void ack(AckCode code, const MessageId& id) {
     const auto bytes = encode_ack({code, id});
-    out.insert(out.end(), bytes.begin(), bytes.end());
+    if (tls) {
+      try {
+        tls->write(bytes);
+        tls->drain(out);
+      } catch (const Error&) {  // the session has failed: the next read reports it and closes the connection
+      }
+    } else {
+      out.insert(out.end(), bytes.begin(), bytes.end());
+    }
   }
 };
 
@@ -164,6 +178,8 @@ struct Server::Impl {
   const RunnerRegistry* registry = nullptr;
   const Standards* standards = nullptr;
   Fd listener, wake_read, wake_write;
+  std::unique_ptr<detail::TlsContext> tls;  // with tls_dir
+  std::vector<std::byte> plain;             // decrypted bytes of the connection being read
   std::uint16_t bound_port = 0;
   bool ran = false;
   bool rank_failed = false;  // a rank's files could not be written: the run ends, run() rethrows
@@ -182,8 +198,17 @@ struct Server::Impl {
       if (::stat(options.shared_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
         throw Error(ErrorKind::Io, "the shared directory does not exist or is not a directory",
                     options.shared_dir, "nfs_path");
+      if (!options.tls_dir.empty())
+        throw Error(ErrorKind::InvalidArgument,
+                    "tls_path applies to TCP; the shared-directory mode (nfs_path) does not use it",
+                    options.tls_dir, "tls_path");
       make_wake_pipe();
       return;
+    }
+    // The certificates first: a bad file is reported before anything listens.
+    if (!options.tls_dir.empty()) {
+      tls = std::make_unique<detail::TlsContext>(options.tls_dir, detail::TlsRole::Server);
+      log("mutual TLS: " + tls->description());
     }
     const std::string host = options.host.empty() ? "127.0.0.1" : options.host;
     sockaddr_storage addr{};
@@ -245,11 +270,18 @@ struct Server::Impl {
 
   void close(Connection& c, const std::string& why) {
     if (!c.open) return;
+    if (c.tls) {
+      try {
+        c.tls->shutdown();  // close_notify after a finished handshake
+        c.tls->drain(c.out);
+      } catch (const Error&) {  // the session is broken; the socket closes anyway
+      }
+    }
     flush_now(c);
     c.open = false;
     c.parked.reset();
     c.fd.reset();
-    if (!c.stopped) ++summary.lost;
+    if (!c.stopped && c.authenticated) ++summary.lost;
     log("connection " + c.name + " closed: " + why);
   }
 
@@ -293,9 +325,21 @@ struct Server::Impl {
       ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
       WireOptions wire = options.wire;
       wire.max_payload_bytes = std::min(wire.max_payload_bytes, options.limits.max_frame_bytes);
-      connections.push_back(std::make_unique<Connection>(fd, name, wire));
-      ++summary.connections;
-      log("connection " + name + " accepted");
+      auto c = std::make_unique<Connection>(fd, name, wire);
+      if (tls) {
+        try {
+          c->tls = std::make_unique<detail::TlsSession>(*tls);
+        } catch (const Error& e) {
+          log("connection " + name + " refused: " + e.what());
+          continue;  // c closes the socket
+        }
+        c->authenticated = false;  // counted once the handshake succeeds
+        log("connection " + name + " accepted; TLS handshake");
+      } else {
+        ++summary.connections;
+        log("connection " + name + " accepted");
+      }
+      connections.push_back(std::move(c));
     }
   }
 
@@ -379,22 +423,66 @@ struct Server::Impl {
     drain_decoder(c, stop);
   }
 
+  // TLS: ciphertext in, plaintext to the decoder, handshake and alerts out; false when the connection closed.
+  bool feed_tls(Connection& c, std::span<const std::byte> cipher) {
+    plain.clear();
+    bool session_open = true;
+    try {
+      c.tls->feed(cipher);
+      session_open = c.tls->read(plain);
+    } catch (const Error& e) {
+      try {
+        c.tls->drain(c.out);  // the alert tells the peer why
+      } catch (const Error&) {
+      }
+      if (!c.authenticated) {
+        ++summary.tls_refused;
+        close(c, std::string("TLS handshake failed: ") + e.message());
+      } else {
+        ++summary.closed_bad;
+        close(c, std::string("TLS error: ") + e.message());
+      }
+      return false;
+    }
+    c.tls->drain(c.out);
+    if (!c.authenticated && c.tls->handshake_done()) {
+      c.authenticated = true;
+      ++summary.connections;
+      log("connection " + c.name + " authenticated: " + c.tls->description());
+    }
+    c.decoder.feed(plain);
+    c.tls_ended = !session_open;  // closed by read_from once the messages before it are handled
+    return true;
+  }
+
   void read_from(Connection& c, const std::stop_token& stop) {
     std::byte buffer[64 * 1024];
     for (int rounds = 0; rounds < 16 && c.open && !c.parked; ++rounds) {
       const ssize_t n = ::recv(c.fd.get(), buffer, sizeof buffer, 0);
       if (n > 0) {
         c.last_heard = Clock::now();
-        c.decoder.feed(std::span(buffer, static_cast<std::size_t>(n)));
+        const std::span<const std::byte> got(buffer, static_cast<std::size_t>(n));
+        if (!c.tls) {
+          c.decoder.feed(got);
+        } else if (!feed_tls(c, got)) {
+          return;
+        }
         drain_decoder(c, stop);
+        if (c.tls_ended && c.open && !c.parked) {
+          close(c, c.stopped ? std::string("finished")
+                             : std::string("the peer ended the TLS session before STOP_"));
+          return;
+        }
         continue;
       }
       if (n < 0 && errno == EINTR) continue;
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
       if (n == 0) {
         const std::size_t left = c.decoder.buffered();
-        close(c, c.stopped ? std::string("finished")
-                 : left    ? "the peer closed the connection in the middle of a message (" +
+        if (!c.authenticated) ++summary.tls_refused;
+        close(c, !c.authenticated ? std::string("the peer closed the connection during the TLS handshake")
+                 : c.stopped      ? std::string("finished")
+                 : left           ? "the peer closed the connection in the middle of a message (" +
                               std::to_string(left) + " bytes of it received)"
                         : std::string("the peer closed the connection before STOP_"));
       } else {
@@ -417,7 +505,7 @@ struct Server::Impl {
     // msprobe's end of run: KILL_ to every connection still open, then close.
     for (auto& c : connections) {
       if (!c->open) continue;
-      c->ack(AckCode::Kill, {kKillSeq, 0, 0});
+      if (c->authenticated) c->ack(AckCode::Kill, {kKillSeq, 0, 0});  // not to a peer mid-handshake
       // Bounded: a peer that does not read cannot hold the run.
       const auto until = Clock::now() + std::chrono::seconds(2);
       while (c->out_sent < c->out.size() && Clock::now() < until) {

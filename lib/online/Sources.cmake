@@ -6,4 +6,5 @@ set(PROBE_SOURCES
   OnlineWire.cpp
   PrecheckFrame.cpp
   SharedDir.cpp
+  Tls.cpp
 )
