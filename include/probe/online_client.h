@@ -79,6 +79,11 @@ class PROBE_API Client {
   /// connection is lost or the queue stayed full.
   void send(std::string_view api_name, const ApiCall& inputs, const std::vector<Value>& outputs,
             std::uint64_t step, std::uint64_t rank);
+  /// send() with the call index appended: `api` ("Aten.mm.default") goes as "{api}.{k}", k counting this
+  /// client's calls of `api` from 0 over its whole life, never reset per step (the server checks a name once
+  /// per rank). Returns the name sent. Thread-safe; throws like send().
+  std::string send_api(std::string_view api, const ApiCall& inputs, const std::vector<Value>& outputs,
+                       std::uint64_t step, std::uint64_t rank);
   /// The same with a frame already encoded (probe/precheck_frame.h), e.g. from DumpRecords.
   void send_frame(std::vector<std::byte> frame, std::uint64_t step, std::uint64_t rank);
   /// Waits until every message is acknowledged, sends STOP_ and waits for OVER_, then closes, all within

@@ -15,6 +15,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -76,6 +77,7 @@ struct Client::Impl {
   bool stop_queued = false, closing = false, finished = false;
   std::string failure;  // non-empty: the connection is lost
   ClientStats stats;
+  std::map<std::string, std::uint64_t, std::less<>> call_index;  // send_api's next k per API
 
   // I/O thread only (and the constructor's handshake before it starts).
   std::vector<std::byte> out;  // plaintext messages to send
@@ -469,6 +471,20 @@ void Client::send(std::string_view api_name, const ApiCall& inputs, const std::v
                   std::uint64_t step, std::uint64_t rank) {
   impl_->enqueue(encode_api_frame(api_name, inputs, outputs, impl_->options.framework, impl_->options.limits),
                  step, rank, false, api_name);
+}
+
+std::string Client::send_api(std::string_view api, const ApiCall& inputs, const std::vector<Value>& outputs,
+                             std::uint64_t step, std::uint64_t rank) {
+  std::string name(api);
+  {
+    std::lock_guard lock(impl_->m);
+    auto it = impl_->call_index.find(api);
+    if (it == impl_->call_index.end()) it = impl_->call_index.emplace(name, 0).first;
+    name += '.';  // not `"." + to_string()`: GCC 12 warns -Wrestrict on that (a false positive)
+    name += std::to_string(it->second++);
+  }
+  send(name, inputs, outputs, step, rank);
+  return name;
 }
 
 void Client::send_frame(std::vector<std::byte> frame, std::uint64_t step, std::uint64_t rank) {

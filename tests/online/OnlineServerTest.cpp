@@ -19,6 +19,7 @@
 #include <fstream>
 #include <future>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -509,6 +510,44 @@ TEST(OnlineSharedDir, AnExistingRecordNameIsNeverReplaced) {
   { std::ofstream(taken) << "earlier"; }
   EXPECT_THROW(client.send_frame(records.frame(0), 0, 0), probe::Error);
   EXPECT_EQ(slurp(taken), "earlier");
+}
+
+TEST(OnlineClient, SendApiNumbersEachApiOverTheClientsLifeAcrossThreadsAndSteps) {
+  // Shared-directory mode: the record files show each name sent (no server needed).
+  ScratchDir dir("online");
+  ClientOptions o;
+  o.shared_dir = dir.path().string();
+  Client client(o);
+  probe::ApiCall call;
+  call.args.emplace_back(probe::Tensor::from_values<float>({1.0f, -2.0f}, probe::Shape{2}));
+  const std::vector<probe::Value> out = {
+      probe::Value(probe::Tensor::from_values<float>({1.0f, 0.0f}, probe::Shape{2}))};
+  std::mutex mu;
+  std::multiset<std::string> returned;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t)
+    threads.emplace_back([&] {
+      for (std::uint64_t i = 0; i < 25; ++i) {
+        std::string name = client.send_api("Functional.relu", call, out, i % 2, 0);  // two steps
+        std::lock_guard lock(mu);
+        returned.insert(std::move(name));
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(client.send_api("Tensor.relu", call, out, 1, 0), "Tensor.relu.0");
+  client.close();
+  std::multiset<std::string> want, files;
+  for (int k = 0; k < 50; ++k) want.insert("Functional.relu." + std::to_string(k));
+  EXPECT_EQ(returned, want);
+  want.insert("Tensor.relu.0");
+  for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
+    const std::string f = e.path().filename().string();  // {rank}_{step}_{seq}_{api}.rec
+    if (!f.ends_with(".rec")) continue;
+    std::size_t at = 0;
+    for (int field = 0; field < 3; ++field) at = f.find('_', at) + 1;
+    files.insert(f.substr(at, f.size() - at - 4));
+  }
+  EXPECT_EQ(files, want);
 }
 
 }  // namespace
