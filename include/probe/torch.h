@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -21,6 +22,9 @@
 namespace at {
 class Tensor;
 }
+namespace probe::online {
+class Client;
+}
 
 namespace probe::torch {
 
@@ -30,8 +34,14 @@ struct PROBE_API CheckScopeOptions {
   /// threads, it is thread-safe). nullptr: not checked.
   OnlineChecker* checker = nullptr;
   /// Ops are also recorded in this dump as "Aten.{op}.{overload}.{k}.forward" (not owned; must outlive the
-  /// scope). nullptr: no dump. With both null the scope only counts.
+  /// scope). nullptr: no dump. With checker, dump and client null the scope only counts.
   DumpWriter* dump = nullptr;
+  /// Ops are also streamed to a `probe run_ut` server through this client (probe/online_client.h) as
+  /// "Aten.{op}.{overload}.{k}", numbered by Client::send_api (not owned; must outlive the scope; may be
+  /// shared by scopes on several threads). An op waits while the client's queue is full (at most its
+  /// send_timeout).
+  online::Client* client = nullptr;
+  std::uint64_t step = 0, rank = 0;  ///< sent with every op to `client` (a scope per step: set `step`)
   /// Ops never checked nor dumped, matched by bare aten name ("view") or "{name}.{overload}": nullopt = the
   /// shipped lists (data/online_dispatch.json, msprobe's aten_ops_blacklist, plus
   /// data/torch_check_scope.json, the views, factories and bookkeeping ops that the C++ dispatcher shows and
@@ -46,7 +56,7 @@ struct PROBE_API CheckScopeOptions {
 /// lands in exactly one count; ops run inside a checked op (its own implementation) are not observed.
 struct PROBE_API CheckScopeSummary {
   std::size_t blacklisted = 0;  ///< on the black list
-  std::size_t checked = 0;      ///< handed to the checker and/or the dump
+  std::size_t checked = 0;      ///< handed to the checker, dump and/or client
   /// No probe runner, but every tensor computation inside it was checked as smaller ops
   /// (aten::linear runs aten::addmm): counted here, not as unsupported.
   std::size_t decomposed = 0;
@@ -55,14 +65,25 @@ struct PROBE_API CheckScopeSummary {
   std::map<std::string, std::size_t> unsupported_ops;      ///< "Aten.{op}.{overload}" -> count
   std::map<std::string, std::size_t> not_convertible_ops;  ///< same, with the first reason appended
   std::map<std::string, std::size_t> checked_ops;          ///< same, for checked ops
+  /// With a client, every checked op is either sent (queued on it; its stats() say what the server
+  /// acknowledged) or not_sent: refused by the client (not_sent_ops says why) or after client_error.
+  std::size_t sent = 0;
+  std::size_t not_sent = 0;
+  std::map<std::string, std::size_t> not_sent_ops;  ///< "Aten.{op}.{overload} (reason)" -> count
+  /// The client's first connection error (lost, or its queue full for send_timeout): from then on the scope
+  /// sends nothing (training goes on; checker and dump still get every op). Empty: none.
+  std::string client_error;
 };
 
 /// RAII guard: while alive, every aten op the dispatcher runs on the constructing thread (and the backward
 /// ops autograd runs for it, which on CPU run on the same thread) is observed with its inputs and outputs,
-/// converted to probe tensors without copying (the checker copies what it keeps) and handed to the checker
-/// and/or dump as "Aten.{op}.{overload}". Nested scopes on one thread: the innermost one observes, the outer
-/// ones resume when it ends. Scopes on different threads are independent. The observer never calls a torch
-/// op, so it never observes itself.
+/// converted to probe tensors without copying (checker and client copy what they keep) and handed to the
+/// checker, dump and/or client as "Aten.{op}.{overload}". Nested scopes on one thread: the innermost one
+/// observes, the outer ones resume when it ends. Scopes on different threads are independent. The observer
+/// never calls a torch op, so it never observes itself.
+///
+/// A failing client never throws into the training code (aten ops cannot carry the error): it lands in the
+/// summary's client_error, and the caller's client.close() throws it too.
 ///
 /// Thread-safety: a scope belongs to its thread: construct and destroy it there; summary() may be called
 /// from any thread.
@@ -73,7 +94,7 @@ class PROBE_API CheckScope {
   explicit CheckScope(CheckScopeOptions options);
   /// Shorthand: check every op with `checker`.
   explicit CheckScope(OnlineChecker& checker);
-  /// Stops observing. Does not flush the checker (its own flush()/destructor drains it).
+  /// Stops observing. Does not flush the checker nor close the client (their own flush()/close() do).
   ~CheckScope();
   CheckScope(const CheckScope&) = delete;
   CheckScope& operator=(const CheckScope&) = delete;

@@ -25,6 +25,7 @@
 
 #include "io/TensorIo.h"
 #include "probe/error.h"
+#include "probe/online_client.h"
 #include "probe/runner.h"
 #include "probe/torch.h"
 #include "support/DataFiles.h"
@@ -235,6 +236,34 @@ OnlineArg to_arg(const c10::IValue& v, bool scalar_type) {
   return to_value(v, scalar_type);
 }
 
+// Streams one checked op through the scope's client. Nothing escapes into the dispatcher (RecordFunction
+// would only log a callback's exception, and the training code could not act on it at an aten op anyway):
+// an op the client refuses is counted with the reason; a connection error (Io: closed, reset, or the queue
+// full for the client's send_timeout) is recorded once and ends this scope's sending, so training waits on a
+// dead or stalled server at most once.
+void send_to_client(ScopeState& s, const OpInfo& info, const ApiCall& inputs,
+                    const std::vector<Value>& outputs) {
+  {
+    std::lock_guard lock(s.mu);
+    if (!s.sum.client_error.empty()) {
+      ++s.sum.not_sent;
+      return;
+    }
+  }
+  try {
+    s.o.client->send_api(info.probe_name, inputs, outputs, s.o.step, s.o.rank);
+    std::lock_guard lock(s.mu);
+    ++s.sum.sent;
+  } catch (const Error& e) {
+    std::lock_guard lock(s.mu);
+    ++s.sum.not_sent;
+    if (e.kind() == ErrorKind::Io)
+      s.sum.client_error = e.what();
+    else
+      ++s.sum.not_sent_ops[info.probe_name + " (" + e.what() + ")"];
+  }
+}
+
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   if (tls.scopes.empty() || tls.in_observer || tls.claimed > 0) return nullptr;
   ScopeState& s = *tls.scopes.back();
@@ -293,7 +322,8 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext* raw) {
   --tls.claimed;
   try {
     OnlineCall call;
-    ApiCall dump_call;
+    ApiCall dump_call;  // the dump's and the client's values (probe tensors sharing torch memory)
+    const bool want_values = s.o.dump != nullptr || s.o.client != nullptr;
     // DECISIONS D8 (LibTorch adapter): arguments left at their schema default are not passed, as Python's
     // dispatch passes them (probe's runners have Python's signatures, where e.g. add's alpha is keyword-only
     // but aten::add.Scalar's is positional): trailing positional ones and keyword-only ones.
@@ -308,7 +338,7 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext* raw) {
       if ((kw || i >= positional_end) && at_default(i)) continue;
       const bool st = i < info.scalar_type.size() && info.scalar_type[i];
       OnlineArg arg = ctx.before_write[i] ? OnlineArg(*ctx.before_write[i]) : to_arg(ctx.inputs[i], st);
-      if (s.o.dump) {
+      if (want_values) {
         Value v = ctx.before_write[i] ? *ctx.before_write[i] : to_value(ctx.inputs[i], st);
         if (kw)
           dump_call.kwargs.emplace_back(info.arg_names[i], std::move(v));
@@ -324,10 +354,11 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext* raw) {
     std::vector<Value> dump_outputs;
     for (const c10::IValue& out : fn.outputs()) {
       outputs.push_back(to_arg(out, false));
-      if (s.o.dump) dump_outputs.push_back(to_value(out));
+      if (want_values) dump_outputs.push_back(to_value(out));
     }
     if (s.o.checker) s.o.checker->check(info.probe_name, call, outputs);
     if (s.o.dump) s.o.dump->api_forward(info.probe_name, dump_call, dump_outputs);
+    if (s.o.client) send_to_client(s, info, dump_call, dump_outputs);
     std::lock_guard lock(s.mu);
     ++s.sum.checked;
     ++s.sum.checked_ops[info.probe_name];
@@ -363,7 +394,15 @@ Tensor to_probe(const at::Tensor& t) {
   return io::materialise(v.dtype, v.shape, v.strides, static_cast<const std::byte*>(v.data));
 }
 
-CheckScope::CheckScope(OnlineChecker& checker) : CheckScope(CheckScopeOptions{&checker, nullptr, {}, {}}) {}
+namespace {
+CheckScopeOptions checking_with(OnlineChecker& checker) {
+  CheckScopeOptions o;
+  o.checker = &checker;
+  return o;
+}
+}  // namespace
+
+CheckScope::CheckScope(OnlineChecker& checker) : CheckScope(checking_with(checker)) {}
 
 CheckScope::CheckScope(CheckScopeOptions options) : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
@@ -414,6 +453,11 @@ std::string to_string(const CheckScopeSummary& s) {
     out += "  no runner: " + name + " x" + std::to_string(n) + "\n";
   for (const auto& [name, n] : s.not_convertible_ops)
     out += "  not convertible: " + name + " x" + std::to_string(n) + "\n";
+  if (s.sent + s.not_sent > 0)
+    out += "sent to the pre-check server: " + std::to_string(s.sent) +
+           ", not sent: " + std::to_string(s.not_sent) + "\n";
+  for (const auto& [name, n] : s.not_sent_ops) out += "  not sent: " + name + " x" + std::to_string(n) + "\n";
+  if (!s.client_error.empty()) out += "  client error: " + s.client_error + "\n";
   return out;
 }
 
