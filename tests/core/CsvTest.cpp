@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "common/ScratchDir.h"
+#include "common/Slurp.h"
 #include "probe/csv.h"
 #include "probe/error.h"
 
@@ -28,10 +29,7 @@ TEST(Csv, WriterAddsBomAndHeaderOnceAndUsesCrlf) {
     CsvWriter w(path, {"A", "B"});
     w.write_row({"4", "5"});
   }
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  EXPECT_EQ(ss.str(),
+  EXPECT_EQ(testing::slurp(path),
             "\xEF\xBB\xBF"
             "A,B\r\n1,\"2,3\"\r\n4,5\r\n");
   auto rows = csv_read_file(path);

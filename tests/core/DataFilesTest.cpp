@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "common/Slurp.h"
 #include "precision_compare/Thresholds.h"
 #include "probe/error.h"
 #include "probe/precision_standard.h"
@@ -108,8 +109,8 @@ TEST(DataFiles, CompiledInCopiesAreTheLastResort) {
   const std::string path = resolve_data_file("precision_standards.json", d);
   EXPECT_EQ(path, "<builtin>/precision_standards.json");
   // The same bytes as data/ (generated from it at configure time).
-  std::ifstream in(std::string(PROBE_SOURCE_DIR) + "/data/precision_standards.json", std::ios::binary);
-  const std::string on_disk((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string on_disk =
+      testing::slurp(std::string(PROBE_SOURCE_DIR) + "/data/precision_standards.json");
   EXPECT_EQ(*detail::embedded_data_file("precision_standards.json"), on_disk);
   EXPECT_TRUE(detail::embedded_data_file("api_precision_compare.json").has_value());
   EXPECT_TRUE(detail::parse_data_json(path, "standards")["profiles"].IsObject());

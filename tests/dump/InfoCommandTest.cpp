@@ -1,46 +1,30 @@
 // `probe info` end to end: the built CLI on the fixtures.
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
-#include <sys/wait.h>
 
-#include <array>
 #include <cstdint>
-#include <cstdio>
 #include <map>
 #include <string>
+
+#include "common/RunCli.h"
 
 namespace {
 
 const std::string kDumps = std::string(PROBE_TEST_DATA_DIR) + "/dumps";
 
-struct CliRun {
-  int code;
-  std::string out;
-};
-
-CliRun probe(const std::string& args) {
-  const std::string cmd = std::string(PROBE_CLI_PATH) + " " + args + " 2>&1";
-  std::FILE* p = popen(cmd.c_str(), "r");
-  CliRun r{-1, {}};
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), p)) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using probe::testing::run_cli;
 
 bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 TEST(InfoCommand, HelpDocumentsEveryFlag) {
-  const CliRun r = probe("info --help");
+  const auto r = run_cli("info --help");
   EXPECT_EQ(r.code, 0);
   for (const char* flag : {"--json", "--no-file-check", "--list", "--framework"})
     EXPECT_TRUE(has(r.out, flag)) << flag;
 }
 
 TEST(InfoCommand, SummarisesEveryRank) {
-  const CliRun r = probe("info " + kDumps + "/pytorch_tensor");
+  const auto r = run_cli("info " + kDumps + "/pytorch_tensor");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_TRUE(has(r.out, "[step0/rank0]")) << r.out;
   EXPECT_TRUE(has(r.out, "[step0/rank1]"));
@@ -53,7 +37,7 @@ TEST(InfoCommand, JsonCountsOfTheEscapesFixture) {
   // escapes/dump.json: 6 records, 8 float32 [2] tensors (8 * 2 * 4 = 64 bytes), all with data_name:
   // ok.pt is fine, missing.pt absent, four names leave dump_tensor_data/, corrupt.pt is a bare zip
   // signature, wrong_shape.pt holds 3 elements.
-  const CliRun r = probe("info --json " + kDumps + "/escapes");
+  const auto r = run_cli("info --json " + kDumps + "/escapes");
   ASSERT_EQ(r.code, 0) << r.out;
   rapidjson::Document doc;
   doc.Parse(r.out.c_str());
@@ -84,36 +68,36 @@ TEST(InfoCommand, JsonCountsOfTheEscapesFixture) {
     const std::string field = p["field"].GetString();
     EXPECT_TRUE(field.starts_with("input_args.") || field.starts_with("output.")) << field;
   }
-  const CliRun text = probe("info --list 0 " + kDumps + "/escapes");
+  const auto text = run_cli("info --list 0 " + kDumps + "/escapes");
   EXPECT_TRUE(has(text.out, "8 referenced, 1 ok")) << text.out;
   EXPECT_TRUE(has(text.out, "... 7 more")) << text.out;
-  const CliRun unchecked = probe("info --no-file-check " + kDumps + "/escapes");
+  const auto unchecked = run_cli("info --no-file-check " + kDumps + "/escapes");
   EXPECT_TRUE(has(unchecked.out, "8 referenced (not checked)")) << unchecked.out;
 }
 
 TEST(InfoCommand, MindSporeAndStatistics) {
-  const CliRun ms = probe("info " + kDumps + "/mindspore_tensor/step0/rank/dump.json");
+  const auto ms = run_cli("info " + kDumps + "/mindspore_tensor/step0/rank/dump.json");
   ASSERT_EQ(ms.code, 0) << ms.out;
   EXPECT_TRUE(has(ms.out, "framework: mindspore")) << ms.out;
   EXPECT_TRUE(has(ms.out, "Cell 1")) << ms.out;
   EXPECT_TRUE(has(ms.out, "Mint 2")) << ms.out;
   EXPECT_TRUE(has(ms.out, "ok\n")) << ms.out;  // no problems listed after the count
-  const CliRun st = probe("info " + kDumps + "/pytorch_statistics");
+  const auto st = run_cli("info " + kDumps + "/pytorch_statistics");
   ASSERT_EQ(st.code, 0) << st.out;
   EXPECT_TRUE(has(st.out, "task: statistics")) << st.out;
   EXPECT_TRUE(has(st.out, "tensor files: 0 referenced")) << st.out;
 }
 
 TEST(InfoCommand, ErrorsMapToExitCodes) {
-  EXPECT_EQ(probe("info").code, 2);
-  EXPECT_EQ(probe("info --bogus x").code, 2);
-  EXPECT_EQ(probe("info --list -1 x").code, 2);
-  EXPECT_EQ(probe("info " + kDumps + "/nope").code, 3);
-  const CliRun bad = probe("info " + kDumps + "/malformed/truncated.json");
+  EXPECT_EQ(run_cli("info").code, 2);
+  EXPECT_EQ(run_cli("info --bogus x").code, 2);
+  EXPECT_EQ(run_cli("info --list -1 x").code, 2);
+  EXPECT_EQ(run_cli("info " + kDumps + "/nope").code, 3);
+  const auto bad = run_cli("info " + kDumps + "/malformed/truncated.json");
   EXPECT_EQ(bad.code, 4);
   EXPECT_TRUE(has(bad.out, "truncated.json")) << bad.out;
   EXPECT_TRUE(has(bad.out, "line ")) << bad.out;
-  EXPECT_EQ(probe("info " + kDumps + "/malformed/wrong_shape.json").code, 4);
+  EXPECT_EQ(run_cli("info " + kDumps + "/malformed/wrong_shape.json").code, 4);
 }
 
 }  // namespace

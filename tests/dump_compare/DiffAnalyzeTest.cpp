@@ -12,6 +12,7 @@
 #include <map>
 #include <sstream>
 
+#include "common/Slurp.h"
 #include "probe/dump_compare.h"
 #include "probe/error.h"
 
@@ -23,11 +24,8 @@ namespace {
 const std::string kData = std::string(PROBE_TEST_DATA_DIR) + "/diff_analyze/";
 
 rapidjson::Document load_json(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
   rapidjson::Document d;
-  d.Parse(ss.str().c_str());
+  d.Parse(probe::testing::slurp(path).c_str());
   EXPECT_FALSE(d.HasParseError()) << path;
   return d;
 }
@@ -200,10 +198,7 @@ TEST(DiffAnalyze, ThresholdsComeFromTheDataFile) {
   const fs::path dir = out_dir("thresholds");
   fs::create_directories(dir);
   {
-    std::ifstream in(std::string(PROBE_SOURCE_DIR) + "/data/diff_analyze.json");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    std::string text = ss.str();
+    std::string text = probe::testing::slurp(std::string(PROBE_SOURCE_DIR) + "/data/diff_analyze.json");
     for (std::size_t p; (p = text.find("\": 0.5")) != std::string::npos;) text.replace(p, 6, "\": 3.0");
     std::ofstream(dir / "diff_analyze.json") << text;
   }

@@ -12,6 +12,8 @@
 #include <map>
 #include <sstream>
 
+#include "CompareTable.h"
+#include "common/Slurp.h"
 #include "dump_compare/DumpCompareInternal.h"
 #include "probe/csv.h"
 #include "probe/dump_compare.h"
@@ -29,39 +31,16 @@ std::string rank0(const std::string& c, const std::string& side) {
 }
 
 rapidjson::Document load_json(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
   rapidjson::Document d;
-  d.Parse<rapidjson::kParseNanAndInfFlag>(ss.str().c_str());
+  d.Parse<rapidjson::kParseNanAndInfFlag>(probe::testing::slurp(path).c_str());
   EXPECT_FALSE(d.HasParseError()) << path;
   return d;
 }
 
-struct Table {
-  DumpCompareTable t;
-  std::size_t col(const std::string& name) const {
-    for (std::size_t i = 0; i < t.header.size(); ++i)
-      if (t.header[i] == name) return i;
-    ADD_FAILURE() << "no column " << name;
-    return 0;
-  }
-  const std::vector<std::string>& row(const std::string& name) const {
-    for (const auto& r : t.rows)
-      if (r[0] == name) return r;
-    static const std::vector<std::string> none;
-    ADD_FAILURE() << "no row " << name;
-    return none;
-  }
-  const std::string& cell(const std::string& row_name, const std::string& col_name) const {
-    static const std::string empty;
-    const auto& r = row(row_name);
-    return r.empty() ? empty : r[col(col_name)];
-  }
-};
+using probe::testing::CompareTable;
 
-Table compare(const std::string& c, DumpCompareOptions o = {}) {
-  return Table{compare_dump_files(rank0(c, "npu"), rank0(c, "bench"), "", o)};
+CompareTable compare(const std::string& c, DumpCompareOptions o = {}) {
+  return CompareTable{compare_dump_files(rank0(c, "npu"), rank0(c, "bench"), "", o)};
 }
 
 void expect_metric(const rapidjson::Value& want, const std::string& got, const std::string& what) {
@@ -87,7 +66,7 @@ std::string tmp_dir(const std::string& name) {
 }  // namespace
 
 TEST(DumpCompareRealData, MetricsMatchNumpyFloat64) {
-  const Table t = compare("real");
+  const CompareTable t = compare("real");
   ASSERT_EQ(t.t.mode, DumpCompareMode::RealData);
   const auto expected = load_json(kData + "real/expected.json");
   const char* cols[] = {"Cosine",
@@ -115,7 +94,7 @@ TEST(DumpCompareRealData, MetricsMatchNumpyFloat64) {
 }
 
 TEST(DumpCompareRealData, RowOrderUnmatchedAndNoFileRows) {
-  const Table t = compare("real");
+  const CompareTable t = compare("real");
   ASSERT_EQ(t.t.rows.size(), 28u);
   EXPECT_EQ(t.t.rows.front()[0], "Functional.linear.0.forward.input.0");
   EXPECT_EQ(t.t.rows.back()[0], "Torch.tanh.0.forward.output.0");
@@ -176,8 +155,8 @@ TEST(DumpCompareRealData, RowOrderUnmatchedAndNoFileRows) {
 TEST(DumpCompareRealData, ProfilesDifferOnlyInTheZeroDimMessage) {
   DumpCompareOptions o;
   o.profile = Profile::MsProbe;
-  const Table ms = compare("real", o);
-  const Table pr = compare("real");
+  const CompareTable ms = compare("real", o);
+  const CompareTable pr = compare("real");
   const std::string one =
       "This is type of 0-d tensor, can not calculate 'Cosine', 'EucDist', 'One Thousandth Err Ratio' and "
       "'Five "
@@ -198,7 +177,7 @@ TEST(DumpCompareRealData, ProfilesDifferOnlyInTheZeroDimMessage) {
 TEST(DumpCompareRealData, HighlightRules) {
   DumpCompareOptions o;
   o.highlight = true;
-  const Table t = compare("real", o);
+  const CompareTable t = compare("real", o);
   auto colour = [&](const std::string& name) {
     for (std::size_t i = 0; i < t.t.rows.size(); ++i)
       if (t.t.rows[i][0] == name) return t.t.colours[i];
@@ -227,7 +206,7 @@ TEST(DumpCompareRealData, HighlightRules) {
 }
 
 TEST(DumpCompareStatistics, DiffsRelativeTextAndWarnings) {
-  const Table t = compare("stats");
+  const CompareTable t = compare("stats");
   ASSERT_EQ(t.t.mode, DumpCompareMode::Statistics);
   EXPECT_EQ(t.t.header.size(), 27u);
   EXPECT_EQ(t.t.header[8], "Max diff");
@@ -275,7 +254,7 @@ TEST(DumpCompareStatistics, DiffsRelativeTextAndWarnings) {
 }
 
 TEST(DumpCompareMd5, CrcPassDifferentAndUnmatched) {
-  const Table t = compare("md5");
+  const CompareTable t = compare("md5");
   ASSERT_EQ(t.t.mode, DumpCompareMode::Md5);
   const std::vector<std::string> tail(t.t.header.begin() + 8, t.t.header.end());
   EXPECT_EQ(tail, (std::vector<std::string>{"NPU MD5", "BENCH MD5", "Requires_grad Consistent", "Result"}));
@@ -300,12 +279,12 @@ TEST(DumpCompareMd5, CrcPassDifferentAndUnmatched) {
 }
 
 TEST(DumpCompareMatching, FuzzyMatchIgnoresCallCounters) {
-  const Table exact = compare("fuzzy");
+  const CompareTable exact = compare("fuzzy");
   EXPECT_EQ(exact.cell("Functional.conv2d.1.forward.input.0", "Bench Name"), "N/A");
   EXPECT_EQ(exact.cell("Torch.relu.0.forward.output.0", "Bench Name"), "Torch.relu.0.forward.output.0");
   DumpCompareOptions o;
   o.fuzzy_match = true;
-  const Table fuzzy = compare("fuzzy", o);
+  const CompareTable fuzzy = compare("fuzzy", o);
   EXPECT_EQ(fuzzy.cell("Functional.conv2d.1.forward.input.0", "Bench Name"),
             "Functional.conv2d.0.forward.input.0");
   EXPECT_EQ(fuzzy.cell("Functional.conv2d.1.forward.output.0", "Bench Name"),
@@ -317,7 +296,7 @@ TEST(DumpCompareMatching, FuzzyMatchIgnoresCallCounters) {
 TEST(DumpCompareMatching, DataMappingYaml) {
   DumpCompareOptions o;
   o.data_mapping = kData + "fuzzy/map.yaml";
-  const Table t = compare("fuzzy", o);
+  const CompareTable t = compare("fuzzy", o);
   EXPECT_EQ(t.cell("Functional.conv2d.1.forward.input.0", "Bench Name"),
             "Functional.conv2d.0.forward.input.0");
   EXPECT_EQ(t.cell("Functional.conv2d.1.forward.output.0", "Bench Name"),
@@ -343,10 +322,10 @@ TEST(DumpCompareMatching, DataMappingYaml) {
 TEST(DumpCompareMatching, MindSporeAgainstPyTorchWithApiMapping) {
   DumpCompareOptions o;
   o.framework = Framework::MindSpore;
-  const Table plain = compare("cross", o);
+  const CompareTable plain = compare("cross", o);
   EXPECT_EQ(plain.cell("Mint.add.0.forward.output.0", "Bench Name"), "N/A");
   o.api_mapping = true;
-  const Table t = compare("cross", o);
+  const CompareTable t = compare("cross", o);
   const std::string r = "Mint.add.0.forward.output.0";
   EXPECT_EQ(t.cell(r, "Bench Name"), "Torch.add.0.forward.output.0");
   EXPECT_EQ(t.cell(r, "NPU Dtype"), "Float32");
@@ -745,10 +724,7 @@ TEST(DumpCompareMatching, FuzzyRealDataPairsCarryTheFuzzyMessage) {
   const std::string root = tmp_dir("fuzzyreal");
   const fs::path npu = fs::path(root) / "npu";
   fs::copy(kData + "real/npu/step0/rank0", npu, fs::copy_options::recursive);
-  std::ifstream in(npu / "dump.json");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string text = ss.str();
+  std::string text = probe::testing::slurp(npu / "dump.json");
   for (std::size_t p = text.find("Torch.tanh.0."); p != std::string::npos; p = text.find("Torch.tanh.0.", p))
     text.replace(p, 13, "Torch.tanh.1.");
   std::ofstream(npu / "dump.json", std::ios::trunc) << text;
@@ -757,7 +733,7 @@ TEST(DumpCompareMatching, FuzzyRealDataPairsCarryTheFuzzyMessage) {
                npu / "dump_tensor_data" / (std::string("Torch.tanh.1.forward.") + f + ".pt"));
   DumpCompareOptions o;
   o.fuzzy_match = true;
-  const Table t{compare_dump_files((npu / "dump.json").string(), rank0("real", "bench"), "", o)};
+  const CompareTable t{compare_dump_files((npu / "dump.json").string(), rank0("real", "bench"), "", o)};
   const std::string r = "Torch.tanh.1.forward.output.0";
   EXPECT_EQ(t.cell(r, "Bench Name"), "Torch.tanh.0.forward.output.0");
   EXPECT_EQ(t.cell(r, "Err_message"), " Fuzzy matching data, the comparison accuracy may be affected.");

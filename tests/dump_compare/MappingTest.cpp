@@ -13,6 +13,9 @@
 #include <sstream>
 #include <string_view>
 
+#include "CompareTable.h"
+#include "common/RunCli.h"
+#include "common/Slurp.h"
 #include "dump_compare/DumpCompareInternal.h"
 #include "probe/dump_compare.h"
 #include "probe/error.h"
@@ -30,12 +33,7 @@ std::string side(const std::string& c, const std::string& s) {
   return kMap + c + "/" + s + "/step0/rank0/dump.json";
 }
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using probe::testing::slurp;
 
 std::string tmp(const std::string& name) {
   const fs::path p = fs::temp_directory_path() / ("probe_mapping_" + name + "_" + std::to_string(::getpid()));
@@ -46,29 +44,14 @@ std::string tmp(const std::string& name) {
 
 void write(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::trunc) << text; }
 
-struct Table {
-  DumpCompareTable t;
-  std::size_t col(const std::string& name) const {
-    for (std::size_t i = 0; i < t.header.size(); ++i)
-      if (t.header[i] == name) return i;
-    ADD_FAILURE() << "no column " << name;
-    return 0;
-  }
-  std::string cell(const std::string& row, const std::string& column) const {
-    for (const auto& r : t.rows)
-      if (r[0] == row) return r[col(column)];
-    ADD_FAILURE() << "no row " << row;
-    return {};
-  }
-  std::string bench(const std::string& row) const { return cell(row, "Bench Name"); }
-};
+using probe::testing::CompareTable;
 
-Table compare(const std::string& npu, const std::string& bench, DumpCompareOptions o) {
+CompareTable compare(const std::string& npu, const std::string& bench, DumpCompareOptions o) {
   o.framework = Framework::MindSpore;
-  return Table{compare_dump_files(npu, bench, "", o)};
+  return CompareTable{compare_dump_files(npu, bench, "", o)};
 }
 
-Table layer(const std::string& yaml) {
+CompareTable layer(const std::string& yaml) {
   DumpCompareOptions o;
   o.layer_mapping = true;
   o.layer_mapping_file = yaml;
@@ -155,7 +138,7 @@ TEST(YamlReader, BadInputsAreFormatErrorsWithFileAndLine) {
 // Layer mapping (-lm)
 
 TEST(LayerMapping, EveryEntryPairsAsWorkedOutByHand) {
-  const Table t = layer(kMap + "layer/layer_mapping.yaml");
+  const CompareTable t = layer(kMap + "layer/layer_mapping.yaml");
   rapidjson::Document exp;
   exp.Parse(slurp(kMap + "layer/expected.json").c_str());
   ASSERT_FALSE(exp.HasParseError());
@@ -200,7 +183,7 @@ TEST(LayerMapping, EveryEntryPairsAsWorkedOutByHand) {
 }
 
 TEST(LayerMapping, WithoutYamlOnlyTheLayerStructureMaps) {
-  const Table t = layer("");
+  const CompareTable t = layer("");
   // The stack shows Tensor.__add__.0 ran inside mindspore's __getitem__: no bench entry has that scope, and
   // the first plain top-level __add__ on each side pair up although their counters differ.
   EXPECT_EQ(t.bench("Tensor.__add__.0.forward.output.0"), "N/A");
@@ -247,13 +230,13 @@ TEST(LayerMapping, IdentityMapsAcrossPrefixesAndCountersByPosition) {
   write(root + "/bench/stack.json", "{}");
   DumpCompareOptions o;
   o.layer_mapping = true;
-  const Table t = compare(root + "/npu/dump.json", root + "/bench/dump.json", o);
+  const CompareTable t = compare(root + "/npu/dump.json", root + "/bench/dump.json", o);
   EXPECT_EQ(t.bench("Mint.matmul.3.forward.output.0"), "Torch.matmul.0.forward.output.0");
   EXPECT_EQ(t.cell("Mint.matmul.3.forward.output.0", "Max diff"), "-0.5");
   EXPECT_EQ(t.bench("Mint.matmul.0.forward.output.0"), "N/A");
   EXPECT_EQ(t.bench("Cell.net.fc1.Dense.forward.0.input.0"), "Module.net.fc1.Dense.forward.0.input.0");
   // Without -lm the same dumps match nothing across frameworks.
-  const Table plain = compare(root + "/npu/dump.json", root + "/bench/dump.json", {});
+  const CompareTable plain = compare(root + "/npu/dump.json", root + "/bench/dump.json", {});
   EXPECT_EQ(plain.bench("Mint.matmul.3.forward.output.0"), "N/A");
   fs::remove_all(root);
 }
@@ -346,7 +329,7 @@ TEST(LayerMapping, PipelineRenumberingRebasesLayersUnderParallelTransformer) {
   DumpCompareOptions o;
   o.layer_mapping = true;
   o.layer_mapping_file = root + "/layer_mapping.yaml";
-  const Table t = compare(npu, root + "/bench/step0/rank0/dump.json", o);
+  const CompareTable t = compare(npu, root + "/bench/step0/rank0/dump.json", o);
   EXPECT_EQ(t.bench(enc + ".layers.2.ParallelTransformerLayer.forward.0.output.0"), "N/A");
   EXPECT_EQ(t.bench("Tensor.__add__.1.forward.output.0"), "Tensor.__add__.0.forward.output.0");
   fs::remove_all(root);
@@ -425,7 +408,7 @@ TEST(ApiMapping, RecordsRewriteIndicesAndAbandonUnlistedOnes) {
   DumpCompareOptions o;
   o.api_mapping = true;
   o.api_mapping_file = kMap + "api/api_mapping.yaml";
-  const Table t = compare(side("api", "npu"), side("api", "bench"), o);
+  const CompareTable t = compare(side("api", "npu"), side("api", "bench"), o);
   // ops.gather(params, indices, axis) vs torch.gather(input, dim, index): the last two swap.
   EXPECT_EQ(t.bench("Functional.gather.0.forward.input.0"), "Torch.gather.0.forward.input.0");
   EXPECT_EQ(t.bench("Functional.gather.0.forward.input.1"), "Torch.gather.0.forward.input.2");
@@ -442,11 +425,11 @@ TEST(ApiMapping, RecordsRewriteIndicesAndAbandonUnlistedOnes) {
   EXPECT_EQ(t.bench("Functional.matmul.0.forward.output.0"), "Torch.matmul.0.forward.output.0");
   // Without the file: the table only; gather and flash_attention_score have no counterpart.
   o.api_mapping_file.clear();
-  const Table plain = compare(side("api", "npu"), side("api", "bench"), o);
+  const CompareTable plain = compare(side("api", "npu"), side("api", "bench"), o);
   EXPECT_EQ(plain.bench("Functional.gather.0.forward.input.0"), "N/A");
   EXPECT_EQ(plain.bench("Functional.matmul.0.forward.output.0"), "Torch.matmul.0.forward.output.0");
   // Without -am at all nothing crosses frameworks.
-  const Table none = compare(side("api", "npu"), side("api", "bench"), {});
+  const CompareTable none = compare(side("api", "npu"), side("api", "bench"), {});
   EXPECT_EQ(none.bench("Functional.matmul.0.forward.output.0"), "N/A");
 }
 
@@ -514,59 +497,42 @@ TEST(ApiMapping, BuiltInTableIsShippedData) {
 // ---------------------------------------------------------------------------------------------------------------
 // CLI
 
-namespace {
-
-int run(const std::string& cwd, const std::string& args, std::string* out) {
-  const std::string log =
-      (fs::temp_directory_path() / ("probe_mapping_log_" + std::to_string(::getpid()))).string();
-  const std::string cmd = "cd '" + cwd + "' && '" + PROBE_CLI_PATH + "' " + args + " >'" + log + "' 2>&1";
-  const int status = std::system(cmd.c_str());
-  *out = slurp(log);
-  fs::remove(log);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-}  // namespace
-
 TEST(MappingCli, LayerAndApiMappingExitCodesAndMessages) {
+  using probe::testing::run_cli;
   const std::string out = tmp("cli");
-  std::string text;
-  ASSERT_EQ(run(kMap + "layer",
-                "-f mindspore compare -i compare.json -o " + out +
-                    " --no-xlsx --timestamp 20250101000000 -lm "
-                    "layer_mapping.yaml",
-                &text),
-            0)
-      << text;
+  auto r = run_cli("-f mindspore compare -i compare.json -o " + out +
+                       " --no-xlsx --timestamp 20250101000000 -lm layer_mapping.yaml",
+                   kMap + "layer");
+  ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(slurp(out + "/compare_result_20250101000000.csv")
                 .find("Mint.cos.1.forward.output.0,Torch.cos.1.forward.output.0"),
             std::string::npos);
   // -lm without a file is accepted (identity mapping); -am FILE is no longer refused.
-  EXPECT_EQ(
-      run(kMap + "layer", "-f mindspore compare -i compare.json -o " + out + " --no-xlsx -lm -c", &text), 0)
-      << text;
-  EXPECT_EQ(run(kMap + "api",
-                "-f mindspore compare -i compare.json -o " + out + " --no-xlsx -am api_mapping.yaml", &text),
-            0)
-      << text;
+  r = run_cli("-f mindspore compare -i compare.json -o " + out + " --no-xlsx -lm -c", kMap + "layer");
+  EXPECT_EQ(r.code, 0) << r.out;
+  r = run_cli("-f mindspore compare -i compare.json -o " + out + " --no-xlsx -am api_mapping.yaml",
+              kMap + "api");
+  EXPECT_EQ(r.code, 0) << r.out;
   // PyTorch rejects the MindSpore-only mappings (exit 2).
-  EXPECT_EQ(run(kMap + "layer", "-f pytorch compare -i compare.json -o " + out + " -lm", &text), 2) << text;
+  r = run_cli("-f pytorch compare -i compare.json -o " + out + " -lm", kMap + "layer");
+  EXPECT_EQ(r.code, 2) << r.out;
   // A malformed yaml: exit 4, the file and the line in the message.
   write(out + "/bad.yaml", "TopLayer:\n  a: b\n c: d\n");
-  EXPECT_EQ(run(kMap + "layer",
-                "-f mindspore compare -i compare.json -o " + out + " -lm " + out + "/bad.yaml", &text),
-            4);
-  EXPECT_NE(text.find(out + "/bad.yaml"), std::string::npos) << text;
-  EXPECT_NE(text.find("line 3"), std::string::npos) << text;
+  r = run_cli("-f mindspore compare -i compare.json -o " + out + " -lm " + out + "/bad.yaml", kMap + "layer");
+  EXPECT_EQ(r.code, 4);
+  EXPECT_NE(r.out.find(out + "/bad.yaml"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("line 3"), std::string::npos) << r.out;
   // A missing construct.json: exit 3.
   const std::string root = layer_copy("cli_missing");
   fs::remove(root + "/bench/step0/rank0/construct.json");
-  EXPECT_EQ(run(root, "-f mindspore compare -i compare.json -o " + out + " -lm", &text), 3);
-  EXPECT_NE(text.find("construct.json"), std::string::npos) << text;
-  ASSERT_EQ(run(kMap, "compare --help", &text), 0);
+  r = run_cli("-f mindspore compare -i compare.json -o " + out + " -lm", root);
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.out.find("construct.json"), std::string::npos) << r.out;
+  r = run_cli("compare --help", kMap);
+  ASSERT_EQ(r.code, 0);
   for (const char* s :
        {"--layer_mapping [FILE]", "--api_mapping [FILE]", "ms_outputs", "ParallelTransformer"})
-    EXPECT_NE(text.find(s), std::string::npos) << s;
+    EXPECT_NE(r.out.find(s), std::string::npos) << s;
   fs::remove_all(root);
   fs::remove_all(out);
 }

@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "common/ScratchDir.h"
+#include "common/Slurp.h"
 #include "probe/construct.h"
 #include "probe/csv.h"
 #include "probe/dump.h"
@@ -36,12 +37,7 @@ namespace {
 
 const std::string kData = std::string(PROBE_TEST_DATA_DIR) + "/dump_writer";
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using probe::testing::slurp;
 
 using TempDir = probe::testing::ScratchDir;
 
@@ -107,7 +103,7 @@ double ulp_in(double v, DType stat_dtype) {
 // ulps from the correctly rounded result when terms cancel, e.g. -0.17252306640148163 vs
 // -0.17252309620380402).
 TEST(DumpStatistics, MatchTorchAndZlibForEveryDtype) {
-  const std::string text = read_text(kData + "/statistics.json");
+  const std::string text = slurp(kData + "/statistics.json");
   rapidjson::Document doc;
   doc.Parse<rapidjson::kParseNanAndInfFlag | rapidjson::kParseFullPrecisionFlag>(text.c_str());
   ASSERT_FALSE(doc.HasParseError());
@@ -189,8 +185,8 @@ TEST(DumpWriter, StatisticsDumpIsByteIdenticalToPythonJson) {
                   {Value(f16({2.0, 0.5, -0.75, 3.0}, {2, 2})), Value()});
     w.backward(relu_key, {Value(f16({1, 1, 1, 1, 1, 1}, {2, 3}))}, {Value(f16({1, 0, 1, 1, 0, 0}, {2, 3}))});
   }
-  const std::string got = read_text(dir.path().string() + "/step0/rank0/dump.json");
-  const std::string want = read_text(kData + "/golden_dump.json");
+  const std::string got = slurp(dir.path().string() + "/step0/rank0/dump.json");
+  const std::string want = slurp(kData + "/golden_dump.json");
   EXPECT_EQ(got, want);
 }
 
@@ -281,7 +277,7 @@ TEST(DumpWriter, MindSporeLayoutWritesNpyWithBFloat16AsFloat32) {
   const Tensor back = load_npy(rank_dir + "/dump_tensor_data/" + ti.data_name);
   ASSERT_EQ(back.dtype(), DType::Float32);
   EXPECT_EQ(back.to_doubles(), bf.to_doubles());
-  const std::string json = read_text(rank_dir + "/dump.json");
+  const std::string json = slurp(rank_dir + "/dump.json");
   EXPECT_NE(json.find("\"type\": \"mindspore.dtype\",\n     \"value\": \"BFloat16\""), std::string::npos)
       << json;
 }
@@ -484,7 +480,7 @@ TEST(DumpWriter, CliReadsTheWrittenDump) {
       std::system((cli + " info '" + dir.path().string() + "' > '" + dir.path().string() + "/info.txt' 2>&1")
                       .c_str()),
       0);
-  const std::string info = read_text(dir.path().string() + "/info.txt");
+  const std::string info = slurp(dir.path().string() + "/info.txt");
   EXPECT_NE(info.find("framework: pytorch   task: tensor   level: L1"), std::string::npos) << info;
   EXPECT_NE(info.find("tensor files: 4 referenced, 4 ok"), std::string::npos) << info;
   const std::string out = dir.path().string() + "/out";
@@ -492,7 +488,7 @@ TEST(DumpWriter, CliReadsTheWrittenDump) {
                          dir.path().string() + "/run_ut.txt' 2>&1")
                             .c_str()),
             0)
-      << read_text(dir.path().string() + "/run_ut.txt");
+      << slurp(dir.path().string() + "/run_ut.txt");
   std::string result;
   for (const auto& f : fs::directory_iterator(out))
     if (f.path().filename().string().starts_with("accuracy_checking_result_")) result = f.path().string();

@@ -19,7 +19,7 @@ using test::tensors_dir;
 const rapidjson::Document& expected() {
   static rapidjson::Document doc = [] {
     rapidjson::Document d;
-    std::string text = test::read_bytes(tensors_dir() + "expected.json");
+    std::string text = testing::slurp(tensors_dir() + "expected.json");
     d.Parse<rapidjson::kParseNanAndInfFlag | rapidjson::kParseFullPrecisionFlag>(text.c_str());
     if (d.HasParseError()) throw std::runtime_error("cannot parse expected.json");
     return d;

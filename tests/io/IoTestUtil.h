@@ -9,16 +9,12 @@
 #include <functional>
 #include <string>
 
+#include "common/Slurp.h"
 #include "probe/error.h"
 
 namespace probe::test {
 
 inline std::string tensors_dir() { return std::string(PROBE_TEST_DATA_DIR) + "/tensors/"; }
-
-inline std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 /// A scratch directory removed at the end of the test.
 class TempDir {

@@ -12,8 +12,8 @@ namespace probe {
 namespace {
 
 using test::expect_error;
-using test::read_bytes;
 using test::tensors_dir;
+using testing::slurp;
 using namespace std::string_literals;
 
 std::string npy_with_header(const std::string& dict, int major = 1,
@@ -33,7 +33,7 @@ std::string npy_with_header(const std::string& dict, int major = 1,
 TEST(NpyRobustness, EveryTruncationIsAFormatError) {
   test::TempDir dir;
   for (const char* name : {"npy_float64.npy", "npy_v3_int32.npy", "npy_fortran_int64.npy"}) {
-    std::string good = read_bytes(tensors_dir() + name);
+    std::string good = slurp(tensors_dir() + name);
     for (std::size_t n = 0; n < good.size(); n += (n < 140 ? 1 : 11)) {
       std::string path = dir.file("cut.npy", good.substr(0, n));
       SCOPED_TRACE(std::string(name) + " cut at " + std::to_string(n));
@@ -44,7 +44,7 @@ TEST(NpyRobustness, EveryTruncationIsAFormatError) {
 
 TEST(NpyRobustness, WrongMagicAndVersion) {
   test::TempDir dir;
-  std::string good = read_bytes(tensors_dir() + "npy_float32.npy");
+  std::string good = slurp(tensors_dir() + "npy_float32.npy");
   std::string bad = good;
   bad[1] = 'M';
   expect_error([&] { load_npy(dir.file("magic.npy", bad)); }, ErrorKind::Format, {"magic.npy", "magic"});
@@ -62,7 +62,7 @@ TEST(NpyRobustness, HeaderThatLiesAboutSizes) {
   std::string f = npy_with_header("{'descr': '<f8', 'fortran_order': False, 'shape': (1000, 1000), }");
   expect_error([&] { load_npy(dir.file("lie.npy", f)); }, ErrorKind::Format, {"lie.npy", "(1000, 1000)"});
   // Header length field larger than the file.
-  std::string g = read_bytes(tensors_dir() + "npy_float32.npy");
+  std::string g = slurp(tensors_dir() + "npy_float32.npy");
   g[8] = '\xff';
   g[9] = '\x7f';
   expect_error([&] { load_npy(dir.file("hlen.npy", g)); }, ErrorKind::Format, {"hlen.npy", "header claims"});
@@ -212,7 +212,7 @@ Member deflated(const std::string& name, const std::string& data) {
 
 TEST(ZipRobustness, ZipBombIsRefusedBeforeInflating) {
   test::TempDir dir;
-  std::string npy = read_bytes(tensors_dir() + "npy_float32.npy");
+  std::string npy = slurp(tensors_dir() + "npy_float32.npy");
   // Claims 4 GiB - 1 from a few bytes: more than deflate can produce, refused without allocating.
   Member bomb = deflated("a.npy", npy);
   bomb.usize = 0xFFFFFFF0;
@@ -243,7 +243,7 @@ TEST(ZipRobustness, ZipBombIsRefusedBeforeInflating) {
 
 TEST(ZipRobustness, StoredMemberPastTheEndOfTheFile) {
   test::TempDir dir;
-  std::string npy = read_bytes(tensors_dir() + "npy_float32.npy");
+  std::string npy = slurp(tensors_dir() + "npy_float32.npy");
   std::string z = make_zip({{"a.npy", npy, 0, 0, npy.size()}});
   // Make the central directory claim a larger stored size than the archive holds.
   std::size_t cd = z.rfind("PK\x01\x02"s);
@@ -259,7 +259,7 @@ TEST(ZipRobustness, StoredMemberPastTheEndOfTheFile) {
 TEST(PtRobustness, EveryTruncationIsAnError) {
   test::TempDir dir;
   for (const char* name : {"pt_float32.pt", "pt_zip64.pt", "pt_deflated.pt"}) {
-    std::string good = read_bytes(tensors_dir() + name);
+    std::string good = slurp(tensors_dir() + name);
     for (std::size_t n = 0; n < good.size(); n += 5) {
       std::string path = dir.file("cut.pt", good.substr(0, n));
       SCOPED_TRACE(std::string(name) + " cut at " + std::to_string(n));
@@ -460,7 +460,7 @@ namespace {
 // archive claiming 3.6 GB compressed could make the reader allocate 3.6 GB.
 TEST(FuzzRegressions, DeclaredCompressedSizeBeyondTheArchive) {
   test::TempDir dir;
-  std::string npy = read_bytes(tensors_dir() + "npy_float32.npy");
+  std::string npy = slurp(tensors_dir() + "npy_float32.npy");
   Member m = deflated("a.npy", npy);
   std::string z = make_zip({m});
   std::size_t cd = z.rfind("PK\x01\x02"s);

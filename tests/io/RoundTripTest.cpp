@@ -8,8 +8,8 @@
 namespace probe {
 namespace {
 
-using test::read_bytes;
 using test::tensors_dir;
+using testing::slurp;
 
 const char* const kNumpyWritten[] = {
     "npy_bool.npy",          "npy_uint8.npy",          "npy_int8.npy",         "npy_int16.npy",
@@ -25,14 +25,14 @@ TEST(NpyRoundTrip, SaveNpyIsByteIdenticalToNumpy) {
     Tensor t = load_npy(tensors_dir() + name);
     std::string out = dir.file("out.npy");
     save_npy(out, t);
-    std::string want = read_bytes(tensors_dir() + name);
+    std::string want = slurp(tensors_dir() + name);
     if (std::string(name) == "npy_fortran_int64.npy") {
       // numpy wrote it in Fortran order; probe writes C order: same header length, other data order.
-      EXPECT_EQ(read_bytes(out).size(), want.size());
+      EXPECT_EQ(slurp(out).size(), want.size());
       EXPECT_EQ(load_npy(out).to_doubles(), t.to_doubles());
       continue;
     }
-    EXPECT_EQ(read_bytes(out), want);
+    EXPECT_EQ(slurp(out), want);
   }
 }
 
@@ -41,7 +41,7 @@ TEST(NpyRoundTrip, BigEndianAndFortranFilesSaveAsNativeCOrder) {
   Tensor be = load_npy(tensors_dir() + "npy_be_float64.npy");
   std::string out = dir.file("be.npy");
   save_npy(out, be);
-  EXPECT_EQ(read_bytes(out), read_bytes(tensors_dir() + "npy_float64.npy"));
+  EXPECT_EQ(slurp(out), slurp(tensors_dir() + "npy_float64.npy"));
 }
 
 TEST(NpyRoundTrip, BFloat16IsStoredAsFloat32LikeMindSporeDumps) {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/Slurp.h"
 #include "metrics/KernelControl.h"
 #include "probe/metrics.h"
 #include "probe/parallel.h"
@@ -25,11 +26,8 @@ using namespace probe;
 const std::string kDir = std::string(PROBE_TEST_DATA_DIR) + "/metrics/";
 
 rapidjson::Document expected() {
-  std::ifstream in(kDir + "expected.json");
-  std::stringstream ss;
-  ss << in.rdbuf();
   rapidjson::Document doc;
-  doc.Parse(ss.str().c_str());
+  doc.Parse(probe::testing::slurp(kDir + "expected.json").c_str());
   EXPECT_FALSE(doc.HasParseError());
   return doc;
 }

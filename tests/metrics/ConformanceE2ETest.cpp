@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/Slurp.h"
 #include "probe/csv.h"
 #include "probe/output_compare.h"
 #include "run_ut/RowFormat.h"
@@ -19,13 +20,7 @@ namespace {
 namespace fs = std::filesystem;
 const fs::path kE2E = fs::path(PROBE_CONFORMANCE_DIR) / "msprobe_e2e";
 
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  EXPECT_TRUE(in.is_open()) << "cannot read " << p;
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using testing::slurp;
 
 Tensor tensor_from(const std::vector<double>& v, DType dtype) {
   Tensor t64 = Tensor::from_values<double>(v, Shape{static_cast<std::int64_t>(v.size())});
@@ -93,7 +88,7 @@ Value json_value(const rapidjson::Value& v, const std::string& dtype) {
 }
 
 std::string run_side(const std::string& side, std::string& result_csv, Profile profile) {
-  std::string text = read_file(kE2E / (side + "_inputs.json"));
+  std::string text = slurp(kE2E / (side + "_inputs.json"));
   rapidjson::Document doc;
   doc.Parse(text.c_str());
   EXPECT_FALSE(doc.HasParseError());
@@ -145,9 +140,9 @@ TEST_P(ConformanceE2E, DetailsAndResultBytesMatchMsprobeHead) {
   std::string result;
   std::string details = run_side(side, result, Profile::MsProbe);
   const std::string want_details =
-      read_file(kE2E / "head" / (side + "_accuracy_checking_details_20250101000000.csv"));
+      slurp(kE2E / "head" / (side + "_accuracy_checking_details_20250101000000.csv"));
   const std::string want_result =
-      read_file(kE2E / "head" / (side + "_accuracy_checking_result_20250101000000.csv"));
+      slurp(kE2E / "head" / (side + "_accuracy_checking_result_20250101000000.csv"));
   EXPECT_EQ(details, want_details);
   EXPECT_EQ(result, want_result);
   if (details != want_details || result != want_result) {

@@ -10,6 +10,7 @@
 #include <map>
 #include <sstream>
 
+#include "common/Slurp.h"
 #include "probe/csv.h"
 #include "probe/judge.h"
 #include "probe/output_compare.h"
@@ -21,11 +22,8 @@ namespace fs = std::filesystem;
 const fs::path kE2E = fs::path(PROBE_CONFORMANCE_DIR) / "msprobe_e2e";
 
 rapidjson::Document read_json(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
   rapidjson::Document doc;
-  doc.Parse(s.str().c_str());
+  doc.Parse(testing::slurp(p).c_str());
   EXPECT_FALSE(doc.HasParseError()) << p;
   return doc;
 }

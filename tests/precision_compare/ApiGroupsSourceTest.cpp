@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "TestUtil.h"
+#include "common/Slurp.h"
 #include "precision_compare/Thresholds.h"
 #include "probe/error.h"
 #include "probe/precision_standard.h"
@@ -81,11 +82,8 @@ TEST(ApiGroupsSource, StandardIdsRoundTrip) {
 }
 
 TEST(ApiGroupsSource, ShippedThresholdsKeepNoSecondCopy) {
-  std::ifstream in(kThresholds, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
   rapidjson::Document doc;
-  doc.Parse(text.str().c_str());
+  doc.Parse(testing::slurp(kThresholds).c_str());
   ASSERT_FALSE(doc.HasParseError());
   const auto& groups = doc["common"]["api_groups"];
   ASSERT_TRUE(groups.IsObject());
@@ -105,7 +103,7 @@ const char* kRest =
           "proportion_ratio": 1}}, "profiles": {"msprobe": {}}})json";
 
 TEST(ApiGroupsSource, CustomFilesMayListGroupsInlineOrNameAMissingSource) {
-  testing::TempDir dir("groups");
+  testing::ScratchDir dir("groups");
   std::ofstream(dir.file("inline.json"))
       << R"({"common": {"api_groups": [{"algorithm": "ulp_compare", "apis": ["softmax"]}], )" << kRest;
   const auto t = pc::load_thresholds(dir.file("inline.json"), "msprobe");

@@ -11,7 +11,7 @@ namespace probe {
 namespace {
 
 using testing::Cells;
-using testing::TempDir;
+using testing::ScratchDir;
 
 Cells ok_row(const std::string& api) {
   return {{"API Name", api}, {"DEVICE Dtype", "torch.int64"}, {"Shape", "(2,)"}, {"二进制一致错误率", "0"}};
@@ -35,18 +35,18 @@ std::size_t files_in(const std::filesystem::path& dir) {
 }
 
 TEST(PrecisionCompareBadInput, MissingFileAndWrongSuffix) {
-  TempDir dir("missing");
+  ScratchDir dir("missing");
   auto gpu = testing::write_details(dir.file("gpu.csv"), {ok_row("Torch.abs.0.forward.output.0")});
   auto e = run_expecting_error(testing::options_for(dir.file("nope.csv"), gpu, dir.file("out")));
   EXPECT_EQ(e.kind(), ErrorKind::Io);
   EXPECT_EQ(e.file(), dir.file("nope.csv"));
   e = run_expecting_error(testing::options_for(dir.file("npu.txt"), gpu, dir.file("out")));
   EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
-  EXPECT_EQ(files_in(dir.path / "out"), 0u);
+  EXPECT_EQ(files_in(dir.path() / "out"), 0u);
 }
 
 TEST(PrecisionCompareBadInput, MissingColumnsAreListed) {
-  TempDir dir("columns");
+  ScratchDir dir("columns");
   CsvRow header = testing::run_ut_details_header();
   header.erase(header.begin() + 11);  // 均方根误差
   header.erase(header.begin() + 2);   // DEVICE Dtype
@@ -59,7 +59,7 @@ TEST(PrecisionCompareBadInput, MissingColumnsAreListed) {
 }
 
 TEST(PrecisionCompareBadInput, ResultCsvInsteadOfDetailsGetsAHint) {
-  TempDir dir("resultcsv");
+  ScratchDir dir("resultcsv");
   std::string path = dir.file("npu.csv");
   {
     CsvWriter w(path, {"API name", "Forward Test Success", "Backward Test Success", "Message"});
@@ -72,13 +72,13 @@ TEST(PrecisionCompareBadInput, ResultCsvInsteadOfDetailsGetsAHint) {
 }
 
 TEST(PrecisionCompareBadInput, EmptyTruncatedAndOverlongFiles) {
-  TempDir dir("truncated");
+  ScratchDir dir("truncated");
   auto gpu = testing::write_details(dir.file("gpu.csv"), {ok_row("Torch.abs.0.forward.output.0")});
   { std::ofstream(dir.file("empty.csv")); }
   EXPECT_EQ(run_expecting_error(testing::options_for(dir.file("empty.csv"), gpu, dir.file("out"))).kind(),
             ErrorKind::Format);
   // Cut inside a quoted Message: an unterminated quote.
-  std::string text = testing::read_text(gpu);
+  std::string text = testing::slurp(gpu);
   std::ofstream(dir.file("cut.csv"), std::ios::binary)
       << text.substr(0, text.size() - 2) << ",\"half a message";
   auto e = run_expecting_error(testing::options_for(dir.file("cut.csv"), gpu, dir.file("out")));
@@ -89,11 +89,11 @@ TEST(PrecisionCompareBadInput, EmptyTruncatedAndOverlongFiles) {
   e = run_expecting_error(testing::options_for(dir.file("long.csv"), gpu, dir.file("out")));
   EXPECT_EQ(e.kind(), ErrorKind::Format);
   EXPECT_NE(e.message().find("row 2"), std::string::npos) << e.what();
-  EXPECT_EQ(files_in(dir.path / "out"), 0u);
+  EXPECT_EQ(files_in(dir.path() / "out"), 0u);
 }
 
 TEST(PrecisionCompareBadInput, DuplicateGpuRowsAbortAndLeaveNoOutput) {
-  TempDir dir("dup");
+  ScratchDir dir("dup");
   auto npu = testing::write_details(
       dir.file("npu.csv"), {ok_row("Torch.neg.0.forward.output.0"), ok_row("Torch.abs.0.forward.output.0")});
   auto gpu = testing::write_details(
@@ -105,7 +105,7 @@ TEST(PrecisionCompareBadInput, DuplicateGpuRowsAbortAndLeaveNoOutput) {
   EXPECT_EQ(e.api(), "Torch.abs.0.forward.output.0");
   EXPECT_NE(e.message().find("rows 2 and 3"), std::string::npos) << e.what();
   // The Torch.neg rows already written went to temporaries, which are gone.
-  EXPECT_EQ(files_in(dir.path / "out"), 0u);
+  EXPECT_EQ(files_in(dir.path() / "out"), 0u);
 }
 
 // Issue 14 item 10: one policy for every writer, escape as compare does (this used to refuse the run).
@@ -114,7 +114,7 @@ TEST(PrecisionCompareBadInput, FormulaLikeApiNamesAreWrittenAsLiteralText) {
                                  "\tTorch.abs.0.forward.output.0", "\rTorch.abs.0.forward.output.0",
                                  "\xEF\xBC\x8B"
                                  "Torch.abs.0.forward.output.0"}) {
-    TempDir dir("inject");
+    ScratchDir dir("inject");
     auto f = testing::write_details(dir.file("npu.csv"), {ok_row(name)});
     auto s = run_api_precision_compare(testing::options_for(f, f, dir.file("out")));
     bool found = false;
@@ -133,18 +133,18 @@ TEST(PrecisionCompareBadInput, FormulaLikeApiNamesAreWrittenAsLiteralText) {
 }
 
 TEST(PrecisionCompareBadInput, ExistingOutputIsNotOverwritten) {
-  TempDir dir("exists");
+  ScratchDir dir("exists");
   auto f = testing::write_details(dir.file("npu.csv"), {ok_row("Torch.abs.0.forward.output.0")});
   auto o = testing::options_for(f, f, dir.file("out"));
   auto first = run_api_precision_compare(o);
-  std::string before = testing::read_text(first.result_csv);
+  std::string before = testing::slurp(first.result_csv);
   EXPECT_EQ(run_expecting_error(o).kind(), ErrorKind::InvalidArgument);
-  EXPECT_EQ(testing::read_text(first.result_csv), before);
-  EXPECT_EQ(files_in(dir.path / "out"), 2u);
+  EXPECT_EQ(testing::slurp(first.result_csv), before);
+  EXPECT_EQ(files_in(dir.path() / "out"), 2u);
 }
 
 TEST(PrecisionCompareBadInput, UnknownProfileBadTimestampAndBrokenThresholds) {
-  TempDir dir("options");
+  ScratchDir dir("options");
   auto f = testing::write_details(dir.file("npu.csv"), {ok_row("Torch.abs.0.forward.output.0")});
   auto o = testing::options_for(f, f, dir.file("out"));
   // A profile the thresholds file does not define (the CLI refuses other spellings before this).
@@ -166,7 +166,7 @@ TEST(PrecisionCompareBadInput, UnknownProfileBadTimestampAndBrokenThresholds) {
 // Issue 14 item 5: a row shorter than the header (10 cells under 23) used to be padded with NaN like pandas
 // does and gave a column of errors with exit 0.
 TEST(PrecisionCompareBadInput, RaggedRowIsAFormatErrorNamingFileAndRow) {
-  TempDir dir("ragged");
+  ScratchDir dir("ragged");
   auto gpu = testing::write_details(
       dir.file("gpu.csv"), {ok_row("Torch.abs.0.forward.output.0"), ok_row("Torch.abs.1.forward.output.0")});
   const std::string npu = dir.file("npu.csv");
@@ -183,7 +183,7 @@ TEST(PrecisionCompareBadInput, RaggedRowIsAFormatErrorNamingFileAndRow) {
   EXPECT_EQ(e.kind(), ErrorKind::Format);
   EXPECT_EQ(e.file(), npu);
   EXPECT_NE(e.message().find("row 2 has 10 cells but the header has 23"), std::string::npos) << e.what();
-  EXPECT_EQ(files_in(dir.path / "out"), 0u);
+  EXPECT_EQ(files_in(dir.path() / "out"), 0u);
 }
 
 }  // namespace

@@ -9,8 +9,8 @@
 namespace probe {
 namespace {
 
-using testing::read_text;
-using testing::TempDir;
+using testing::ScratchDir;
+using testing::slurp;
 
 const std::string kE2e = PROBE_CONFORMANCE_DIR "/msprobe_e2e";
 const std::string kTs = "20250101000000";
@@ -38,13 +38,13 @@ class Conformance : public ::testing::TestWithParam<std::string> {
 };
 
 TEST_P(Conformance, HeadInputsReproduceHeadOutputsByteForByte) {
-  TempDir out("conf_head_" + GetParam());
+  ScratchDir out("conf_head_" + GetParam());
   auto o = testing::options_for(e2e("head", "npu_accuracy_checking_details"),
-                                e2e("head", "gpu_accuracy_checking_details"), out.path.string());
+                                e2e("head", "gpu_accuracy_checking_details"), out.path().string());
   o.profile = parse_profile(GetParam());  // the probe profile changes nothing in this command
   auto s = run_api_precision_compare(o);
-  EXPECT_EQ(read_text(s.details_csv), read_text(e2e("head", "api_precision_compare_details")));
-  EXPECT_EQ(read_text(s.result_csv), read_text(e2e("head", "api_precision_compare_result")));
+  EXPECT_EQ(slurp(s.details_csv), slurp(e2e("head", "api_precision_compare_details")));
+  EXPECT_EQ(slurp(s.result_csv), slurp(e2e("head", "api_precision_compare_result")));
   EXPECT_EQ(s.detail_rows, 23u);
   EXPECT_EQ(s.result_rows, 20u);
   EXPECT_TRUE(s.missing_in_gpu.empty());
@@ -65,12 +65,12 @@ INSTANTIATE_TEST_SUITE_P(Profiles, Conformance, ::testing::Values("msprobe", "pr
 //  * the float64 row is a SKIP row copying a message without HEAD's "not supported" sentence;
 //  * 1.0.4 wrote no row for the dict API, so it disappears from both outputs.
 TEST_F(Conformance, V104InputsAreJudgedByHeadRules) {
-  TempDir out("conf_104");
+  ScratchDir out("conf_104");
   auto s = run_api_precision_compare(testing::options_for(e2e("v1.0.4", "npu_accuracy_checking_details"),
                                                           e2e("v1.0.4", "gpu_accuracy_checking_details"),
-                                                          out.path.string()));
-  std::string details = read_text(e2e("head", "api_precision_compare_details"));
-  std::string result = read_text(e2e("head", "api_precision_compare_result"));
+                                                          out.path().string()));
+  std::string details = slurp(e2e("head", "api_precision_compare_details"));
+  std::string result = slurp(e2e("head", "api_precision_compare_result"));
   replace_once(details, ",SKIP, ,There is not bench calculation result.",
                ",SKIP, ,Relative error result list is empty.");
   replace_once(result, "Torch.zeros.0,SKIP, ,There is not bench calculation result.",
@@ -83,8 +83,8 @@ TEST_F(Conformance, V104InputsAreJudgedByHeadRules) {
                "");
   replace_once(result, "Torch.dictapi.0,SKIP, ,Unexpected output type in compare_core: <class 'list'>\r\n",
                "");
-  EXPECT_EQ(read_text(s.details_csv), details);
-  EXPECT_EQ(read_text(s.result_csv), result);
+  EXPECT_EQ(slurp(s.details_csv), details);
+  EXPECT_EQ(slurp(s.result_csv), result);
   // The statuses §D.3 implies for HEAD rules: matmul fp32 passes by mean ULP (1.0.4's bug made it error),
   // softmax backward ratios of 2.0 are pass (1.0.4 said Warning).
   EXPECT_NE(result.find("Torch.matmul.0,pass, ,"), std::string::npos);

@@ -15,7 +15,7 @@ namespace probe {
 namespace {
 
 using testing::Cells;
-using testing::TempDir;
+using testing::ScratchDir;
 
 Cells thousandth_row(const std::string& api, const std::string& value) {
   return {{"API Name", api}, {"DEVICE Dtype", "torch.float32"}, {"Shape", "(4,)"}, {"双千指标", value}};
@@ -30,7 +30,7 @@ std::vector<CsvRow> data_rows(const std::string& path) {
 constexpr std::size_t kResultColumn = 24;  // 比对结果 in api_precision_compare_details (§5.5)
 
 TEST(PrecisionCompareEmbedding, InjectedThousandthThresholdChangesTheVerdict) {
-  TempDir dir("embed_thresholds");
+  ScratchDir dir("embed_thresholds");
   // conv2d is judged by the thousandth standard; 0.998 < 0.999 (shipped) is error, 0.998 >= 0.997 passes.
   const auto csv = testing::write_details(dir.file("npu.csv"),
                                           {thousandth_row("Functional.conv2d.0.forward.output.0", "0.998")});
@@ -68,7 +68,7 @@ TEST(PrecisionCompareEmbedding, ParsedThresholdsTakeTheirApiGroupsFromTheCallers
   EXPECT_EQ(t.min_err("torch.float16"), 1e-4);  // only a "default" entry
   ASSERT_FALSE(t.api_groups.empty());
 
-  TempDir dir("embed_parse");
+  ScratchDir dir("embed_parse");
   const auto csv = testing::write_details(dir.file("npu.csv"),
                                           {thousandth_row("Functional.conv2d.0.forward.output.0", "0.6"),
                                            thousandth_row("Functional.conv2d.1.forward.output.0", "0.4")});
@@ -87,7 +87,7 @@ TEST(PrecisionCompareEmbedding, ParsedThresholdsTakeTheirApiGroupsFromTheCallers
 }
 
 TEST(PrecisionCompareEmbedding, StopAfterTheFirstApiLeavesCompleteFilesForThatApi) {
-  TempDir dir("embed_stop");
+  ScratchDir dir("embed_stop");
   // conv2d.0 has two output rows (one API), conv2d.1 and conv2d.2 one each.
   const auto csv = testing::write_details(dir.file("npu.csv"),
                                           {thousandth_row("Functional.conv2d.0.forward.output.0", "1.0"),
@@ -125,7 +125,7 @@ TEST(PrecisionCompareEmbedding, StopAfterTheFirstApiLeavesCompleteFilesForThatAp
 }
 
 TEST(PrecisionCompareEmbedding, StopBeforeTheStartWritesOnlyHeaders) {
-  TempDir dir("embed_stop0");
+  ScratchDir dir("embed_stop0");
   const auto csv = testing::write_details(dir.file("npu.csv"),
                                           {thousandth_row("Functional.conv2d.0.forward.output.0", "1.0")});
   std::stop_source stop;

@@ -13,7 +13,7 @@ namespace probe {
 namespace {
 
 using testing::Cells;
-using testing::TempDir;
+using testing::ScratchDir;
 
 // Column positions in api_precision_compare_details (precheck.md §5.5).
 enum : std::size_t {
@@ -53,7 +53,7 @@ struct Outcome {
 
 Outcome run_pair(const std::string& name, const std::vector<Cells>& npu, const std::vector<Cells>& gpu,
                  Profile profile = Profile::MsProbe) {
-  TempDir dir(name);
+  ScratchDir dir(name);
   auto o = testing::options_for(testing::write_details(dir.file("npu.csv"), npu),
                                 testing::write_details(dir.file("gpu.csv"), gpu), dir.file("out"));
   o.profile = profile;

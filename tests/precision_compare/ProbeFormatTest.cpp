@@ -11,7 +11,7 @@ namespace probe {
 namespace {
 
 TEST(PrecisionCompareProbeFormat, ReadsProbeRunUtDetails) {
-  testing::TempDir dir("probe_fmt");
+  testing::ScratchDir dir("probe_fmt");
   const CsvRow header = rut::run_ut_format(Framework::PyTorch).details_header();
   std::vector<testing::Cells> rows{{{"API Name", "Torch.abs.0.forward.output.0"},
                                     {"DEVICE Dtype", "torch.float16"},
@@ -30,7 +30,7 @@ TEST(PrecisionCompareProbeFormat, ReadsProbeRunUtDetails) {
 }
 
 TEST(PrecisionCompareProbeFormat, MindSporeDetailsAreRefusedWithAHint) {
-  testing::TempDir dir("ms_fmt");
+  testing::ScratchDir dir("ms_fmt");
   auto f = testing::write_details(dir.file("d.csv"), {{{"API Name", "Mint.abs.0.forward.output.0"}}},
                                   rut::run_ut_format(Framework::MindSpore).details_header());
   try {

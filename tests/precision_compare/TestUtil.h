@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "common/ScratchDir.h"
+#include "common/Slurp.h"
 #include "probe/api_precision_compare.h"
 #include "probe/csv.h"
 #include "probe/output_compare.h"
@@ -19,21 +21,6 @@ namespace probe::testing {
 inline const CsvRow& run_ut_details_header() { return details_csv_header(); }
 
 using Cells = std::map<std::string, std::string>;
-
-/// A fresh directory under the system temp dir, removed by the destructor.
-struct TempDir {
-  std::filesystem::path path;
-  explicit TempDir(const std::string& name) {
-    path = std::filesystem::temp_directory_path() / ("probe_pc_" + name + "_" + std::to_string(::getpid()));
-    std::filesystem::remove_all(path);
-    std::filesystem::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
 
 /// Writes a details CSV: each row gives some cells by column name; the others are SPACE, like run_ut writes.
 inline std::string write_details(const std::string& path, const std::vector<Cells>& rows,
@@ -49,13 +36,6 @@ inline std::string write_details(const std::string& path, const std::vector<Cell
     w.write_row(row);
   }
   return path;
-}
-
-inline std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 inline ApiPrecisionCompareOptions options_for(const std::string& npu, const std::string& gpu,

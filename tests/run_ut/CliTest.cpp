@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <string>
 
-#include "RunCli.h"
+#include "common/RunCli.h"
 
 namespace {
 

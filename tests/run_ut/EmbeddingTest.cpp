@@ -13,6 +13,7 @@
 #include <stop_token>
 
 #include "common/ScratchDir.h"
+#include "common/Slurp.h"
 #include "probe/csv.h"
 #include "probe/precision_standard.h"
 #include "probe/run_ut.h"
@@ -26,12 +27,7 @@ const std::string kDump = std::string(PROBE_TEST_DATA_DIR) + "/run_ut/pt_fp32_fw
 
 using testing::ScratchDir;
 
-std::string slurp(const std::string& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testing::slurp;
 
 // relu in float64, written here so the test does not depend on probe's own runner. torch.relu keeps NaN
 // (the dump's relu.0 input holds NaN), hence the explicit check. `shift` is added to every element: a

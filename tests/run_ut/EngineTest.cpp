@@ -9,6 +9,8 @@
 #include <sstream>
 #include <thread>
 
+#include "common/ScratchDir.h"
+#include "common/Slurp.h"
 #include "probe/csv.h"
 #include "probe/error.h"
 #include "run_ut/Engine.h"
@@ -19,26 +21,13 @@ namespace probe::rut {
 namespace {
 namespace fs = std::filesystem;
 
-std::string slurp(const std::string& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using probe::testing::ScratchDir;
+using probe::testing::slurp;
+
 void append(const std::string& p, const std::string& bytes) {
   std::ofstream out(p, std::ios::binary | std::ios::app);
   out << bytes;
 }
-
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& name) {
-    path = fs::temp_directory_path() / ("probe_rut_" + name + "_" + std::to_string(::getpid()));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 std::vector<std::string> api_names(int n) {
   std::vector<std::string> v;
@@ -90,8 +79,8 @@ RunUtSummary run(const fs::path& dir, const std::vector<std::string>& apis, int 
 }
 
 TEST(RunUtFiles, NamesAndHeadersLikeMsprobe) {
-  TempDir t("names");
-  auto p = new_output_paths(t.path.string(), "20240101120000");
+  ScratchDir t("names");
+  auto p = new_output_paths(t.path().string(), "20240101120000");
   EXPECT_EQ(fs::path(p.result).filename(), "accuracy_checking_result_20240101120000.csv");
   EXPECT_EQ(fs::path(p.details).filename(), "accuracy_checking_details_20240101120000.csv");
   { OutputWriter w(p, run_ut_format(Framework::PyTorch)); }
@@ -108,15 +97,15 @@ TEST(RunUtFiles, NamesAndHeadersLikeMsprobe) {
   EXPECT_EQ(rows[0][20], "ULP误差大于阈值占比");
   EXPECT_EQ(run_ut_format(Framework::MindSpore).details_header().size(), 9u);
   EXPECT_EQ(run_ut_format(Framework::MindSpore).result_header()[0], "API Name");
-  EXPECT_THROW(new_output_paths(t.path.string(), "2024"), Error);
+  EXPECT_THROW(new_output_paths(t.path().string(), "2024"), Error);
 }
 
 TEST(RunUtFiles, ResumePathValidation) {
-  TempDir t("resume_paths");
-  auto bad = (t.path / "result.csv").string();
+  ScratchDir t("resume_paths");
+  auto bad = (t.path() / "result.csv").string();
   append(bad, "x");
   EXPECT_THROW(resume_output_paths(bad), Error);
-  auto good = (t.path / "accuracy_checking_result_20240101120000.csv").string();
+  auto good = (t.path() / "accuracy_checking_result_20240101120000.csv").string();
   append(good, "");
   try {
     resume_output_paths(good);
@@ -124,10 +113,10 @@ TEST(RunUtFiles, ResumePathValidation) {
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::Io);
   }
-  append((t.path / "accuracy_checking_details_20240101120000.csv").string(), "");
+  append((t.path() / "accuracy_checking_details_20240101120000.csv").string(), "");
   auto p = resume_output_paths(good);
   EXPECT_EQ(p.timestamp, "20240101120000");
-  EXPECT_THROW(resume_output_paths((t.path / "accuracy_checking_result_2024.csv").string()), Error);
+  EXPECT_THROW(resume_output_paths((t.path() / "accuracy_checking_result_2024.csv").string()), Error);
 }
 
 TEST(RunUtFiles, DetailsRowFullName) {
@@ -180,9 +169,9 @@ TEST(OrderedParallel, PropagatesAWorkerException) {
 
 TEST(RunUtEngine, SameFilesForOneAndManyThreads) {
   auto apis = api_names(60);
-  TempDir a("t1"), b("t3");
-  auto s1 = run(a.path, apis, 1, false);
-  auto s3 = run(b.path, apis, 3, false, /*jitter=*/true);
+  ScratchDir a("t1"), b("t3");
+  auto s1 = run(a.path(), apis, 1, false);
+  auto s3 = run(b.path(), apis, 3, false, /*jitter=*/true);
   EXPECT_EQ(slurp(s1.result_csv), slurp(s3.result_csv));
   EXPECT_EQ(slurp(s1.details_csv), slurp(s3.details_csv));
   // 60 APIs: 15 SKIP rows (i%4==3); of the rest the forward status cycles pass/error/Warning by i%3.
@@ -201,14 +190,14 @@ TEST(RunUtEngine, SameFilesForOneAndManyThreads) {
 // middle of a details row; in the middle of the result row. Resuming must give the same bytes.
 TEST(RunUtEngine, ResumeAfterAKillAnywhereGivesIdenticalFiles) {
   auto apis = api_names(23);
-  TempDir full_dir("full");
-  auto full = run(full_dir.path, apis, 2, false);
+  ScratchDir full_dir("full");
+  auto full = run(full_dir.path(), apis, 2, false);
   const std::string want_res = slurp(full.result_csv), want_det = slurp(full.details_csv);
   for (std::size_t m : {0u, 1u, 2u, 7u, 11u, 22u}) {
     for (int tear = 0; tear < 4; ++tear) {
-      TempDir t("cut");
+      ScratchDir t("cut");
       std::vector<std::string> head(apis.begin(), apis.begin() + static_cast<std::ptrdiff_t>(m));
-      auto part = run(t.path, head, 2, false);
+      auto part = run(t.path(), head, 2, false);
       ApiRows next = fake_rows(apis, m);
       std::string det_bytes,
           res_bytes = csv_encode_row(run_ut_format(Framework::PyTorch).result_cells(*next.result)) + "\r\n";
@@ -219,7 +208,7 @@ TEST(RunUtEngine, ResumeAfterAKillAnywhereGivesIdenticalFiles) {
         append(part.details_csv, det_bytes);
         append(part.result_csv, res_bytes.substr(0, res_bytes.size() - 3));
       }
-      auto resumed = run(t.path, apis, 2, true);
+      auto resumed = run(t.path(), apis, 2, true);
       EXPECT_EQ(slurp(resumed.result_csv), want_res) << "m=" << m << " tear=" << tear;
       EXPECT_EQ(slurp(resumed.details_csv), want_det) << "m=" << m << " tear=" << tear;
       EXPECT_EQ(resumed.apis, apis.size());
@@ -229,8 +218,8 @@ TEST(RunUtEngine, ResumeAfterAKillAnywhereGivesIdenticalFiles) {
 }
 
 TEST(RunUtEngine, ResumeRejectsAForeignFile) {
-  TempDir t("foreign");
-  auto p = new_output_paths(t.path.string(), "20260102030405");
+  ScratchDir t("foreign");
+  auto p = new_output_paths(t.path().string(), "20260102030405");
   append(p.result, "a,b,c\r\n");
   append(p.details, "");
   EngineConfig cfg;

@@ -12,7 +12,9 @@
 #include <functional>
 #include <sstream>
 
-#include "RunCli.h"
+#include "common/RunCli.h"
+#include "common/ScratchDir.h"
+#include "common/Slurp.h"
 #include "probe/csv.h"
 #include "probe/dump.h"
 #include "probe/error.h"
@@ -26,31 +28,13 @@ const std::string kData = std::string(PROBE_TEST_DATA_DIR) + "/run_ut";
 const std::string kCompareData = std::string(PROBE_TEST_DATA_DIR) + "/dump_compare";
 const std::string kTs = "20260304050607";
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using probe::testing::ScratchDir;
+using probe::testing::slurp;
 
 void write(const fs::path& p, const std::string& text) {
   std::ofstream out(p, std::ios::binary | std::ios::trunc);
   out << text;
 }
-
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& name) {
-    path = fs::temp_directory_path() / ("probe_fault_" + name + "_" + std::to_string(::getpid()));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::permissions(path, fs::perms::owner_all, fs::perm_options::add, ec);
-    fs::remove_all(path, ec);
-  }
-};
 
 std::string dump(const std::string& fixture) { return kData + "/" + fixture + "/dump.json"; }
 fs::path result_of(const fs::path& dir, const std::string& ts = kTs) {
@@ -74,21 +58,21 @@ std::size_t rows_in(const fs::path& csv) { return probe::csv_read_file(csv.strin
 
 // Item 1: a second run with the same --timestamp used to append its rows to the first run's file.
 TEST(FaultInjection, SameTimestampRefusesInsteadOfMerging) {
-  TempDir t("same_ts");
-  auto first = new_run("pt_fp32_fwd", t.path);
+  ScratchDir t("same_ts");
+  auto first = new_run("pt_fp32_fwd", t.path());
   ASSERT_EQ(first.code, 0) << first.out;
-  const std::string res = slurp(result_of(t.path)), det = slurp(details_of(t.path));
-  auto second = new_run("pt_fp16_fwdbwd", t.path);
+  const std::string res = slurp(result_of(t.path())), det = slurp(details_of(t.path()));
+  auto second = new_run("pt_fp16_fwdbwd", t.path());
   EXPECT_NE(second.code, 0) << second.out;
   EXPECT_NE(second.out.find("output files exist"), std::string::npos) << second.out;
-  EXPECT_EQ(slurp(result_of(t.path)), res);
-  EXPECT_EQ(slurp(details_of(t.path)), det);
+  EXPECT_EQ(slurp(result_of(t.path())), res);
+  EXPECT_EQ(slurp(details_of(t.path())), det);
 }
 
 // Item 1: without --timestamp, runs in the same second get files of their own.
 TEST(FaultInjection, RunsInTheSameSecondGetTheirOwnFiles) {
-  TempDir t("same_second");
-  const std::string args = " -o " + t.path.string() + " -q";
+  ScratchDir t("same_second");
+  const std::string args = " -o " + t.path().string() + " -q";
   auto a = run_cli("run_ut -api_info " + dump("pt_fp32_fwd") + args);
   auto b = run_cli("run_ut -api_info " + dump("pt_fp32_fwd") + args);
   auto c = run_cli("run_ut -api_info " + dump("pt_fp32_fwd") + args);
@@ -96,7 +80,7 @@ TEST(FaultInjection, RunsInTheSameSecondGetTheirOwnFiles) {
   ASSERT_EQ(b.code, 0) << b.out;
   ASSERT_EQ(c.code, 0) << c.out;
   std::vector<fs::path> results;
-  for (const auto& e : fs::directory_iterator(t.path))
+  for (const auto& e : fs::directory_iterator(t.path()))
     if (e.path().filename().string().starts_with("accuracy_checking_result_")) results.push_back(e.path());
   ASSERT_EQ(results.size(), 3u);
   for (const auto& r : results) EXPECT_EQ(rows_in(r), 15u) << r;  // pt_fp32_fwd has 15 forward APIs
@@ -106,82 +90,83 @@ TEST(FaultInjection, RunsInTheSameSecondGetTheirOwnFiles) {
 // their own pair of files, each byte-identical to a run made alone.
 TEST(FaultInjection, ConcurrentRunsGetTheirOwnFilesForBothFrameworks) {
   for (const std::string fixture : {"pt_fp32_fwd", "ms_fp32_tensor"}) {
-    TempDir solo("solo_" + fixture), t("together_" + fixture);
-    ASSERT_EQ(new_run(fixture, solo.path).code, 0);
-    const std::string one = "run_ut -api_info " + dump(fixture) + " -o " + t.path.string() + " -q";
+    ScratchDir solo("solo_" + fixture), t("together_" + fixture);
+    ASSERT_EQ(new_run(fixture, solo.path()).code, 0);
+    const std::string one = "run_ut -api_info " + dump(fixture) + " -o " + t.path().string() + " -q";
     // run_cli prefixes the CLI's path to the first command only.
     const std::string cli = std::string(PROBE_CLI_PATH) + " ";
     auto r = run_cli(one + " & " + cli + one + " & " + cli + one + " & wait");
     ASSERT_EQ(r.code, 0) << r.out;
     std::vector<fs::path> results, details;
-    for (const auto& e : fs::directory_iterator(t.path)) {
+    for (const auto& e : fs::directory_iterator(t.path())) {
       const std::string name = e.path().filename().string();
       if (name.starts_with("accuracy_checking_result_")) results.push_back(e.path());
       if (name.starts_with("accuracy_checking_details_")) details.push_back(e.path());
     }
     ASSERT_EQ(results.size(), 3u) << fixture << "\n" << r.out;
     ASSERT_EQ(details.size(), 3u) << fixture;
-    for (const auto& f : results) EXPECT_EQ(slurp(f), slurp(result_of(solo.path))) << f;
-    for (const auto& f : details) EXPECT_EQ(slurp(f), slurp(details_of(solo.path))) << f;
+    for (const auto& f : results) EXPECT_EQ(slurp(f), slurp(result_of(solo.path()))) << f;
+    for (const auto& f : details) EXPECT_EQ(slurp(f), slurp(details_of(solo.path()))) << f;
   }
 }
 
 // Item 1: a dangling symlink at the output name is neither followed nor replaced.
 TEST(FaultInjection, DanglingSymlinkAtTheOutputNameIsRefused) {
-  TempDir t("symlink");
-  fs::create_symlink(t.path / "elsewhere.csv", result_of(t.path));
-  auto r = new_run("pt_fp32_fwd", t.path);
+  ScratchDir t("symlink");
+  fs::create_symlink(t.path() / "elsewhere.csv", result_of(t.path()));
+  auto r = new_run("pt_fp32_fwd", t.path());
   EXPECT_NE(r.code, 0) << r.out;
-  EXPECT_FALSE(fs::exists(t.path / "elsewhere.csv"));
-  EXPECT_FALSE(fs::exists(details_of(t.path)));
+  EXPECT_FALSE(fs::exists(t.path() / "elsewhere.csv"));
+  EXPECT_FALSE(fs::exists(details_of(t.path())));
 }
 
 // Item 1: a resume waits for no one: it refuses while another process holds the file.
 TEST(FaultInjection, ResumeRefusesAFileAnotherRunHolds) {
-  TempDir t("locked");
-  ASSERT_EQ(new_run("pt_fp32_fwd", t.path).code, 0);
-  const std::string before = slurp(result_of(t.path));
-  int fd = ::open(result_of(t.path).c_str(), O_RDWR);
+  ScratchDir t("locked");
+  ASSERT_EQ(new_run("pt_fp32_fwd", t.path()).code, 0);
+  const std::string before = slurp(result_of(t.path()));
+  int fd = ::open(result_of(t.path()).c_str(), O_RDWR);
   ASSERT_GE(fd, 0);
   ASSERT_EQ(::flock(fd, LOCK_EX), 0);
-  auto r = resume("pt_fp32_fwd", result_of(t.path));
+  auto r = resume("pt_fp32_fwd", result_of(t.path()));
   ::close(fd);
   EXPECT_NE(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("another probe run"), std::string::npos) << r.out;
-  EXPECT_EQ(slurp(result_of(t.path)), before);
+  EXPECT_EQ(slurp(result_of(t.path())), before);
   // Once released, the same resume goes through (nothing left to check).
-  auto again = resume("pt_fp32_fwd", result_of(t.path));
+  auto again = resume("pt_fp32_fwd", result_of(t.path()));
   EXPECT_EQ(again.code, 0) << again.out;
-  EXPECT_EQ(slurp(result_of(t.path)), before);
+  EXPECT_EQ(slurp(result_of(t.path())), before);
 }
 
 // Item 1: compare used to delete and rewrite an earlier output of the same name.
 TEST(FaultInjection, CompareNeverOverwritesAnEarlierOutput) {
-  TempDir t("compare");
-  const std::string args = "compare -i compare.json -o " + t.path.string() + " --timestamp " + kTs + " 2>&1";
+  ScratchDir t("compare");
+  const std::string args =
+      "compare -i compare.json -o " + t.path().string() + " --timestamp " + kTs + " 2>&1";
   const std::string cmd = "cd '" + kCompareData + "/stats' && '" + PROBE_CLI_PATH + "' " + args;
   ASSERT_EQ(std::system((cmd + " >/dev/null").c_str()), 0);
-  const fs::path csv = t.path / ("compare_result_" + kTs + ".csv");
+  const fs::path csv = t.path() / ("compare_result_" + kTs + ".csv");
   ASSERT_TRUE(fs::exists(csv));
   write(csv, "earlier output\n");
   const int second = std::system((cmd + " >/dev/null").c_str());
   EXPECT_NE(second, 0);
   EXPECT_EQ(slurp(csv), "earlier output\n");
   // No temporary left behind either.
-  for (const auto& e : fs::directory_iterator(t.path))
+  for (const auto& e : fs::directory_iterator(t.path()))
     EXPECT_EQ(e.path().filename().string().find(".partial"), std::string::npos) << e.path();
 }
 
 // Item 2: a CSV of another dump used to be continued, its rows counted in the summary.
 TEST(FaultInjection, ResumeRefusesTheCsvOfAnotherDump) {
-  TempDir t("foreign");
-  ASSERT_EQ(new_run("pt_fp16_fwdbwd", t.path).code, 0);
-  const std::string before = slurp(result_of(t.path));
-  auto r = resume("pt_fp32_fwd", result_of(t.path));
+  ScratchDir t("foreign");
+  ASSERT_EQ(new_run("pt_fp16_fwdbwd", t.path()).code, 0);
+  const std::string before = slurp(result_of(t.path()));
+  auto r = resume("pt_fp32_fwd", result_of(t.path()));
   EXPECT_NE(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("row 2"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("another dump"), std::string::npos) << r.out;
-  EXPECT_EQ(slurp(result_of(t.path)), before);
+  EXPECT_EQ(slurp(result_of(t.path())), before);
 }
 
 // Item 2: garbage, duplicated and foreign rows are refused, each with the row named.
@@ -200,10 +185,10 @@ TEST(FaultInjection, ResumeRefusesGarbageDuplicatesAndForeignRows) {
       {"Functional.relu.0\r\n", "not a run_ut result row"},
   };
   for (const auto& c : cases) {
-    TempDir t("garbage");
-    write(result_of(t.path), header + c.body);
-    write(details_of(t.path), "");
-    auto r = resume("pt_fp32_fwd", result_of(t.path));
+    ScratchDir t("garbage");
+    write(result_of(t.path()), header + c.body);
+    write(details_of(t.path()), "");
+    auto r = resume("pt_fp32_fwd", result_of(t.path()));
     EXPECT_NE(r.code, 0) << c.body << r.out;
     EXPECT_NE(r.out.find(c.expect), std::string::npos) << c.body << r.out;
   }
@@ -211,29 +196,29 @@ TEST(FaultInjection, ResumeRefusesGarbageDuplicatesAndForeignRows) {
 
 // Item 2: a result file ahead of its details file used to leave the details rows missing forever.
 TEST(FaultInjection, ResultRowsWithoutDetailsRowsAreCheckedAgain) {
-  TempDir full("ahead_full"), t("ahead");
-  ASSERT_EQ(new_run("pt_fp32_fwd", full.path).code, 0);
-  const std::string want_res = slurp(result_of(full.path)), want_det = slurp(details_of(full.path));
+  ScratchDir full("ahead_full"), t("ahead");
+  ASSERT_EQ(new_run("pt_fp32_fwd", full.path()).code, 0);
+  const std::string want_res = slurp(result_of(full.path())), want_det = slurp(details_of(full.path()));
   // Keep all result rows but cut the details file after the header and the first API's rows.
-  fs::copy_file(result_of(full.path), result_of(t.path));
-  auto det_rows = probe::csv_read_file(details_of(full.path).string());
+  fs::copy_file(result_of(full.path()), result_of(t.path()));
+  auto det_rows = probe::csv_read_file(details_of(full.path()).string());
   std::string det = "\xEF\xBB\xBF" + probe::csv_encode_row(det_rows[0]) + "\r\n";
   for (std::size_t i = 1; i < det_rows.size() && det_rows[i][0].starts_with("Functional.relu.0."); ++i)
     det += probe::csv_encode_row(det_rows[i]) + "\r\n";
-  write(details_of(t.path), det);
-  auto r = resume("pt_fp32_fwd", result_of(t.path));
+  write(details_of(t.path()), det);
+  auto r = resume("pt_fp32_fwd", result_of(t.path()));
   ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_EQ(slurp(result_of(t.path)), want_res);
-  EXPECT_EQ(slurp(details_of(t.path)), want_det);
+  EXPECT_EQ(slurp(result_of(t.path())), want_res);
+  EXPECT_EQ(slurp(details_of(t.path())), want_det);
 }
 
 // Item 3: an unwritable error-data folder used to turn every failing API into SKIP with exit 0.
 TEST(FaultInjection, FailingToSaveErrorDataKeepsTheVerdicts) {
-  TempDir plain("errdata_plain"), t("errdata");
-  ASSERT_EQ(new_run("pt_fp32_fwd", plain.path).code, 0);
+  ScratchDir plain("errdata_plain"), t("errdata");
+  ASSERT_EQ(new_run("pt_fp32_fwd", plain.path()).code, 0);
   // A file where the folder must go: creating it fails like a read-only or full disk does.
-  write(t.path / ("ut_error_data" + kTs), "in the way");
-  auto r = new_run("pt_fp32_fwd", t.path, "-save_error_data");
+  write(t.path() / ("ut_error_data" + kTs), "in the way");
+  auto r = new_run("pt_fp32_fwd", t.path(), "-save_error_data");
   EXPECT_NE(r.code, 0) << r.out;
   // relu.0 (NaN output), relu.2 (empty tensors) and gelu.0 fail in pt_fp32_fwd (RunUtE2e.Fp32Forward...);
   // which one is named first depends on the threads.
@@ -241,16 +226,17 @@ TEST(FaultInjection, FailingToSaveErrorDataKeepsTheVerdicts) {
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("cannot create error data directory"), std::string::npos) << r.out;
-  EXPECT_EQ(slurp(result_of(t.path)), slurp(result_of(plain.path)));
-  EXPECT_EQ(slurp(details_of(t.path)), slurp(details_of(plain.path)));
+  EXPECT_EQ(slurp(result_of(t.path())), slurp(result_of(plain.path())));
+  EXPECT_EQ(slurp(details_of(t.path())), slurp(details_of(plain.path())));
 }
 
 // Item 3: error data goes under -o (not the current directory).
 TEST(FaultInjection, ErrorDataGoesUnderTheOutputDirectory) {
-  TempDir t("errdata_out");
-  auto r = new_run("pt_fp32_fwd", t.path / "out", "-save_error_data");
+  ScratchDir t("errdata_out");
+  auto r = new_run("pt_fp32_fwd", t.path() / "out", "-save_error_data");
   ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_TRUE(fs::exists(t.path / "out" / ("ut_error_data" + kTs) / "Functional.gelu.0.forward.input.0.npy"));
+  EXPECT_TRUE(
+      fs::exists(t.path() / "out" / ("ut_error_data" + kTs) / "Functional.gelu.0.forward.input.0.npy"));
 }
 
 // A copy of pt_fp32_fwd (dump.json edited by `edit`, tensor files copied) in `dir`.
@@ -271,14 +257,14 @@ void replace_once(std::string& text, const std::string& from, const std::string&
 
 // Item 4: an empty data_name in a tensor dump used to switch that input to random data from Max/Min.
 TEST(FaultInjection, TensorDumpWithoutATensorFileSkipsThatApi) {
-  TempDir t("no_data_name");
-  const fs::path dump_json = edited_fp32_dump(t.path, [](std::string& text) {
+  ScratchDir t("no_data_name");
+  const fs::path dump_json = edited_fp32_dump(t.path(), [](std::string& text) {
     replace_once(text, "\"data_name\": \"Torch.matmul.0.forward.input.1.pt\"", "\"data_name\": \"\"");
   });
-  auto r = run_cli("run_ut -api_info " + dump_json.string() + " -o " + (t.path / "out").string() +
+  auto r = run_cli("run_ut -api_info " + dump_json.string() + " -o " + (t.path() / "out").string() +
                    " --timestamp " + kTs + " -q");
   ASSERT_EQ(r.code, 0) << r.out;
-  const auto rows = probe::csv_read_file(result_of(t.path / "out").string());
+  const auto rows = probe::csv_read_file(result_of(t.path() / "out").string());
   bool seen = false;
   for (const auto& row : rows) {
     if (row[0] != "Torch.matmul.0") continue;
@@ -357,16 +343,17 @@ TEST(FaultInjection, NestingLimitMessageIsShort) {
 
 // Item 6: run_ut refuses a task or framework it does not know instead of guessing.
 TEST(FaultInjection, RunUtRefusesUnknownTaskAndFramework) {
-  TempDir t("unknown_task");
-  write(t.path / "dump.json", minimal_dump(R"("task": "banana", "framework": "pytorch", )", kStatsEntry));
-  auto r = run_cli("run_ut -api_info " + (t.path / "dump.json").string() + " -o " + t.path.string() + " -q");
+  ScratchDir t("unknown_task");
+  write(t.path() / "dump.json", minimal_dump(R"("task": "banana", "framework": "pytorch", )", kStatsEntry));
+  auto r =
+      run_cli("run_ut -api_info " + (t.path() / "dump.json").string() + " -o " + t.path().string() + " -q");
   EXPECT_EQ(r.code, 4) << r.out;
   EXPECT_NE(r.out.find("this dump's task is 'banana'"), std::string::npos) << r.out;
-  write(t.path / "dump.json", minimal_dump(R"("task": "statistics", "framework": "jax", )", kStatsEntry));
-  r = run_cli("run_ut -api_info " + (t.path / "dump.json").string() + " -o " + t.path.string() + " -q");
+  write(t.path() / "dump.json", minimal_dump(R"("task": "statistics", "framework": "jax", )", kStatsEntry));
+  r = run_cli("run_ut -api_info " + (t.path() / "dump.json").string() + " -o " + t.path().string() + " -q");
   EXPECT_EQ(r.code, 4) << r.out;
   EXPECT_NE(r.out.find("unknown framework 'jax'"), std::string::npos) << r.out;
-  EXPECT_FALSE(fs::exists(result_of(t.path)));
+  EXPECT_FALSE(fs::exists(result_of(t.path())));
 }
 
 // Item 7: a 65 KB .pt whose 12-element storage record claims 64 MiB used to be inflated in full.
@@ -389,24 +376,24 @@ TEST(FaultInjection, DecompressionBombIsRefusedBeforeInflating) {
 // 17 KB with its compressed stream garbled: info must report it present with the right shape (it cannot
 // have inflated it), while run_ut, which needs the data, SKIPs the API naming the file.
 TEST(FaultInjection, InfoNeverInflatesTensorData) {
-  TempDir t("info_headers");
-  fs::create_directories(t.path / "dump_tensor_data");
+  ScratchDir t("info_headers");
+  fs::create_directories(t.path() / "dump_tensor_data");
   fs::copy_file(std::string(PROBE_TEST_DATA_DIR) + "/faults/pt_garbled_deflated.pt",
-                t.path / "dump_tensor_data" / "Functional.relu.0.forward.input.0.pt");
+                t.path() / "dump_tensor_data" / "Functional.relu.0.forward.input.0.pt");
   const std::string tensor = R"({"type": "torch.Tensor", "dtype": "torch.float32", "shape": [4194304], )"
                              R"("Max": 0.0, "Min": 0.0, "Mean": 0.0, "Norm": 0.0, "requires_grad": false, )"
                              R"("data_name": "Functional.relu.0.forward.input.0.pt"})";
-  write(t.path / "dump.json",
+  write(t.path() / "dump.json",
         R"({"task": "tensor", "level": "L1", "framework": "pytorch", "dump_data_dir": )"
         R"("dump_tensor_data", "data": {"Functional.relu.0.forward": {"input_args": [)" +
             tensor + R"(], "input_kwargs": {}, "output": []}}})");
-  auto info = run_cli("info " + (t.path / "dump.json").string());
+  auto info = run_cli("info " + (t.path() / "dump.json").string());
   EXPECT_EQ(info.code, 0) << info.out;
   EXPECT_NE(info.out.find("tensor files: 1 referenced, 1 ok"), std::string::npos) << info.out;
-  auto r = run_cli("run_ut -api_info " + (t.path / "dump.json").string() + " -o " +
-                   (t.path / "out").string() + " --timestamp " + kTs + " -q");
+  auto r = run_cli("run_ut -api_info " + (t.path() / "dump.json").string() + " -o " +
+                   (t.path() / "out").string() + " --timestamp " + kTs + " -q");
   ASSERT_EQ(r.code, 0) << r.out;
-  const auto rows = probe::csv_read_file(result_of(t.path / "out").string());
+  const auto rows = probe::csv_read_file(result_of(t.path() / "out").string());
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[1][0], "Functional.relu.0");
   EXPECT_EQ(rows[1][1], "SKIP");
@@ -433,16 +420,16 @@ TEST(FaultInjection, MetricsReadsNpz) {
 
 // Messages (golden): each used to be wrong or unhelpful.
 TEST(FaultInjection, MessagesSayWhatIsWrong) {
-  TempDir t("messages");
-  auto r = run_cli("run_ut -api_info " + dump("pt_fp32_fwd") + " -n 8192 -o " + t.path.string());
+  ScratchDir t("messages");
+  auto r = run_cli("run_ut -api_info " + dump("pt_fp32_fwd") + " -n 8192 -o " + t.path().string());
   EXPECT_EQ(r.out, "probe run_ut: -n must be in 1..4096, got 8192; see probe run_ut --help\n");
   r = run_cli("no_such_command");
   EXPECT_EQ(r.out, "probe: unknown command 'no_such_command'; see probe --help\n");
   r = run_cli("metrics onlyone.npy");
   EXPECT_EQ(r.out,
             "probe metrics: expected two tensor files (BENCH DEVICE), got 1; see probe metrics --help\n");
-  fs::create_symlink(t.path / "gone", t.path / "out");
-  r = run_cli("run_ut -api_info " + dump("pt_fp32_fwd") + " -q -o " + (t.path / "out").string());
+  fs::create_symlink(t.path() / "gone", t.path() / "out");
+  r = run_cli("run_ut -api_info " + dump("pt_fp32_fwd") + " -q -o " + (t.path() / "out").string());
   EXPECT_NE(r.code, 0);
   EXPECT_NE(r.out.find("output directory is a symbolic link to a missing target"), std::string::npos)
       << r.out;
@@ -450,8 +437,8 @@ TEST(FaultInjection, MessagesSayWhatIsWrong) {
 
 // Messages: data_name "." used to be called a symlink escape.
 TEST(FaultInjection, DataNameDotIsNamedForWhatItIs) {
-  TempDir t("dot");
-  const fs::path dump_json = edited_fp32_dump(t.path, [](std::string& text) {
+  ScratchDir t("dot");
+  const fs::path dump_json = edited_fp32_dump(t.path(), [](std::string& text) {
     replace_once(text, "\"data_name\": \"Torch.matmul.0.forward.input.1.pt\"", "\"data_name\": \".\"");
   });
   const probe::Dump d = probe::Dump::open(dump_json.string());
@@ -469,57 +456,58 @@ TEST(FaultInjection, DataNameDotIsNamedForWhatItIs) {
 
 // Item 10: run_ut refused the whole run on a formula-like API name (rc 6) while compare escaped it.
 TEST(FaultInjection, FormulaLikeApiNameIsEscapedAndResumable) {
-  TempDir t("formula");
+  ScratchDir t("formula");
   std::string entry = kStatsEntry;
   replace_once(entry, "\"Functional.relu.0.forward\"", "\"\\tFunctional.relu.0.forward\"");
-  write(t.path / "dump.json",
+  write(t.path() / "dump.json",
         minimal_dump(R"("task": "statistics", "framework": "pytorch", )", entry + ", " + kStatsEntry));
-  const std::string args = "run_ut -api_info " + (t.path / "dump.json").string() + " -q";
-  auto r = run_cli(args + " -o " + t.path.string() + " --timestamp " + kTs);
+  const std::string args = "run_ut -api_info " + (t.path() / "dump.json").string() + " -q";
+  auto r = run_cli(args + " -o " + t.path().string() + " --timestamp " + kTs);
   ASSERT_EQ(r.code, 0) << r.out;
-  const auto rows = probe::csv_read_file(result_of(t.path).string());
+  const auto rows = probe::csv_read_file(result_of(t.path()).string());
   ASSERT_EQ(rows.size(), 3u);
   EXPECT_EQ(rows[1][0], "'\tFunctional.relu.0");
   EXPECT_EQ(rows[2][0], "Functional.relu.0");
   // Resuming the complete file recognises the escaped name as the dump's first API.
-  const std::string before = slurp(result_of(t.path));
-  r = run_cli(args + " -csv_path " + result_of(t.path).string());
+  const std::string before = slurp(result_of(t.path()));
+  r = run_cli(args + " -csv_path " + result_of(t.path()).string());
   EXPECT_EQ(r.code, 0) << r.out;
-  EXPECT_EQ(slurp(result_of(t.path)), before);
+  EXPECT_EQ(slurp(result_of(t.path())), before);
 }
 
 // Item 8: a statistics dump of a few hundred bytes could demand any amount of generated data.
 TEST(FaultInjection, GeneratedInputsAreCappedPerApi) {
-  TempDir t("cap");
+  ScratchDir t("cap");
   std::string big = kStatsEntry;
   replace_once(big, "\"shape\": [2]", "\"shape\": [4097, 4097]");  // 16785409 elements > 2^24
-  write(t.path / "dump.json", minimal_dump(R"("task": "statistics", "framework": "pytorch", )", big));
-  auto r = run_cli("run_ut -api_info " + (t.path / "dump.json").string() + " -q -o " + t.path.string() +
+  write(t.path() / "dump.json", minimal_dump(R"("task": "statistics", "framework": "pytorch", )", big));
+  auto r = run_cli("run_ut -api_info " + (t.path() / "dump.json").string() + " -q -o " + t.path().string() +
                    " --timestamp " + kTs);
   ASSERT_EQ(r.code, 0) << r.out;
-  auto rows = probe::csv_read_file(result_of(t.path).string());
+  auto rows = probe::csv_read_file(result_of(t.path()).string());
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[1][1], "SKIP");
   EXPECT_EQ(rows[1][3],
             "input.0: generated inputs of this API would hold 16785409 elements, above the limit of 16777216 "
             "(raise it with --max_api_elements)");
   // The limit is an option: 2 elements pass a limit of 2 and not of 1.
-  TempDir u("cap_small");
-  write(u.path / "dump.json", minimal_dump(R"("task": "statistics", "framework": "pytorch", )", kStatsEntry));
-  const std::string args = "run_ut -api_info " + (u.path / "dump.json").string() + " -q -o ";
-  ASSERT_EQ(run_cli(args + (u.path / "a").string() + " --timestamp " + kTs + " --max_api_elements 1").code,
+  ScratchDir u("cap_small");
+  write(u.path() / "dump.json",
+        minimal_dump(R"("task": "statistics", "framework": "pytorch", )", kStatsEntry));
+  const std::string args = "run_ut -api_info " + (u.path() / "dump.json").string() + " -q -o ";
+  ASSERT_EQ(run_cli(args + (u.path() / "a").string() + " --timestamp " + kTs + " --max_api_elements 1").code,
             0);
-  ASSERT_EQ(run_cli(args + (u.path / "b").string() + " --timestamp " + kTs + " --max_api_elements 2").code,
+  ASSERT_EQ(run_cli(args + (u.path() / "b").string() + " --timestamp " + kTs + " --max_api_elements 2").code,
             0);
-  EXPECT_EQ(probe::csv_read_file(result_of(u.path / "a").string())[1][1], "SKIP");
-  EXPECT_NE(probe::csv_read_file(result_of(u.path / "b").string())[1][1], "SKIP");
+  EXPECT_EQ(probe::csv_read_file(result_of(u.path() / "a").string())[1][1], "SKIP");
+  EXPECT_NE(probe::csv_read_file(result_of(u.path() / "b").string())[1][1], "SKIP");
 }
 
 // Item 8: a statistics dump of a few hundred bytes could also demand any amount of bench work. With the
 // limit at 10^9: a [1024, 1024] @ [1024, 1024] matmul (2 * 1024^3 = 2.1e9 FLOPs) is SKIP with the reason,
 // a [512, 512] one (2.7e8) is checked; elementwise APIs have no estimate and are never held back.
 TEST(FaultInjection, BenchWorkOnGeneratedInputsIsCappedPerApi) {
-  TempDir t("flops");
+  ScratchDir t("flops");
   auto matmul = [](int k, int n) {
     const std::string m = std::to_string(n);
     const std::string desc =
@@ -528,12 +516,12 @@ TEST(FaultInjection, BenchWorkOnGeneratedInputsIsCappedPerApi) {
     return "\"Torch.matmul." + std::to_string(k) + ".forward\": {\"input_args\": [" + desc + ", " + desc +
            "], \"input_kwargs\": {}, \"output\": []}";
   };
-  write(t.path / "dump.json", minimal_dump(R"("task": "statistics", "framework": "pytorch", )",
-                                           matmul(0, 1024) + ", " + matmul(1, 512) + ", " + kStatsEntry));
-  auto r = run_cli("run_ut -api_info " + (t.path / "dump.json").string() + " -q -o " + t.path.string() +
+  write(t.path() / "dump.json", minimal_dump(R"("task": "statistics", "framework": "pytorch", )",
+                                             matmul(0, 1024) + ", " + matmul(1, 512) + ", " + kStatsEntry));
+  auto r = run_cli("run_ut -api_info " + (t.path() / "dump.json").string() + " -q -o " + t.path().string() +
                    " --timestamp " + kTs + " --max_api_flops 1000000000");
   ASSERT_EQ(r.code, 0) << r.out;
-  auto rows = probe::csv_read_file(result_of(t.path).string());
+  auto rows = probe::csv_read_file(result_of(t.path()).string());
   ASSERT_EQ(rows.size(), 4u);
   EXPECT_EQ(rows[1][0], "Torch.matmul.0");
   EXPECT_EQ(rows[1][1], "SKIP");
@@ -551,7 +539,7 @@ TEST(FaultInjection, BenchWorkOnGeneratedInputsIsCappedPerApi) {
 // std::bad_alloc, so the out-of-memory record is left out of sanitizer builds (the other two are checked
 // there too).
 TEST(FaultInjection, TensorsThatCannotBeBuiltAreNamed) {
-  TempDir t("named");
+  ScratchDir t("named");
   std::string wide = kStatsEntry, blank = kStatsEntry, huge = kStatsEntry;
   replace_once(wide, "\"shape\": [2]", "\"shape\": [4294967296, 4294967296, 4294967296]");
   replace_once(blank, "Functional.relu.0", "Functional.silu.0");
@@ -563,12 +551,12 @@ TEST(FaultInjection, TensorsThatCannotBeBuiltAreNamed) {
 #else
   const bool out_of_memory_case = true;
 #endif
-  write(t.path / "dump.json", minimal_dump(R"("task": "statistics", "framework": "pytorch", )",
-                                           wide + ", " + blank + (out_of_memory_case ? ", " + huge : "")));
-  auto r = run_cli("run_ut -api_info " + (t.path / "dump.json").string() + " -q -o " + t.path.string() +
+  write(t.path() / "dump.json", minimal_dump(R"("task": "statistics", "framework": "pytorch", )",
+                                             wide + ", " + blank + (out_of_memory_case ? ", " + huge : "")));
+  auto r = run_cli("run_ut -api_info " + (t.path() / "dump.json").string() + " -q -o " + t.path().string() +
                    " --timestamp " + kTs + " --max_api_elements 0");
   ASSERT_EQ(r.code, 0) << r.out;
-  auto rows = probe::csv_read_file(result_of(t.path).string());
+  auto rows = probe::csv_read_file(result_of(t.path()).string());
   ASSERT_EQ(rows.size(), out_of_memory_case ? 4u : 3u);
   EXPECT_EQ(rows[1][1], "SKIP");
   EXPECT_EQ(rows[1][3], "input.0: shape (4294967296, 4294967296, 4294967296) has too many elements");
@@ -584,9 +572,9 @@ TEST(FaultInjection, TensorsThatCannotBeBuiltAreNamed) {
 
 // Item 4: in a statistics dump that also saved some tensors, an API judged on generated inputs says which.
 TEST(FaultInjection, GeneratedInputsAreNamedInAStatisticsDumpWithFiles) {
-  TempDir t("generated");
-  fs::create_directories(t.path / "dump_tensor_data");
-  probe::save_pt((t.path / "dump_tensor_data" / "Torch.add.0.forward.input.0.pt").string(),
+  ScratchDir t("generated");
+  fs::create_directories(t.path() / "dump_tensor_data");
+  probe::save_pt((t.path() / "dump_tensor_data" / "Torch.add.0.forward.input.0.pt").string(),
                  probe::Tensor::from_values<float>({1.0f, -2.0f, 3.0f}, {3}));
   const std::string real =
       R"({"type": "torch.Tensor", "dtype": "torch.float32", "shape": [3], "Max": 3.0, "Min": -2.0, )"
@@ -598,12 +586,12 @@ TEST(FaultInjection, GeneratedInputsAreNamedInAStatisticsDumpWithFiles) {
                           "], \"input_kwargs\": {}, \"output\": []}";
   const std::string relu =
       "\"Functional.relu.0.forward\": {\"input_args\": [" + real + "], \"input_kwargs\": {}, \"output\": []}";
-  write(t.path / "dump.json",
+  write(t.path() / "dump.json",
         minimal_dump(R"("task": "statistics", "framework": "pytorch", )", add + ", " + relu));
-  auto r = run_cli("run_ut -api_info " + (t.path / "dump.json").string() + " -q -o " + t.path.string() +
+  auto r = run_cli("run_ut -api_info " + (t.path() / "dump.json").string() + " -q -o " + t.path().string() +
                    " --timestamp " + kTs);
   ASSERT_EQ(r.code, 0) << r.out;
-  auto rows = probe::csv_read_file(result_of(t.path).string());
+  auto rows = probe::csv_read_file(result_of(t.path()).string());
   ASSERT_EQ(rows.size(), 3u);
   EXPECT_EQ(rows[1][0], "Torch.add.0");
   ASSERT_EQ(rows[1].size(), 4u);

@@ -10,7 +10,9 @@
 #include <map>
 #include <sstream>
 
-#include "RunCli.h"
+#include "common/RunCli.h"
+#include "common/ScratchDir.h"
+#include "common/Slurp.h"
 #include "probe/csv.h"
 
 namespace {
@@ -20,22 +22,8 @@ const std::string kData = std::string(PROBE_TEST_DATA_DIR) + "/run_ut";
 const std::string kTs = "20260203040506";
 constexpr int kStatus = 21, kMessage = 22, kBenchDtype = 1;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& name) {
-    path = fs::temp_directory_path() / ("probe_real_" + name + "_" + std::to_string(::getpid()));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
+using probe::testing::ScratchDir;
+using probe::testing::slurp;
 
 struct UtOutcome {
   probe::testing::CliResult cli;
@@ -44,13 +32,13 @@ struct UtOutcome {
 };
 
 UtOutcome run(const std::string& fixture, const std::string& profile, const std::string& extra = "-n 2") {
-  TempDir t(fixture + "_" + profile);
+  ScratchDir t(fixture + "_" + profile);
   UtOutcome r;
   r.cli = probe::testing::run_cli("run_ut -api_info " + kData + "/" + fixture + "/dump.json -o " +
-                                  t.path.string() + " --timestamp " + kTs + " -q --profile " + profile + " " +
-                                  extra);
-  const fs::path res = t.path / ("accuracy_checking_result_" + kTs + ".csv");
-  const fs::path det = t.path / ("accuracy_checking_details_" + kTs + ".csv");
+                                  t.path().string() + " --timestamp " + kTs + " -q --profile " + profile +
+                                  " " + extra);
+  const fs::path res = t.path() / ("accuracy_checking_result_" + kTs + ".csv");
+  const fs::path det = t.path() / ("accuracy_checking_details_" + kTs + ".csv");
   r.result_text = slurp(res);
   r.details_text = slurp(det);
   if (fs::exists(res)) {
@@ -69,7 +57,9 @@ std::string field(const probe::CsvRow& row, std::size_t i) { return i < row.size
 // Directions where CPU torch's own bfloat16 kernel misses msprobe's bf16 bound (torch re-ran the API in
 // float32 on the dumped inputs: make_real_model_dumps.py, device_inexact.json). Those are true errors.
 bool cpu_kernel_inexact(const std::string& dump, const std::string& api, const std::string& direction) {
-  const std::string text = slurp(kData + "/" + dump + "/device_inexact.json");
+  const fs::path inexact = kData + "/" + dump + "/device_inexact.json";
+  if (!fs::exists(inexact)) return false;  // only the bfloat16 dumps have one
+  const std::string text = slurp(inexact);
   return text.find("\"" + api + "." + direction + "\"") != std::string::npos;
 }
 

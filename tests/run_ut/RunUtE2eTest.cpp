@@ -19,7 +19,9 @@
 #include <sstream>
 #include <thread>
 
-#include "RunCli.h"
+#include "common/RunCli.h"
+#include "common/ScratchDir.h"
+#include "common/Slurp.h"
 #include "probe/csv.h"
 
 namespace {
@@ -28,25 +30,11 @@ namespace fs = std::filesystem;
 const std::string kData = std::string(PROBE_TEST_DATA_DIR) + "/run_ut";
 const std::string kTs = "20260203040506";
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using probe::testing::ScratchDir;
+using probe::testing::slurp;
 
 using Cli = probe::testing::CliResult;
 using probe::testing::run_cli;
-
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& name) {
-    path = fs::temp_directory_path() / ("probe_rut_e2e_" + name + "_" + std::to_string(::getpid()));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 struct UtRun {
   Cli cli;
@@ -160,12 +148,12 @@ std::size_t expect_cells_match(const std::string& fixture, const UtRun& r, CellT
 }
 
 TEST(RunUtE2e, ExampleDumpFlagsTheBrokenApi) {
-  TempDir t("example");
+  ScratchDir t("example");
   Cli c = run_cli("-f pytorch run_ut -api_info " + std::string(PROBE_SOURCE_DIR) +
-                  "/examples/dump/dump.json -o " + t.path.string() + " --timestamp " + kTs + " -n 2");
+                  "/examples/dump/dump.json -o " + t.path().string() + " --timestamp " + kTs + " -n 2");
   ASSERT_EQ(c.code, 0) << c.out;
   EXPECT_NE(c.out.find("apis 18 pass"), std::string::npos) << c.out;
-  auto rows = probe::csv_read_file((t.path / ("accuracy_checking_result_" + kTs + ".csv")).string());
+  auto rows = probe::csv_read_file((t.path() / ("accuracy_checking_result_" + kTs + ".csv")).string());
   ASSERT_EQ(rows.size(), 19u);
   for (std::size_t i = 1; i < rows.size(); ++i) {
     if (rows[i][0] == "Functional.gelu.0")
@@ -176,8 +164,8 @@ TEST(RunUtE2e, ExampleDumpFlagsTheBrokenApi) {
 }
 
 TEST(RunUtE2e, Fp32ForwardAgainstTorchFloat64) {
-  TempDir t("fp32");
-  UtRun r = run_ut("pt_fp32_fwd", t.path);
+  ScratchDir t("fp32");
+  UtRun r = run_ut("pt_fp32_fwd", t.path());
   ASSERT_EQ(r.cli.code, 0) << r.cli.out;
   EXPECT_EQ(r.result_rows[0],
             (probe::CsvRow{"API name", "Forward Test Success", "Backward Test Success", "Message"}));
@@ -220,9 +208,9 @@ TEST(RunUtE2e, Fp32ForwardAgainstTorchFloat64) {
 }
 
 TEST(RunUtE2e, Fp16ForwardBackwardSameForOneAndTwoThreads) {
-  TempDir a("fp16_1"), b("fp16_2");
-  UtRun r1 = run_ut("pt_fp16_fwdbwd", a.path, "-n 1");
-  UtRun r2 = run_ut("pt_fp16_fwdbwd", b.path, "-n 2");
+  ScratchDir a("fp16_1"), b("fp16_2");
+  UtRun r1 = run_ut("pt_fp16_fwdbwd", a.path(), "-n 1");
+  UtRun r2 = run_ut("pt_fp16_fwdbwd", b.path(), "-n 2");
   ASSERT_EQ(r1.cli.code, 0) << r1.cli.out;
   ASSERT_EQ(r2.cli.code, 0) << r2.cli.out;
   EXPECT_EQ(slurp(r1.result), slurp(r2.result));
@@ -244,8 +232,8 @@ TEST(RunUtE2e, Fp16ForwardBackwardSameForOneAndTwoThreads) {
 }
 
 TEST(RunUtE2e, StatisticsDumpUsesRandomInputsAndTheDeviceRunner) {
-  TempDir a("stats_a"), b("stats_b"), c("stats_c");
-  UtRun r = run_ut("pt_bf16_stats", a.path);
+  ScratchDir a("stats_a"), b("stats_b"), c("stats_c");
+  UtRun r = run_ut("pt_bf16_stats", a.path());
   ASSERT_EQ(r.cli.code, 0) << r.cli.out;
   ASSERT_EQ(r.result_rows.size(), 19u);
   for (std::size_t i = 1; i < r.result_rows.size(); ++i)
@@ -264,9 +252,9 @@ TEST(RunUtE2e, StatisticsDumpUsesRandomInputsAndTheDeviceRunner) {
   }
   EXPECT_EQ(r.details_by_name["Functional.gelu.0.forward.output.0"][2], "torch.bfloat16");
   // Same seed -> same files; another seed -> other numbers.
-  UtRun same = run_ut("pt_bf16_stats", b.path, "-n 2");
+  UtRun same = run_ut("pt_bf16_stats", b.path(), "-n 2");
   EXPECT_EQ(slurp(r.details), slurp(same.details));
-  UtRun other = run_ut("pt_bf16_stats", c.path, "--seed 7");
+  UtRun other = run_ut("pt_bf16_stats", c.path(), "--seed 7");
   EXPECT_NE(slurp(r.details), slurp(other.details));
 }
 
@@ -294,8 +282,8 @@ bool lacks_a_file(const rapidjson::Value& v) {
 // others are judged on their real inputs, with the numbers of expected.json (torch float64), against the
 // dumped outputs or, where those were not saved either, the device runner.
 TEST(RunUtE2e, MixedDumpAndBadFiles) {
-  TempDir a("mixed"), b("bad");
-  UtRun m = run_ut("pt_mixed", a.path);
+  ScratchDir a("mixed"), b("bad");
+  UtRun m = run_ut("pt_mixed", a.path());
   ASSERT_EQ(m.cli.code, 0) << m.cli.out;
   rapidjson::Document dump;
   dump.Parse(slurp(kData + "/pt_mixed/dump.json").c_str());
@@ -335,7 +323,7 @@ TEST(RunUtE2e, MixedDumpAndBadFiles) {
   // are torch's own float32 results, so each of the 5 passes against the float64 bench.
   EXPECT_EQ(skipped, 13u);
   EXPECT_EQ(judged, 5u);
-  UtRun r = run_ut("pt_bad_files", b.path);
+  UtRun r = run_ut("pt_bad_files", b.path());
   ASSERT_EQ(r.cli.code, 0) << r.cli.out;
   ASSERT_EQ(r.result_rows.size(), 19u);
   auto soft = r.result_by_name["Functional.softmax.0"];
@@ -355,8 +343,8 @@ TEST(RunUtE2e, MixedDumpAndBadFiles) {
 }
 
 TEST(RunUtE2e, MindSporeNaming) {
-  TempDir a("ms"), b("ms_stats");
-  UtRun r = run_ut("ms_fp32_tensor", a.path, "", "-f mindspore");
+  ScratchDir a("ms"), b("ms_stats");
+  UtRun r = run_ut("ms_fp32_tensor", a.path(), "", "-f mindspore");
   ASSERT_EQ(r.cli.code, 0) << r.cli.out;
   EXPECT_EQ(r.result_rows[0][0], "API Name");
   EXPECT_EQ(r.details_rows[0], (probe::CsvRow{"API Name", "Bench Dtype", "Tested Dtype", "Shape", "Cosine",
@@ -372,7 +360,7 @@ TEST(RunUtE2e, MindSporeNaming) {
   EXPECT_EQ(
       expect_cells_match("ms_fp32_tensor", r, kFloat64Cells, {"Functional.gelu.0.forward.output.0"}, false),
       4u);
-  UtRun s = run_ut("ms_fp16_stats", b.path);  // framework taken from dump.json
+  UtRun s = run_ut("ms_fp16_stats", b.path());  // framework taken from dump.json
   ASSERT_EQ(s.cli.code, 0) << s.cli.out;
   EXPECT_EQ(s.result_rows[0][0], "API Name");
   EXPECT_TRUE(s.result_by_name.count("Mint.matmul.0"));
@@ -389,8 +377,8 @@ TEST(RunUtE2e, MindSporeFloat16StatisticsFollowTheAbsoluteRule) {
        {std::tuple{"probe", 1e-4,
                    std::set<std::string>{"Mint.matmul.0", "Tensor.add.0", "MintFunctional.softmax.0"}},
         std::tuple{"msprobe", 1e-3, std::set<std::string>{"Mint.matmul.0", "Tensor.add.0"}}}) {
-    TempDir d(std::string("ms_fp16_") + profile);
-    UtRun s = run_ut("ms_fp16_stats", d.path, std::string("--profile ") + profile);
+    ScratchDir d(std::string("ms_fp16_") + profile);
+    UtRun s = run_ut("ms_fp16_stats", d.path(), std::string("--profile ") + profile);
     ASSERT_EQ(s.cli.code, 0) << s.cli.out;
     ASSERT_EQ(s.details_rows.size(), 11u) << profile;  // header + 10 outputs (forward and gradients)
     for (std::size_t i = 1; i < s.details_rows.size(); ++i) {
@@ -429,17 +417,17 @@ bool run_killed_at(const std::string& cut, const std::string& args) {
 // The resume path (-csv_path) from deterministic cut points: after the 1st, 9th and last of the 18 APIs,
 // and between an API's details rows and its result row (the "d" cuts), with two threads.
 TEST(RunUtE2e, ResumeFromEveryKindOfCutGivesTheUninterruptedFiles) {
-  TempDir full("resume_full");
-  UtRun want = run_ut("pt_fp16_fwdbwd", full.path, "-n 1");
+  ScratchDir full("resume_full");
+  UtRun want = run_ut("pt_fp16_fwdbwd", full.path(), "-n 1");
   ASSERT_EQ(want.cli.code, 0);
   ASSERT_EQ(want.result_rows.size(), 19u);
   for (const char* cut : {"1", "1d", "9", "9d", "18d", "18"}) {
     SCOPED_TRACE(std::string("killed at ") + cut);
-    TempDir t(std::string("resume_cut_") + cut);
-    const std::string args = "run_ut -api_info " + kData + "/pt_fp16_fwdbwd/dump.json -o " + t.path.string() +
-                             " --timestamp " + kTs + " -q -n 2";
+    ScratchDir t(std::string("resume_cut_") + cut);
+    const std::string args = "run_ut -api_info " + kData + "/pt_fp16_fwdbwd/dump.json -o " +
+                             t.path().string() + " --timestamp " + kTs + " -q -n 2";
     ASSERT_TRUE(run_killed_at(cut, args)) << "the kill hook did not fire";
-    const fs::path result = t.path / want.result.filename(), details = t.path / want.details.filename();
+    const fs::path result = t.path() / want.result.filename(), details = t.path() / want.details.filename();
     // The cut really is where the hook says: k complete result rows (header + k), details torn or not.
     const std::size_t k = std::stoul(cut);
     const bool torn = std::string(cut).back() == 'd';
@@ -458,11 +446,11 @@ TEST(RunUtE2e, ResumeFromEveryKindOfCutGivesTheUninterruptedFiles) {
 // One real kill from outside at an arbitrary moment (whatever it interrupts, even before the files
 // exist), so the hook above does not hide a path the OS can reach.
 TEST(RunUtE2e, ResumeAfterARealKillGivesTheUninterruptedFiles) {
-  TempDir full("resume_full_real");
-  UtRun want = run_ut("pt_fp16_fwdbwd", full.path, "-n 1");
+  ScratchDir full("resume_full_real");
+  UtRun want = run_ut("pt_fp16_fwdbwd", full.path(), "-n 1");
   ASSERT_EQ(want.cli.code, 0);
-  TempDir t("resume_real");
-  std::string args = "run_ut -api_info " + kData + "/pt_fp16_fwdbwd/dump.json -o " + t.path.string() +
+  ScratchDir t("resume_real");
+  std::string args = "run_ut -api_info " + kData + "/pt_fp16_fwdbwd/dump.json -o " + t.path().string() +
                      " --timestamp " + kTs + " -q -n 2";
   pid_t pid = fork();
   if (pid == 0) {
@@ -474,31 +462,31 @@ TEST(RunUtE2e, ResumeAfterARealKillGivesTheUninterruptedFiles) {
   kill(pid, SIGKILL);
   int st = 0;
   waitpid(pid, &st, 0);
-  fs::path result = t.path / ("accuracy_checking_result_" + kTs + ".csv");
+  fs::path result = t.path() / ("accuracy_checking_result_" + kTs + ".csv");
   Cli c;
-  if (fs::exists(result) && fs::exists(t.path / ("accuracy_checking_details_" + kTs + ".csv")))
+  if (fs::exists(result) && fs::exists(t.path() / ("accuracy_checking_details_" + kTs + ".csv")))
     c = run_cli("run_ut -api_info " + kData + "/pt_fp16_fwdbwd/dump.json -csv_path " + result.string() +
                 " -q");
   else
     c = run_cli(args);
   ASSERT_EQ(c.code, 0) << c.out;
   EXPECT_EQ(slurp(result), slurp(want.result));
-  EXPECT_EQ(slurp(t.path / ("accuracy_checking_details_" + kTs + ".csv")), slurp(want.details));
+  EXPECT_EQ(slurp(t.path() / ("accuracy_checking_details_" + kTs + ".csv")), slurp(want.details));
 }
 
 TEST(RunUtE2e, SaveErrorDataAndConfigLists) {
-  TempDir t("errdata");
-  fs::path cfg = t.path / "config.json";
+  ScratchDir t("errdata");
+  fs::path cfg = t.path() / "config.json";
   std::ofstream(cfg)
       << R"({"task": "run_ut", "run_ut": {"white_list": ["gelu", "relu", "matmul"], "black_list": ["relu"], "error_data_path": ")"
-      << t.path.string() << R"("}})";
-  UtRun r = run_ut("pt_fp32_fwd", t.path / "out", "-save_error_data -config " + cfg.string());
+      << t.path().string() << R"("}})";
+  UtRun r = run_ut("pt_fp32_fwd", t.path() / "out", "-save_error_data -config " + cfg.string());
   ASSERT_EQ(r.cli.code, 0) << r.cli.out;
   EXPECT_EQ(r.result_by_name["Functional.gelu.0"][1], "error");
   EXPECT_EQ(r.result_by_name["Torch.matmul.0"][1], "pass");
   EXPECT_EQ(r.result_by_name["Functional.relu.0"][3], "API relu in black list or not in white list. SKIP.");
   EXPECT_EQ(r.result_by_name["Torch.sum.0"][3], "API sum in black list or not in white list. SKIP.");
-  fs::path dir = t.path / ("ut_error_data" + kTs);
+  fs::path dir = t.path() / ("ut_error_data" + kTs);
   EXPECT_TRUE(fs::exists(dir / "Functional.gelu.0.forward.input.0.npy"));
   EXPECT_TRUE(fs::exists(dir / "Functional.gelu.0.forward.output.bench.0.npy"));
   EXPECT_TRUE(fs::exists(dir / "Functional.gelu.0.forward.output.device.0.npy"));
@@ -511,8 +499,8 @@ namespace {
 
 // DECISIONS D4: MindSpore resume continues the same files and checks every API exactly once.
 TEST(RunUtE2e, MindSporeResumeSkipsDoneApis) {
-  TempDir full("ms_resume_full"), part("ms_resume_part");
-  UtRun want = run_ut("ms_fp32_tensor", full.path, "", "-f mindspore");
+  ScratchDir full("ms_resume_full"), part("ms_resume_part");
+  UtRun want = run_ut("ms_fp32_tensor", full.path(), "", "-f mindspore");
   ASSERT_EQ(want.cli.code, 0) << want.cli.out;
   ASSERT_EQ(want.result_rows.size(), 5u);
   // An interrupted run: the first two APIs written, the third's details rows torn off by the kill.
@@ -524,14 +512,14 @@ TEST(RunUtE2e, MindSporeResumeSkipsDoneApis) {
   };
   std::string res_part = cut_after_lines(res, 3);
   std::string det_part = cut_after_lines(det, 1 + 3 + 2 + 1);  // header, matmul (3), relu (2), add fwd
-  std::ofstream(part.path / want.result.filename(), std::ios::binary) << res_part;
-  std::ofstream(part.path / want.details.filename(), std::ios::binary) << det_part;
+  std::ofstream(part.path() / want.result.filename(), std::ios::binary) << res_part;
+  std::ofstream(part.path() / want.details.filename(), std::ios::binary) << det_part;
   Cli c = run_cli("-f mindspore run_ut -api_info " + kData + "/ms_fp32_tensor/dump.json -q -csv_path " +
-                  (part.path / want.result.filename()).string());
+                  (part.path() / want.result.filename()).string());
   ASSERT_EQ(c.code, 0) << c.out;
   EXPECT_NE(c.out.find("apis 4 "), std::string::npos) << c.out;
-  EXPECT_EQ(slurp(part.path / want.result.filename()), res);
-  EXPECT_EQ(slurp(part.path / want.details.filename()), det);
+  EXPECT_EQ(slurp(part.path() / want.result.filename()), res);
+  EXPECT_EQ(slurp(part.path() / want.details.filename()), det);
 }
 
 }  // namespace
@@ -540,13 +528,13 @@ namespace {
 
 // multi_run_ut takes msprobe's -n/-d and gives run_ut's files: dump order, no temp files next to dump.json.
 TEST(RunUtE2e, MultiRunUtMatchesRunUt) {
-  TempDir a("multi_a"), b("multi_b");
-  UtRun one = run_ut("pt_fp16_fwdbwd", a.path, "-n 1");
+  ScratchDir a("multi_a"), b("multi_b");
+  UtRun one = run_ut("pt_fp16_fwdbwd", a.path(), "-n 1");
   Cli c = run_cli("-f pytorch multi_run_ut -api_info " + kData + "/pt_fp16_fwdbwd/dump.json -o " +
-                  b.path.string() + " --timestamp " + kTs + " -q -n 32 -d 0 1");
+                  b.path().string() + " --timestamp " + kTs + " -q -n 32 -d 0 1");
   ASSERT_EQ(c.code, 0) << c.out;
-  EXPECT_EQ(slurp(b.path / one.result.filename()), slurp(one.result));
-  EXPECT_EQ(slurp(b.path / one.details.filename()), slurp(one.details));
+  EXPECT_EQ(slurp(b.path() / one.result.filename()), slurp(one.result));
+  EXPECT_EQ(slurp(b.path() / one.details.filename()), slurp(one.details));
   for (const auto& e : fs::directory_iterator(kData + "/pt_fp16_fwdbwd"))
     EXPECT_EQ(e.path().filename().string().rfind("temp_part", 0), std::string::npos) << e.path();
 }
@@ -557,17 +545,17 @@ namespace {
 
 // §6.4: -f drops a forward entry identical (Max/Min aside) to an earlier kept call of the same API.
 TEST(RunUtE2e, FilterApiDropsRepeatedCalls) {
-  TempDir a("filter_off"), b("filter_on"), c("filter_long");
-  UtRun all = run_ut("pt_dup_stats", a.path);
+  ScratchDir a("filter_off"), b("filter_on"), c("filter_long");
+  UtRun all = run_ut("pt_dup_stats", a.path());
   ASSERT_EQ(all.cli.code, 0) << all.cli.out;
   EXPECT_EQ(all.result_rows.size(), 6u);
-  UtRun f = run_ut("pt_dup_stats", b.path, "-f");
+  UtRun f = run_ut("pt_dup_stats", b.path(), "-f");
   ASSERT_EQ(f.cli.code, 0) << f.cli.out;
   std::vector<std::string> names;
   for (std::size_t i = 1; i < f.result_rows.size(); ++i) names.push_back(f.result_rows[i][0]);
   EXPECT_EQ(names, (std::vector<std::string>{"Functional.relu.0", "Functional.relu.2", "Functional.gelu.0",
                                              "Functional.gelu.1"}));
-  UtRun l = run_ut("pt_dup_stats", c.path, "--filter_api");
+  UtRun l = run_ut("pt_dup_stats", c.path(), "--filter_api");
   EXPECT_EQ(slurp(l.result), slurp(f.result));
 }
 
@@ -579,9 +567,9 @@ namespace {
 // gelu output is an error; with --device_runner emulated the registry's emulation recomputes the
 // device side from the same inputs and the break is no longer seen.
 TEST(RunUtE2e, DeviceSideIsTheDumpUnlessEmulationIsAskedFor) {
-  TempDir a("dev_auto"), b("dev_emul");
-  UtRun dumped = run_ut("pt_fp32_fwd", a.path);
-  UtRun emulated = run_ut("pt_fp32_fwd", b.path, "--device_runner emulated");
+  ScratchDir a("dev_auto"), b("dev_emul");
+  UtRun dumped = run_ut("pt_fp32_fwd", a.path());
+  UtRun emulated = run_ut("pt_fp32_fwd", b.path(), "--device_runner emulated");
   ASSERT_EQ(emulated.cli.code, 0) << emulated.cli.out;
   EXPECT_EQ(dumped.result_by_name["Functional.gelu.0"][1], "error");
   EXPECT_NE(emulated.result_by_name["Functional.gelu.0"][1], "error");
@@ -598,9 +586,9 @@ namespace {
 // ambiguity. Here Tensor.__add__.0 (x + o, same shapes) keeps one of its two dumped gradients:
 // it could be either input's, so the backward is a SKIP row saying why; the other APIs still compare.
 TEST(RunUtE2e, AmbiguousDumpedGradientsGiveABackwardSkip) {
-  TempDir t("d7");
-  fs::copy(kData + "/pt_fp16_fwdbwd", t.path / "dump", fs::copy_options::recursive);
-  std::string text = slurp(t.path / "dump" / "dump.json");
+  ScratchDir t("d7");
+  fs::copy(kData + "/pt_fp16_fwdbwd", t.path() / "dump", fs::copy_options::recursive);
+  std::string text = slurp(t.path() / "dump" / "dump.json");
   rapidjson::Document d;
   d.Parse<rapidjson::kParseNanAndInfFlag>(text.c_str());
   ASSERT_FALSE(d.HasParseError());
@@ -612,11 +600,11 @@ TEST(RunUtE2e, AmbiguousDumpedGradientsGiveABackwardSkip) {
                     rapidjson::kWriteNanAndInfFlag>
       w(buf);
   d.Accept(w);
-  std::ofstream(t.path / "dump" / "dump.json") << buf.GetString();
-  Cli c = run_cli("run_ut -api_info " + (t.path / "dump" / "dump.json").string() + " -o " + t.path.string() +
-                  " --timestamp " + kTs + " -q");
+  std::ofstream(t.path() / "dump" / "dump.json") << buf.GetString();
+  Cli c = run_cli("run_ut -api_info " + (t.path() / "dump" / "dump.json").string() + " -o " +
+                  t.path().string() + " --timestamp " + kTs + " -q");
   ASSERT_EQ(c.code, 0) << c.out;
-  auto rows = probe::csv_read_file((t.path / ("accuracy_checking_result_" + kTs + ".csv")).string());
+  auto rows = probe::csv_read_file((t.path() / ("accuracy_checking_result_" + kTs + ".csv")).string());
   bool seen = false;
   for (const auto& r : rows) {
     if (r[0] == "Tensor.__add__.0") {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/Slurp.h"
 #include "probe/runner.h"
 #include "probe/value.h"
 
@@ -69,11 +70,8 @@ inline Value decode_value(const rapidjson::Value& v) {
 }
 
 inline rapidjson::Document load_json(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
   rapidjson::Document d;
-  d.Parse(ss.str().c_str());
+  d.Parse(probe::testing::slurp(p).c_str());
   return d;
 }
 

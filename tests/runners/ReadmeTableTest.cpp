@@ -4,16 +4,14 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/Slurp.h"
 #include "probe/runner.h"
 
 namespace probe {
 namespace {
 
 TEST(ReadmeRunnerTable, IsUpToDate) {
-  std::ifstream in(std::string(PROBE_SOURCE_DIR) + "/README.md");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+  const std::string text = testing::slurp(std::string(PROBE_SOURCE_DIR) + "/README.md");
   const std::string begin = "<!-- runners-table-begin -->\n", end = "<!-- runners-table-end -->";
   const auto b = text.find(begin), e = text.find(end);
   ASSERT_NE(b, std::string::npos);
