@@ -9,6 +9,7 @@
 #include <string>
 
 #include "common/RunCli.h"
+#include "common/ScratchDir.h"
 #include "probe/csv.h"
 
 namespace fs = std::filesystem;
@@ -18,13 +19,7 @@ namespace {
 const std::string kData = std::string(PROBE_TEST_DATA_DIR) + "/dump_compare/";
 
 using probe::testing::run_cli;
-
-std::string out_dir(const std::string& name) {
-  const fs::path p =
-      fs::temp_directory_path() / ("probe_compare_cli_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(p);
-  return p.string();
-}
+using probe::testing::ScratchDir;
 
 }  // namespace
 
@@ -41,7 +36,8 @@ TEST(CompareCli, HelpDocumentsEveryFlag) {
 }
 
 TEST(CompareCli, StatisticsCompareWritesCsvXlsxAndAdvisor) {
-  const std::string out = out_dir("stats");
+  const ScratchDir scratch("compare_cli_stats");
+  const std::string out = scratch.file("out");
   const auto r =
       run_cli("compare -i compare.json -o " + out + " --timestamp 20250102030405 -hl", kData + "stats");
   ASSERT_EQ(r.code, 0) << r.out;
@@ -52,11 +48,11 @@ TEST(CompareCli, StatisticsCompareWritesCsvXlsxAndAdvisor) {
   EXPECT_TRUE(fs::exists(out + "/compare_result_20250102030405.xlsx"));
   EXPECT_TRUE(fs::exists(out + "/advisor_20250102030405.txt"));
   EXPECT_NE(r.out.find("summary mode"), std::string::npos) << r.out;
-  fs::remove_all(out);
 }
 
 TEST(CompareCli, LeadingFrameworkAndFuzzyFlagAreDistinct) {
-  const std::string out = out_dir("fuzzy");
+  const ScratchDir scratch("compare_cli_fuzzy");
+  const std::string out = scratch.file("out");
   // After the sub-command, -f is fuzzy matching; before it, the framework.
   const auto r =
       run_cli("-f pytorch compare -i compare.json -f -c --no-xlsx -o " + out + " --timestamp 20250102030405",
@@ -67,11 +63,11 @@ TEST(CompareCli, LeadingFrameworkAndFuzzyFlagAreDistinct) {
   EXPECT_EQ(rows[1][1], "Functional.conv2d.0.forward.input.0");
   EXPECT_FALSE(fs::exists(out + "/advisor_20250102030405.txt"));
   EXPECT_FALSE(fs::exists(out + "/compare_result_20250102030405.xlsx"));
-  fs::remove_all(out);
 }
 
 TEST(CompareCli, ExitCodes) {
-  const std::string out = out_dir("codes");
+  const ScratchDir scratch("compare_cli_codes");
+  const std::string out = scratch.file("out");
   EXPECT_EQ(run_cli("compare", kData).code, 2);                                         // -i missing
   EXPECT_EQ(run_cli("compare -i x.json --bogus", kData).code, 2);                       // unknown flag
   EXPECT_EQ(run_cli("compare -i missing_file.json -o " + out, kData + "bad").code, 3);  // bench file missing
@@ -82,5 +78,4 @@ TEST(CompareCli, ExitCodes) {
             2);  // wrong framework
   EXPECT_EQ(run_cli("compare -i compare.json -lm map.yaml -o " + out, kData + "stats").code,
             2);  // -lm: MindSpore only
-  fs::remove_all(out);
 }

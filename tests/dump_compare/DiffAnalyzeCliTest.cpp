@@ -10,6 +10,7 @@
 #include <string>
 
 #include "common/RunCli.h"
+#include "common/ScratchDir.h"
 
 namespace fs = std::filesystem;
 
@@ -18,12 +19,7 @@ namespace {
 const std::string kData = std::string(PROBE_TEST_DATA_DIR) + "/diff_analyze/";
 
 using probe::testing::run_cli;
-
-std::string out_dir(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() / ("probe_da_cli_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(p);
-  return p.string();
-}
+using probe::testing::ScratchDir;
 
 std::size_t lines(const std::string& s) {
   return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n'));
@@ -40,7 +36,8 @@ TEST(DiffAnalyzeCli, HelpDocumentsDiffAnalyze) {
 }
 
 TEST(DiffAnalyzeCli, GraphCaseWritesRankFilesAndAnalysis) {
-  const std::string out = out_dir("graph");
+  const ScratchDir scratch("da_cli_graph");
+  const std::string out = scratch.file("out");
   const auto run =
       run_cli("compare -i compare.json -da -o " + out + " --timestamp 20250102030405", kData + "graph");
   ASSERT_EQ(run.code, 0) << run.out;
@@ -53,19 +50,19 @@ TEST(DiffAnalyzeCli, GraphCaseWritesRankFilesAndAnalysis) {
   for (const auto& e : fs::directory_iterator(out))
     if (e.path().filename().string().rfind("diff_analyze_", 0) == 0) ++analyses;
   EXPECT_EQ(analyses, 1u);
-  fs::remove_all(out);
 }
 
 TEST(DiffAnalyzeCli, NoDifference) {
-  const std::string out = out_dir("same");
+  const ScratchDir scratch("da_cli_same");
+  const std::string out = scratch.file("out");
   const auto r = run_cli("compare -i compare.json --diff_analyze -o " + out, kData + "same");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("no different entry found"), std::string::npos) << r.out;
-  fs::remove_all(out);
 }
 
 TEST(DiffAnalyzeCli, BadInputsGiveOneLineErrors) {
-  const std::string out = out_dir("bad");
+  const ScratchDir scratch("da_cli_bad");
+  const std::string out = scratch.file("out");
   const std::pair<const char*, int> cases[] = {
       {"files.json", 2}, {"rank_sets.json", 2}, {"rank_count.json", 2}, {"missing_rank.json", 3}};
   for (const auto& [input, code] : cases) {

@@ -12,6 +12,7 @@
 #include <map>
 #include <sstream>
 
+#include "common/ScratchDir.h"
 #include "common/Slurp.h"
 #include "probe/dump_compare.h"
 #include "probe/error.h"
@@ -32,12 +33,6 @@ rapidjson::Document load_json(const std::string& path) {
 
 CompareInput input_of(const std::string& c) {
   return {kData + c + "/npu/step0", kData + c + "/bench/step0", "", true};
-}
-
-std::string out_dir(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() / ("probe_da_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(p);
-  return p.string();
 }
 
 // {"rank_N": entry key} of the result, to compare with expected.json's first_diff.
@@ -139,8 +134,9 @@ TEST(DiffAnalyze, NothingDifferentWritesOnlyRankFiles) {
   const DiffAnalyzeResult r = analyze_first_diff(input_of("same"), {});
   EXPECT_EQ(r.phase, "");
   EXPECT_TRUE(r.first_diff.empty());
+  const probe::testing::ScratchDir scratch("da_same");
   DumpCompareOptions o;
-  o.out_dir = out_dir("same");
+  o.out_dir = scratch.file("out");
   o.timestamp = "20250101000000";
   const auto files = write_diff_analyze(r, o);
   ASSERT_EQ(files.size(), 2u);
@@ -151,13 +147,13 @@ TEST(DiffAnalyze, NothingDifferentWritesOnlyRankFiles) {
     EXPECT_EQ(e.path().extension(), ".json");  // no temporary left behind
   }
   EXPECT_EQ(n, 2u);
-  fs::remove_all(o.out_dir);
 }
 
 TEST(DiffAnalyze, WrittenFilesHaveMsprobesShape) {
   const DiffAnalyzeResult r = analyze_first_diff(input_of("before_comm"), {});
+  const probe::testing::ScratchDir scratch("da_shape");
   DumpCompareOptions o;
-  o.out_dir = out_dir("shape");
+  o.out_dir = scratch.file("out");
   o.timestamp = "20250101000000";
   const auto files = write_diff_analyze(r, o);
   ASSERT_EQ(files.size(), 3u);
@@ -189,14 +185,13 @@ TEST(DiffAnalyze, WrittenFilesHaveMsprobesShape) {
     EXPECT_TRUE(out.HasMember(k)) << k;
   ASSERT_TRUE(node["stack_info"].IsArray());
   EXPECT_EQ(node["stack_info"].Size(), 2u);
-  fs::remove_all(o.out_dir);
 }
 
 TEST(DiffAnalyze, ThresholdsComeFromTheDataFile) {
   // With a 300% threshold the matmul (200%) is no longer different: the search moves on to rank1's
   // all_reduce, whose output is 3x (200% too) -> nothing differs at all.
-  const fs::path dir = out_dir("thresholds");
-  fs::create_directories(dir);
+  const probe::testing::ScratchDir scratch("da_thresholds");
+  const fs::path& dir = scratch.path();
   {
     std::string text = probe::testing::slurp(std::string(PROBE_SOURCE_DIR) + "/data/diff_analyze.json");
     for (std::size_t p; (p = text.find("\": 0.5")) != std::string::npos;) text.replace(p, 6, "\": 3.0");
@@ -219,7 +214,6 @@ TEST(DiffAnalyze, ThresholdsComeFromTheDataFile) {
     EXPECT_NE(e.file().find("diff_analyze.json"), std::string::npos);
   }
   ::unsetenv("PROBE_DATA_DIR");
-  fs::remove_all(dir);
 }
 
 TEST(DiffAnalyze, BadInputsAreClearErrors) {

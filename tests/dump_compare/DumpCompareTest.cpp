@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "CompareTable.h"
+#include "common/ScratchDir.h"
 #include "common/Slurp.h"
 #include "dump_compare/DumpCompareInternal.h"
 #include "probe/csv.h"
@@ -38,6 +39,7 @@ rapidjson::Document load_json(const std::string& path) {
 }
 
 using probe::testing::CompareTable;
+using probe::testing::ScratchDir;
 
 CompareTable compare(const std::string& c, DumpCompareOptions o = {}) {
   return CompareTable{compare_dump_files(rank0(c, "npu"), rank0(c, "bench"), "", o)};
@@ -53,14 +55,6 @@ void expect_metric(const rapidjson::Value& want, const std::string& got, const s
     // 12-decimal rounding in both; the last digit may differ by summation order.
     EXPECT_NEAR(g, want.GetDouble(), 2e-12 + 1e-12 * std::fabs(want.GetDouble())) << what;
   }
-}
-
-std::string tmp_dir(const std::string& name) {
-  const fs::path p =
-      fs::temp_directory_path() / ("probe_dump_compare_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p.string();
 }
 
 }  // namespace
@@ -349,7 +343,8 @@ TEST(DumpCompareMatching, MindSporeAgainstPyTorchWithApiMapping) {
 }
 
 TEST(DumpCompareRun, MultiRankDirectoriesWriteOneResultPerRank) {
-  const std::string out = tmp_dir("multi");
+  const ScratchDir scratch("dump_compare_multi");
+  const std::string out = scratch.path().string();
   CompareInput in;
   in.npu_path = kData + "multi/npu/step0";
   in.bench_path = kData + "multi/bench/step0";
@@ -376,7 +371,6 @@ TEST(DumpCompareRun, MultiRankDirectoriesWriteOneResultPerRank) {
   std::string line;
   std::getline(adv, line);
   EXPECT_EQ(line, "Line: 2");
-  fs::remove_all(out);
 }
 
 TEST(DumpCompareRun, BadInputsGiveClearErrors) {
@@ -388,7 +382,8 @@ TEST(DumpCompareRun, BadInputsGiveClearErrors) {
       try {
         in = read_compare_json(compare_json);
         DumpCompareOptions o;
-        o.out_dir = tmp_dir("bad");
+        const ScratchDir scratch("dump_compare_bad");
+        o.out_dir = scratch.path().string();
         run_dump_compare(in, o);
       } catch (...) {
         fs::current_path(cwd);
@@ -426,7 +421,8 @@ TEST(DumpCompareRows, FuzzyKeyAndReprs) {
 
 TEST(DumpCompareRows, FlatMappingParser) {
   using namespace probe::dump_compare_detail;
-  const std::string dir = tmp_dir("map");
+  const ScratchDir scratch("dump_compare_map");
+  const std::string dir = scratch.path().string();
   const std::string json = dir + "/m.json";
   std::ofstream(json) << R"({"A.0.forward.input.0": "B.0.forward.input.0"})";
   auto m = read_flat_mapping(json);
@@ -442,7 +438,6 @@ TEST(DumpCompareRows, FlatMappingParser) {
   EXPECT_EQ(m[0].second, "b.input.0");
   EXPECT_EQ(m[1].first, "c: d");
   EXPECT_EQ(m[1].second, "e");
-  fs::remove_all(dir);
 }
 
 namespace {
@@ -534,7 +529,8 @@ TEST(DumpCompareRows, TensorFileNamesOverrideRowNames) {
 }
 
 TEST(DumpCompareRun, StackPathNeedsStackModeAndDebugJsonPairs) {
-  const std::string out = tmp_dir("stack");
+  const ScratchDir out_scratch("dump_compare_stack");
+  const std::string out = out_scratch.path().string();
   CompareInput in;
   in.npu_path = rank0("real", "npu");
   in.bench_path = rank0("real", "bench");
@@ -553,7 +549,8 @@ TEST(DumpCompareRun, StackPathNeedsStackModeAndDebugJsonPairs) {
   EXPECT_TRUE(has(header(), "NPU_Stack_Info"));
 
   // debug.json pairs: debug_compare_result_*, rows named after the saved variables.
-  const std::string dir = tmp_dir("debug");
+  const ScratchDir scratch("dump_compare_debug");
+  const std::string dir = scratch.path().string();
   for (const char* side : {"npu", "bench"}) {
     fs::create_directories(dir + "/" + side);
     std::ofstream(dir + "/" + side + "/debug.json")
@@ -575,8 +572,6 @@ TEST(DumpCompareRun, StackPathNeedsStackModeAndDebugJsonPairs) {
   // dump.json against debug.json is refused.
   in.bench_path = rank0("stats", "bench");
   EXPECT_THROW(run_dump_compare(in, o), Error);
-  fs::remove_all(dir);
-  fs::remove_all(out);
 }
 
 namespace {
@@ -602,7 +597,8 @@ std::string zip_member(const std::string& zip_path, const char* member) {
 }  // namespace
 
 TEST(DumpCompareRun, HighlightedXlsxHasRedAndYellowRowsOnSheet) {
-  const std::string out = tmp_dir("xlsx");
+  const ScratchDir scratch("dump_compare_xlsx");
+  const std::string out = scratch.path().string();
   CompareInput in{rank0("real", "npu"), rank0("real", "bench"), "", true};
   DumpCompareOptions o;
   o.out_dir = out;
@@ -623,12 +619,12 @@ TEST(DumpCompareRun, HighlightedXlsxHasRedAndYellowRowsOnSheet) {
   const std::string plain = run_dump_compare(in, o).outputs.at(0).xlsx;
   EXPECT_NE(zip_member(plain, "xl/workbook.xml").find("name=\"Sheet1\""), std::string::npos);
   EXPECT_EQ(zip_member(plain, "xl/worksheets/sheet1.xml").find("customFormat=\"1\""), std::string::npos);
-  fs::remove_all(out);
 }
 
 TEST(DumpCompareRows, FormulaTextIsWrittenAsLiteralText) {
   // DECISIONS (compare, CSV injection): msprobe aborts on such strings; probe prefixes an apostrophe.
-  const std::string dir = tmp_dir("inject");
+  const ScratchDir scratch("dump_compare_inject");
+  const std::string dir = scratch.path().string();
   for (const char* side : {"npu", "bench"}) {
     fs::create_directories(dir + "/" + side);
     std::ofstream(dir + "/" + side + "/dump.json")
@@ -644,7 +640,6 @@ TEST(DumpCompareRows, FormulaTextIsWrittenAsLiteralText) {
   EXPECT_EQ(t.rows[1][npu_max], "-1");  // Python's float() accepts it: not a formula for msprobe either
   EXPECT_EQ(t.rows[2][npu_max], "'a;@b");
   EXPECT_EQ(t.rows[0][8], "N/A");  // str statistics are not numbers
-  fs::remove_all(dir);
 }
 
 TEST(DumpCompareMatching, CellMappingAndDtypeClasses) {
@@ -697,7 +692,8 @@ TEST(DumpCompareMatching, CellMappingAndDtypeClasses) {
 }
 
 TEST(DumpCompareRun, MindSporeGraphAndPynativeLayout) {
-  const std::string root = tmp_dir("mix"), out = root + "/out";
+  const ScratchDir scratch("dump_compare_mix");
+  const std::string root = scratch.path().string(), out = root + "/out";
   for (const char* side : {"npu", "bench"})
     for (const char* mode : {"graph", "pynative"})
       for (const char* rank : {"rank0", "rank1"}) {
@@ -717,11 +713,11 @@ TEST(DumpCompareRun, MindSporeGraphAndPynativeLayout) {
   EXPECT_EQ(fs::path(s.outputs[3].csv),
             fs::path(out) / "pynative" / "step0" / "compare_result_rank1_20250101000004.csv");
   EXPECT_EQ(s.outputs[3].suspects, 1u);
-  fs::remove_all(root);
 }
 
 TEST(DumpCompareMatching, FuzzyRealDataPairsCarryTheFuzzyMessage) {
-  const std::string root = tmp_dir("fuzzyreal");
+  const ScratchDir scratch("dump_compare_fuzzyreal");
+  const std::string root = scratch.path().string();
   const fs::path npu = fs::path(root) / "npu";
   fs::copy(kData + "real/npu/step0/rank0", npu, fs::copy_options::recursive);
   std::string text = probe::testing::slurp(npu / "dump.json");
@@ -739,5 +735,4 @@ TEST(DumpCompareMatching, FuzzyRealDataPairsCarryTheFuzzyMessage) {
   EXPECT_EQ(t.cell(r, "Err_message"), " Fuzzy matching data, the comparison accuracy may be affected.");
   EXPECT_EQ(t.cell(r, "Accuracy Reached or Not"), "No");
   EXPECT_EQ(t.cell("Torch.exp.0.forward.output.0", "Err_message"), "Requires_grad inconsistent. ");
-  fs::remove_all(root);
 }

@@ -1,12 +1,13 @@
 // compare as a library call: thresholds the caller passes, progress, cancellation between dump entries, and
 // enum options. Fixture: tests/data/dump_compare/stats (make_dump_compare_fixtures.py).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <stop_token>
 
+#include "CompareTable.h"
+#include "common/RunCli.h"
+#include "common/ScratchDir.h"
 #include "probe/csv.h"
 #include "probe/dump_compare.h"
 #include "probe/error.h"
@@ -16,25 +17,13 @@ using namespace probe;
 
 namespace {
 
+using probe::testing::CompareTable;
+using probe::testing::run_cli;
+using probe::testing::ScratchDir;
+
 const std::string kStats = std::string(PROBE_TEST_DATA_DIR) + "/dump_compare/stats/";
 const std::string kNpu = kStats + "npu/step0/rank0/dump.json";
 const std::string kBench = kStats + "bench/step0/rank0/dump.json";
-
-std::string cell(const DumpCompareTable& t, const std::string& row, const std::string& column) {
-  std::size_t c = 0;
-  while (c < t.header.size() && t.header[c] != column) ++c;
-  for (const auto& r : t.rows)
-    if (r[0] == row && c < r.size()) return r[c];
-  ADD_FAILURE() << "no cell " << row << " / " << column;
-  return {};
-}
-
-std::string fresh_dir(const std::string& name) {
-  const fs::path p =
-      fs::temp_directory_path() / ("probe_dc_embed_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(p);
-  return p.string();
-}
 
 // Torch.add.0's NPU output statistics are 5x the bench's (dump.json: max 4.3688 vs 0.87375, min -7.2367 vs
 // -1.4473, ...). |npu - bench| / (|max(npu, bench)| + 1e-10) is then 4b / 5b = 0.8 for the positive max and
@@ -42,15 +31,17 @@ std::string fresh_dir(const std::string& name) {
 // Warning; a caller's 4.5 exceeds every ratio, so no statistic warns.
 TEST(DumpCompareEmbedding, InjectedStatisticsThresholdChangesTheResult) {
   const DumpCompareOptions o;
-  EXPECT_EQ(cell(compare_dump_files(kNpu, kBench, "", o), "Torch.add.0.forward.output.0", "Result"),
-            "Warning");
+  EXPECT_EQ(
+      CompareTable{compare_dump_files(kNpu, kBench, "", o)}.cell("Torch.add.0.forward.output.0", "Result"),
+      "Warning");
   DumpCompareThresholds lenient;
   lenient.statistics_warning = 4.5;
-  const DumpCompareTable t = compare_dump_files(kNpu, kBench, "", o, lenient);
-  EXPECT_EQ(cell(t, "Torch.add.0.forward.output.0", "Result"), "");
-  EXPECT_EQ(cell(t, "Torch.add.0.forward.output.0", "Err_message"), "");
+  const CompareTable t{compare_dump_files(kNpu, kBench, "", o, lenient)};
+  EXPECT_EQ(t.cell("Torch.add.0.forward.output.0", "Result"), "");
+  EXPECT_EQ(t.cell("Torch.add.0.forward.output.0", "Err_message"), "");
   lenient.statistics_warning = 3.9;  // below the min/mean ratio of 4
-  EXPECT_EQ(cell(compare_dump_files(kNpu, kBench, "", o, lenient), "Torch.add.0.forward.output.0", "Result"),
+  EXPECT_EQ(CompareTable{compare_dump_files(kNpu, kBench, "", o, lenient)}.cell(
+                "Torch.add.0.forward.output.0", "Result"),
             "Warning");
 }
 
@@ -88,8 +79,9 @@ TEST(DumpCompareEmbedding, StoppedRunWritesTheRowsComparedAndSaysCancelled) {
   CompareInput in;
   in.npu_path = kNpu;
   in.bench_path = kBench;
+  const ScratchDir scratch("dump_compare_embed_stop");
   DumpCompareOptions o;
-  o.out_dir = fresh_dir("stop");
+  o.out_dir = scratch.file("out");
   o.timestamp = "20260101000000";
   o.write_xlsx = false;
   std::stop_source stop;
@@ -103,7 +95,6 @@ TEST(DumpCompareEmbedding, StoppedRunWritesTheRowsComparedAndSaysCancelled) {
   EXPECT_EQ(rows.size() - 1, s.outputs[0].rows);
   for (std::size_t i = 1; i < rows.size(); ++i)
     EXPECT_EQ(rows[i][0].rfind("Functional.linear.0.forward.", 0), 0u) << rows[i][0];
-  fs::remove_all(o.out_dir);
 }
 
 // The CLI accepts pytorch/pt and mindspore/ms only; a library caller passing another Framework is refused
@@ -120,11 +111,10 @@ TEST(DumpCompareEmbedding, AFrameworkTheCliRefusesIsRefused) {
       EXPECT_EQ(e.field(), "framework");
     }
   }
-  const std::string cmd = std::string(PROBE_CLI_PATH) + " compare -i " + kStats +
-                          "compare.json --framework mindtorch -o " + fresh_dir("cli") + " >/dev/null 2>&1";
-  const int rc = std::system(cmd.c_str());
-  ASSERT_TRUE(WIFEXITED(rc));
-  EXPECT_EQ(WEXITSTATUS(rc), 2);
+  const ScratchDir scratch("dump_compare_embed_cli");
+  EXPECT_EQ(
+      run_cli("compare -i " + kStats + "compare.json --framework mindtorch -o " + scratch.file("out")).code,
+      2);
 }
 
 }  // namespace

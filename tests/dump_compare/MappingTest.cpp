@@ -15,6 +15,7 @@
 
 #include "CompareTable.h"
 #include "common/RunCli.h"
+#include "common/ScratchDir.h"
 #include "common/Slurp.h"
 #include "dump_compare/DumpCompareInternal.h"
 #include "probe/dump_compare.h"
@@ -33,14 +34,8 @@ std::string side(const std::string& c, const std::string& s) {
   return kMap + c + "/" + s + "/step0/rank0/dump.json";
 }
 
+using probe::testing::ScratchDir;
 using probe::testing::slurp;
-
-std::string tmp(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() / ("probe_mapping_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p.string();
-}
 
 void write(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::trunc) << text; }
 
@@ -73,10 +68,9 @@ Error error_of(F&& f) {
   EXPECT_NE(std::string((err).what()).find(text), std::string::npos) << (err).what()
 
 // A copy of the layer fixture in a scratch directory, so files can be removed or broken.
-std::string layer_copy(const std::string& name) {
-  const std::string root = tmp(name);
-  fs::copy(kMap + "layer", root, fs::copy_options::recursive);
-  return root;
+std::string layer_copy(const ScratchDir& dir) {
+  fs::copy(kMap + "layer", dir.path(), fs::copy_options::recursive);
+  return dir.path().string();
 }
 
 }  // namespace
@@ -198,7 +192,8 @@ TEST(LayerMapping, WithoutYamlOnlyTheLayerStructureMaps) {
 TEST(LayerMapping, IdentityMapsAcrossPrefixesAndCountersByPosition) {
   // Same layer paths on both sides; MindSpore's Mint.matmul.3 (three calls elsewhere before) is the first
   // matmul inside net.fc1 as PyTorch's Torch.matmul.0 is.
-  const std::string root = tmp("identity");
+  const ScratchDir scratch("mapping_identity");
+  const std::string root = scratch.path().string();
   for (const char* s : {"npu", "bench"}) fs::create_directories(root + "/" + s);
   auto tensor = [](const char* dt, double v) {
     const char* type = std::string_view(dt).rfind("torch.", 0) == 0 ? "torch.Tensor" : "mindspore.Tensor";
@@ -238,7 +233,6 @@ TEST(LayerMapping, IdentityMapsAcrossPrefixesAndCountersByPosition) {
   // Without -lm the same dumps match nothing across frameworks.
   const CompareTable plain = compare(root + "/npu/dump.json", root + "/bench/dump.json", {});
   EXPECT_EQ(plain.bench("Mint.matmul.3.forward.output.0"), "N/A");
-  fs::remove_all(root);
 }
 
 namespace {
@@ -267,7 +261,8 @@ TEST(LayerMapping, LongestMultiSegmentKeyFirstCellAliasAndOrdinals) {
       item("Torch.add.0.forward", "add", "forward", "Module.model.block.add"),
       item("Torch.mul.0.forward", "mul", "forward", "Module.model.block.inner.mul"),
       item("Torch.mul.0.backward", "mul", "backward", "Module.model.block.inner.mul")};
-  const std::string dir = tmp("rules");
+  const ScratchDir scratch("mapping_rules");
+  const std::string dir = scratch.path().string();
   // helper.add (two segments) beats helper (one), whatever the order in the file; Cell is TopLayer's old
   // name.
   write(dir + "/m.yaml",
@@ -289,7 +284,6 @@ TEST(LayerMapping, LongestMultiSegmentKeyFirstCellAliasAndOrdinals) {
   // Without the file only identical paths map.
   m = layer_entry_mapping(npu, bench, "");
   for (const auto& [n, b] : m) EXPECT_EQ(b, "N/A") << n;
-  fs::remove_all(dir);
 }
 
 TEST(LayerMapping, PipelineRenumberingRebasesLayersUnderParallelTransformer) {
@@ -320,7 +314,8 @@ TEST(LayerMapping, PipelineRenumberingRebasesLayersUnderParallelTransformer) {
   EXPECT_EQ(scope_of(enc + ".layers.2.attention.ParallelAttention.parameters_grad.0"),
             enc + ".layers.0.attention");
   // Without a ParallelTransformer entry the global numbers stay, and those layers find no PyTorch partner.
-  const std::string root = layer_copy("norenumber");
+  const ScratchDir scratch("mapping_norenumber");
+  const std::string root = layer_copy(scratch);
   const std::string npu = root + "/npu/step0/rank0/dump.json";
   std::string text = slurp(npu);
   for (std::size_t p; (p = text.find("encoder.ParallelTransformer.forward.0")) != std::string::npos;)
@@ -332,13 +327,13 @@ TEST(LayerMapping, PipelineRenumberingRebasesLayersUnderParallelTransformer) {
   const CompareTable t = compare(npu, root + "/bench/step0/rank0/dump.json", o);
   EXPECT_EQ(t.bench(enc + ".layers.2.ParallelTransformerLayer.forward.0.output.0"), "N/A");
   EXPECT_EQ(t.bench("Tensor.__add__.1.forward.output.0"), "Tensor.__add__.0.forward.output.0");
-  fs::remove_all(root);
 }
 
 TEST(LayerMapping, BadInputsAreClearErrors) {
   DumpCompareOptions o;
   o.layer_mapping = true;
-  const std::string root = layer_copy("bad");
+  const ScratchDir scratch("mapping_bad");
+  const std::string root = layer_copy(scratch);
   const std::string npu = root + "/npu/step0/rank0/dump.json", bench = root + "/bench/step0/rank0/dump.json";
   // Missing stack.json / construct.json beside either dump.json: Io naming the file.
   fs::rename(root + "/bench/step0/rank0/stack.json", root + "/stack.json");
@@ -398,7 +393,6 @@ TEST(LayerMapping, BadInputsAreClearErrors) {
   o.cell_mapping = true;
   e = error_of([&] { compare(npu, bench, o); });
   EXPECT_MESSAGE_HAS(e, "cannot be combined");
-  fs::remove_all(root);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -435,7 +429,8 @@ TEST(ApiMapping, RecordsRewriteIndicesAndAbandonUnlistedOnes) {
 
 TEST(ApiMapping, OneRecordFileOutputAliasAndBadRecords) {
   using dump_compare_detail::read_api_mapping;
-  const std::string dir = tmp("am");
+  const ScratchDir scratch("mapping_am");
+  const std::string dir = scratch.path().string();
   const std::string y = dir + "/a.yaml";
   // msprobe's documentation writes one record as the whole file; msprobe's code reads ms_output.
   write(y,
@@ -482,7 +477,6 @@ TEST(ApiMapping, OneRecordFileOutputAliasAndBadRecords) {
   o.cell_mapping = true;
   EXPECT_EQ(error_of([&] { compare_dump_files(side("api", "bench"), side("api", "bench"), "", o); }).field(),
             "-cm");
-  fs::remove_all(dir);
 }
 
 TEST(ApiMapping, BuiltInTableIsShippedData) {
@@ -499,7 +493,8 @@ TEST(ApiMapping, BuiltInTableIsShippedData) {
 
 TEST(MappingCli, LayerAndApiMappingExitCodesAndMessages) {
   using probe::testing::run_cli;
-  const std::string out = tmp("cli");
+  const ScratchDir out_scratch("mapping_cli");
+  const std::string out = out_scratch.path().string();
   auto r = run_cli("-f mindspore compare -i compare.json -o " + out +
                        " --no-xlsx --timestamp 20250101000000 -lm layer_mapping.yaml",
                    kMap + "layer");
@@ -523,7 +518,8 @@ TEST(MappingCli, LayerAndApiMappingExitCodesAndMessages) {
   EXPECT_NE(r.out.find(out + "/bad.yaml"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("line 3"), std::string::npos) << r.out;
   // A missing construct.json: exit 3.
-  const std::string root = layer_copy("cli_missing");
+  const ScratchDir root_scratch("mapping_cli_missing");
+  const std::string root = layer_copy(root_scratch);
   fs::remove(root + "/bench/step0/rank0/construct.json");
   r = run_cli("-f mindspore compare -i compare.json -o " + out + " -lm", root);
   EXPECT_EQ(r.code, 3);
@@ -533,6 +529,4 @@ TEST(MappingCli, LayerAndApiMappingExitCodesAndMessages) {
   for (const char* s :
        {"--layer_mapping [FILE]", "--api_mapping [FILE]", "ms_outputs", "ParallelTransformer"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s;
-  fs::remove_all(root);
-  fs::remove_all(out);
 }
