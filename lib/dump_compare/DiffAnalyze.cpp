@@ -58,11 +58,7 @@ struct DiffConfig {
 
 DiffConfig load_config() {
   const std::string path = detail::data_file_path(kConfigName);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorKind::Io, "cannot open the -da configuration", path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+  const std::string text = detail::read_whole_file(path, "cannot open the -da configuration");
   rapidjson::Document doc;
   doc.Parse<rapidjson::kParseFullPrecisionFlag>(text.c_str(), text.size());
   if (doc.HasParseError() || !doc.IsObject())

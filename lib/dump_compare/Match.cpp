@@ -12,6 +12,7 @@
 
 #include "dump_compare/DumpCompareInternal.h"
 #include "probe/error.h"
+#include "support/FileOps.h"
 #include "support/Yaml.h"
 
 namespace probe::dump_compare_detail {
@@ -42,11 +43,7 @@ std::vector<std::pair<std::string, std::string>> parse_json_mapping(const std::s
 
 std::vector<std::pair<std::string, std::string>> read_flat_mapping(const std::string& path) {
   if (path.ends_with(".json")) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw Error(ErrorKind::Io, "cannot open the mapping file", path);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    const std::string text = ss.str();
+    const std::string text = detail::read_whole_file(path, "cannot open the mapping file");
     if (text.size() > (64u << 20)) throw Error(ErrorKind::Format, "mapping file larger than 64 MiB", path);
     return parse_json_mapping(text, path);
   }

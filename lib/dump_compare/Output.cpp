@@ -31,11 +31,7 @@ std::string read_small_file(const std::string& path) {
   const auto size = fs::file_size(path, ec);
   if (ec) throw Error(ErrorKind::Io, "cannot read compare.json: " + ec.message(), path);
   if (size > (16u << 20)) throw Error(ErrorKind::Format, "compare.json larger than 16 MiB", path);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorKind::Io, "cannot open compare.json", path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return detail::read_whole_file(path, "cannot open compare.json");
 }
 
 void make_out_dir(const std::string& dir) {

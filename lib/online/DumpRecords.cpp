@@ -12,6 +12,7 @@
 
 #include "probe/error.h"
 #include "probe/precheck_frame.h"
+#include "support/FileOps.h"
 
 namespace probe::online {
 namespace {
@@ -151,11 +152,7 @@ DumpRecords& DumpRecords::operator=(DumpRecords&&) noexcept = default;
 DumpRecords DumpRecords::open(const std::string& dump_json) {
   auto impl = std::make_unique<Impl>();
   impl->dump = Dump::open(dump_json);  // every structural check, with its error messages
-  std::ifstream in(dump_json, std::ios::binary);
-  if (!in) throw Error(ErrorKind::Io, "cannot read dump.json", dump_json);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+  const std::string text = detail::read_whole_file(dump_json, "cannot read dump.json");
   Splitter splitter;
   rapidjson::Reader reader;
   rapidjson::StringStream stream(text.c_str());

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "probe/error.h"
+#include "support/FileOps.h"
 
 namespace probe::rut {
 namespace {
@@ -84,11 +85,7 @@ constexpr std::array<std::string_view, 59> kMindSporeTensorApis = {"add_",
 }  // namespace
 
 RunUtConfig load_run_ut_config(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorKind::Io, std::string("cannot open config: ") + std::strerror(errno), path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  std::string text = ss.str();
+  std::string text = detail::read_whole_file(path, "cannot open config", true);
   rapidjson::Document doc;
   doc.Parse<rapidjson::kParseFullPrecisionFlag>(text.c_str(), text.size());
   if (doc.HasParseError())

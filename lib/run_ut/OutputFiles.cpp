@@ -82,14 +82,6 @@ std::string full_name_of_details_row(const std::string& row_name) {
 
 namespace {
 
-std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorKind::Io, std::string("cannot open: ") + std::strerror(errno), path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // A CSV record's byte span; records end with a line break outside quotes.
 struct Record {
   std::size_t begin, end;
@@ -179,7 +171,7 @@ ResumeState load_and_repair(const OutputPaths& paths, const RunUtFormat& format,
   apis.reserve(dump_apis.size());
   for (const auto& a : dump_apis) apis.push_back(csv_escape_formula(a));
   ResumeState st;
-  std::string text = read_all(paths.result);
+  std::string text = detail::read_whole_file(paths.result, "cannot open", true);
   std::size_t bom = text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
   std::size_t complete_end = 0;
   auto records = scan_records(text, bom, &complete_end);
@@ -237,7 +229,7 @@ ResumeState load_and_repair(const OutputPaths& paths, const RunUtFormat& format,
     if (complete_end != text.size()) truncate_file(paths.result, complete_end);
   }
 
-  std::string dtext = read_all(paths.details);
+  std::string dtext = detail::read_whole_file(paths.details, "cannot open", true);
   std::size_t dbom = dtext.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
   std::size_t dcomplete = 0;
   auto drecs = scan_records(dtext, dbom, &dcomplete);

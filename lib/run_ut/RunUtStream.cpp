@@ -42,11 +42,7 @@ rut::OutputPaths stream_paths(const std::string& out_dir, const std::string& tim
 // API names of the result rows already in a file, in file order (the header and a torn tail skipped), so
 // that load_and_repair checks and repairs the file as it does for a dump whose prefix was written.
 std::vector<std::string> written_apis(const std::string& result_csv) {
-  std::ifstream in(result_csv, std::ios::binary);
-  if (!in) throw Error(ErrorKind::Io, "cannot open the result file to resume", result_csv);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  std::string text = ss.str();
+  std::string text = detail::read_whole_file(result_csv, "cannot open the result file to resume");
   const std::size_t last_break = text.rfind('\n');
   text.resize(last_break == std::string::npos ? 0 : last_break + 1);
   std::vector<std::string> names;

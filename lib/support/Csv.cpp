@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "probe/error.h"
+#include "support/FileOps.h"
 
 namespace probe {
 
@@ -158,11 +159,7 @@ std::vector<CsvRow> csv_parse(std::string_view text, const std::string& file_for
 }
 
 std::vector<CsvRow> csv_read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorKind::Io, std::string("cannot open: ") + std::strerror(errno), path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return csv_parse(ss.str(), path);
+  return csv_parse(detail::read_whole_file(path, "cannot open", true), path);
 }
 
 }  // namespace probe

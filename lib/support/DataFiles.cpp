@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "probe/error.h"
+#include "support/FileOps.h"
 
 namespace probe::detail {
 namespace {
@@ -76,11 +77,7 @@ rapidjson::Document parse_data_json(const std::string& path, const std::string& 
       return parse_data_json_text(*text, path, what);
     throw Error(ErrorKind::Io, "libprobe has no compiled-in " + what, path);
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorKind::Io, "cannot open " + what, path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  const std::string body = text.str();
+  const std::string body = read_whole_file(path, "cannot open " + what);
   if (body.size() > (64u << 20)) throw Error(ErrorKind::Format, what + " is too large", path);
   return parse_data_json_text(body, path, what);
 }

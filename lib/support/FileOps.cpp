@@ -7,11 +7,22 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <utility>
 
 #include "probe/error.h"
 
 namespace probe::detail {
+
+std::string read_whole_file(const std::string& path, const std::string& cannot_open, bool with_reason) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw Error(ErrorKind::Io, with_reason ? cannot_open + ": " + std::strerror(errno) : cannot_open, path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
 
 LockedFile::~LockedFile() {
   if (fd_ >= 0) ::close(fd_);

@@ -1,10 +1,16 @@
-// Internal: creating output files without ever clobbering or interleaving with another run.
-// Every function is safe to call from any thread; the objects are not shared between threads.
+// Internal: reading a whole input file, and creating output files without ever clobbering or interleaving
+// with another run. Every function is safe to call from any thread; the objects are not shared between
+// threads.
 #pragma once
 
 #include <string>
 
 namespace probe::detail {
+
+/// The bytes of `path` (binary). When it cannot be opened, throws Io naming `path` with the message
+/// `cannot_open`, followed by ": <strerror>" when `with_reason`.
+std::string read_whole_file(const std::string& path, const std::string& cannot_open,
+                            bool with_reason = false);
 
 /// An open file descriptor holding an exclusive flock(2) for its lifetime. flock locks belong to
 /// the open file description, so other descriptors this process opens on the file still write freely,
