@@ -16,19 +16,14 @@ const char* const kApiNameCol = "API Name";
 const char* const kDeviceDtype = "DEVICE Dtype";
 const char* const kShape = "Shape";
 const char* const kMessageCol = "Message";
-// The run_ut details columns this command reads, named by the metric table.
-const std::string kSmallValue(metric_pytorch_header("small_value_err_ratio"));
-const std::string kRmse(metric_pytorch_header("rmse"));
-const std::string kMaxRel(metric_pytorch_header("max_rel_err"));
-const std::string kMeanRel(metric_pytorch_header("mean_rel_err"));
-const std::string kEb(metric_pytorch_header("error_balance"));
-const std::string kErrorRateCol(metric_pytorch_header("binary_err_rate"));
-const std::string kInfNan(metric_pytorch_header("inf_nan_err_ratio"));
-const std::string kRelErr(metric_pytorch_header("rel_err_ratio"));
-const std::string kAbsErr(metric_pytorch_header("abs_err_ratio"));
-const std::string kMeanUlpCol(metric_pytorch_header("ulp_mean"));
-const std::string kUlpProportionCol(metric_pytorch_header("ulp_ratio"));
-const std::string kThousandthCol(metric_pytorch_header("thousandth"));
+// The metrics (metric_table() ids) whose run_ut details columns this command reads, besides the benchmark
+// standard's (kBenchmarkMetrics).
+constexpr std::string_view kOtherMetrics[] = {"binary_err_rate", "inf_nan_err_ratio", "rel_err_ratio",
+                                              "abs_err_ratio",   "ulp_mean",          "ulp_ratio",
+                                              "thousandth"};
+
+// The run_ut details column of a metric, named by the metric table.
+std::string col(std::string_view metric_id) { return std::string(metric_pytorch_header(metric_id)); }
 
 std::string fmt(double v) { return format_fixed(v, 14); }
 
@@ -58,7 +53,7 @@ double cell_float(const DetailsTable& t, std::size_t row, const std::string& nam
 }
 
 Status judge_binary(const DetailsTable& npu, std::size_t r, CsvRow& d) {
-  std::size_t c = need(npu, kErrorRateCol, r);
+  std::size_t c = need(npu, col("binary_err_rate"), r);
   const Status status = verdict(binary_consistency_pass(npu.to_float(r, c)));
   d[kErrorRate] = npu.copied(r, c);
   RowFormat::set(d, kErrorRateStatus, status);
@@ -76,9 +71,9 @@ struct AbsoluteResult {
 
 AbsoluteResult absolute_result(const DetailsTable& npu, std::size_t r) {
   AbsoluteResult a{};
-  a.inf_nan = cell_float(npu, r, kInfNan);
-  a.rel = cell_float(npu, r, kRelErr);
-  a.abs = cell_float(npu, r, kAbsErr);
+  a.inf_nan = cell_float(npu, r, col("inf_nan_err_ratio"));
+  a.rel = cell_float(npu, r, col("rel_err_ratio"));
+  a.abs = cell_float(npu, r, col("abs_err_ratio"));
   a.inf_nan_status = verdict(absolute_ratio_pass(a.inf_nan));
   a.rel_status = verdict(absolute_ratio_pass(a.rel));
   a.abs_status = verdict(absolute_ratio_pass(a.abs));
@@ -113,7 +108,7 @@ Status judge_absolute(const DetailsTable& npu, std::size_t r, CsvRow& d) {
 Status judge_accumulative(const Thresholds& t, const DetailsTable& npu, std::size_t r,
                           const std::string& dtype, CsvRow& d) {
   AbsoluteResult a = absolute_result(npu, r);
-  double eb = cell_float(npu, r, kEb);
+  double eb = cell_float(npu, r, col("error_balance"));
   const Status eb_status = verdict(accumulative_eb_pass(eb, t.eb_threshold(dtype)));
   fill_absolute(a, d);
   d[kEbRatio] = fmt(eb);
@@ -133,7 +128,7 @@ Status judge_accumulative(const Thresholds& t, const DetailsTable& npu, std::siz
 }
 
 Status judge_thousandth(const Thresholds& t, const DetailsTable& npu, std::size_t r, CsvRow& d) {
-  std::size_t c = need(npu, kThousandthCol, r);
+  std::size_t c = need(npu, col("thousandth"), r);
   const Status status = verdict(thousandth_pass(npu.to_float(r, c), t));
   d[kThousandth] = npu.copied(r, c);
   RowFormat::set(d, kThousandthStatus, status);
@@ -145,39 +140,33 @@ Status judge_thousandth(const Thresholds& t, const DetailsTable& npu, std::size_
 
 Status judge_benchmark(const Thresholds& t, const DetailsTable& npu, std::size_t nr, const DetailsTable& gpu,
                        std::size_t gr, const std::string& dtype, CsvRow& d) {
-  struct Metric {
-    const std::string& column;
-    double threshold;
-    DetailCol ratio_col, status_col;
-    const char* error_message;
-  };
-  const std::array<Metric, 5> metrics{{
-      {kSmallValue, t.small_value_err, kSmallRatio, kSmallStatus, "ERROR: 小值域错误比值超过阈值\n"},
-      {kRmse, t.rmse_err, kRmseRatio, kRmseStatus, "ERROR: 均方根误差比值超过阈值\n"},
-      {kMaxRel, t.max_rel_err, kMaxRelRatio, kMaxRelStatus, "ERROR: 相对误差最大值比值超过阈值\n"},
-      {kMeanRel, t.mean_rel_err, kMeanRelRatio, kMeanRelStatus, "ERROR: 相对误差平均值比值超过阈值\n"},
-      {kEb, t.eb_err, kEbRatio, kEbStatus, nullptr},
-  }};
+  // Each metric's ratio and verdict columns follow the previous metric's, from 小值域错误比值 on.
+  static_assert(kRmseRatio == kSmallRatio + 2 && kMaxRelRatio == kSmallRatio + 4 &&
+                kMeanRelRatio == kSmallRatio + 6 && kEbRatio == kSmallRatio + 8 &&
+                kSmallStatus == kSmallRatio + 1);
   const double min_err = t.min_err(dtype);
-  std::array<Ratio, 5> ratios;
-  for (std::size_t i = 0; i < metrics.size(); ++i) {
-    double x = cell_float(npu, nr, metrics[i].column);
-    double y = cell_float(gpu, gr, metrics[i].column);
-    ratios[i] = metric_ratio(x, y, min_err, metrics[i].column);
+  std::array<Ratio, kBenchmarkMetrics.size()> ratios;
+  for (std::size_t i = 0; i < kBenchmarkMetrics.size(); ++i) {
+    const std::string column = col(kBenchmarkMetrics[i].id);
+    const double x = cell_float(npu, nr, column);  // NPU first: its bad cell is the one reported
+    const double y = cell_float(gpu, gr, column);
+    ratios[i] = metric_ratio(x, y, min_err, column);
   }
   std::string msg;
   for (const auto& r : ratios) msg += r.message;
   bool error = false;
   std::string errors;
-  for (std::size_t i = 0; i < metrics.size(); ++i) {
+  for (std::size_t i = 0; i < kBenchmarkMetrics.size(); ++i) {
+    const BenchmarkMetric& m = kBenchmarkMetrics[i];
+    const auto ratio_col = static_cast<DetailCol>(kSmallRatio + 2 * i);
     const Ratio& r = ratios[i];
-    const Status status = verdict(benchmark_metric_pass(r, metrics[i].threshold));
-    d[metrics[i].ratio_col] = fmt(r.value);
-    RowFormat::set(d, metrics[i].status_col, status);
-    // Error balance is reported but, as in HEAD, never decides 比对结果.
-    if (status == kError && metrics[i].error_message) {
+    const Status status = verdict(benchmark_metric_pass(r, t.*m.threshold));
+    d[ratio_col] = fmt(r.value);
+    RowFormat::set(d, static_cast<DetailCol>(ratio_col + 1), status);
+    if (status == kError && m.decides) {
       error = true;
-      errors += metrics[i].error_message;
+      // "ERROR: 均方根误差比值超过阈值\n": the ratio's column in this command's details file.
+      errors += "ERROR: " + RowFormat::details_header()[ratio_col] + "超过阈值\n";
     }
   }
   const Status status = verdict(!error);
@@ -192,7 +181,7 @@ Status judge_ulp(const Thresholds& t, const DetailsTable& npu, std::size_t nr, c
   static const std::string kUlpError = "ERROR: ULP误差不满足标准\n";
   d[kAlgorithm] = standard_csv_name(Standard::Ulp);
   if (t.fp8_dtypes.count(dtype)) {
-    double p = cell_float(npu, nr, kUlpProportionCol);
+    double p = cell_float(npu, nr, col("ulp_ratio"));
     const Status status = verdict(fp8_ulp_pass(p, t));
     d[kUlpProportion] = fmt(p);
     RowFormat::set(d, kUlpStatus, status);
@@ -200,13 +189,14 @@ Status judge_ulp(const Thresholds& t, const DetailsTable& npu, std::size_t nr, c
     d[kMessage] = status == kError ? kUlpError : "";
     return status;
   }
-  double m_npu = cell_float(npu, nr, kMeanUlpCol);
-  double m_gpu = cell_float(gpu, gr, kMeanUlpCol);
+  const std::string mean_col = col("ulp_mean"), proportion_col = col("ulp_ratio");
+  double m_npu = cell_float(npu, nr, mean_col);
+  double m_gpu = cell_float(gpu, gr, mean_col);
   Ratio mean =
-      metric_ratio(m_npu, m_gpu, 1.0, kMeanUlpCol);  // only its consistency verdict and message are used
-  double p_npu = cell_float(npu, nr, kUlpProportionCol);
-  double p_gpu = cell_float(gpu, gr, kUlpProportionCol);
-  Ratio prop = metric_ratio(p_npu, p_gpu, t.min_err(dtype), kUlpProportionCol);
+      metric_ratio(m_npu, m_gpu, 1.0, mean_col);  // only its consistency verdict and message are used
+  double p_npu = cell_float(npu, nr, proportion_col);
+  double p_gpu = cell_float(gpu, gr, proportion_col);
+  Ratio prop = metric_ratio(p_npu, p_gpu, t.min_err(dtype), proportion_col);
   d[kMeanUlp] = fmt(m_npu);
   d[kUlpProportion] = fmt(p_npu);
   d[kUlpProportionRatio] = fmt(prop.value);
@@ -228,9 +218,12 @@ Status judge_ulp(const Thresholds& t, const DetailsTable& npu, std::size_t nr, c
 }  // namespace
 
 const std::vector<std::string>& required_columns() {
-  static const std::vector<std::string> c{
-      kApiNameCol,   kDeviceDtype, kSmallValue, kRmse,   kMaxRel,     kMeanRel,          kEb,
-      kErrorRateCol, kInfNan,      kRelErr,     kAbsErr, kMeanUlpCol, kUlpProportionCol, kThousandthCol};
+  static const std::vector<std::string> c = [] {
+    std::vector<std::string> names{kApiNameCol, kDeviceDtype};
+    for (const BenchmarkMetric& m : kBenchmarkMetrics) names.push_back(col(m.id));
+    for (std::string_view id : kOtherMetrics) names.push_back(col(id));
+    return names;
+  }();
   return c;
 }
 
@@ -240,7 +233,7 @@ Standard choose_algorithm(const Thresholds& t, const DetailsTable& npu, std::siz
   if (t.fp8_dtypes.count(out_dtype)) return Standard::Ulp;
   // msprobe infers an fp8 *input* from a filled 相对误差错误率 cell, so every row the absolute-threshold or
   // accumulative standard wrote in run_ut is judged here by the absolute threshold.
-  if (!blank(npu.raw(row, *npu.column(kRelErr)))) return Standard::AbsoluteThreshold;
+  if (!blank(npu.raw(row, *npu.column(col("rel_err_ratio"))))) return Standard::AbsoluteThreshold;
   if (!t.float_dtypes.count(out_dtype)) return Standard::BinaryConsistency;
   for (const auto& [algorithm, apis] : t.api_groups)
     if (apis.count(api_name)) return algorithm;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -32,6 +33,24 @@ inline Ratio metric_ratio(double npu, double gpu, double min_err, std::string_vi
   // Overflow to inf is possible for |x| > ~1e304 and then judged pass, as in msprobe (ratio inf -> pass).
   return {std::fabs(npu) / std::max(std::fabs(gpu), min_err), true, {}};
 }
+
+/// A metric of the benchmark standard: the NPU value over the second device's (metric_ratio), judged
+/// against `threshold`.
+struct BenchmarkMetric {
+  std::string_view id;            ///< its metric_table() id, which names the run_ut details column read
+  double Thresholds::*threshold;  ///< the ratio's upper bound
+  std::string_view criterion;     ///< probe::judge's name for the ratio
+  bool decides;                   ///< error balance is reported but, as in msprobe HEAD, never decides
+};
+
+/// The benchmark standard's metrics, in the order of api_precision_compare's details columns.
+inline constexpr std::array<BenchmarkMetric, 5> kBenchmarkMetrics{{
+    {"small_value_err_ratio", &Thresholds::small_value_err, "small value error ratio / reference", true},
+    {"rmse", &Thresholds::rmse_err, "rmse / reference", true},
+    {"max_rel_err", &Thresholds::max_rel_err, "max relative error / reference", true},
+    {"mean_rel_err", &Thresholds::mean_rel_err, "mean relative error / reference", true},
+    {"error_balance", &Thresholds::eb_err, "error balance / reference", false},
+}};
 
 /// One benchmark metric: an inconsistent inf/nan fails, an undefined ratio passes, else ratio <= threshold.
 inline bool benchmark_metric_pass(const Ratio& r, double threshold) {

@@ -107,6 +107,13 @@ std::vector<ElementError> worst_elements(const Tensor& bench, const Tensor& devi
   return out;
 }
 
+// The DetailRow field metric `id` fills (its row of the metric table).
+MetricValue DetailRow::*details_column(std::string_view id) {
+  for (const MetricColumn& m : metric_table())
+    if (m.id == id) return m.column;
+  throw Error(ErrorKind::Internal, "no metric '" + std::string(id) + "' in the metric table");
+}
+
 Criterion criterion(std::string name, double value, std::string_view op, double threshold, bool pass,
                     bool decides = true) {
   return {std::move(name), value, op, threshold, pass, decides};
@@ -193,31 +200,15 @@ void judge_precision_standard(std::string_view api, const Tensor& bench, const T
                                                             opt.fp8_input, opt.standard, nullptr);
       const double min_err = t.min_err(dtype);
       if (standard == Standard::Benchmark) {
-        struct Metric {
-          const char* name;
-          const MetricValue &npu, &ref;
-          double threshold;
-          std::string_view column;  // the details column, for the message
-        };
-        const Metric metrics[] = {
-            {"small value error ratio / reference", row.small_value_err_ratio, ref_row.small_value_err_ratio,
-             t.small_value_err, metric_pytorch_header("small_value_err_ratio")},
-            {"rmse / reference", row.rmse, ref_row.rmse, t.rmse_err, metric_pytorch_header("rmse")},
-            {"max relative error / reference", row.max_rel_err, ref_row.max_rel_err, t.max_rel_err,
-             metric_pytorch_header("max_rel_err")},
-            {"mean relative error / reference", row.mean_rel_err, ref_row.mean_rel_err, t.mean_rel_err,
-             metric_pytorch_header("mean_rel_err")},
-            {"error balance / reference", row.error_balance, ref_row.error_balance, t.eb_err,
-             metric_pytorch_header("error_balance")},
-        };
-        for (const Metric& m : metrics) {
-          auto x = need(m.npu), y = need(m.ref);
+        for (const pc::BenchmarkMetric& m : pc::kBenchmarkMetrics) {
+          const MetricValue DetailRow::*column = details_column(m.id);
+          auto x = need(row.*column), y = need(ref_row.*column);
           if (!x || !y) return skip(v, kEmpty);
-          const pc::Ratio r = pc::metric_ratio(*x, *y, min_err, m.column);
+          const pc::Ratio r = pc::metric_ratio(*x, *y, min_err, metric_pytorch_header(m.id));
           v.message += r.message;
-          // Error balance is reported but, as in api_precision_compare, never decides.
-          v.criteria.push_back(criterion(m.name, r.value, "<=", m.threshold,
-                                         pc::benchmark_metric_pass(r, m.threshold), &m != &metrics[4]));
+          const double threshold = t.*m.threshold;
+          v.criteria.push_back(criterion(std::string(m.criterion), r.value, "<=", threshold,
+                                         pc::benchmark_metric_pass(r, threshold), m.decides));
         }
         break;
       }
