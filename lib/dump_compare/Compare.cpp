@@ -256,7 +256,8 @@ BuiltRow statistics_row(const Context& c, std::size_t i) {
   const OpItem* b = matched_bench(c, i);
   BuiltRow row = start_row(n, b);
   std::vector<Cell> diffs(4, text("N/A")), rels(4, text("N/A"));
-  std::string result = "N/A", err = "No bench data matched.";
+  RowResult result = RowResult::Unmatched;
+  std::string err = "No bench data matched.";
   if (b) {
     bool warning = false;
     for (int k = 0; k < 4; ++k) {
@@ -275,9 +276,8 @@ BuiltRow statistics_row(const Context& c, std::size_t i) {
         row.nums.max_rel = std::strtod(d.relative.text.c_str(), nullptr) / 100.0;
       warning = warning || d.warning;
     }
-    result = warning ? "Warning" : "";
+    result = warning ? RowResult::Warning : RowResult::None;
     err = warning ? "Need double check api accuracy. " : "";
-    row.suspect = warning;
   }
   if (!row.rg_consistent) err += "Requires_grad inconsistent. ";
   for (auto& d : diffs) row.cells.push_back(d);
@@ -293,9 +293,10 @@ BuiltRow statistics_row(const Context& c, std::size_t i) {
     }
   }
   row.cells.push_back(boolean(row.rg_consistent));
-  row.cells.push_back(text(result));
+  row.cells.push_back(text(std::string(to_string(result))));
   row.cells.push_back(text(err));
   if (c.stack) row.cells.push_back(stack_cell(n));
+  row.suspect = is_suspect(result);
   row.nums.npu_max = num(n.stats[0]);
   if (b) row.nums.bench_max = num(b->stats[0]);
   return row;
@@ -308,10 +309,12 @@ BuiltRow md5_row(const Context& c, std::size_t i) {
   row.cells.push_back(text(n.md5));
   row.cells.push_back(text(b ? b->md5 : "N/A"));
   row.cells.push_back(boolean(row.rg_consistent));
-  const std::string result = !b ? "N/A" : n.md5 == b->md5 ? "pass" : "Different";
-  row.cells.push_back(text(result));
+  const RowResult result = !b                ? RowResult::Unmatched
+                           : n.md5 == b->md5 ? RowResult::Pass
+                                             : RowResult::Different;
+  row.cells.push_back(text(std::string(to_string(result))));
   if (c.stack) row.cells.push_back(stack_cell(n));
-  row.suspect = result == "Different";
+  row.suspect = is_suspect(result);
   return row;
 }
 

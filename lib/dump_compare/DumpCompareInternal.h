@@ -1,7 +1,9 @@
 // Internals of `compare`: the flattened rows ("op items") of a dump and the matching of NPU to bench rows.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <string>
@@ -16,6 +18,28 @@
 namespace probe::dump_compare_detail {
 
 enum class RowState { Input, Output, Parameters, ParametersGrad, Debug };
+
+/// A row's verdict in the Result column of the statistics and md5 compares (§3.6, §3.7). Not
+/// probe::Status: msprobe's vocabulary here is its own ("Different", a blank for no warning).
+enum class RowResult {
+  Pass,       ///< md5: the checksums are equal
+  Warning,    ///< statistics: a relative difference above the warning ratio
+  Different,  ///< md5: the checksums differ
+  Unmatched,  ///< no bench row
+  None,       ///< statistics: nothing to report
+};
+
+/// msprobe's spelling of a Result cell: "pass", "Warning", "Different", "N/A", "" (the one table).
+constexpr std::string_view to_string(RowResult r) noexcept {
+  constexpr std::string_view kText[] = {"pass", "Warning", "Different", "N/A", ""};
+  static_assert(std::size(kText) == static_cast<std::size_t>(RowResult::None) + 1);
+  return kText[static_cast<std::size_t>(r)];
+}
+
+/// Whether the advisor reports a row with this Result.
+constexpr bool is_suspect(RowResult r) noexcept {
+  return r == RowResult::Warning || r == RowResult::Different;
+}
 
 /// A Max/Min/Mean/Norm cell: its text as msprobe shows it, and its value when Python would see a number
 /// (int or float, not bool; NaN shows as "Nan" but still counts as a number).
