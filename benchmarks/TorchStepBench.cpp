@@ -3,17 +3,23 @@
 // training thread without a scope, with a count-only scope (the RecordFunction observer alone: boxing inputs
 // and outputs, black-list lookups), and with an OnlineChecker behind it with 1 and 2 workers (the checker
 // blocks when its queue of 64 ops is full, so the step time then includes waiting for the float64 bench: the
-// sustained rate). Counters: `ops_per_s` = ops handed to the checker per second, `checked_share` = share of
-// the computing ops (not black-listed) that probe can check.
+// sustained rate), or with a probe::online::Client streaming every op to a `probe run_ut` server in the same
+// process on 127.0.0.1 whose run_ut has 1 and 2 worker threads (CheckScopeOptions::client; the client blocks
+// when its queue, its window and the server's stream are full, so this too is the sustained rate, of the
+// server's full run_ut check). Counters: `ops_per_s` = ops handed to the checker or client per second,
+// `checked_share` = share of the computing ops (not black-listed) that probe can check.
 #include <benchmark/benchmark.h>
 #include <torch/torch.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <future>
 #include <memory>
 #include <optional>
 
 #include "probe/online_checker.h"
+#include "probe/online_client.h"
+#include "probe/online_server.h"
 #include "probe/torch.h"
 
 namespace fs = std::filesystem;
@@ -45,7 +51,8 @@ struct Step {
   }
 };
 
-// mode 0: no scope; 1: count-only scope; 2, 3: scope + checker with mode-1 workers.
+// mode 0: no scope; 1: count-only scope; 2, 3: scope + checker with mode-1 workers; 4, 5: scope + client
+// streaming to a server with mode-3 run_ut threads.
 void BM_TrainStep(benchmark::State& state) {
   const std::int64_t width = state.range(0);
   const int mode = static_cast<int>(state.range(1));
@@ -61,6 +68,21 @@ void BM_TrainStep(benchmark::State& state) {
     o.workers = mode - 1;
     checker.emplace(o);
     so.checker = &*checker;
+  }
+  std::optional<probe::online::Server> server;
+  std::future<probe::online::ServerSummary> served;
+  std::optional<probe::online::Client> client;
+  if (mode >= 4) {
+    probe::online::ServerOptions o;
+    o.producers = 1;
+    o.stream.run_ut.out_dir = (dir / "server").string();
+    o.stream.run_ut.threads = mode - 3;
+    server.emplace(o);
+    served = std::async(std::launch::async, [&server] { return server->run(); });
+    probe::online::ClientOptions co;
+    co.port = server->port();
+    client.emplace(co);
+    so.client = &*client;
   }
   std::optional<probe::torch::CheckScope> scope;
   if (mode >= 1) scope.emplace(so);
@@ -81,11 +103,18 @@ void BM_TrainStep(benchmark::State& state) {
       state.SkipWithError("a checked op failed: the benchmark model must be clean");
     checker.reset();
   }
+  if (client) {
+    client->close();
+    const probe::online::ServerSummary served_summary = served.get();
+    const auto rank = served_summary.ranks.find(0);
+    if (rank == served_summary.ranks.end() || rank->second.run_ut.error != 0)
+      state.SkipWithError("the server flagged an op: the benchmark model must be clean");
+  }
   fs::remove_all(dir);
 }
 BENCHMARK(BM_TrainStep)
     ->ArgNames({"width", "mode"})
-    ->ArgsProduct({{64, 512}, {0, 1, 2, 3}})
+    ->ArgsProduct({{64, 512}, {0, 1, 2, 3, 4, 5}})
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 
