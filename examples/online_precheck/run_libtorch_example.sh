@@ -13,17 +13,8 @@ steps=${4:-3}
 rm -rf "$out"
 mkdir -p "$out/online"
 
-"$probe" run_ut --online --host 127.0.0.1 --port 0 --producers 1 -o "$out/online" >"$out/server.log" 2>&1 &
-server=$!
-trap 'kill "$server" 2>/dev/null || true' EXIT
-port=
-for _ in $(seq 100); do
-  port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$out/server.log")
-  [ -n "$port" ] && break
-  kill -0 "$server" 2>/dev/null || { cat "$out/server.log" >&2; exit 1; }
-  sleep 0.1
-done
-[ -n "$port" ] || { echo "the server did not start listening" >&2; exit 1; }
+source "$here/start_server.sh"
+start_server "$probe" "$out"
 
 # The training process: exits non-zero if any op could not be sent or was not acknowledged.
 "$trainer" --host 127.0.0.1 --port "$port" --rank 0 --steps "$steps" | tee "$out/training.log"

@@ -13,17 +13,8 @@ mkdir -p "$out/online" "$out/offline"
 
 # Port 0: the server takes any free loopback port and prints it; --producers 1: it ends after one
 # training process has sent its stop and every record is written.
-"$probe" run_ut --online --host 127.0.0.1 --port 0 --producers 1 -o "$out/online" >"$out/server.log" 2>&1 &
-server=$!
-trap 'kill "$server" 2>/dev/null || true' EXIT
-port=
-for _ in $(seq 100); do
-  port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$out/server.log")
-  [ -n "$port" ] && break
-  kill -0 "$server" 2>/dev/null || { cat "$out/server.log" >&2; exit 1; }
-  sleep 0.1
-done
-[ -n "$port" ] || { echo "the server did not start listening" >&2; exit 1; }
+source "$here/start_server.sh"
+start_server "$probe" "$out"
 
 "$probe" replay -api_info "$dump" --host 127.0.0.1 --port "$port" --rank 0 -q
 wait "$server"
