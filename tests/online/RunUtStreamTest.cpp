@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/ScratchDir.h"
+#include "common/Slurp.h"
 #include "probe/error.h"
 #include "probe/precheck_frame.h"
 #include "probe/run_ut.h"
@@ -28,13 +29,7 @@ using probe::testing::ScratchDir;
 const std::string kRunUt = std::string(PROBE_TEST_DATA_DIR) + "/run_ut/";
 constexpr const char* kTs = "20261127040000";
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in) << path;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using probe::testing::slurp;
 
 probe::RunUtSummary offline(const std::string& fixture, const std::string& out) {
   probe::RunUtOptions o;

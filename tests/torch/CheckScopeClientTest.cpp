@@ -23,6 +23,7 @@
 #include <thread>
 
 #include "common/ScratchDir.h"
+#include "common/Slurp.h"
 #include "probe/dump_writer.h"
 #include "probe/error.h"
 #include "probe/online_client.h"
@@ -62,13 +63,7 @@ at::Tensor call_bad_gelu(const at::Tensor& x) {
   return op.call(x);
 }
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in) << path;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using probe::testing::slurp;
 
 // A server on its own thread; finish() returns its summary.
 struct Running {
