@@ -29,7 +29,7 @@ install(FILES ${PROJECT_BINARY_DIR}/probeConfig.cmake ${PROJECT_BINARY_DIR}/prob
 # prefix is derived from the .pc file's own place, so the file stays right when the install is moved.
 file(RELATIVE_PATH PROBE_PC_PREFIX_FROM_PCDIR ${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig ${CMAKE_INSTALL_PREFIX})
 string(REGEX REPLACE "/$" "" PROBE_PC_PREFIX_FROM_PCDIR "${PROBE_PC_PREFIX_FROM_PCDIR}")
-set(probe_pc_requires "libzip xlsxwriter yaml-0.1 zlib libssl libcrypto${PROBE_PC_REQUIRES_OPENBLAS}")
+set(probe_pc_requires "libzip xlsxwriter yaml-0.1 zlib libssl libcrypto")
 if(PROBE_BUILD_SHARED)
   # libprobe.so carries its own dependencies: a consumer links only -lprobe (and -pthread, which the public
   # headers' std::jthread needs); --static would add the rest.

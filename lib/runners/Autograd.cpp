@@ -3,9 +3,6 @@
 #include <fmt/format.h>
 
 #include <Eigen/Core>
-#if PROBE_HAVE_CBLAS
-#include <cblas.h>
-#endif
 #include <algorithm>
 #include <limits>
 #include <numeric>
@@ -13,6 +10,7 @@
 
 #include "probe/error.h"
 #include "probe/scalar_types.h"
+#include "runners/LazyBlas.h"
 #include "runners/NdIndex.h"
 #include "support/Dispatch.h"
 #include "support/UninitStorage.h"
@@ -983,12 +981,13 @@ void gemm(const double* a, const double* b, double* c, std::int64_t m, std::int6
     if (!accumulate) C.setZero();
     return;
   }
-#if PROBE_HAVE_CBLAS
-  cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
-              static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), 1.0, a,
-              static_cast<blasint>(trans_a ? m : k), b, static_cast<blasint>(trans_b ? k : n),
-              accumulate ? 1.0 : 0.0, c, static_cast<blasint>(n));
-#else
+  if (DgemmFn dgemm = openblas_dgemm()) {
+    dgemm(kCblasRowMajor, trans_a ? kCblasTrans : kCblasNoTrans, trans_b ? kCblasTrans : kCblasNoTrans,
+          static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0, a,
+          static_cast<int>(trans_a ? m : k), b, static_cast<int>(trans_b ? k : n), accumulate ? 1.0 : 0.0, c,
+          static_cast<int>(n));
+    return;
+  }
   Eigen::Map<const Mat> A(a, trans_a ? k : m, trans_a ? m : k), B(b, trans_b ? n : k, trans_b ? k : n);
   auto assign = [&](const auto& product) {
     if (accumulate)
@@ -1004,7 +1003,6 @@ void gemm(const double* a, const double* b, double* c, std::int64_t m, std::int6
     assign(A * B.transpose());
   else
     assign(A * B);
-#endif
 }
 
 namespace {

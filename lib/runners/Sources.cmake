@@ -1,5 +1,6 @@
 set(PROBE_SOURCES
   Autograd.cpp
+  LazyBlas.cpp
   NdIndex.cpp
   Schema.cpp
   RunnerKit.cpp

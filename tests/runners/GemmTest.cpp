@@ -5,9 +5,12 @@
 
 #include <array>
 #include <cstdint>
+#include <cstdlib>
 #include <vector>
 
+#include "common/RunCli.h"
 #include "runners/Autograd.h"
+#include "runners/LazyBlas.h"
 
 namespace probe::runners {
 namespace {
@@ -58,6 +61,22 @@ TEST(Gemm, EmptyInnerDimensionGivesZerosOrLeavesTheSum) {
   EXPECT_EQ(c, (std::vector<double>{1, 2, 3, 4}));
   gemm(nullptr, nullptr, c.data(), 2, 0, 2);
   EXPECT_EQ(c, (std::vector<double>{0, 0, 0, 0}));
+}
+
+#if PROBE_EXPECT_OPENBLAS
+// Built with OpenBLAS, the GEMM must really reach it: a wrong SONAME would fall back to Eigen unnoticed.
+TEST(Gemm, TheOpenBlasOfTheBuildIsLoadedOnFirstUse) { EXPECT_NE(openblas_dgemm(), nullptr); }
+#endif
+
+// OpenBLAS is loaded on the first GEMM, never at process start (its constructor costs every command
+// milliseconds): glibc's loader names each library it maps under LD_DEBUG=libs.
+TEST(Gemm, TheCliDoesNotLoadOpenBlasWhenItMultipliesNoMatrix) {
+  ASSERT_EQ(::setenv("LD_DEBUG", "libs", 1), 0);
+  const auto r = testing::run_cli("metrics --help");
+  ::unsetenv("LD_DEBUG");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("calling init"), std::string::npos) << "LD_DEBUG had no effect:\n" << r.out;
+  EXPECT_EQ(r.out.find("libopenblas"), std::string::npos) << r.out;
 }
 
 }  // namespace
