@@ -33,9 +33,9 @@ set(probe_pc_requires "libzip xlsxwriter yaml-0.1 zlib libssl libcrypto")
 if(PROBE_BUILD_SHARED)
   # libprobe.so carries its own dependencies: a consumer links only -lprobe (and -pthread, which the public
   # headers' std::jthread needs); --static would add the rest.
-  set(PROBE_PC_DEPENDENCIES "Requires.private: ${probe_pc_requires}\nLibs: -L\${libdir} -lprobe -pthread\nLibs.private: -lfmt")
+  set(PROBE_PC_DEPENDENCIES "Requires.private: ${probe_pc_requires}\nLibs: -L\${libdir} -lprobe -pthread\nLibs.private: -lfmt -ldl")
 else()
-  set(PROBE_PC_DEPENDENCIES "# libprobe is a static library: its dependencies are needed by every link, not only with --static.\nRequires: ${probe_pc_requires}\nLibs: -L\${libdir} -lprobe -lfmt -pthread")
+  set(PROBE_PC_DEPENDENCIES "# libprobe is a static library: its dependencies are needed by every link, not only with --static.\nRequires: ${probe_pc_requires}\nLibs: -L\${libdir} -lprobe -lfmt -ldl -pthread")
 endif()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/probe.pc.in ${PROJECT_BINARY_DIR}/probe.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/probe.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
