@@ -16,10 +16,11 @@
 #include "dump/JsonSupport.h"
 #include "probe/dump.h"
 #include "probe/error.h"
+#include "support/JsonDocument.h"
 
 namespace probe {
 
-using dump_detail::describe_position;
+using detail::describe_json_position;
 
 namespace {
 
@@ -610,14 +611,14 @@ void parse_dump_buffer(Dump& dump, char* text, std::size_t size, const DumpParse
     // In-situ parsing rewrote decoded strings inside the buffer; count lines on the original text.
     const std::string original = original_text();
     throw Error(ErrorKind::Format,
-                fmt::format("invalid JSON at {}: {}", describe_position(original, ok.Offset() + bom),
+                fmt::format("invalid JSON at {}: {}", describe_json_position(original, ok.Offset() + bom),
                             parse_error_text(ok.Code())),
                 dump.path());
   }
   if (stream.Tell() < size)  // RapidJSON stops at a NUL byte as if the text ended there
     throw Error(ErrorKind::Format,
                 fmt::format("NUL byte in the JSON text at {}",
-                            describe_position(original_text(), stream.Tell() + bom)),
+                            describe_json_position(original_text(), stream.Tell() + bom)),
                 dump.path());
   builder.finish();
 }

@@ -39,15 +39,6 @@ JsonBuffer read_json_file(const std::string& path) {
   return buf;
 }
 
-std::string describe_position(std::string_view text, std::size_t offset) {
-  offset = std::min(offset, text.size());
-  const std::string_view head = text.substr(0, offset);
-  const auto line = 1 + std::count(head.begin(), head.end(), '\n');
-  const auto last_nl = head.rfind('\n');
-  const std::size_t column = offset - (last_nl == std::string_view::npos ? 0 : last_nl + 1) + 1;
-  return fmt::format("line {}, column {} (byte offset {})", line, column, offset);
-}
-
 std::string_view parse_error_text(int code) {
   return rapidjson::GetParseError_En(static_cast<rapidjson::ParseErrorCode>(code));
 }

@@ -27,9 +27,6 @@ struct JsonBuffer {
 /// (over 10 GiB).
 JsonBuffer read_json_file(const std::string& path);
 
-/// "line L, column C (byte offset O)" of `offset` in `text` (1-based line and column).
-std::string describe_position(std::string_view text, std::size_t offset);
-
 /// Human text of a RapidJSON parse error code (passed as int so no RapidJSON type leaks out).
 std::string_view parse_error_text(int code);
 

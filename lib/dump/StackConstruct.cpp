@@ -9,6 +9,7 @@
 #include "probe/construct.h"
 #include "probe/error.h"
 #include "probe/stack.h"
+#include "support/JsonDocument.h"
 
 namespace probe {
 
@@ -110,7 +111,7 @@ JsonValue parse_object(std::string_view json, const std::string& path) {
   if (!ok || stream.Tell() < json.size())
     throw Error(ErrorKind::Format,
                 fmt::format("invalid JSON at {}: {}",
-                            dump_detail::describe_position(json, ok ? stream.Tell() : ok.Offset()),
+                            detail::describe_json_position(json, ok ? stream.Tell() : ok.Offset()),
                             ok ? "embedded NUL byte" : dump_detail::parse_error_text(ok.Code())),
                 path);
   if (builder.root.kind != JsonValue::Object)

@@ -16,7 +16,6 @@
 // * Phase 3 (still nothing): per rank, the first different entry after its last communication op.
 #include <fmt/format.h>
 #include <rapidjson/document.h>
-#include <rapidjson/error/en.h>
 #include <rapidjson/prettywriter.h>
 #include <rapidjson/stringbuffer.h>
 #include <sys/stat.h>
@@ -37,6 +36,7 @@
 #include "probe/error.h"
 #include "support/DataFiles.h"
 #include "support/FileOps.h"
+#include "support/JsonDocument.h"
 #include "support/Timestamp.h"
 
 namespace probe {
@@ -59,11 +59,8 @@ struct DiffConfig {
 DiffConfig load_config() {
   const std::string path = detail::data_file_path(kConfigName);
   const std::string text = detail::read_whole_file(path, "cannot open the -da configuration");
-  rapidjson::Document doc;
-  doc.Parse<rapidjson::kParseFullPrecisionFlag>(text.c_str(), text.size());
-  if (doc.HasParseError() || !doc.IsObject())
-    throw Error(ErrorKind::Format,
-                std::string("invalid JSON: ") + rapidjson::GetParseError_En(doc.GetParseError()), path);
+  const rapidjson::Document doc = detail::parse_json_document(text, path);
+  if (!doc.IsObject()) throw Error(ErrorKind::Format, "the -da configuration must hold a JSON object", path);
   // Read through a const view: comparing rapidjson's mutable member iterators is ambiguous under C++20's
   // reversed operators (clang -Wambiguous-reversed-operator); the const ones compare cleanly.
   const rapidjson::Value& root = doc;

@@ -1,7 +1,6 @@
 // Matching NPU rows to bench rows (dump-and-compare §3.4): exact, fuzzy, cross-framework and mapped names.
 #include <fmt/format.h>
 #include <rapidjson/document.h>
-#include <rapidjson/error/en.h>
 
 #include <algorithm>
 #include <fstream>
@@ -13,6 +12,7 @@
 #include "dump_compare/DumpCompareInternal.h"
 #include "probe/error.h"
 #include "support/FileOps.h"
+#include "support/JsonDocument.h"
 #include "support/Yaml.h"
 
 namespace probe::dump_compare_detail {
@@ -20,13 +20,7 @@ namespace {
 
 std::vector<std::pair<std::string, std::string>> parse_json_mapping(const std::string& text,
                                                                     const std::string& path) {
-  rapidjson::Document doc;
-  doc.Parse<rapidjson::kParseFullPrecisionFlag>(text.c_str(), text.size());
-  if (doc.HasParseError())
-    throw Error(ErrorKind::Format,
-                fmt::format("invalid JSON at byte {}: {}", doc.GetErrorOffset(),
-                            rapidjson::GetParseError_En(doc.GetParseError())),
-                path);
+  const rapidjson::Document doc = detail::parse_json_document(text, path);
   if (!doc.IsObject()) throw Error(ErrorKind::Format, "a name mapping must be an object {npu: bench}", path);
   std::vector<std::pair<std::string, std::string>> out;
   // A const view: iterating rapidjson's mutable member iterators is ambiguous under C++20's

@@ -1,7 +1,6 @@
 // compare.json, multi-rank pairing and the output files of `compare` (dump-and-compare §3.1, §3.10, §3.11).
 #include <fmt/format.h>
 #include <rapidjson/document.h>
-#include <rapidjson/error/en.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xlsxwriter.h>
@@ -17,6 +16,7 @@
 #include "probe/csv.h"
 #include "probe/error.h"
 #include "support/FileOps.h"
+#include "support/JsonDocument.h"
 #include "support/Timestamp.h"
 
 namespace probe {
@@ -270,13 +270,7 @@ std::vector<RankDir> rank_dirs(const std::string& step_dir) {
 
 CompareInput read_compare_json(const std::string& path) {
   const std::string text = read_small_file(path);
-  rapidjson::Document doc;
-  doc.Parse<rapidjson::kParseFullPrecisionFlag>(text.c_str(), text.size());
-  if (doc.HasParseError())
-    throw Error(ErrorKind::Format,
-                fmt::format("invalid JSON at byte {}: {}", doc.GetErrorOffset(),
-                            rapidjson::GetParseError_En(doc.GetParseError())),
-                path);
+  const rapidjson::Document doc = detail::parse_json_document(text, path);
   if (!doc.IsObject()) throw Error(ErrorKind::Format, "compare.json must hold a JSON object", path);
   CompareInput in;
   // Read through a const view: comparing rapidjson's mutable member iterators is ambiguous under C++20's

@@ -11,7 +11,6 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <rapidjson/document.h>
-#include <rapidjson/error/en.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -32,6 +31,7 @@
 #include "probe/error.h"
 #include "probe/online_server.h"
 #include "probe/runner.h"
+#include "support/JsonDocument.h"
 
 namespace probe::online {
 namespace {
@@ -123,13 +123,7 @@ OnlineConfig load_online_config(const std::string& path) {
   std::ostringstream ss;
   ss << in.rdbuf();
   const std::string text = ss.str();
-  rapidjson::Document doc;
-  doc.Parse(text.c_str(), text.size());
-  if (doc.HasParseError())
-    throw Error(ErrorKind::Format,
-                std::string("invalid JSON at byte ") + std::to_string(doc.GetErrorOffset()) + ": " +
-                    rapidjson::GetParseError_En(doc.GetParseError()),
-                path);
+  const rapidjson::Document doc = probe::detail::parse_json_document(text, path);
   OnlineConfig c;
   const rapidjson::Value& root = doc;
   if (!root.IsObject()) throw Error(ErrorKind::Format, "config.json must be a JSON object", path);

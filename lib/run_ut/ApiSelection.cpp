@@ -1,7 +1,6 @@
 #include "run_ut/ApiSelection.h"
 
 #include <rapidjson/document.h>
-#include <rapidjson/error/en.h>
 
 #include <algorithm>
 #include <array>
@@ -13,6 +12,7 @@
 
 #include "probe/error.h"
 #include "support/FileOps.h"
+#include "support/JsonDocument.h"
 
 namespace probe::rut {
 namespace {
@@ -86,13 +86,7 @@ constexpr std::array<std::string_view, 59> kMindSporeTensorApis = {"add_",
 
 RunUtConfig load_run_ut_config(const std::string& path) {
   std::string text = detail::read_whole_file(path, "cannot open config", true);
-  rapidjson::Document doc;
-  doc.Parse<rapidjson::kParseFullPrecisionFlag>(text.c_str(), text.size());
-  if (doc.HasParseError())
-    throw Error(ErrorKind::Format,
-                std::string("invalid JSON at offset ") + std::to_string(doc.GetErrorOffset()) + ": " +
-                    rapidjson::GetParseError_En(doc.GetParseError()),
-                path);
+  const rapidjson::Document doc = detail::parse_json_document(text, path);
   if (!doc.IsObject()) throw Error(ErrorKind::Format, "config must be a JSON object", path);
   RunUtConfig cfg;
   // Read through a const view: comparing rapidjson's mutable member iterators is ambiguous under C++20's

@@ -1,7 +1,6 @@
 #include "support/DataFiles.h"
 
 #include <dlfcn.h>
-#include <rapidjson/error/en.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -10,6 +9,7 @@
 
 #include "probe/error.h"
 #include "support/FileOps.h"
+#include "support/JsonDocument.h"
 
 namespace probe::detail {
 namespace {
@@ -85,14 +85,7 @@ rapidjson::Document parse_data_json(const std::string& path, const std::string& 
 rapidjson::Document parse_data_json_text(std::string_view text, const std::string& origin,
                                          const std::string& what) {
   if (text.size() > (64u << 20)) throw Error(ErrorKind::Format, what + " is too large", origin);
-  rapidjson::Document doc;
-  doc.Parse<rapidjson::kParseFullPrecisionFlag>(text.data(), text.size());
-  if (doc.HasParseError())
-    throw Error(ErrorKind::Format,
-                std::string("invalid JSON: ") + rapidjson::GetParseError_En(doc.GetParseError()) +
-                    " at offset " + std::to_string(doc.GetErrorOffset()),
-                origin);
-  return doc;
+  return parse_json_document(text, origin);
 }
 
 }  // namespace probe::detail

@@ -43,7 +43,7 @@ std::string resolve_data_file(std::string_view name, const DataFileDirs& dirs);
 PROBE_API std::string data_file_path(std::string_view name);
 
 /// Reads and parses a JSON data file (at most 64 MiB). Throws probe::Error naming `path`: Io "cannot open
-/// <what>", Format "<what> is too large" or "invalid JSON: <reason> at offset N".
+/// <what>", Format "<what> is too large" or parse_json_document's "invalid JSON at line L, column C ...".
 /// Exported for the LibTorch adapter (libprobe_torch).
 PROBE_API rapidjson::Document parse_data_json(const std::string& path, const std::string& what);
 /// The same for text in memory; errors name `origin`.

@@ -2,6 +2,7 @@ set(PROBE_SOURCES
   ApiName.cpp
   Csv.cpp
   FileOps.cpp
+  JsonDocument.cpp
   Yaml.cpp
   DataFiles.cpp
   DType.cpp
