@@ -2,6 +2,9 @@
 # loopback port (port 0) for one producer, writing into OUT_DIR/online, and sets $server (its pid, killed on
 # exit) and $port (read from its "listening on" line). Exits the script when the server dies or never listens.
 start_server() {
+  # The log exists before the server's shell opens it: under load the first sed could otherwise run first,
+  # fail on the missing file and end the script (set -e).
+  : >"$2/server.log"
   "$1" run_ut --online --host 127.0.0.1 --port 0 --producers 1 -o "$2/online" >"$2/server.log" 2>&1 &
   server=$!
   trap 'kill "$server" 2>/dev/null || true' EXIT
