@@ -8,6 +8,9 @@
 // numpy's block structure for every sum. Blocks are independent, so threads take whole blocks and the
 // per-block results are merged in block order: results never depend on the thread count. The float64
 // sums (cosine dot products, dump-compare norms) use the same fixed structure.
+//
+// This file dispatches and merges; the block loops are KernelBody.inc, compiled once per instruction set in
+// KernelIsaBase.cpp, KernelIsaAvx2.cpp and KernelIsaAvx512.cpp (see KernelShared.h).
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -22,6 +25,7 @@
 #include <vector>
 
 #include "metrics/KernelControl.h"
+#include "metrics/KernelShared.h"
 #include "metrics/NumpyFloat.h"
 #include "probe/error.h"
 #include "probe/metrics.h"
@@ -32,171 +36,22 @@
 #include <immintrin.h>
 #endif
 
+namespace probe::metrics_kernel {
+namespace {
+// The baseline copy's types, for their traits and the scalar element code of the cosine fallback; the block
+// loops run through the entry points of KernelIsa*.cpp.
+#define PROBE_KERNEL_ISA 0
+#include "metrics/KernelBody.inc"
+#undef PROBE_KERNEL_ISA
+}  // namespace
+}  // namespace probe::metrics_kernel
+
 namespace probe {
 namespace {
-
-using detail::round_half;
-
-constexpr std::int64_t kBlock = 8192;  // numpy's reduction buffer size
-constexpr double kF64Eps = 2.220446049250313e-16;
-
-// numpy precision of an array: half (stored in float), single, double.
-enum class NK { H, F, D };
-template <NK K>
-using Store = std::conditional_t<K == NK::D, double, float>;
-constexpr NK max_nk(NK a, NK b) { return static_cast<int>(a) > static_cast<int>(b) ? a : b; }
-
-// Rounds a value to precision K (numpy's result of an operation in that dtype).
-template <NK K, class T>
-inline Store<K> rnd(T x) noexcept {
-  if constexpr (K == NK::H)
-    return round_half(x);
-  else
-    return static_cast<Store<K>>(x);
-}
-
-template <class Raw>
-constexpr NK raw_nk(bool device_bf16) {
-  if (device_bf16) return std::is_same_v<Raw, double> ? NK::F : NK::F;
-  if constexpr (std::is_same_v<Raw, float16_t>)
-    return NK::H;
-  else if constexpr (std::is_same_v<Raw, double>)
-    return NK::D;
-  else
-    return NK::F;  // float32, and bfloat16 bench (numpy has no bf16; treated as float32)
-}
-
-template <class Raw, NK K>
-inline Store<K> load(const Raw* p, std::int64_t i) noexcept {
-  if constexpr (std::is_same_v<Raw, float16_t>)
-    return static_cast<Store<K>>(detail::load_half(p[i].bits));
-  else if constexpr (std::is_same_v<Raw, bfloat16_t>)
-    return static_cast<Store<K>>(detail::load_bf16(p[i].bits));
-  else if constexpr (K == NK::H)
-    return round_half(p[i]);  // not reached: H only for raw half
-  else
-    return static_cast<Store<K>>(p[i]);
-}
-
-template <class T>
-inline bool finite(T x) noexcept {
-  return std::isfinite(x);
-}
+using namespace metrics_kernel;
 
 std::atomic<bool> g_scalar_only{false};
 std::atomic<long> g_compaction_window{0};
-
-// All vector helpers are internal (anonymous namespace): the psABI note about passing 32/64-byte
-// vectors without AVX concerns only calls across translation units.
-#pragma GCC diagnostic ignored "-Wpsabi"
-
-// ---- 8-lane vectors -------------------------------------------------------------------------------
-// numpy's 8 interleaved pairwise accumulators are 8 SIMD lanes: element g+j of a leaf goes to lane j in
-// both the scalar and the vector code, so the vector code performs exactly the scalar operations, lane by
-// lane (IEEE operations, no FMA contraction, conversions round to nearest as static_cast does).
-typedef double v8d __attribute__((vector_size(64)));
-typedef float v8f __attribute__((vector_size(32)));
-typedef std::int64_t v8l __attribute__((vector_size(64)));
-typedef std::int32_t v8i __attribute__((vector_size(32)));
-typedef std::uint32_t v8u __attribute__((vector_size(32)));
-typedef std::uint16_t v8h __attribute__((vector_size(16)));
-// 16 float lanes: two consecutive 8-lane groups at once (AVX-512 float32 kernels, see group16()).
-typedef float v16f __attribute__((vector_size(64)));
-typedef std::int32_t v16i __attribute__((vector_size(64)));
-typedef std::uint32_t v16u __attribute__((vector_size(64)));
-typedef std::uint16_t v16h __attribute__((vector_size(32)));
-
-template <class T>
-struct VecOf;
-template <>
-struct VecOf<double> {
-  using V = v8d;
-  using M = v8l;
-};
-template <>
-struct VecOf<float> {
-  using V = v8f;
-  using M = v8i;
-};
-template <class T>
-using Vec = typename VecOf<T>::V;
-template <class T>
-using Mask = typename VecOf<T>::M;
-
-#define PROBE_VINLINE [[gnu::always_inline]] inline
-PROBE_VINLINE v8d vabs(v8d x) noexcept { return (v8d)((v8l)x & std::numeric_limits<std::int64_t>::max()); }
-PROBE_VINLINE v8f vabs(v8f x) noexcept { return (v8f)((v8i)x & std::numeric_limits<std::int32_t>::max()); }
-[[maybe_unused]] PROBE_VINLINE v16f vabs(v16f x) noexcept {
-  return (v16f)((v16i)x & std::numeric_limits<std::int32_t>::max());
-}
-// A comparison mask as the mask type of element type T (for selects).
-template <class T, class M>
-PROBE_VINLINE Mask<T> mask_as(M m) noexcept {
-  if constexpr (std::is_same_v<M, Mask<T>>)
-    return m;
-  else
-    return __builtin_convertvector(m, Mask<T>);
-}
-template <class To, class V>
-PROBE_VINLINE Vec<To> vcvt(V v) noexcept {
-  if constexpr (std::is_same_v<V, Vec<To>>)
-    return v;
-  else
-    return __builtin_convertvector(v, Vec<To>);
-}
-template <class V>
-PROBE_VINLINE V vmax(V m, V x) noexcept {
-  return x > m ? x : m;
-}
-template <class V>
-PROBE_VINLINE V splat(typename std::remove_reference_t<decltype(V{}[0])> x) noexcept {
-  return V{x, x, x, x, x, x, x, x};  // every vector here has 8 lanes; exact even for -0.0
-}
-
-// Loads 8 elements of a raw array as numpy precision K (bf16: a 16-bit shift).
-template <class Raw, NK K>
-PROBE_VINLINE Vec<Store<K>> vload(const Raw* p, std::int64_t i) noexcept {
-  if constexpr (std::is_same_v<Raw, bfloat16_t>) {
-    v8h h;
-    std::memcpy(&h, p + i, sizeof h);
-    v8u u = __builtin_convertvector(h, v8u) << 16;
-    return vcvt<Store<K>>((v8f)u);
-  } else {
-    Vec<Raw> v;
-    std::memcpy(&v, p + i, sizeof v);
-    return vcvt<Store<K>>(v);
-  }
-}
-
-// Lane permutations that move the set lanes of an 8-bit mask to the front (AVX2 compress).
-struct alignas(32) CompressRow : std::array<std::int32_t, 8> {};
-constexpr std::array<CompressRow, 256> make_compress_lut() {
-  std::array<CompressRow, 256> t{};
-  for (unsigned m = 0; m < 256; ++m) {
-    int c = 0;
-    for (int j = 0; j < 8; ++j)
-      if ((m >> j) & 1u) t[m][static_cast<std::size_t>(c++)] = j;
-  }
-  return t;
-}
-[[maybe_unused]] constexpr std::array<CompressRow, 256> kCompressLut = make_compress_lut();
-
-// Per-block statistics. Counts are exact; maxima skip NaN and count them (numpy's max returns NaN).
-struct Block {
-  std::int64_t fin = 0, lt[3] = {0, 0, 0}, eb_gt = 0, eb_lt = 0;
-  std::int64_t b_small = 0, b_small_err = 0, b_sel = 0;
-  std::int64_t a_small_err = 0, a_normal_err = 0, a_inf_fail = 0;
-  std::int64_t c_small = 0, c_small_err = 0, c_normal_err = 0, c_inf_fail = 0;
-  std::int64_t ulp_gt = 0, bin_ne = 0, dump_mismatch = 0, dump_lt1 = 0, dump_lt5 = 0;
-  std::int64_t nan_abs = 0, nan_d = 0, nan_b = 0, nan_ulp = 0, nan_ms_abs = 0, nan_ms_rel = 0;
-  double max_abs = -1, max_rel = -1, max_d = -1, max_b = -1, ulp_max = -1, ms_max_abs = -1, ms_max_rel = -1,
-         dump_max_abs = 0, dump_max_re = -1;
-  // Sums: numpy-structured, in the sum precision (stored as double; exact for float sums).
-  double mse = 0, rel = 0, ulp = 0;
-  double sdb = 0, sdd = 0, sbb = 0, zdb = 0, zdd = 0, zbb = 0, zdiff2 = 0;
-  // Compaction cursor: where the next selected relative error goes (null: not collected).
-  float* cout = nullptr;
-};
 
 // The float32/float16 mean relative error is numpy's mean of the compacted selection (rel[mask]), summed
 // in 8192-element buffers that start wherever the running count of selected elements crosses a multiple
@@ -298,40 +153,6 @@ class CompactedSum {
   float total_ = 0;
 };
 
-struct Thresholds {
-  double t[3];
-  double b_small, b_atol, a_atol, rtol, c_small, c_bound, ulp_thr, clip_lo, clip_hi;
-  int ulp_min_eb, ulp_mant;
-};
-
-#define PROBE_KERNEL_ISA 0
-namespace isa_base {
-#include "metrics/KernelBody.inc"
-}  // namespace isa_base
-// PROBE_KERNEL_BASE_ONLY (sanitizer builds): the AVX2/AVX-512 copies perform the same loads and stores as
-// the baseline copy (the Release suite proves their results identical), and instrumenting three copies
-// made this one file take a quarter of an hour to build on 2 cores.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(PROBE_KERNEL_BASE_ONLY)
-#define PROBE_KERNEL_ISAS 1
-// Runtime-dispatched copies for AVX2 and AVX-512 (no FMA: results must match the scalar path bit for bit).
-#pragma GCC push_options
-#pragma GCC target("avx2,f16c,bmi,bmi2,popcnt,lzcnt")
-#undef PROBE_KERNEL_ISA
-#define PROBE_KERNEL_ISA 1
-namespace isa_v3 {
-#include "metrics/KernelBody.inc"
-}  // namespace isa_v3
-#pragma GCC pop_options
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512vl,avx512bw,avx512dq,avx512cd,avx2,f16c,bmi,bmi2,popcnt,lzcnt")
-#undef PROBE_KERNEL_ISA
-#define PROBE_KERNEL_ISA 2
-namespace isa_v4 {
-#include "metrics/KernelBody.inc"
-}  // namespace isa_v4
-#pragma GCC pop_options
-#endif
-
 std::atomic<int> g_max_isa{2};
 
 int isa_level() noexcept {
@@ -352,20 +173,27 @@ int isa_level() noexcept {
   return level;
 }
 
-// Calls f(TypeTag<Kernel>) with the kernel compiled for the best instruction set this CPU has.
-template <class RawB, class RawD, bool Ulp, bool Extra, bool Base, class F>
-void with_isa_kernel(F&& f) {
+// The entry points of the kernel compiled for the best instruction set this CPU has.
+struct Fns {
+  void (*run_blocks)(const Job&, std::int64_t, std::int64_t, std::int64_t, Block*);
+  float (*pairwise)(const float*, std::int64_t) noexcept;
+};
+template <class RawB, class RawD, bool Ulp, bool Extra, bool Base>
+Fns isa_entry() noexcept {
 #ifdef PROBE_KERNEL_ISAS
   switch (isa_level()) {
     case 2:
-      return f(detail::TypeTag<isa_v4::Kernel<RawB, RawD, Ulp, Extra, Base>>{});
+      return {&Entry<2, RawB, RawD, Ulp, Extra, Base>::run_blocks,
+              &Entry<2, RawB, RawD, Ulp, Extra, Base>::pairwise};
     case 1:
-      return f(detail::TypeTag<isa_v3::Kernel<RawB, RawD, Ulp, Extra, Base>>{});
+      return {&Entry<1, RawB, RawD, Ulp, Extra, Base>::run_blocks,
+              &Entry<1, RawB, RawD, Ulp, Extra, Base>::pairwise};
     default:
       break;
   }
 #endif
-  f(detail::TypeTag<isa_base::Kernel<RawB, RawD, Ulp, Extra, Base>>{});
+  return {&Entry<0, RawB, RawD, Ulp, Extra, Base>::run_blocks,
+          &Entry<0, RawB, RawD, Ulp, Extra, Base>::pairwise};
 }
 
 double dtype_eps(DType t) {
@@ -391,7 +219,7 @@ double nan_max(double m, std::int64_t nans) { return nans ? std::numeric_limits<
 
 template <class RawB, class RawD, bool Ulp, bool Extra, bool Base>
 TensorMetrics run(const Tensor& bench, const Tensor& device, const MetricParams& p) {
-  using K = isa_base::Kernel<RawB, RawD, Ulp, Extra, Base>;
+  using K = metrics_kernel::Kernel<RawB, RawD, Ulp, Extra, Base>;
   const std::int64_t n = bench.numel();
   Thresholds th{};
   th.t[0] = 0.01;
@@ -428,25 +256,19 @@ TensorMetrics run(const Tensor& bench, const Tensor& device, const MetricParams&
   const bool compact = K::kCompact && p.exact_numpy_means;
   using S = typename K::S;
   S compacted_rel = 0;
-  with_isa_kernel<RawB, RawD, Ulp, Extra, Base>([&](auto tag) {
-    using KV = typename decltype(tag)::type;
-    KV kv(bench.data<RawB>(), device.data<RawD>(), th, eps);
-    kv.scalar_only = kern.scalar_only;
-    auto run_blocks = [&](std::int64_t b0, std::int64_t b1) {
-      for (std::int64_t b = b0; b < b1; ++b) {
-        std::int64_t i0 = b * kBlock;
-        kv.run_block(i0, std::min(kBlock, n - i0), blocks[static_cast<std::size_t>(b)]);
-      }
-    };
+  const Job job{bench.data<RawB>(), device.data<RawD>(), th, eps, kern.scalar_only};
+  const Fns fns = isa_entry<RawB, RawD, Ulp, Extra, Base>();
+  auto run_blocks = [&](std::int64_t b0, std::int64_t b1) { fns.run_blocks(job, b0, b1, n, blocks.data()); };
+  [&] {
     // Roughly 64K elements per task so that small tensors stay on the calling thread.
     constexpr std::int64_t kGrain = 8;
-    if constexpr (KV::kCompact) {
+    if constexpr (K::kCompact) {
       if (compact) {
         // Pieces of 16 blocks: a 512 KiB buffer, still in cache when its thread sums it.
         constexpr std::int64_t kPiece = 16;
         const std::int64_t threads = detail::parallel_chunks(nblocks, kGrain);
         const long window = g_compaction_window.load(std::memory_order_relaxed);
-        CompactedSum sums(&KV::pairwise,
+        CompactedSum sums(fns.pairwise,
                           window > 0 ? window : 2 * threads * detail::kMaxRangeGrains * kGrain + kPiece);
         detail::parallel_for(0, nblocks, kGrain, [&](std::int64_t b0, std::int64_t b1, int) {
           for (std::int64_t p0 = b0; p0 < b1; p0 += kPiece) {
@@ -477,7 +299,7 @@ TensorMetrics run(const Tensor& bench, const Tensor& device, const MetricParams&
     }
     detail::parallel_for(0, nblocks, kGrain,
                          [&](std::int64_t b0, std::int64_t b1, int) { run_blocks(b0, b1); });
-  });
+  }();
 
   Block t;
   using U = typename K::U;
