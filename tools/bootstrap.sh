@@ -40,8 +40,10 @@ if ((${#missing[@]})); then
   echo "bootstrap: installing ${missing[*]}" >&2
   SUDO=; [ "$(id -u)" -ne 0 ] && SUDO=sudo
   export DEBIAN_FRONTEND=noninteractive
+  t0=$SECONDS
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  echo "bootstrap: installed ${#missing[@]} packages (and their dependencies) in $((SECONDS - t0)) s" >&2
 fi
 
 jobs=$(nproc)
@@ -49,7 +51,13 @@ launcher=(); command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUN
 configure() {  # configure <build dir> [extra cmake args...]
   local dir=$1; shift
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPROBE_WERROR=ON "${launcher[@]}" "$@" >/dev/null
-  cmake --build "$dir" -j "$jobs"
+  build "$dir"
+}
+build() {  # build <build dir> [targets...]: prints how long the build took (CI's log shows where time goes)
+  local dir=$1 t0=$SECONDS
+  shift
+  cmake --build "$dir" -j "$jobs" ${1:+--target "$@"}
+  echo "bootstrap: built $dir${1:+ ($*)} in $((SECONDS - t0)) s"
 }
 
 # CTest exits 0 when it finds no test at all or when tests report GTEST_SKIP, so a misconfigured build dir or a
@@ -106,7 +114,7 @@ case "$mode" in
     # The LibTorch adapter is left out: libtorch itself is not instrumented, so TSan cannot see its locks.
     cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPROBE_TSAN=ON -DPROBE_WERROR=OFF \
       -DPROBE_BUILD_TESTS=ON -DPROBE_BUILD_BENCHMARKS=OFF -DPROBE_TORCH=OFF "${launcher[@]}" >/dev/null
-    cmake --build build-tsan -j "$jobs" --target probe_cli probe_core_tests probe_run_ut_tests probe_online_tests \
+    build build-tsan probe_cli probe_core_tests probe_run_ut_tests probe_online_tests \
       probe_dump_compare_tests probe_dump_writer_tests
     TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tools/tsan.supp" \
       run_suite build-tsan --timeout 1800 -L '^(core|run_ut|online|dump_compare|dump_writer)$'
@@ -126,7 +134,7 @@ case "$mode" in
     cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
       -DPROBE_BUILD_FUZZERS=ON -DPROBE_BUILD_TESTS=OFF -DPROBE_BUILD_BENCHMARKS=OFF "${launcher[@]}" >/dev/null
     # Only the fuzzers (and the library they link), not the CLI.
-    ninja -C build-fuzz -j "$jobs" $(ninja -C build-fuzz -t targets all | sed -n 's/^\(probe_fuzz_[a-z_]*\):.*/\1/p' | sort -u)
+    build build-fuzz $(ninja -C build-fuzz -t targets all | sed -n 's/^\(probe_fuzz_[a-z_]*\):.*/\1/p' | sort -u)
     tools/run_fuzzers.sh build-fuzz "${PROBE_FUZZ_SECONDS:-20}"
     ;;
 esac
