@@ -125,7 +125,8 @@ int run_metrics(Args args) {
                            {"dump_max_rel", dc.max_rel.format(12)},
                            {"dump_one_thousandth", dc.one_thousandth.format(12)},
                            {"dump_five_thousandths", dc.five_thousandths.format(12)},
-                           {"dump_accuracy_reached", dump_accuracy_reached(dc.cosine, dc.max_abs)}});
+                           {"dump_accuracy_reached",
+                            std::string(to_string(dump_accuracy_reached(dc.cosine, dc.max_abs)))}});
   }
   const MindSporeRow& ms = pm.mindspore;
   out.insert(out.end(), {{"status", std::string(to_string(pm.row.status))},

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "probe/export.h"
 #include "probe/scalar_types.h"
@@ -110,8 +111,13 @@ struct PROBE_API DumpCompareResult {
   std::string message;  ///< the text msprobe appends to Err_message
 };
 PROBE_API DumpCompareResult dump_compare(const Tensor& npu, const Tensor& bench);
+/// compare's "Accuracy Reached or Not" verdict of one row: Unmatched when the shapes differ, None when
+/// the cells cannot be judged.
+enum class AccuracyReached { Yes, No, None, Unmatched };
+/// The verdict's CSV text: "Yes", "No", "None", "Unmatched".
+PROBE_API std::string_view to_string(AccuracyReached reached) noexcept;
 /// "Accuracy Reached or Not" from the Cosine and MaxAbsErr cells (§3.8 step 4).
-PROBE_API std::string dump_accuracy_reached(const MetricValue& cosine, const MetricValue& max_abs);
+PROBE_API AccuracyReached dump_accuracy_reached(const MetricValue& cosine, const MetricValue& max_abs);
 
 /// Statistics-mode diff of one statistic (§3.6): `{S} diff` and `{S}RelativeErr` cells, and whether
 /// it triggers the "Need double check" warning.

@@ -231,18 +231,18 @@ BuiltRow real_data_row(const Context& c, std::size_t i) {
         err += " Fuzzy matching data, the comparison accuracy may be affected.";
     }
   }
-  const std::string acc = detail::dump_accuracy_reached(r.cosine, r.max_abs, c.thresholds);
+  const AccuracyReached acc = detail::dump_accuracy_reached(r.cosine, r.max_abs, c.thresholds);
   for (const MetricValue* m :
        {&r.cosine, &r.euc_dist, &r.max_abs, &r.max_rel, &r.one_thousandth, &r.five_thousandths})
     row.cells.push_back(metric(*m));
   for (const StatCell& s : n.stats) row.cells.push_back(stat(s));
   for (int k = 0; k < 4; ++k) row.cells.push_back(b ? stat(b->stats[k]) : text("N/A"));
   row.cells.push_back(boolean(row.rg_consistent));
-  row.cells.push_back(text(acc));
+  row.cells.push_back(text(std::string(to_string(acc))));
   row.cells.push_back(text(err));
   if (c.stack) row.cells.push_back(stack_cell(n));
   row.cells.push_back(text(python_list_repr({n.data_name, bench_dn})));
-  row.suspect = acc == "No";
+  row.suspect = acc == AccuracyReached::No;
   row.nums.npu_max = num(n.stats[0]);
   if (b) row.nums.bench_max = num(b->stats[0]);
   row.nums.max_diff = num(r.max_abs);

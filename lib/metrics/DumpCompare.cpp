@@ -112,18 +112,32 @@ DumpCompareResult detail::dump_compare_cells(const TensorMetrics& m, const Tenso
   return r;
 }
 
-std::string dump_accuracy_reached(const MetricValue& cosine, const MetricValue& max_abs) {
+std::string_view to_string(AccuracyReached reached) noexcept {
+  switch (reached) {
+    case AccuracyReached::Yes:
+      return "Yes";
+    case AccuracyReached::No:
+      return "No";
+    case AccuracyReached::None:
+      return "None";
+    case AccuracyReached::Unmatched:
+      return "Unmatched";
+  }
+  return "None";
+}
+
+AccuracyReached dump_accuracy_reached(const MetricValue& cosine, const MetricValue& max_abs) {
   return detail::dump_accuracy_reached(cosine, max_abs, DumpCompareThresholds{});
 }
 
-std::string detail::dump_accuracy_reached(const MetricValue& cosine, const MetricValue& max_abs,
-                                          const DumpCompareThresholds& t) {
-  if (cosine.kind == MetricKind::Text && cosine.text == "shape unmatched") return "Unmatched";
+AccuracyReached detail::dump_accuracy_reached(const MetricValue& cosine, const MetricValue& max_abs,
+                                              const DumpCompareThresholds& t) {
+  if (cosine.kind == MetricKind::Text && cosine.text == "shape unmatched") return AccuracyReached::Unmatched;
   auto is_text = [](const MetricValue& v, const char* s) {
     return v.kind == MetricKind::Text && v.text == s;
   };
-  if (is_text(cosine, "None") || is_text(max_abs, "None")) return "None";
-  if (is_text(cosine, "N/A") || is_text(max_abs, "N/A")) return "No";
+  if (is_text(cosine, "None") || is_text(max_abs, "None")) return AccuracyReached::None;
+  if (is_text(cosine, "N/A") || is_text(max_abs, "N/A")) return AccuracyReached::No;
   // Python float() accepts "Nan" (NaN) but not "unsupported".
   auto to_num = [](const MetricValue& v, double& out) {
     if (v.is_number()) {
@@ -137,10 +151,10 @@ std::string detail::dump_accuracy_reached(const MetricValue& cosine, const Metri
     return false;
   };
   double c, a;
-  if (!to_num(cosine, c) || !to_num(max_abs, a)) return "None";
-  if (c < t.cosine && a > t.max_abs) return "No";
-  if (c < t.cosine_floor || a > t.max_abs_ceiling) return "No";
-  return "Yes";
+  if (!to_num(cosine, c) || !to_num(max_abs, a)) return AccuracyReached::None;
+  if (c < t.cosine && a > t.max_abs) return AccuracyReached::No;
+  if (c < t.cosine_floor || a > t.max_abs_ceiling) return AccuracyReached::No;
+  return AccuracyReached::Yes;
 }
 
 StatDiff statistics_diff(std::optional<double> npu, std::optional<double> bench) {

@@ -11,8 +11,8 @@
 namespace probe::detail {
 
 /// "Accuracy Reached or Not" from the Cosine and MaxAbsErr cells (§3.8 step 4) under `thresholds`.
-std::string dump_accuracy_reached(const MetricValue& cosine, const MetricValue& max_abs,
-                                  const DumpCompareThresholds& thresholds);
+AccuracyReached dump_accuracy_reached(const MetricValue& cosine, const MetricValue& max_abs,
+                                      const DumpCompareThresholds& thresholds);
 /// statistics_diff with the warning ratio `warning_ratio` (§3.6).
 StatDiff statistics_diff(std::optional<double> npu, std::optional<double> bench, double warning_ratio);
 

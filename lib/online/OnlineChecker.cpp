@@ -217,7 +217,8 @@ struct OnlineResult {
 struct OnlineDetail {
   std::string name, device_dtype, bench_dtype, device_shape, bench_shape;
   Stats device, bench;
-  std::string cosine = "N/A", max_abs = "N/A", max_rel = "N/A", reached, message;
+  std::string cosine = "N/A", max_abs = "N/A", max_rel = "N/A", message;
+  AccuracyReached reached = AccuracyReached::None;
 };
 
 // The online checker's two files in one place: headers and cells of each rule's rows.
@@ -236,10 +237,24 @@ class OnlineRowFormat {
     return {r.name, verdict, "Nan", r.message};
   }
   CsvRow details_cells(const OnlineDetail& d) const {
-    return {d.name,        d.name,       d.device_dtype, d.bench_dtype, d.device_shape,
-            d.bench_shape, d.device.max, d.device.min,   d.device.mean, d.bench.max,
-            d.bench.min,   d.bench.mean, d.cosine,       d.max_abs,     d.max_rel,
-            d.reached,     "",           d.message};
+    return {d.name,
+            d.name,
+            d.device_dtype,
+            d.bench_dtype,
+            d.device_shape,
+            d.bench_shape,
+            d.device.max,
+            d.device.min,
+            d.device.mean,
+            d.bench.max,
+            d.bench.min,
+            d.bench.mean,
+            d.cosine,
+            d.max_abs,
+            d.max_rel,
+            std::string(to_string(d.reached)),
+            "",
+            d.message};
   }
   CsvRow details_cells(const DetailRow& d) const { return d.to_csv(); }
 
@@ -396,29 +411,30 @@ struct OnlineChecker::Impl {
           row.max_rel = r.max_rel.format(12);
           row.reached = dump_accuracy_reached(r.cosine, r.max_abs);
           row.message = r.message;
-          if (row.reached == "None") {
+          if (row.reached == AccuracyReached::None) {
             // DECISIONS D8: the documented rule needs a cosine; where there is none (one element, all zeros)
             // the output passes only within its absolute bound, never by default.
-            row.reached = r.max_abs.is_number() && r.max_abs.value <= 0.001 ? "Yes" : "No";
+            row.reached = r.max_abs.is_number() && r.max_abs.value <= 0.001 ? AccuracyReached::Yes
+                                                                            : AccuracyReached::No;
             row.message += "Cosine unavailable: judged by MaxAbsErr <= 0.001.";
           }
         } else if (dev[k].is_tensor() && ben[k].is_tensor()) {
           const Tensor& a = dev[k].tensor();
           const Tensor& b = ben[k].tensor();
           const bool same = a.shape() == b.shape() && binary_error_rate(b.to(a.dtype()), a) == 0;
-          row.reached = same ? "Yes" : "No";
+          row.reached = same ? AccuracyReached::Yes : AccuracyReached::No;
           row.message = same ? "" : "integer/bool outputs differ (compared exactly)";
         } else if (dev[k].is_number() && ben[k].is_number()) {
           const double a = dev[k].as_double(), b = ben[k].as_double();
           row.max_abs = python_repr(std::abs(a - b));
-          row.reached = a == b ? "Yes" : "No";
+          row.reached = a == b ? AccuracyReached::Yes : AccuracyReached::No;
         } else if (dev[k].is_none() && ben[k].is_none()) {
-          row.reached = "Yes";
+          row.reached = AccuracyReached::Yes;
         } else {
-          row.reached = "No";
+          row.reached = AccuracyReached::No;
           row.message = "device and bench outputs are of different kinds";
         }
-        passed &= row.reached == "Yes";
+        passed &= row.reached == AccuracyReached::Yes;
         details.push_back(format->details_cells(row));
       }
       write_rows({result_name, passed ? Status::Pass : Status::Error, message}, details);
