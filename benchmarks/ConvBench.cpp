@@ -120,5 +120,3 @@ void args(benchmark::internal::Benchmark* b) {
 // The baseline runs first so that every probe row can report its ratio.
 BENCHMARK(BM_EigenGemm)->Apply(args);
 BENCHMARK(BM_ProbeConv2d)->Apply(args);
-
-BENCHMARK_MAIN();

@@ -112,4 +112,3 @@ void BM_DumpCompareRealData(benchmark::State& state) {
 
 BENCHMARK(BM_StreamRead)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_DumpCompareRealData)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_MAIN();

@@ -183,5 +183,3 @@ BENCHMARK(BM_RapidJsonRawParse)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_DumpOpen)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 
 }  // namespace
-
-BENCHMARK_MAIN();

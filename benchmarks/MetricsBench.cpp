@@ -85,5 +85,3 @@ BENCHMARK(BM_BF16vsF64_RunUtSet)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)-
 BENCHMARK(BM_BF16vsF64_All)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->Iterations(2)->UseRealTime();
 
 }  // namespace
-
-BENCHMARK_MAIN();

@@ -212,4 +212,3 @@ BENCHMARK(BM_PermuteForwardBackward)->DenseRange(0, 1)->Unit(benchmark::kMillise
 BENCHMARK(BM_PermuteDirectLoop)->DenseRange(0, 1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ExpandBroadcast)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_BroadcastAdd)->Unit(benchmark::kMillisecond);
-BENCHMARK_MAIN();

@@ -99,5 +99,3 @@ void BM_SustainedOpsPerSecond(benchmark::State& state) {
 BENCHMARK(BM_SustainedOpsPerSecond)->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace
-
-BENCHMARK_MAIN();

@@ -218,5 +218,3 @@ void BM_EndToEnd(benchmark::State& state) {
 BENCHMARK(BM_EndToEnd)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
-
-BENCHMARK_MAIN();

@@ -177,5 +177,3 @@ BENCHMARK(BM_RunUtWarmUp)->Unit(benchmark::kMillisecond)->Iterations(1)->UseReal
 BENCHMARK(BM_RunUt)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->Iterations(2)->UseRealTime();
 
 }  // namespace
-
-BENCHMARK_MAIN();

@@ -101,4 +101,3 @@ void BM_LoadPt(benchmark::State& state) {
 BENCHMARK(BM_PlainRead)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_LoadNpy)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_LoadPt)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_MAIN();

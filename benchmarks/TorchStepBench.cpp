@@ -119,5 +119,3 @@ BENCHMARK(BM_TrainStep)
     ->UseRealTime();
 
 }  // namespace
-
-BENCHMARK_MAIN();
