@@ -17,45 +17,13 @@
 #include <cstdio>
 #include <string>
 
+#include "libtorch_common/faulty_gelu.h"
 #include "probe/online_client.h"
 #include "probe/torch.h"
 
 namespace {
 
-// ---- the operator library with the bug (as in examples/libtorch_training) ----
-
-at::Tensor buggy_gelu_cpu(const at::Tensor& x) {
-  at::Tensor in = x.contiguous();
-  at::Tensor out = at::empty_like(in);
-  const float* src = in.data_ptr<float>();
-  float* dst = out.data_ptr<float>();
-  for (std::int64_t i = 0; i < in.numel(); ++i) {
-    const float v = src[i];
-    dst[i] = v >= 0 ? 0.5f * v * (1.0f + std::erf(v * float(M_SQRT1_2))) : 0.5f * v;  // bug: Phi(x) -> 1/2
-  }
-  return out;
-}
-
-TORCH_LIBRARY(probe_online_example, m) { m.def("gelu(Tensor x) -> Tensor"); }
-TORCH_LIBRARY_IMPL(probe_online_example, CPU, m) { m.impl("gelu", buggy_gelu_cpu); }
-
-// Autograd for the library op; its derivative, written with aten ops, is correct: Phi(x) + x phi(x).
-struct LibraryGelu : torch::autograd::Function<LibraryGelu> {
-  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x) {
-    static const auto op = c10::Dispatcher::singleton()
-                               .findSchemaOrThrow("probe_online_example::gelu", "")
-                               .typed<at::Tensor(const at::Tensor&)>();
-    ctx->save_for_backward({x});
-    return op.call(x);
-  }
-  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
-                                                 torch::autograd::variable_list grad) {
-    const torch::Tensor x = ctx->get_saved_variables()[0];
-    const torch::Tensor cdf = 0.5 * (1 + torch::erf(x * M_SQRT1_2));
-    const torch::Tensor pdf = torch::exp(-0.5 * x * x) * (0.5 * M_2_SQRTPI * M_SQRT1_2);
-    return {grad[0] * (cdf + x * pdf)};
-  }
-};
+using probe_example::LibraryGelu;  // the faulty operator library, examples/libtorch_common/faulty_gelu.h
 
 struct Mlp : torch::nn::Module {
   Mlp() {
@@ -101,7 +69,7 @@ int main(int argc, char** argv) {
     probe::torch::CheckScopeOptions so;
     so.client = &client;  // no in-process checker: the server judges
     so.rank = rank;
-    so.bench_for = {{"probe_online_example::gelu", "Aten.gelu.default"}};
+    so.bench_for = {{"probe_example::gelu", "Aten.gelu.default"}};
     std::size_t checked = 0, sent = 0;
     bool lost = false;
     for (int step = 0; step < steps; ++step) {
