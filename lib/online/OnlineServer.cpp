@@ -19,10 +19,8 @@
 #include <cerrno>
 #include <cstring>
 #include <deque>
-#include <fstream>
 #include <mutex>
 #include <set>
-#include <sstream>
 #include <tuple>
 #include <unordered_set>
 
@@ -31,6 +29,7 @@
 #include "probe/error.h"
 #include "probe/online_server.h"
 #include "probe/runner.h"
+#include "support/FileOps.h"
 #include "support/JsonDocument.h"
 
 namespace probe::online {
@@ -118,11 +117,7 @@ struct Connection {
 }  // namespace
 
 OnlineConfig load_online_config(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorKind::Io, "cannot read config.json", path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+  const std::string text = probe::detail::read_whole_file(path, "cannot read config.json");
   const rapidjson::Document doc = probe::detail::parse_json_document(text, path);
   OnlineConfig c;
   const rapidjson::Value& root = doc;

@@ -77,9 +77,7 @@ rapidjson::Document parse_data_json(const std::string& path, const std::string& 
       return parse_data_json_text(*text, path, what);
     throw Error(ErrorKind::Io, "libprobe has no compiled-in " + what, path);
   }
-  const std::string body = read_whole_file(path, "cannot open " + what);
-  if (body.size() > (64u << 20)) throw Error(ErrorKind::Format, what + " is too large", path);
-  return parse_data_json_text(body, path, what);
+  return parse_data_json_text(read_whole_file(path, "cannot open " + what), path, what);
 }
 
 rapidjson::Document parse_data_json_text(std::string_view text, const std::string& origin,
