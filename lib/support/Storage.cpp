@@ -36,11 +36,28 @@ class OwnedStorage final : public Storage {
   std::size_t size_;
 };
 
+// Tearing down the page tables of a large mapping is the kernel's work page by page (~14 ms for 192 MiB on
+// one thread, serial at munmap or at exit: ~20% of `probe metrics` on 16M elements, issue 13). Dropping the
+// pages first with MADV_DONTNEED, which only needs the mapping lock for reading, spreads it over the thread
+// pool; munmap then has nothing left to walk. The file's pages stay in the page cache.
+void release_pages_in_parallel(void* addr, std::size_t size) {
+  constexpr std::size_t kPiece = std::size_t{8} << 20;  // a multiple of the page size
+  if (size < 2 * kPiece) return;
+  const auto pieces = static_cast<std::int64_t>((size + kPiece - 1) / kPiece);
+  detail::parallel_for(0, pieces, 1, [&](std::int64_t p0, std::int64_t p1, int) {
+    const std::size_t begin = static_cast<std::size_t>(p0) * kPiece;
+    const std::size_t end = std::min(size, static_cast<std::size_t>(p1) * kPiece);
+    (void)::madvise(static_cast<std::byte*>(addr) + begin, end - begin, MADV_DONTNEED);
+  });
+}
+
 class MappedStorage final : public Storage {
  public:
   MappedStorage(void* addr, std::size_t size) : addr_(addr), size_(size) {}
   ~MappedStorage() override {
-    if (addr_ && size_) ::munmap(addr_, size_);
+    if (!addr_ || !size_) return;
+    release_pages_in_parallel(addr_, size_);
+    ::munmap(addr_, size_);
   }
   std::byte* data() noexcept override { return static_cast<std::byte*>(addr_); }
   std::size_t size() const noexcept override { return size_; }
