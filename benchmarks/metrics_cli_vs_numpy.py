@@ -1,17 +1,21 @@
 #!/usr/bin/python3
 """`probe metrics BENCH DEVICE --api linear` end to end (process start, loading both .npy files, every metric,
-output) against numpy computing msprobe's run_ut metric set (metrics_numpy.metrics) on the same data.
+output) against numpy on the same data: msprobe's run_ut metric set (metrics_numpy.metrics), every metric probe
+prints (that set plus the ULP, dump-compare and MindSpore metrics, each msprobe's numpy formula), numpy's
+in-memory copy of the inputs, and the floor (benchmarks' probe_readfloor: a whole process that reads every
+byte of both files on every core, mmap or pread, the faster counts).
 
 Run: env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_NUM_THREADS=1 /usr/bin/python3 \\
          benchmarks/metrics_cli_vs_numpy.py build/bin/probe DATA_DIR [--n 16777216] [--repeat 5] [--other PROBE]
 DATA_DIR receives bench.npy (float64) and device.npy (float32) once (n elements each; kept for later runs).
-numpy and probe runs alternate in the same window, page cache warm; each line prints the 1-minute load.
+numpy, probe and floor runs alternate in the same window, page cache warm; each line prints the 1-minute load.
 numpy is timed at its most favourable: the arrays already in memory, one warm-up round, and its temporaries'
 pages reused (this script re-executes itself with glibc's malloc told never to return memory to the kernel;
 with fresh mmap'd temporaries numpy's rounds vary 6x on a VM; --numpy-fresh-pages keeps glibc's default).
-The ratio is numpy's best round over probe's median whole-process wall time (start, load, every metric,
-output). Peak RSS of probe is /usr/bin/time's maximum resident set, against the two files' size.
---other PROBE interleaves a second binary (e.g. a build of main before a change) for an A/B ratio."""
+Ratios are numpy's best round over probe's median whole-process wall time (start, load, every metric,
+output), and probe's median over the floor's. Peak RSS of probe is /usr/bin/time's maximum resident set,
+against the two files' size. --other PROBE interleaves a second binary (e.g. a build of main before a
+change) for an A/B ratio."""
 import argparse
 import os
 import statistics
@@ -27,6 +31,53 @@ from metrics_numpy import metrics  # noqa: E402
 
 def load():
     return os.getloadavg()[0]
+
+
+def ulp_metrics(bench, device):
+    """ULP error of a float32 device output (spec precheck.md 2.9: float64 arithmetic, min_eb -126, 23 bits)."""
+    abs_bench = np.abs(bench)
+    with np.errstate(divide="ignore"):
+        eb = np.where(abs_bench == 0, 0, np.floor(np.log2(abs_bench)))
+    eb = np.maximum(eb, -126)
+    ulp_err = np.abs((device.astype(np.float64) - bench) * np.exp2(23 - eb))
+    return ulp_err.max(), ulp_err.mean(), np.sum(ulp_err > 32) / ulp_err.size
+
+
+def dump_compare_metrics(bench, device):
+    """msprobe compare's real-data metrics (spec dump-and-compare.md step 3): inf/nan zeroed, float64."""
+    n = device.reshape(-1).astype(np.float64)
+    b = bench.reshape(-1).astype(np.float64)
+    n = np.where(np.isfinite(n), n, 0)
+    b = np.where(np.isfinite(b), b, 0)
+    zero = b == 0
+    eps = np.finfo(np.float64).eps
+    n_eps, b_eps = np.where(zero, n + eps, n), np.where(zero, eps, b)
+    rel = np.abs(n_eps - b_eps) / np.abs(b_eps)
+    cosine = np.dot(n, b) / (np.linalg.norm(n) * np.linalg.norm(b))
+    euc = np.linalg.norm(n - b)
+    max_abs = np.max(np.abs(n - b))
+    return cosine, euc, max_abs, rel.max(), np.sum(rel < 0.001) / rel.size, np.sum(rel < 0.005) / rel.size
+
+
+def mindspore_metrics(bench, device):
+    """The MindSpore checker's Cosine, MaxAbsErr and MaxRelativeErr (spec precheck.md 7)."""
+    t = device.astype(np.float64)
+    cosine = (1e-8 + np.dot(bench, t)) / (1e-8 + np.linalg.norm(bench) * np.linalg.norm(t))
+    abs_err = np.abs(bench - t)
+    return cosine, abs_err.max(), np.max(abs_err / (np.abs(bench) + (bench == 0) * 1e-8))
+
+
+def printed_metrics(bench, device, eps, small_value, atol):
+    """Every metric `probe metrics --api linear` prints, each the way msprobe computes it with numpy."""
+    return (metrics(bench, device, eps, small_value, atol), ulp_metrics(bench, device),
+            dump_compare_metrics(bench, device), mindspore_metrics(bench, device))
+
+
+def run_floor(floor, mode, bench, device):
+    """Whole-process wall time of benchmarks' probe_readfloor (reads every byte of both inputs)."""
+    t0 = time.perf_counter()
+    subprocess.run([floor, mode, bench, device], check=True, stdout=subprocess.DEVNULL, env=PROBE_ENV)
+    return time.perf_counter() - t0
 
 
 # glibc tunables for numpy's process only: every allocation from the heap (no mmap), never trimmed.
@@ -55,6 +106,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--other")
     ap.add_argument("--numpy-fresh-pages", action="store_true")
+    ap.add_argument("--floor", help="probe_readfloor binary (default: ../benchmarks/ next to PROBE's directory)")
     a = ap.parse_args()
     if not a.numpy_fresh_pages and os.environ.get("GLIBC_TUNABLES") != NUMPY_MALLOC:
         os.execve(sys.executable, [sys.executable] + sys.argv, {**os.environ, "GLIBC_TUNABLES": NUMPY_MALLOC})
@@ -69,34 +121,64 @@ def main():
     bench, device = np.load(bench_path), np.load(device_path)
     eps, small_value, atol = np.finfo(np.float64).eps, 2**-20, 2**-30
     binaries = [("probe", a.probe)] + ([("other", a.other)] if a.other else [])
+    floor = a.floor or os.path.join(os.path.dirname(os.path.abspath(a.probe)), "..", "benchmarks",
+                                    "probe_readfloor")
+    floor_modes = ["--mmap", "--pread"] if os.access(floor, os.X_OK) else []
     for _, b in binaries:  # warm the page cache and the binaries
         run_probe(b, bench_path, device_path)
-    metrics(bench, device, eps, small_value, atol)  # numpy's warm-up round: its temporaries' first page faults
-    numpy_times, probe = [], {name: [] for name, _ in binaries}
+    for mode in floor_modes:
+        run_floor(floor, mode, bench_path, device_path)
+    # numpy's warm-up round: its temporaries' first page faults.
+    printed_metrics(bench, device, eps, small_value, atol)
+    numpy_cases = {"run_ut set": lambda: metrics(bench, device, eps, small_value, atol),
+                   "every printed metric": lambda: printed_metrics(bench, device, eps, small_value, atol),
+                   "plain copy": lambda: (bench.copy(), device.copy())}
+    numpy_times = {c: [] for c in numpy_cases}
+    probe = {name: [] for name, _ in binaries}
+    floors = {m: [] for m in floor_modes}
     for r in range(a.repeat):
-        t0 = time.perf_counter()
-        metrics(bench, device, eps, small_value, atol)
-        numpy_times.append(time.perf_counter() - t0)
-        line = f"round {r}: numpy {numpy_times[-1]:.3f} s"
+        line = f"round {r}: numpy"
+        for case, fn in numpy_cases.items():
+            t0 = time.perf_counter()
+            fn()
+            numpy_times[case].append(time.perf_counter() - t0)
+            line += f" {case} {numpy_times[case][-1]:.3f} s,"
         for name, b in binaries:
             wall, rss, cpu = run_probe(b, bench_path, device_path)
             probe[name].append((wall, rss, cpu))
-            line += f"; {name} {wall:.3f} s (cpu {cpu:.2f} s, peak RSS {rss / 2**20:.0f} MiB)"
-        print(line + f"; load {load():.2f}", flush=True)
-    best, npm = min(numpy_times), statistics.median(numpy_times)
+            line += f" {name} {wall:.3f} s (cpu {cpu:.2f} s, peak RSS {rss / 2**20:.0f} MiB);"
+        for mode in floor_modes:
+            floors[mode].append(run_floor(floor, mode, bench_path, device_path))
+            line += f" floor {mode[2:]} {floors[mode][-1]:.3f} s;"
+        print(line + f" load {load():.2f}", flush=True)
     pages = "fresh pages" if a.numpy_fresh_pages else "pages reused"
-    print(f"n = {a.n}, inputs {inputs / 2**20:.0f} MiB; numpy {np.__version__} compute only ({pages}): best "
-          f"{best:.3f} s, median {npm:.3f} s")
+    print(f"n = {a.n}, inputs {inputs / 2**20:.0f} MiB; numpy {np.__version__}, arrays in memory ({pages}):")
+    for case, times in numpy_times.items():
+        print(f"  numpy {case}: best {min(times):.3f} s, median {statistics.median(times):.3f} s")
+    floor_wall = None
+    if floor_modes:
+        medians = {m: statistics.median(t) for m, t in floors.items()}
+        floor_wall = min(medians.values())
+        print("  floor (whole process reading both files on every core, " + ", ".join(
+            f"{m[2:]} median {t:.3f} s" for m, t in medians.items()) + ")")
+    else:
+        print(f"  floor: not measured ({floor} not built)")
+    ut_best = min(numpy_times["run_ut set"])
+    all_best = min(numpy_times["every printed metric"])
+    copy_best = min(numpy_times["plain copy"])
     for name, b in binaries:
         walls = [x[0] for x in probe[name]]
         wall = statistics.median(walls)
         rss = max(x[1] for x in probe[name])
-        print(f"{name} ({b}) end to end median {wall:.3f} s (best {min(walls):.3f} s) = {best / wall:.1f}x numpy's "
-              f"best ({npm / wall:.1f}x its median); peak RSS {rss / 2**20:.0f} MiB = {100 * rss / inputs:.1f}% of "
-              f"the inputs; load {load():.2f}")
+        print(f"{name} ({b}) end to end: median {wall:.3f} s (best {min(walls):.3f} s); peak RSS "
+              f"{rss / 2**20:.0f} MiB = {100 * rss / inputs:.1f}% of the inputs")
+        print(f"  = {ut_best / wall:.1f}x numpy's best run_ut set, {all_best / wall:.1f}x numpy's best of every "
+              f"metric it prints; {wall / copy_best:.2f}x numpy's in-memory copy of the inputs" +
+              (f"; {wall / floor_wall:.2f}x the floor" if floor_wall else ""))
     if a.other:
         ratio = statistics.median(o[0] / p[0] for p, o in zip(probe["probe"], probe["other"]))
         print(f"other/probe wall, median of per-round ratios: {ratio:.2f}x")
+    print(f"load {load():.2f}")
 
 
 if __name__ == "__main__":
