@@ -53,6 +53,9 @@ struct PROBE_API ServerOptions {
   /// A connection that sends nothing for this long is closed (msprobe: 10 min).
   std::chrono::milliseconds idle_timeout = std::chrono::minutes(10);
   std::size_t max_connections = 256;  ///< further connections are closed at once, with a logged reason
+  /// With tls_dir: a connection whose TLS handshake has not succeeded this long after it was accepted is
+  /// closed, however often its peer sends a byte (a stalled peer must not hold a slot for idle_timeout).
+  std::chrono::milliseconds handshake_timeout = std::chrono::seconds(30);
   /// Non-empty: shared-directory mode (msprobe's nfs_path) instead of TCP: nothing is bound; run() polls this
   /// directory for `{rank}_{step}_{seq}_{api}.rec` record files (taken in seq order per rank and deleted) and
   /// `start_{rank}`/`end_{rank}` markers (Client with ClientOptions::shared_dir writes them). A rank counts
@@ -82,7 +85,8 @@ struct PROBE_API ServerSummary {
   std::size_t closed_bad = 0;   ///< connections closed for a message or frame that breaks the protocol
   std::size_t closed_idle = 0;  ///< connections closed by the idle timeout
   std::size_t lost = 0;         ///< connections that ended without STOP_
-  std::size_t tls_refused = 0;  ///< TLS connections closed in the handshake (certificate refused, not TLS)
+  std::size_t tls_refused = 0;  ///< TLS connections closed in the handshake (certificate refused, not TLS,
+                                ///< or not finished within handshake_timeout)
   bool cancelled = false;       ///< the stop token ended the run (CSVs resumable with stream.resume)
 };
 

@@ -87,6 +87,7 @@ struct Connection {
   MessageDecoder decoder;
   std::vector<std::byte> out;  // bytes for the socket not yet sent: acknowledgements (with TLS: ciphertext)
   std::size_t out_sent = 0;
+  Clock::time_point accepted_at;
   Clock::time_point last_heard;
   std::unordered_set<std::uint64_t> seen;  // seqs acknowledged OK_
   bool stopped = false;                    // sent STOP_
@@ -98,7 +99,11 @@ struct Connection {
   std::optional<std::pair<MessageId, Frame>> parked;
 
   Connection(int socket, std::string peer, WireOptions wire)
-      : fd(socket), name(std::move(peer)), decoder(wire, "connection " + name), last_heard(Clock::now()) {}
+      : fd(socket),
+        name(std::move(peer)),
+        decoder(wire, "connection " + name),
+        accepted_at(Clock::now()),
+        last_heard(accepted_at) {}
 
   void ack(AckCode code, const MessageId& id) {
     const auto bytes = encode_ack({code, id});
@@ -636,6 +641,8 @@ struct Server::Impl {
         if (c->out_sent < c->out.size()) events |= POLLOUT;
         parked = parked || c->parked.has_value();
         next_deadline = std::min(next_deadline, c->last_heard + options.idle_timeout);
+        if (!c->authenticated)
+          next_deadline = std::min(next_deadline, c->accepted_at + options.handshake_timeout);
         fds.push_back({c->fd.get(), events, 0});
         polled.push_back(c.get());
       }
@@ -664,6 +671,12 @@ struct Server::Impl {
         if (!c->open) continue;
         if (c->out_sent < c->out.size() && !flush_now(*c)) {
           close(*c, "send failed: the peer is gone");
+          continue;
+        }
+        if (!c->authenticated && now - c->accepted_at >= options.handshake_timeout) {
+          ++summary.tls_refused;
+          close(*c, "TLS handshake not finished after " + std::to_string(options.handshake_timeout.count()) +
+                        " ms (handshake timeout)");
           continue;
         }
         if (now - c->last_heard >= options.idle_timeout && !c->parked) {

@@ -142,6 +142,7 @@ class RawSocket {
     EXPECT_EQ(::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a), 0) << std::strerror(errno);
   }
   ~RawSocket() { close(); }
+  int fd() const { return fd_; }
   void close() {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;

@@ -273,6 +273,45 @@ TEST_F(OnlineTls, AClientCertificateFromAnotherCaIsRefusedAndTheGoodClientGoesOn
   EXPECT_EQ(slurp(s.ranks.at(0).run_ut.details_csv), slurp(want.details_csv));
 }
 
+// A peer that trickles a TLS record header and then one byte at a time never lets the idle timeout fire;
+// the handshake timeout closes it, and a good client is served meanwhile and afterwards.
+TEST_F(OnlineTls, AStalledHandshakeIsClosedAtTheHandshakeTimeout) {
+  ScratchDir dir("online-tls");
+  const std::string dump = kRunUt + "pt_fp32_fwd/dump.json";
+  const auto want = offline(dump, dir.file("offline"));
+  const DumpRecords records = DumpRecords::open(dump);
+  auto o = server_options(dir.file("online"), 1);
+  o.tls_dir = pki().dir("server");
+  o.handshake_timeout = 400ms;
+  Running server(o);
+  Client good(tls_client(server.port(), "good"));
+  RawSocket stalled(server.port());
+  const auto t0 = Clock::now();
+  // A handshake record announcing 16 KiB, then its body one byte per 50 ms.
+  const std::byte header[] = {std::byte{0x16}, std::byte{0x03}, std::byte{0x01}, std::byte{0x40},
+                              std::byte{0}};
+  for (std::byte b : header) stalled.send(std::span(&b, 1));
+  bool closed = false;
+  for (int i = 0; i < 200 && !closed; ++i) {
+    const std::byte zero{0};
+    if (::send(stalled.fd(), &zero, 1, MSG_NOSIGNAL) != 1) break;  // closed: EPIPE/ECONNRESET
+    closed = stalled.closed_by_server(50ms);
+  }
+  const auto held = Clock::now() - t0;
+  EXPECT_TRUE(closed || stalled.closed_by_server(5s)) << "the stalled peer was still connected after 10 s";
+  EXPECT_GE(held, 400ms);
+  for (std::size_t i = 0; i < records.size(); ++i) good.send_frame(records.frame(i), 0, 0);
+  EXPECT_EQ(good.close(30s).acked, records.size());
+  const ServerSummary s = server.finish();
+  const std::string log = server.joined_log();
+  EXPECT_EQ(s.tls_refused, 1u) << log;
+  EXPECT_EQ(s.closed_idle, 0u) << log;
+  EXPECT_EQ(s.connections, 1u) << log;
+  EXPECT_NE(log.find("TLS handshake not finished after 400 ms (handshake timeout)"), std::string::npos)
+      << log;
+  EXPECT_EQ(slurp(s.ranks.at(0).run_ut.result_csv), slurp(want.result_csv));
+}
+
 TEST_F(OnlineTls, ARevokedClientCertificateIsRefusedWithTheCrl) {
   ScratchDir dir("online-tls");
   const DumpRecords records = DumpRecords::open(kRunUt + "pt_fp32_fwd/dump.json");
