@@ -11,6 +11,7 @@ is printed with each, since the machine may be shared.
 """
 import argparse
 import json
+import mmap
 import os
 import resource
 import shutil
@@ -29,7 +30,9 @@ def load():
 
 def read_seconds(tensor_dir):
     """Seconds to read every tensor file once into a reused buffer (page cache warm)."""
-    buf = bytearray(64 << 20)
+    # An anonymous mapping, so page aligned: the kernel's copy into a buffer 8 or 16 bytes off a 32-byte
+    # boundary (where a bytearray's data lies) runs at a third of the speed on AMD Zen 3.
+    buf = mmap.mmap(-1, 64 << 20)
     view = memoryview(buf)
     t0 = time.perf_counter()
     total = 0
