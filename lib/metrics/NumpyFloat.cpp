@@ -32,6 +32,13 @@ std::vector<F> build_thresholds(int min_exp, int max_exp, Log2 log2fn) {
     F lo_v = std::ldexp(F(1), e);
     F hi_v = std::ldexp(F(1), e + 1);  // may be inf for the top exponent: fine as a sentinel
     U lo = std::bit_cast<U>(lo_v), hi = std::bit_cast<U>(hi_v);
+    // The answer lies within about |e + 1| units in the last place below 2^(e+1), where log2's distance to
+    // e + 1 falls under half a unit of e + 1: a window of kWindow of them brackets it (checked; else the
+    // whole binade is searched). 12 log2 calls instead of 52 per float64 binade: the table took 1.3 ms
+    // of every `probe metrics` comparing a float64 bench.
+    constexpr U kWindow = 4096;
+    if (hi - lo > kWindow && log2fn(std::bit_cast<F>(hi - kWindow)) < static_cast<F>(e + 1))
+      lo = hi - kWindow;
     // Invariant: log2(bits lo) < e+1 (lo = 2^e gives exactly e); answer in (lo, hi].
     while (hi - lo > 1) {
       U mid = lo + (hi - lo) / 2;

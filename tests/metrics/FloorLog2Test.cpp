@@ -46,4 +46,25 @@ TEST(FloorLog2, MantissaShortcutNeverSkipsAnAdjustment) {
   }
 }
 
+// Each threshold is exactly where std::log2 (numpy's rounding) first reaches the next integer: log2 of the
+// threshold is e + 1 or more (or the threshold is 2^(e+1)), and log2 of the value just below it is less.
+template <class F>
+void expect_exact_thresholds(const F* table, int min_exp, int max_exp) {
+  for (int e = min_exp; e <= max_exp; ++e) {
+    const F t = table[e - min_exp];
+    const F next_power = std::ldexp(F(1), e + 1);
+    const F below = std::nextafter(t, F(0));
+    EXPECT_GE(below, std::ldexp(F(1), e)) << "e=" << e;
+    EXPECT_LT(std::log2(below), static_cast<F>(e + 1)) << "e=" << e;
+    if (t != next_power) {
+      EXPECT_GE(std::log2(t), static_cast<F>(e + 1)) << "e=" << e;
+    }
+  }
+}
+
+TEST(FloorLog2, ThresholdsAreWhereLog2ReachesTheNextInteger) {
+  expect_exact_thresholds(floor_log2_f64_table(), -1074, 1023);
+  expect_exact_thresholds(floor_log2_f32_table(), -149, 127);
+}
+
 }  // namespace
