@@ -1,5 +1,6 @@
 // The dump.json model: node accessors, key names, and safe resolution of tensor files.
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cmath>
@@ -353,6 +354,36 @@ std::string Dump::tensor_dir() const {
   return (dir / "dump_tensor_data").string();
 }
 
+namespace {
+// Resolving the tensor directory costs a readlink and a stat per path component, as much as resolving the
+// file itself, and every tensor of a dump shares it (`probe info` on 475k descriptors spent half its
+// syscalls here): the last directory resolved is kept, per thread. A directory re-pointed meanwhile is not
+// followed: its files keep resolving below the real directory as first resolved, never elsewhere.
+const fs::path& resolved_tensor_dir(const fs::path& dir, std::error_code& ec) {
+  thread_local fs::path last_dir, last_resolved;
+  if (last_resolved.empty() || dir != last_dir) {
+    last_resolved = fs::weakly_canonical(dir, ec);
+    last_dir = ec ? fs::path() : dir;
+    if (ec) last_resolved.clear();
+  }
+  return last_resolved;
+}
+
+// `dir` / `rel` with symlinks resolved, `dir` already resolved: when every component of `rel` exists and
+// none is a symlink (a dump's usual file name), the joined path is already canonical and one lstat per
+// component proves it; otherwise the whole path is resolved again.
+fs::path resolve_below(const fs::path& dir, const fs::path& rel, const fs::path& full, std::error_code& ec) {
+  fs::path walk = dir;
+  for (const auto& part : rel.lexically_normal()) {
+    if (part.empty() || part == ".") continue;
+    walk /= part;
+    struct stat st {};
+    if (::lstat(walk.c_str(), &st) != 0 || S_ISLNK(st.st_mode)) return fs::weakly_canonical(full, ec);
+  }
+  return walk;
+}
+}  // namespace
+
 std::string Dump::tensor_path(const DumpEntry& entry, const TensorInfo& info) const {
   const std::string field = info.field.empty() ? "data_name" : info.field + ".data_name";
   if (info.data_name.empty())
@@ -373,8 +404,8 @@ std::string Dump::tensor_path(const DumpEntry& entry, const TensorInfo& info) co
   const fs::path full = base / rel;
   // Symlinks are followed: the real file must still live below the real tensor directory.
   std::error_code ec1, ec2;
-  const fs::path real_base = fs::weakly_canonical(base, ec1);
-  const fs::path real = fs::weakly_canonical(full, ec2);
+  const fs::path& real_base = resolved_tensor_dir(base, ec1);
+  const fs::path real = ec1 ? fs::path() : resolve_below(real_base, rel, full, ec2);
   if (ec1 || ec2) throw Error(ErrorKind::Io, "cannot resolve " + full.string(), path_, field, entry.key);
   const fs::path inside = real.lexically_relative(real_base);
   if (inside.empty() || inside == ".") reject("names the tensor directory itself, not a file in it");

@@ -1,9 +1,11 @@
 // Hostile and unusual dump.json inputs: every one must end in a probe::Error naming the file and the
 // field (or parse into the documented model), never a crash. Also the data_name escape checks.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "probe/dump.h"
@@ -261,6 +263,57 @@ TEST(DumpTensorFiles, EscapesAreSecurityErrors) {
     EXPECT_EQ(e.api(), key);
   }
   EXPECT_NE(path_error(d, "Functional.relu.3.forward").message().find("symlink"), std::string::npos);
+}
+
+// Symlinks inside the tensor directory, nested names and a symlinked tensor directory: each file resolves
+// to its real path, and a link that leaves the directory is refused, whichever dump was resolved before.
+TEST(DumpTensorFiles, SymlinksAndSubdirectoriesResolveToTheRealFile) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / ("probe-tensor-path-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  const fs::path real_dir = root / "a" / "real_tensors";
+  fs::create_directories(real_dir / "sub");
+  fs::create_directories(root / "elsewhere");
+  for (const fs::path& f : {real_dir / "ok.pt", real_dir / "sub" / "n.pt", root / "elsewhere" / "x.pt"})
+    std::ofstream(f) << "x";
+  fs::create_symlink("ok.pt", real_dir / "in_link.pt");
+  fs::create_symlink("sub", real_dir / "sub_link");
+  fs::create_symlink(root / "elsewhere", real_dir / "out_dir");
+  fs::create_directories(root / "b");
+  fs::create_directory_symlink(real_dir, root / "b" / "dump_tensor_data");  // the tensor directory is a link
+  fs::create_directories(root / "c" / "dump_tensor_data");
+  std::ofstream(root / "c" / "dump_tensor_data" / "ok.pt") << "x";
+  const std::string json = R"({"task": "tensor", "level": "L1", "data": {"Functional.relu.0.forward": {
+    "input_args": [
+      {"type": "torch.Tensor", "dtype": "torch.float32", "shape": [1], "data_name": "ok.pt"},
+      {"type": "torch.Tensor", "dtype": "torch.float32", "shape": [1], "data_name": "sub/n.pt"},
+      {"type": "torch.Tensor", "dtype": "torch.float32", "shape": [1], "data_name": "in_link.pt"},
+      {"type": "torch.Tensor", "dtype": "torch.float32", "shape": [1], "data_name": "sub_link/n.pt"},
+      {"type": "torch.Tensor", "dtype": "torch.float32", "shape": [1], "data_name": "./sub/./n.pt"},
+      {"type": "torch.Tensor", "dtype": "torch.float32", "shape": [1], "data_name": "out_dir/x.pt"}]}}})";
+  const Dump linked = Dump::parse(json, (root / "b" / "dump.json").string());
+  const Dump plain = Dump::parse(json, (root / "c" / "dump.json").string());
+  const DumpEntry& e = linked.entries().at(0);
+  const DumpEntry& pe = plain.entries().at(0);
+  const std::string real = fs::canonical(real_dir).string();
+  for (int round = 0; round < 2; ++round) {  // alternate between the two dumps' tensor directories
+    SCOPED_TRACE(round);
+    EXPECT_EQ(linked.tensor_path(e, *e.tensors().at(0)), real + "/ok.pt");
+    EXPECT_EQ(plain.tensor_path(pe, *pe.tensors().at(0)),
+              fs::canonical(root / "c" / "dump_tensor_data" / "ok.pt").string());
+    EXPECT_EQ(linked.tensor_path(e, *e.tensors().at(1)), real + "/sub/n.pt");
+    EXPECT_EQ(linked.tensor_path(e, *e.tensors().at(2)), real + "/ok.pt");
+    EXPECT_EQ(linked.tensor_path(e, *e.tensors().at(3)), real + "/sub/n.pt");
+    EXPECT_EQ(linked.tensor_path(e, *e.tensors().at(4)), real + "/sub/n.pt");
+    try {
+      linked.tensor_path(e, *e.tensors().at(5));
+      ADD_FAILURE() << "a symlinked directory leaving the tensor directory was followed";
+    } catch (const Error& err) {
+      EXPECT_EQ(err.kind(), ErrorKind::Security) << err.what();
+    }
+    EXPECT_THROW(plain.tensor_path(pe, *pe.tensors().at(1)), Error);  // c has no sub/n.pt
+  }
+  fs::remove_all(root);
 }
 
 TEST(DumpTensorFiles, NoDataName) {
