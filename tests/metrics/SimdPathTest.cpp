@@ -189,6 +189,48 @@ TEST(MetricsSimd, VectorAndScalarPathsAgreeBitForBit) {
   }
 }
 
+// Thresholds away from the defaults, where the AVX2 kernel takes shortcuts: ULP exponents of a float64
+// bench read from the exponent field (clamped to ulp_min_eb, zero benches at max(0, ulp_min_eb): pattern 2
+// pairs zero benches with nonzero devices), and the
+// dump-compare pass skipping its zero-bench check when no bench value of the leaf was small (only valid for
+// small_value >= 0: zeros are not small below that).
+TEST(MetricsSimd, ThresholdVariantsAgreeBitForBit) {
+  set_num_threads(2);
+  const int best_isa = detail::metrics_isa();
+  std::mt19937_64 rng(77);
+  std::vector<double> b, d;
+  for (int pattern : {0, 1, 2, 4}) {
+    make_data(pattern, 2 * 8192 + 131, rng, b, d);
+    for (DType dt : {DType::Float32, DType::Float64, DType::Float16}) {
+      Tensor bench = make(b, DType::Float64), device = make(d, dt);
+      for (int min_eb : {-1022, -126, -14, 0, 7}) {
+        for (int mant : {10, 23, 52}) {
+          for (double small : {0x1p-20, -1.0}) {
+            if (small < 0 && (mant != 23 || min_eb != -126)) continue;
+            MetricParams p;
+            p.ulp_min_eb = min_eb;
+            p.ulp_mantissa_bits = mant;
+            p.small_value = small;
+            std::string scalar;
+            {
+              ScalarOnly guard;
+              scalar = fingerprint(compute_metrics(bench, device, p));
+            }
+            for (int isa = 0; isa <= best_isa; ++isa) {
+              detail::set_metrics_max_isa(isa);
+              std::string simd = fingerprint(compute_metrics(bench, device, p));
+              detail::set_metrics_max_isa(best_isa);
+              ASSERT_EQ(simd, scalar)
+                  << "pattern=" << pattern << " device=" << name(dt) << " min_eb=" << min_eb
+                  << " mant=" << mant << " small=" << small << " isa=" << isa;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 // A float32 mean over a partially selected array is summed by numpy over the compacted selection: the
 // main pass compacts it (16-lane, 8-lane or scalar code), across several compacted 8192-element buffers.
 TEST(MetricsSimd, CompactedMeanAgreesAcrossBlocks) {
