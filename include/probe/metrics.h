@@ -56,7 +56,9 @@ struct PROBE_API MetricParams {
   bool compute_ulp = true;    ///< ULP needs a log2 per element; skip when not wanted
   bool compute_extra = true;  ///< dump-compare and MindSpore metrics
   /// The run_ut set (old rule, precision standards). Off (with compute_extra on, compute_ulp off): only the
-  /// dump-compare and MindSpore metrics are filled, in a lighter pass; the others stay blank.
+  /// dump-compare and MindSpore metrics are filled, in a lighter pass; the others stay blank. With it on, a
+  /// float64 bench beside a bfloat16 device is read as float32 (run_ut's rounding) by every metric; off,
+  /// in float64.
   bool compute_run_ut = true;
   bool exact_numpy_means = true;  ///< float32 means over a masked subset summed as numpy sums them
 };
