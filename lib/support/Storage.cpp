@@ -36,19 +36,24 @@ class OwnedStorage final : public Storage {
   std::size_t size_;
 };
 
-// Tearing down the page tables of a large mapping is the kernel's work page by page (~14 ms for 192 MiB on
-// one thread, serial at munmap or at exit: ~20% of `probe metrics` on 16M elements, issue 13). Dropping the
-// pages first with MADV_DONTNEED, which only needs the mapping lock for reading, spreads it over the thread
-// pool; munmap then has nothing left to walk. The file's pages stay in the page cache.
-void release_pages_in_parallel(void* addr, std::size_t size) {
-  constexpr std::size_t kPiece = std::size_t{8} << 20;  // a multiple of the page size
-  if (size < 2 * kPiece) return;
-  const auto pieces = static_cast<std::int64_t>((size + kPiece - 1) / kPiece);
+// Page-table work (filling, tearing down) is the kernel's, page by page: advice for a large mapping is given
+// in 8 MiB pieces by the calling thread and the thread pool (inline when called from a pool thread).
+constexpr std::size_t kAdvicePiece = std::size_t{8} << 20;  // a multiple of the page size
+void advise_in_pieces(void* addr, std::size_t size, int advice) {
+  const auto pieces = static_cast<std::int64_t>((size + kAdvicePiece - 1) / kAdvicePiece);
   detail::parallel_for(0, pieces, 1, [&](std::int64_t p0, std::int64_t p1, int) {
-    const std::size_t begin = static_cast<std::size_t>(p0) * kPiece;
-    const std::size_t end = std::min(size, static_cast<std::size_t>(p1) * kPiece);
-    (void)::madvise(static_cast<std::byte*>(addr) + begin, end - begin, MADV_DONTNEED);
+    const std::size_t begin = static_cast<std::size_t>(p0) * kAdvicePiece;
+    const std::size_t end = std::min(size, static_cast<std::size_t>(p1) * kAdvicePiece);
+    (void)::madvise(static_cast<std::byte*>(addr) + begin, end - begin, advice);
   });
+}
+
+// Tearing down the page tables of a 192 MiB mapping took 11-14 ms on one thread, serial at munmap or at exit
+// (~20% of `probe metrics` on 16M elements, issue 13). Dropping the pages first with MADV_DONTNEED, which
+// only needs the mapping lock for reading, spreads it over the thread pool; munmap then has nothing left to
+// walk. The file's pages stay in the page cache.
+void release_pages_in_parallel(void* addr, std::size_t size) {
+  if (size >= 2 * kAdvicePiece) advise_in_pieces(addr, size, MADV_DONTNEED);
 }
 
 class MappedStorage final : public Storage {
@@ -83,19 +88,11 @@ std::shared_ptr<Storage> make_uninitialized_storage(std::size_t size) {
 namespace {
 
 // Readers walk every byte of a tensor file: mapping it all up front (MADV_POPULATE_READ, Linux 5.14+)
-// replaces a page fault per 4 KiB (~20% of `probe metrics` on 16M elements, issue 13). Filling the page
-// tables is the kernel's work page by page, so a file of two pieces or more is populated in pieces by the
-// calling thread and the thread pool (inline when called from a pool thread). Older kernels refuse the
-// advice (EINVAL) and the pages fault in on first touch as before.
+// replaces a page fault per 4 KiB (~20% of `probe metrics` on 16M elements, issue 13). Older kernels refuse
+// the advice (EINVAL) and the pages fault in on first touch as before.
 void populate([[maybe_unused]] void* addr, [[maybe_unused]] std::size_t size) {
 #ifdef MADV_POPULATE_READ
-  constexpr std::size_t kPiece = std::size_t{8} << 20;  // a multiple of the page size
-  const auto pieces = static_cast<std::int64_t>((size + kPiece - 1) / kPiece);
-  detail::parallel_for(0, pieces, 1, [&](std::int64_t p0, std::int64_t p1, int) {
-    const std::size_t begin = static_cast<std::size_t>(p0) * kPiece;
-    const std::size_t end = std::min(size, static_cast<std::size_t>(p1) * kPiece);
-    (void)::madvise(static_cast<std::byte*>(addr) + begin, end - begin, MADV_POPULATE_READ);
-  });
+  advise_in_pieces(addr, size, MADV_POPULATE_READ);
 #endif
 }
 
