@@ -71,6 +71,24 @@ struct ScalarOnly {
   ~ScalarOnly() { detail::set_metrics_scalar_only(false); }
 };
 
+// Every instruction set up to the CPU's best gives the scalar path's metrics bit for bit; `context` names
+// the case in a failure.
+void expect_every_isa_matches_scalar(const Tensor& bench, const Tensor& device, const MetricParams& p,
+                                     const std::string& context) {
+  const int best_isa = detail::metrics_isa();
+  std::string scalar;
+  {
+    ScalarOnly guard;
+    scalar = fingerprint(compute_metrics(bench, device, p));
+  }
+  for (int isa = 0; isa <= best_isa; ++isa) {
+    detail::set_metrics_max_isa(isa);
+    std::string simd = fingerprint(compute_metrics(bench, device, p));
+    detail::set_metrics_max_isa(best_isa);
+    ASSERT_EQ(simd, scalar) << context << " isa=" << isa;
+  }
+}
+
 // Pattern 0: smooth data; 1: one special value per lane (each lane of some group gets each special, in
 // bench or device); 2: dense specials; 3: values at the small-value/rtol thresholds, equal values, zeros;
 // 4: values just below powers of two (ULP exponent boundaries) and just above float16 rounding ties.
@@ -152,7 +170,6 @@ Tensor make(const std::vector<double>& v, DType t) {
 TEST(MetricsSimd, VectorAndScalarPathsAgreeBitForBit) {
   set_num_threads(2);
   // Every instruction set this CPU runs (SSE2, AVX2, AVX-512 copies of the same vector code).
-  const int best_isa = detail::metrics_isa();
   std::mt19937_64 rng(2024);
   const std::size_t lengths[] = {1,   7,   8,    9,    15,   16,   17,   127,          128,
                                  129, 135, 1000, 8191, 8192, 8193, 8200, 3 * 8192 + 77};
@@ -170,18 +187,11 @@ TEST(MetricsSimd, VectorAndScalarPathsAgreeBitForBit) {
             p.compute_ulp = flags & 1;
             p.compute_extra = flags & 2;
             if (pattern == 3) p.small_value = 0x1p-10;  // bf16/fp16 profile threshold
-            std::string scalar;
-            {
-              ScalarOnly guard;
-              scalar = fingerprint(compute_metrics(bench, device, p));
-            }
-            for (int isa = 0; isa <= best_isa; ++isa) {
-              detail::set_metrics_max_isa(isa);
-              std::string simd = fingerprint(compute_metrics(bench, device, p));
-              detail::set_metrics_max_isa(best_isa);
-              ASSERT_EQ(simd, scalar) << "n=" << n << " pattern=" << pattern << " bench=" << name(bt)
-                                      << " device=" << name(dt) << " flags=" << flags << " isa=" << isa;
-            }
+            ASSERT_NO_FATAL_FAILURE(expect_every_isa_matches_scalar(
+                bench, device, p,
+                "n=" + std::to_string(n) + " pattern=" + std::to_string(pattern) +
+                    " bench=" + std::string(name(bt)) + " device=" + std::string(name(dt)) +
+                    " flags=" + std::to_string(flags)));
           }
         }
       }
@@ -196,7 +206,6 @@ TEST(MetricsSimd, VectorAndScalarPathsAgreeBitForBit) {
 // small_value >= 0: zeros are not small below that).
 TEST(MetricsSimd, ThresholdVariantsAgreeBitForBit) {
   set_num_threads(2);
-  const int best_isa = detail::metrics_isa();
   std::mt19937_64 rng(77);
   std::vector<double> b, d;
   for (int pattern : {0, 1, 2, 4}) {
@@ -211,19 +220,11 @@ TEST(MetricsSimd, ThresholdVariantsAgreeBitForBit) {
             p.ulp_min_eb = min_eb;
             p.ulp_mantissa_bits = mant;
             p.small_value = small;
-            std::string scalar;
-            {
-              ScalarOnly guard;
-              scalar = fingerprint(compute_metrics(bench, device, p));
-            }
-            for (int isa = 0; isa <= best_isa; ++isa) {
-              detail::set_metrics_max_isa(isa);
-              std::string simd = fingerprint(compute_metrics(bench, device, p));
-              detail::set_metrics_max_isa(best_isa);
-              ASSERT_EQ(simd, scalar)
-                  << "pattern=" << pattern << " device=" << name(dt) << " min_eb=" << min_eb
-                  << " mant=" << mant << " small=" << small << " isa=" << isa;
-            }
+            ASSERT_NO_FATAL_FAILURE(expect_every_isa_matches_scalar(
+                bench, device, p,
+                "pattern=" + std::to_string(pattern) + " device=" + std::string(name(dt)) +
+                    " min_eb=" + std::to_string(min_eb) + " mant=" + std::to_string(mant) +
+                    " small=" + std::to_string(small)));
           }
         }
       }
