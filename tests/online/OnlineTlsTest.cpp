@@ -174,6 +174,13 @@ class OnlineTls : public ::testing::Test {
   }
   static Pki& pki() { return *pki_; }
 
+  // A TLS server writing to `out` with the server certificate, as tls_client() is its client.
+  static ServerOptions tls_server(const std::string& out) {
+    auto o = server_options(out, 1);
+    o.tls_dir = pki().dir("server");
+    return o;
+  }
+
   static ClientOptions tls_client(std::uint16_t port, const std::string& dir) {
     auto o = client_options(port);
     o.tls_dir = pki().dir(dir);
@@ -245,8 +252,7 @@ TEST_F(OnlineTls, AClientCertificateFromAnotherCaIsRefusedAndTheGoodClientGoesOn
   const std::string dump = kRunUt + "pt_fp32_fwd/dump.json";
   const auto want = offline(dump, dir.file("offline"));
   const DumpRecords records = DumpRecords::open(dump);
-  auto o = server_options(dir.file("online"), 1);
-  o.tls_dir = pki().dir("server");
+  auto o = tls_server(dir.file("online"));
   Running server(o);
   Client good(tls_client(server.port(), "good"));
   for (std::size_t i = 0; i < records.size() / 2; ++i) good.send_frame(records.frame(i), 0, 0);
@@ -280,8 +286,7 @@ TEST_F(OnlineTls, AStalledHandshakeIsClosedAtTheHandshakeTimeout) {
   const std::string dump = kRunUt + "pt_fp32_fwd/dump.json";
   const auto want = offline(dump, dir.file("offline"));
   const DumpRecords records = DumpRecords::open(dump);
-  auto o = server_options(dir.file("online"), 1);
-  o.tls_dir = pki().dir("server");
+  auto o = tls_server(dir.file("online"));
   o.handshake_timeout = 400ms;
   Running server(o);
   Client good(tls_client(server.port(), "good"));
@@ -327,8 +332,7 @@ TEST_F(OnlineTls, ARevokedClientCertificateIsRefusedWithTheCrl) {
   }
   // Without the CRL the same certificate passes: the refusal above is the CRL's doing.
   {
-    auto plain_o = server_options(dir.file("no_crl"), 1);
-    plain_o.tls_dir = pki().dir("server");
+    auto plain_o = tls_server(dir.file("no_crl"));
     Running no_crl(plain_o);
     Client revoked(tls_client(no_crl.port(), "revoked"));
     EXPECT_EQ(send_all(revoked, records).acked, records.size());
@@ -348,8 +352,7 @@ TEST_F(OnlineTls, ARevokedClientCertificateIsRefusedWithTheCrl) {
 TEST_F(OnlineTls, PlaintextPeersAndTlsServersDoNotMix) {
   ScratchDir dir("online-tls");
   const DumpRecords records = DumpRecords::open(kRunUt + "pt_fp32_fwd/dump.json");
-  auto o = server_options(dir.file("online"), 1);
-  o.tls_dir = pki().dir("server");
+  auto o = tls_server(dir.file("online"));
   Running server(o);
   {  // msprobe's framing in the clear
     RawSocket raw(server.port());
@@ -386,8 +389,7 @@ TEST_F(OnlineTls, PlaintextPeersAndTlsServersDoNotMix) {
 
 TEST_F(OnlineTls, TheClientChecksTheServerCertificate) {
   ScratchDir dir("online-tls");
-  auto o = server_options(dir.file("online"), 1);
-  o.tls_dir = pki().dir("server");
+  auto o = tls_server(dir.file("online"));
   Running server(o);
   try {
     Client c(tls_client(server.port(), "distrust"));  // ca.crt is CA 2: the server's CA 1 certificate fails
@@ -427,8 +429,7 @@ TEST_F(OnlineTls, ExpiredCertificatesAreRefused) {
     EXPECT_NE(e.message().find("expired"), std::string::npos) << e.what();
   }
   // A peer presenting an expired certificate is refused in the handshake.
-  auto o = server_options(dir.file("online"), 1);
-  o.tls_dir = pki().dir("server");
+  auto o = tls_server(dir.file("online"));
   Running server(o);
   s_client(server.port(), "expired");
   EXPECT_TRUE(server.wait_for_log("certificate has expired")) << server.joined_log();
@@ -442,8 +443,7 @@ TEST_F(OnlineTls, ExpiredCertificatesAreRefused) {
 // refused.
 TEST_F(OnlineTls, TlsTwelveUsesOnlyTheRestrictedCiphers) {
   ScratchDir dir("online-tls");
-  auto o = server_options(dir.file("online"), 1);
-  o.tls_dir = pki().dir("server");
+  auto o = tls_server(dir.file("online"));
   Running server(o);
   s_client(server.port(), "good", {"-tls1_2"});
   EXPECT_TRUE(server.wait_for_log("authenticated: TLSv1.2 ECDHE-ECDSA-")) << server.joined_log();
