@@ -16,7 +16,8 @@ namespace probe::cli {
 namespace {
 
 constexpr const char* kHelp =
-    "usage: probe metrics BENCH DEVICE [--api NAME] [--json] [--profile probe|msprobe] [--standards FILE]\n\n"
+    "usage: probe metrics BENCH DEVICE [--api NAME] [--metrics LIST] [--json] [--profile probe|msprobe]\n"
+    "                     [--standards FILE]\n\n"
     "Computes every accuracy metric of DEVICE against BENCH (tensor files: .npy, .pt/.pth, or an .npz member "
     "as\n"
     "FILE.npz:NAME) in one pass, and judges the pair with msprobe's old rule, the new precision standard "
@@ -24,6 +25,9 @@ constexpr const char* kHelp =
     "for the API, and the MindSpore rule.\n\n"
     "  --api NAME         API name (base like 'matmul' or full like 'Torch.matmul.0') that selects the new\n"
     "                     precision standard; default: the benchmark standard\n"
+    "  --metrics LIST     what to compute and print besides run_ut's metrics and verdict: a comma-separated\n"
+    "                     list of ulp, dump (dump compare), mindspore, all (default: all); 'run_ut' alone\n"
+    "                     computes run_ut's metrics only, the fastest\n"
     "  --json             print one JSON object instead of text\n"
     "  --profile P        'probe' (default, DECISIONS D1-D3) or 'msprobe' (msprobe HEAD thresholds)\n"
     "  --standards FILE   precision standards JSON to use instead of the shipped precision_standards.json\n"
@@ -65,9 +69,10 @@ Tensor load_operand(const std::string& spec) {
 }  // namespace
 
 int run_metrics(Args args) {
-  enum Flag { Api, Json, ProfileFlag, StandardsFile, FrameworkFlag };
+  enum Flag { Api, Metrics, Json, ProfileFlag, StandardsFile, FrameworkFlag };
   const std::vector<FlagSpec> specs = {
       {Api, {"--api"}, Arity::One},
+      {Metrics, {"--metrics"}, Arity::One},
       {Json, {"--json"}, Arity::None},
       {ProfileFlag, {"--profile"}, Arity::One},
       {StandardsFile, {"--standards"}, Arity::One},
@@ -75,6 +80,7 @@ int run_metrics(Args args) {
   };
   std::string api = "benchmark_default", standards, profile_text = "probe";
   bool json = false;
+  PairParts parts = PairParts::all();
   // Every positional argument is kept, so that a wrong count gets the message below.
   ParsedArgs parsed = parse_args(args, specs, args.size());
   for (const ParsedFlag& f : parsed.flags) {
@@ -84,6 +90,9 @@ int run_metrics(Args args) {
         return 0;
       case Api:
         api = f.value();
+        break;
+      case Metrics:
+        parts = parse_pair_parts(f.value());
         break;
       case Json:
         json = true;
@@ -108,7 +117,7 @@ int run_metrics(Args args) {
   Profile profile = parse_profile(profile_text);
   Standards cfg = standards.empty() ? Standards::builtin(profile) : Standards::load(standards, profile);
   const Tensor bench = load_operand(files[0]), device = load_operand(files[1]);
-  const PairMetrics pm = compare_pair(api_base_name(api).value_or(api), bench, device, cfg);
+  const PairMetrics pm = compare_pair(api_base_name(api).value_or(api), bench, device, cfg, parts);
   std::vector<std::pair<std::string, std::string>> out = {
       {"bench_dtype", std::string(torch_name(bench.dtype()))},
       {"device_dtype", std::string(torch_name(device.dtype()))},
@@ -117,24 +126,31 @@ int run_metrics(Args args) {
   if (pm.metrics) {
     const TensorMetrics& m = *pm.metrics;
     out.emplace_back("standard", pm.standard ? std::string(standard_id(*pm.standard)) : "none");
-    for (const MetricColumn& c : metric_table()) out.emplace_back(c.id, (m.*c.value).format());
-    const DumpCompareResult& dc = *pm.dump;
-    out.insert(out.end(), {{"dump_cosine", dc.cosine.format(12)},
-                           {"dump_euc_dist", dc.euc_dist.format(12)},
-                           {"dump_max_abs", dc.max_abs.format(12)},
-                           {"dump_max_rel", dc.max_rel.format(12)},
-                           {"dump_one_thousandth", dc.one_thousandth.format(12)},
-                           {"dump_five_thousandths", dc.five_thousandths.format(12)},
-                           {"dump_accuracy_reached",
-                            std::string(to_string(dump_accuracy_reached(dc.cosine, dc.max_abs)))}});
+    for (const MetricColumn& c : metric_table()) {
+      // The ULP metrics only when asked for or computed for the API's standard.
+      const bool ulp_row = c.reported_by(Standard::Ulp);
+      if (!ulp_row || parts.ulp || !(m.*c.value).is_blank()) out.emplace_back(c.id, (m.*c.value).format());
+    }
+    if (pm.dump) {
+      const DumpCompareResult& dc = *pm.dump;
+      out.insert(out.end(), {{"dump_cosine", dc.cosine.format(12)},
+                             {"dump_euc_dist", dc.euc_dist.format(12)},
+                             {"dump_max_abs", dc.max_abs.format(12)},
+                             {"dump_max_rel", dc.max_rel.format(12)},
+                             {"dump_one_thousandth", dc.one_thousandth.format(12)},
+                             {"dump_five_thousandths", dc.five_thousandths.format(12)},
+                             {"dump_accuracy_reached",
+                              std::string(to_string(dump_accuracy_reached(dc.cosine, dc.max_abs)))}});
+    }
   }
-  const MindSporeRow& ms = pm.mindspore;
-  out.insert(out.end(), {{"status", std::string(to_string(pm.row.status))},
-                         {"message", pm.row.message},
-                         {"mindspore_cosine", ms.cosine.format()},
-                         {"mindspore_max_abs", ms.max_abs.format()},
-                         {"mindspore_max_rel", ms.max_rel.format()},
-                         {"mindspore_status", std::string(to_string(ms.status))}});
+  out.insert(out.end(), {{"status", std::string(to_string(pm.row.status))}, {"message", pm.row.message}});
+  if (pm.mindspore) {
+    const MindSporeRow& ms = *pm.mindspore;
+    out.insert(out.end(), {{"mindspore_cosine", ms.cosine.format()},
+                           {"mindspore_max_abs", ms.max_abs.format()},
+                           {"mindspore_max_rel", ms.max_rel.format()},
+                           {"mindspore_status", std::string(to_string(ms.status))}});
+  }
   if (json) {
     fmt::print("{{");
     for (std::size_t i = 0; i < out.size(); ++i)

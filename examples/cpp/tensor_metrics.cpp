@@ -4,7 +4,8 @@
 // for API "mul" with a few of the metrics behind it. Usage: tensor_metrics OUT_DIR (created if missing).
 //
 // Library calls shown: probe::save_npy, probe::load_tensor_file (maps the file, no copy),
-// probe::compare_pair (every metric in one pass), DetailRow and TensorMetrics.
+// probe::compare_pair (one pass; PairParts::run_ut_only() skips the ULP, dump-compare and MindSpore
+// work this example does not print), DetailRow and TensorMetrics.
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -32,8 +33,8 @@ int main(int argc, char** argv) {
 
     const probe::Tensor b = probe::load_tensor_file(out + "/bench.npy");
     const probe::Tensor d = probe::load_tensor_file(out + "/device.npy");
-    const probe::PairMetrics m =
-        probe::compare_pair("mul", b, d, probe::Standards::builtin(probe::Profile::Probe));
+    const probe::PairMetrics m = probe::compare_pair(
+        "mul", b, d, probe::Standards::builtin(probe::Profile::Probe), probe::PairParts::run_ut_only());
     std::printf("status %s\n", std::string(probe::to_string(m.row.status)).c_str());
     std::printf("max_abs_err %.4g\n", m.metrics->max_abs_err.value);
     std::printf("hundredth %.6g thousandth %.6g\n", m.metrics->hundredth.value, m.metrics->thousandth.value);

@@ -14,23 +14,40 @@
 
 namespace probe {
 
+/// Which parts of a pair compare_pair() computes besides run_ut's row (always computed). The kernel skips
+/// the work of the parts left out: the run_ut set alone costs about half of everything.
+struct PROBE_API PairParts {
+  bool ulp = true;           ///< ULP metrics (computed anyway when the API's standard is the ULP standard)
+  bool dump_compare = true;  ///< PairMetrics::dump and the dump_* fields of the metrics
+  bool mindspore = true;     ///< PairMetrics::mindspore and the ms_* fields of the metrics
+
+  /// Every part (the default).
+  static PairParts all() noexcept { return {}; }
+  /// run_ut's row and metrics only.
+  static PairParts run_ut_only() noexcept { return {false, false, false}; }
+};
+
+/// Parses a comma-separated list of "run_ut", "ulp", "dump", "mindspore", "all" ("run_ut" alone: run_ut
+/// only). Throws probe::Error (InvalidArgument) naming an unknown or empty item.
+PROBE_API PairParts parse_pair_parts(std::string_view list);
+
 /// What compare_pair() finds. Each part equals what its own function gives (compare_item, compute_metrics
 /// with ULP and extra metrics, dump_compare, compare_mindspore), computed from one fused kernel pass.
 struct PROBE_API PairMetrics {
   DetailRow row;  ///< compare_item(api, bench, device): old-rule status and the standard's columns
   /// The rest needs a non-empty, same-shape floating pair; otherwise nullopt.
-  std::optional<TensorMetrics> metrics;   ///< every metric, ULP and dump-compare/MindSpore included
+  std::optional<TensorMetrics> metrics;   ///< every requested metric (parts left out are blank or 0)
   std::optional<Standard> standard;       ///< the API's precision standard (nullopt: dtype without one)
-  std::optional<DumpCompareResult> dump;  ///< dump_compare(device, bench)
-  MindSporeRow mindspore;                 ///< compare_mindspore(bench, device) (any pair)
+  std::optional<DumpCompareResult> dump;  ///< dump_compare(device, bench); nullopt if not requested
+  std::optional<MindSporeRow> mindspore;  ///< compare_mindspore(bench, device) (any pair) if requested
 };
 
 /// Compares `device` with `bench` for API `api` (a list name such as "linear"; api_base_name() turns a dump
-/// name into one). The tensors are read in place (memory-mapped files are not copied), in one multi-threaded
-/// pass; a bfloat16 device with a float64 bench needs a second pass (run_ut's metrics read that bench
-/// rounded to float32, dump compare and MindSpore in float64). Throws what compare_item throws.
-/// Thread-safe; the tensors are only read.
+/// name into one), computing `parts`. The tensors are read in place (memory-mapped files are not copied),
+/// in one multi-threaded pass; a bfloat16 device with a float64 bench needs a second pass when dump compare
+/// or MindSpore is requested (run_ut's metrics read that bench rounded to float32, they read it in float64).
+/// Throws what compare_item throws. Thread-safe; the tensors are only read.
 PROBE_API PairMetrics compare_pair(std::string_view api, const Tensor& bench, const Tensor& device,
-                                   const Standards& config);
+                                   const Standards& config, const PairParts& parts = PairParts::all());
 
 }  // namespace probe

@@ -19,7 +19,8 @@ struct ItemTrace {
 
 /// compare_item; `forced` replaces §4.2's choice of standard; `trace` (optional) receives the decision.
 /// `computed` (optional): the pair's metrics already computed by compute_metrics with the config's
-/// metric_params for the device dtype and compute_ulp on; the tensors are then not read again.
+/// metric_params for the device dtype (compute_ulp on when the standard is the ULP standard); the tensors
+/// are then not read again.
 DetailRow compare_item_traced(std::string_view api_name, const Value& bench, const Value& device,
                               const Standards& config, bool fp8_input, std::optional<Standard> forced,
                               ItemTrace* trace, const TensorMetrics* computed = nullptr);

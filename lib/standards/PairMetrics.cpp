@@ -1,30 +1,65 @@
 // compare_pair: one kernel pass serves run_ut's row, the dump-compare cells and the MindSpore row.
+#include <fmt/core.h>
+
+#include <string>
+
 #include "metrics/DumpCompareCells.h"
+#include "probe/error.h"
 #include "probe/pair_metrics.h"
 #include "standards/ItemCompare.h"
 
 namespace probe {
 
+PairParts parse_pair_parts(std::string_view list) {
+  PairParts parts = PairParts::run_ut_only();
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = list.find(',', start);
+    const std::string_view item =
+        list.substr(start, comma == std::string_view::npos ? list.npos : comma - start);
+    if (item == "all")
+      parts = PairParts::all();
+    else if (item == "ulp")
+      parts.ulp = true;
+    else if (item == "dump")
+      parts.dump_compare = true;
+    else if (item == "mindspore")
+      parts.mindspore = true;
+    else if (item != "run_ut")
+      throw Error(ErrorKind::InvalidArgument,
+                  item.empty()
+                      ? std::string("an empty item in the list of metric parts")
+                      : fmt::format("unknown metric part '{}' (run_ut, ulp, dump, mindspore, all)", item),
+                  std::string(list));
+    if (comma == std::string_view::npos) return parts;
+    start = comma + 1;
+  }
+}
+
 PairMetrics compare_pair(std::string_view api, const Tensor& bench, const Tensor& device,
-                         const Standards& cfg) {
+                         const Standards& cfg, const PairParts& parts) {
   PairMetrics out;
   const Value bench_value(bench), device_value(device);
   const bool fused = is_floating(bench.dtype()) && is_floating(device.dtype()) &&
                      bench.shape() == device.shape() && bench.numel() > 0;
   if (!fused) {
     out.row = compare_item(api, bench_value, device_value, cfg);
-    out.mindspore = compare_mindspore(bench_value, device_value, cfg);
+    if (parts.mindspore) out.mindspore = compare_mindspore(bench_value, device_value, cfg);
     return out;
   }
+  const std::string device_dtype(torch_name(device.dtype()));
+  if (cfg.new_standard_supported(device_dtype)) out.standard = cfg.standard_for(api, device_dtype);
   MetricParams params = cfg.metric_params(device.dtype());
-  params.compute_ulp = true;
-  params.compute_extra = true;
+  // compare_item needs the ULP metrics of an API judged by the ULP standard.
+  params.compute_ulp = parts.ulp || out.standard == Standard::Ulp;
+  const bool extra = parts.dump_compare || parts.mindspore;
+  params.compute_extra = extra;
   // run_ut rounds a float64 bench to float32 when the device is bfloat16; dump compare and MindSpore keep
   // it in float64. Other pairs hold the same values either way, so one pass serves all.
   const bool bench_f64_device_bf16 = bench.dtype() == DType::Float64 && device.dtype() == DType::BFloat16;
   if (bench_f64_device_bf16) params.compute_extra = false;
   TensorMetrics m = compute_metrics(bench, device, params);
-  if (bench_f64_device_bf16) {
+  if (bench_f64_device_bf16 && extra) {
     MetricParams extra;
     extra.compute_ulp = false;
     extra.compute_run_ut = false;
@@ -46,10 +81,8 @@ PairMetrics compare_pair(std::string_view api, const Tensor& bench, const Tensor
   }
   out.row =
       detail::compare_item_traced(api, bench_value, device_value, cfg, false, std::nullopt, nullptr, &m);
-  const std::string device_dtype(torch_name(device.dtype()));
-  if (cfg.new_standard_supported(device_dtype)) out.standard = cfg.standard_for(api, device_dtype);
-  out.dump = detail::dump_compare_cells(m, device, bench);
-  out.mindspore = detail::mindspore_row(&m, cfg);
+  if (parts.dump_compare) out.dump = detail::dump_compare_cells(m, device, bench);
+  if (parts.mindspore) out.mindspore = detail::mindspore_row(&m, cfg);
   out.metrics = std::move(m);
   return out;
 }

@@ -10,6 +10,8 @@
 #include <random>
 #include <vector>
 
+#include "probe/error.h"
+#include "probe/metric_table.h"
 #include "probe/pair_metrics.h"
 
 namespace probe {
@@ -72,11 +74,12 @@ void check_pair(const char* api, DType bench_dtype, DType device_dtype, bool non
 
   expect_same_row(pm.row, compare_item(api, Value(bench), Value(device), c));
   const MindSporeRow ms = compare_mindspore(Value(bench), Value(device), c);
-  expect_same(pm.mindspore.cosine, ms.cosine, "mindspore cosine");
-  expect_same(pm.mindspore.max_abs, ms.max_abs, "mindspore max abs");
-  expect_same(pm.mindspore.max_rel, ms.max_rel, "mindspore max rel");
-  EXPECT_EQ(pm.mindspore.status, ms.status);
-  EXPECT_EQ(pm.mindspore.message, ms.message);
+  ASSERT_TRUE(pm.mindspore.has_value());
+  expect_same(pm.mindspore->cosine, ms.cosine, "mindspore cosine");
+  expect_same(pm.mindspore->max_abs, ms.max_abs, "mindspore max abs");
+  expect_same(pm.mindspore->max_rel, ms.max_rel, "mindspore max rel");
+  EXPECT_EQ(pm.mindspore->status, ms.status);
+  EXPECT_EQ(pm.mindspore->message, ms.message);
 
   ASSERT_TRUE(pm.metrics.has_value());
   ASSERT_TRUE(pm.dump.has_value());
@@ -154,7 +157,8 @@ TEST(PairMetrics, Float64BenchWithBfloat16DeviceKeepsFloat64ForMindSporeAndDumpC
   EXPECT_EQ(pm.metrics->max_abs_err.value, 0.0);
   EXPECT_EQ(pm.metrics->ms_max_abs, 0x1p-30);
   EXPECT_EQ(pm.metrics->dump_max_abs, 0x1p-30);
-  EXPECT_EQ(pm.mindspore.max_abs.text, "9.313225746154785e-10");  // repr(2**-30)
+  ASSERT_TRUE(pm.mindspore.has_value());
+  EXPECT_EQ(pm.mindspore->max_abs.text, "9.313225746154785e-10");  // repr(2**-30)
 }
 
 // Pairs the kernel cannot read (integers, other shapes, empty) still get the row and the MindSpore row.
@@ -166,14 +170,89 @@ TEST(PairMetrics, PairsWithoutMetricsStillGetTheRowAndMindSpore) {
   EXPECT_FALSE(pm.dump.has_value());
   EXPECT_EQ(pm.row.status, Status::Error);  // binary error rate 1/3
   EXPECT_EQ(pm.row.binary_err_rate.format(), "0.33333333333333");
-  EXPECT_EQ(pm.mindspore.max_abs.text, "1.0");  // |4 - 3|
+  ASSERT_TRUE(pm.mindspore.has_value());
+  EXPECT_EQ(pm.mindspore->max_abs.text, "1.0");  // |4 - 3|
 
   const Tensor a = as(DType::Float64, {1, 2}), c = as(DType::Float32, {1, 2, 3});
   const PairMetrics shape = compare_pair("linear", a, c, cfg(Profile::Probe));
   EXPECT_FALSE(shape.metrics.has_value());
   EXPECT_EQ(shape.row.status, Status::Error);
-  EXPECT_EQ(shape.mindspore.status, Status::Error);
-  EXPECT_EQ(shape.mindspore.cosine.format(), " ");  // blank: the pair is not valid
+  ASSERT_TRUE(shape.mindspore.has_value());
+  EXPECT_EQ(shape.mindspore->status, Status::Error);
+  EXPECT_EQ(shape.mindspore->cosine.format(), " ");  // blank: the pair is not valid
+}
+
+// Parts left out are not computed (nullopt, blank or 0) and leave every other value as computing
+// everything gives it; an API judged by the ULP standard still gets its ULP metrics (its row needs them).
+TEST(PairMetrics, PartsLeftOutAreNotComputedAndTheRestIsUnchanged) {
+  const std::vector<double> b = bench_values(40000, true);
+  for (const char* api : {"mul", "linear"})
+    for (DType device_dtype : {DType::Float32, DType::BFloat16, DType::Float16}) {
+      SCOPED_TRACE(std::string(api) + " float64 vs " + std::string(name(device_dtype)));
+      const Tensor bench = as(DType::Float64, b), device = as(device_dtype, device_values(b, true));
+      const Standards& c = cfg(Profile::Probe);
+      const PairMetrics all = compare_pair(api, bench, device, c);
+      ASSERT_TRUE(all.metrics && all.dump && all.mindspore);
+      const bool ulp_standard = all.standard == Standard::Ulp;
+      for (const PairParts parts : {PairParts::run_ut_only(), PairParts{true, false, false},
+                                    PairParts{false, true, false}, PairParts{false, false, true}}) {
+        SCOPED_TRACE(::testing::Message() << "ulp " << parts.ulp << " dump " << parts.dump_compare
+                                          << " mindspore " << parts.mindspore);
+        const PairMetrics some = compare_pair(api, bench, device, c, parts);
+        expect_same_row(some.row, all.row);
+        EXPECT_EQ(some.standard, all.standard);
+        ASSERT_TRUE(some.metrics.has_value());
+        for (const MetricColumn& col : metric_table()) {
+          const bool ulp = col.reported_by(Standard::Ulp);
+          if (!ulp || parts.ulp || ulp_standard) {
+            expect_same((*some.metrics).*col.value, (*all.metrics).*col.value, std::string(col.id));
+          } else {
+            EXPECT_TRUE(((*some.metrics).*col.value).is_blank()) << col.id;
+          }
+        }
+        EXPECT_EQ(some.dump.has_value(), parts.dump_compare);
+        if (some.dump) {
+          expect_same(some.dump->cosine, all.dump->cosine, "dump cosine");
+          expect_same(some.dump->max_rel, all.dump->max_rel, "dump max rel");
+          EXPECT_EQ(some.dump->message, all.dump->message);
+        }
+        EXPECT_EQ(some.mindspore.has_value(), parts.mindspore);
+        if (some.mindspore) {
+          expect_same(some.mindspore->cosine, all.mindspore->cosine, "mindspore cosine");
+          expect_same(some.mindspore->max_rel, all.mindspore->max_rel, "mindspore max rel");
+          EXPECT_EQ(some.mindspore->status, all.mindspore->status);
+        }
+        if (!parts.dump_compare && !parts.mindspore) {
+          EXPECT_EQ(some.metrics->dump_cosine, 0.0);
+        }
+      }
+    }
+  // Pairs without metrics: the MindSpore row only when asked for.
+  const Tensor ints = Tensor::from_values<std::int64_t>({1, 2, 3}, Shape{3});
+  EXPECT_FALSE(compare_pair("linear", ints, ints, cfg(Profile::Probe), PairParts::run_ut_only())
+                   .mindspore.has_value());
+  EXPECT_TRUE(compare_pair("linear", ints, ints, cfg(Profile::Probe), PairParts{false, false, true})
+                  .mindspore.has_value());
+}
+
+TEST(PairMetrics, PartsParseFromTheCommandLineList) {
+  auto same = [](const PairParts& a, const PairParts& b) {
+    return a.ulp == b.ulp && a.dump_compare == b.dump_compare && a.mindspore == b.mindspore;
+  };
+  EXPECT_TRUE(same(parse_pair_parts("run_ut"), PairParts::run_ut_only()));
+  EXPECT_TRUE(same(parse_pair_parts("all"), PairParts::all()));
+  EXPECT_TRUE(same(parse_pair_parts("ulp,dump"), PairParts{true, true, false}));
+  EXPECT_TRUE(same(parse_pair_parts("run_ut,mindspore"), PairParts{false, false, true}));
+  for (const char* bad : {"", "ulp,", ",ulp", "ulp,,dump", "cosine", "ULP"}) {
+    SCOPED_TRACE(bad);
+    try {
+      parse_pair_parts(bad);
+      ADD_FAILURE() << "accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+      EXPECT_NE(std::string(e.what()).find(std::string(bad)), std::string::npos) << e.what();
+    }
+  }
 }
 
 }  // namespace
