@@ -1,9 +1,11 @@
 #!/usr/bin/python3
-"""`probe metrics BENCH DEVICE --api linear` end to end (process start, loading both .npy files, every metric,
-output) against numpy on the same data: msprobe's run_ut metric set (metrics_numpy.metrics), every metric probe
-prints (that set plus the ULP, dump-compare and MindSpore metrics, each msprobe's numpy formula), numpy's
-in-memory copy of the inputs, and the floor (benchmarks' probe_readfloor: a whole process that reads every
-byte of both files on every core, mmap or pread, the faster counts).
+"""`probe metrics BENCH DEVICE` end to end (process start, loading both .npy files, the metrics, output) against
+numpy on the same data, the same work on both sides: `--metrics run_ut` (run_ut's metric set and verdict, the
+benchmark standard) against numpy's msprobe run_ut metric set (metrics_numpy.metrics), and `--api linear`
+(every metric: that set plus the ULP, dump-compare and MindSpore metrics) against numpy computing each of
+those with msprobe's formula. Also numpy's in-memory copy of the inputs, and the floor (benchmarks'
+probe_readfloor: a whole process that reads every byte of both files on every core, mmap or pread, the
+faster counts).
 
 Run: env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_NUM_THREADS=1 /usr/bin/python3 \\
          benchmarks/metrics_cli_vs_numpy.py build/bin/probe DATA_DIR [--n 16777216] [--repeat 5] [--other PROBE]
@@ -12,9 +14,9 @@ numpy, probe and floor runs alternate in the same window, page cache warm; each 
 numpy is timed at its most favourable: the arrays already in memory, one warm-up round, and its temporaries'
 pages reused (this script re-executes itself with glibc's malloc told never to return memory to the kernel;
 with fresh mmap'd temporaries numpy's rounds vary 6x on a VM; --numpy-fresh-pages keeps glibc's default).
-Ratios are numpy's best round over probe's median whole-process wall time (start, load, every metric,
-output), and probe's median over the floor's. Peak RSS of probe is /usr/bin/time's maximum resident set,
-against the two files' size. --other PROBE interleaves a second binary (e.g. a build of main before a
+Ratios are numpy's best round over probe's median whole-process wall time (start, load, metrics, output),
+and probe's median over the floor's. Peak RSS of probe is /usr/bin/time's maximum resident set, against the
+two files' size. --other PROBE interleaves a second binary's every-metric run (e.g. a build of main before a
 change) for an A/B ratio."""
 import argparse
 import os
@@ -86,10 +88,15 @@ NUMPY_MALLOC = "glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=109951162777
 PROBE_ENV = {k: v for k, v in os.environ.items() if k != "GLIBC_TUNABLES"}
 
 
-def run_probe(binary, bench, device):
+# probe's two cases: the flags, and the numpy case doing the same work.
+PROBE_CASES = {"every metric": (["--api", "linear"], "every printed metric"),
+               "run_ut set": (["--metrics", "run_ut"], "run_ut set")}
+
+
+def run_probe(binary, bench, device, flags):
     # Through /usr/bin/time: a child forked from this (large) Python process would inherit its peak RSS.
     t0 = time.perf_counter()
-    proc = subprocess.run(["/usr/bin/time", "-f", "%M %U %S", binary, "metrics", bench, device, "--api", "linear"],
+    proc = subprocess.run(["/usr/bin/time", "-f", "%M %U %S", binary, "metrics", bench, device] + flags,
                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=PROBE_ENV)
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
@@ -120,12 +127,14 @@ def main():
     inputs = os.path.getsize(bench_path) + os.path.getsize(device_path)
     bench, device = np.load(bench_path), np.load(device_path)
     eps, small_value, atol = np.finfo(np.float64).eps, 2**-20, 2**-30
-    binaries = [("probe", a.probe)] + ([("other", a.other)] if a.other else [])
+    # (name, binary, flags): probe's cases, and the other binary's every-metric run.
+    runs = [(f"probe {case}", a.probe, flags) for case, (flags, _) in PROBE_CASES.items()]
+    runs += [("other every metric", a.other, PROBE_CASES["every metric"][0])] if a.other else []
     floor = a.floor or os.path.join(os.path.dirname(os.path.abspath(a.probe)), "..", "benchmarks",
                                     "probe_readfloor")
     floor_modes = ["--mmap", "--pread"] if os.access(floor, os.X_OK) else []
-    for _, b in binaries:  # warm the page cache and the binaries
-        run_probe(b, bench_path, device_path)
+    for _, b, flags in runs:  # warm the page cache and the binaries
+        run_probe(b, bench_path, device_path, flags)
     for mode in floor_modes:
         run_floor(floor, mode, bench_path, device_path)
     # numpy's warm-up round: its temporaries' first page faults.
@@ -134,7 +143,7 @@ def main():
                    "every printed metric": lambda: printed_metrics(bench, device, eps, small_value, atol),
                    "plain copy": lambda: (bench.copy(), device.copy())}
     numpy_times = {c: [] for c in numpy_cases}
-    probe = {name: [] for name, _ in binaries}
+    probe = {name: [] for name, _, _ in runs}
     floors = {m: [] for m in floor_modes}
     for r in range(a.repeat):
         line = f"round {r}: numpy"
@@ -143,8 +152,8 @@ def main():
             fn()
             numpy_times[case].append(time.perf_counter() - t0)
             line += f" {case} {numpy_times[case][-1]:.3f} s,"
-        for name, b in binaries:
-            wall, rss, cpu = run_probe(b, bench_path, device_path)
+        for name, b, flags in runs:
+            wall, rss, cpu = run_probe(b, bench_path, device_path, flags)
             probe[name].append((wall, rss, cpu))
             line += f" {name} {wall:.3f} s (cpu {cpu:.2f} s, peak RSS {rss / 2**20:.0f} MiB);"
         for mode in floor_modes:
@@ -163,20 +172,20 @@ def main():
             f"{m[2:]} median {t:.3f} s" for m, t in medians.items()) + ")")
     else:
         print(f"  floor: not measured ({floor} not built)")
-    ut_best = min(numpy_times["run_ut set"])
-    all_best = min(numpy_times["every printed metric"])
     copy_best = min(numpy_times["plain copy"])
-    for name, b in binaries:
+    for name, b, flags in runs:
         walls = [x[0] for x in probe[name]]
         wall = statistics.median(walls)
         rss = max(x[1] for x in probe[name])
-        print(f"{name} ({b}) end to end: median {wall:.3f} s (best {min(walls):.3f} s); peak RSS "
-              f"{rss / 2**20:.0f} MiB = {100 * rss / inputs:.1f}% of the inputs")
-        print(f"  = {ut_best / wall:.1f}x numpy's best run_ut set, {all_best / wall:.1f}x numpy's best of every "
-              f"metric it prints; {wall / copy_best:.2f}x numpy's in-memory copy of the inputs" +
+        same_work = PROBE_CASES[name.split(" ", 1)[1]][1]
+        print(f"{name} ({b} metrics ... {' '.join(flags)}) end to end: median {wall:.3f} s (best {min(walls):.3f} "
+              f"s); peak RSS {rss / 2**20:.0f} MiB = {100 * rss / inputs:.1f}% of the inputs")
+        print(f"  = {min(numpy_times[same_work]) / wall:.1f}x numpy's best {same_work} (the same work); "
+              f"{wall / copy_best:.2f}x numpy's in-memory copy of the inputs" +
               (f"; {wall / floor_wall:.2f}x the floor" if floor_wall else ""))
     if a.other:
-        ratio = statistics.median(o[0] / p[0] for p, o in zip(probe["probe"], probe["other"]))
+        ratio = statistics.median(
+            o[0] / p[0] for p, o in zip(probe["probe every metric"], probe["other every metric"]))
         print(f"other/probe wall, median of per-round ratios: {ratio:.2f}x")
     print(f"load {load():.2f}")
 
