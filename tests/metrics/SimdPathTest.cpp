@@ -232,6 +232,59 @@ TEST(MetricsSimd, ThresholdVariantsAgreeBitForBit) {
   }
 }
 
+// Relative errors far below every r threshold (a float32 device's rounding), where the AVX2 run_ut-set
+// kernel takes its quiet-leaf shortcut (r-threshold counts known, no r comparisons), next to leaves that
+// are not quiet (one lane above rtol), leaves with non-finite groups, small and accumulative-small lanes
+// (with |error| above the bound at large scale), and thresholds that rule the shortcut out (NaN).
+TEST(MetricsSimd, QuietLeavesAgreeBitForBit) {
+  set_num_threads(2);
+  std::mt19937_64 rng(13);
+  std::normal_distribution<double> nd;
+  const std::size_t n = 3 * 8192 + 77;
+  std::vector<double> b(n), d(n);
+  for (double scale : {1.0, 1e5}) {
+    for (std::size_t i = 0; i < n; ++i) {
+      b[i] = scale * nd(rng);
+      d[i] = b[i] * (1 + 1e-8 * nd(rng));
+    }
+    for (std::size_t leaf = 0; leaf < n / 128; leaf += 3) {
+      const std::size_t i = leaf * 128 + (leaf * 37) % 128;
+      switch (leaf % 4) {
+        case 0:
+          d[i] = b[i] * (1 + 0x1p-19);  // just above rtol: the leaf is not quiet
+          break;
+        case 1:
+          b[i] = leaf % 8 == 1 ? kNan : kInf;  // a non-finite group in the middle of a leaf
+          break;
+        case 2:
+          b[i] = 0x1p-21;  // a small bench value (r above the thresholds unless d is the same)
+          d[i] = leaf % 8 == 2 ? b[i] : 0.0;
+          break;
+        default:
+          b[i] = d[i] = 0.0;
+          break;
+      }
+    }
+    for (DType bt : {DType::Float64, DType::Float32}) {
+      for (DType dt : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16}) {
+        Tensor bench = make(b, bt), device = make(d, dt);
+        for (int v = 0; v < 4; ++v) {
+          MetricParams p;
+          p.compute_ulp = false;
+          p.compute_extra = false;
+          if (v == 1) p.small_value = 0.5 * scale;
+          if (v == 2) p.accumulative_small_value = 1e6;  // |error| above the bound at scale 1e5
+          if (v == 3) p.rtol = kNan;
+          ASSERT_NO_FATAL_FAILURE(expect_every_isa_matches_scalar(
+              bench, device, p,
+              "scale=" + std::to_string(scale) + " bench=" + std::string(name(bt)) +
+                  " device=" + std::string(name(dt)) + " v=" + std::to_string(v)));
+        }
+      }
+    }
+  }
+}
+
 // A float32 mean over a partially selected array is summed by numpy over the compacted selection: the
 // main pass compacts it (16-lane, 8-lane or scalar code), across several compacted 8192-element buffers.
 TEST(MetricsSimd, CompactedMeanAgreesAcrossBlocks) {
