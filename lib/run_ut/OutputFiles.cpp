@@ -62,6 +62,10 @@ OutputPaths resume_output_paths(const std::string& result_csv) {
   p.timestamp = base.substr(kPrefix.size(), 14);
   p.result = path.string();
   p.details = (path.parent_path() / ("accuracy_checking_details_" + p.timestamp + ".csv")).string();
+  // A new run creates the result file, then the details file: killed in between, it leaves an empty result
+  // file alone, which claim_outputs() completes with an empty details file. Any other missing details file
+  // means rows were lost.
+  if (!fs::exists(fs::symlink_status(p.details, ec)) && fs::file_size(path, ec) == 0 && !ec) return p;
   if (!fs::is_regular_file(p.details, ec))
     throw Error(ErrorKind::Io, "details file of the resumed result file does not exist", p.details);
   if (::access(p.details.c_str(), R_OK | W_OK) != 0)
@@ -135,7 +139,19 @@ bool header_matches(const CsvRow& got, const CsvRow& want) {
 }  // namespace
 
 detail::LockedFile claim_outputs(const OutputPaths& paths, bool resume) {
-  if (resume) return detail::LockedFile::open_existing(paths.result);
+  if (resume) {
+    detail::LockedFile lock = detail::LockedFile::open_existing(paths.result);
+    std::error_code ec;
+    // The empty result file of a run killed before it created its details file (resume_output_paths).
+    if (!fs::exists(fs::symlink_status(paths.details, ec))) {
+      if (fs::file_size(paths.result, ec) != 0 || ec)
+        throw Error(ErrorKind::Io, "details file of the resumed result file does not exist", paths.details);
+      if (!detail::LockedFile::create_new(paths.details).is_open())
+        throw Error(ErrorKind::Io, "details file appeared while resuming; another run is using it",
+                    paths.details);
+    }
+    return lock;
+  }
   detail::LockedFile lock = detail::LockedFile::create_new(paths.result);
   if (!lock.is_open()) return lock;
   if (!detail::LockedFile::create_new(paths.details).is_open()) {

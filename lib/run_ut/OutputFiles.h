@@ -23,13 +23,14 @@ struct OutputPaths {
 
 /// `<out>/accuracy_checking_{result,details}_<ts>.csv`; creates `out_dir` (0750) if missing.
 OutputPaths new_output_paths(const std::string& out_dir, const std::string& timestamp);
-/// Validates a -csv_path result file (name pattern, regular writable file) and finds its details file.
+/// Validates a -csv_path result file (name pattern, regular writable file) and finds its details file (which
+/// may be missing only beside an empty result file: a run killed between creating the two).
 OutputPaths resume_output_paths(const std::string& result_csv);
 
 /// Claims the pair of files for this run and returns the flock on the result file, held until the
 /// returned object dies. A new run creates both files with O_EXCL and gets an unopened LockedFile when
 /// either exists, so two runs never share a file; a resume opens the existing ones (throws Io when
-/// another run holds the lock).
+/// another run holds the lock) and creates a details file missing beside an empty result file.
 detail::LockedFile claim_outputs(const OutputPaths& paths, bool resume);
 /// The error of a new run whose file names are taken.
 Error outputs_exist_error(const OutputPaths& paths);

@@ -464,7 +464,8 @@ TEST(RunUtE2e, ResumeAfterARealKillGivesTheUninterruptedFiles) {
   waitpid(pid, &st, 0);
   fs::path result = t.path() / ("accuracy_checking_result_" + kTs + ".csv");
   Cli c;
-  if (fs::exists(result) && fs::exists(t.path() / ("accuracy_checking_details_" + kTs + ".csv")))
+  // What a user does: resume when the run left its result file (whatever else it left), else run again.
+  if (fs::exists(result))
     c = run_cli("run_ut -api_info " + kData + "/pt_fp16_fwdbwd/dump.json -csv_path " + result.string() +
                 " -q");
   else
@@ -472,6 +473,31 @@ TEST(RunUtE2e, ResumeAfterARealKillGivesTheUninterruptedFiles) {
   ASSERT_EQ(c.code, 0) << c.out;
   EXPECT_EQ(slurp(result), slurp(want.result));
   EXPECT_EQ(slurp(t.path() / ("accuracy_checking_details_" + kTs + ".csv")), slurp(want.details));
+}
+
+// Killed between creating the result file and the details file (a real kill can land there): the empty
+// result file alone resumes into the uninterrupted files; a non-empty one without details is refused, rows
+// were lost.
+TEST(RunUtE2e, ResumeOfAnEmptyResultFileWithoutDetailsStartsTheRun) {
+  ScratchDir full("resume_empty_full");
+  UtRun want = run_ut("pt_fp16_fwdbwd", full.path(), "-n 1");
+  ASSERT_EQ(want.cli.code, 0);
+  ScratchDir t("resume_empty");
+  const fs::path result = t.path() / want.result.filename(), details = t.path() / want.details.filename();
+  std::ofstream(result, std::ios::binary).close();
+  const std::string resume =
+      "run_ut -api_info " + kData + "/pt_fp16_fwdbwd/dump.json -csv_path " + result.string() + " -q";
+  Cli c = run_cli(resume);
+  ASSERT_EQ(c.code, 0) << c.out;
+  EXPECT_EQ(slurp(result), slurp(want.result));
+  EXPECT_EQ(slurp(details), slurp(want.details));
+
+  fs::remove(details);
+  c = run_cli(resume);
+  EXPECT_NE(c.code, 0) << c.out;
+  EXPECT_NE(c.out.find("details file of the resumed result file does not exist"), std::string::npos) << c.out;
+  EXPECT_EQ(slurp(result), slurp(want.result));
+  EXPECT_FALSE(fs::exists(details));
 }
 
 TEST(RunUtE2e, SaveErrorDataAndConfigLists) {
