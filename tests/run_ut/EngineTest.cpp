@@ -106,10 +106,10 @@ TEST(RunUtFiles, ResumePathValidation) {
   append(bad, "x");
   EXPECT_THROW(resume_output_paths(bad), Error);
   auto good = (t.path() / "accuracy_checking_result_20240101120000.csv").string();
-  append(good, "");
+  append(good, "API Name\r\n");
   try {
     resume_output_paths(good);
-    FAIL() << "missing details file must be rejected";
+    FAIL() << "missing details file beside a non-empty result file must be rejected";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::Io);
   }
@@ -117,6 +117,11 @@ TEST(RunUtFiles, ResumePathValidation) {
   auto p = resume_output_paths(good);
   EXPECT_EQ(p.timestamp, "20240101120000");
   EXPECT_THROW(resume_output_paths((t.path() / "accuracy_checking_result_2024.csv").string()), Error);
+  // An empty result file alone: a run killed before it created its details file.
+  auto empty = (t.path() / "accuracy_checking_result_20240101120001.csv").string();
+  append(empty, "");
+  EXPECT_EQ(resume_output_paths(empty).details,
+            (t.path() / "accuracy_checking_details_20240101120001.csv").string());
 }
 
 TEST(RunUtFiles, DetailsRowFullName) {
