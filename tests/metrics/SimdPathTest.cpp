@@ -233,7 +233,7 @@ TEST(MetricsSimd, ThresholdVariantsAgreeBitForBit) {
 }
 
 // Relative errors far below every r threshold (a float32 device's rounding), where the AVX2 run_ut-set
-// kernel takes its quiet-leaf shortcut (r-threshold counts known, no r comparisons), next to leaves that
+// pass takes its quiet-leaf shortcut (r-threshold counts known, no r comparisons), next to leaves that
 // are not quiet (one lane above rtol), leaves with non-finite groups, small and accumulative-small lanes
 // (with |error| above the bound at large scale), and thresholds that rule the shortcut out (NaN).
 TEST(MetricsSimd, QuietLeavesAgreeBitForBit) {
@@ -268,10 +268,10 @@ TEST(MetricsSimd, QuietLeavesAgreeBitForBit) {
     for (DType bt : {DType::Float64, DType::Float32}) {
       for (DType dt : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16}) {
         Tensor bench = make(b, bt), device = make(d, dt);
-        for (int v = 0; v < 4; ++v) {
+        for (int v = 0; v < 6; ++v) {
           MetricParams p;
-          p.compute_ulp = false;
-          p.compute_extra = false;
+          p.compute_ulp = v == 4 || v == 5;  // the ULP and every-metric kernels share the run_ut-set pass
+          p.compute_extra = v == 5;
           if (v == 1) p.small_value = 0.5 * scale;
           if (v == 2) p.accumulative_small_value = 1e6;  // |error| above the bound at scale 1e5
           if (v == 3) p.rtol = kNan;
