@@ -42,6 +42,16 @@ OutputPaths new_output_paths(const std::string& out_dir, const std::string& time
   return p;
 }
 
+namespace {
+// A new run creates the result file, then the details file: killed in between, it leaves an empty result file
+// alone. Any other missing details file means rows were lost.
+bool details_never_created(const OutputPaths& p) {
+  std::error_code ec;
+  if (fs::exists(fs::symlink_status(p.details, ec))) return false;
+  return fs::file_size(p.result, ec) == 0 && !ec;
+}
+}  // namespace
+
 OutputPaths resume_output_paths(const std::string& result_csv) {
   static constexpr std::string_view kPrefix = "accuracy_checking_result_", kSuffix = ".csv";
   fs::path path(result_csv);
@@ -62,10 +72,7 @@ OutputPaths resume_output_paths(const std::string& result_csv) {
   p.timestamp = base.substr(kPrefix.size(), 14);
   p.result = path.string();
   p.details = (path.parent_path() / ("accuracy_checking_details_" + p.timestamp + ".csv")).string();
-  // A new run creates the result file, then the details file: killed in between, it leaves an empty result
-  // file alone, which claim_outputs() completes with an empty details file. Any other missing details file
-  // means rows were lost.
-  if (!fs::exists(fs::symlink_status(p.details, ec)) && fs::file_size(path, ec) == 0 && !ec) return p;
+  if (details_never_created(p)) return p;  // claim_outputs() creates it
   if (!fs::is_regular_file(p.details, ec))
     throw Error(ErrorKind::Io, "details file of the resumed result file does not exist", p.details);
   if (::access(p.details.c_str(), R_OK | W_OK) != 0)
@@ -141,15 +148,9 @@ bool header_matches(const CsvRow& got, const CsvRow& want) {
 detail::LockedFile claim_outputs(const OutputPaths& paths, bool resume) {
   if (resume) {
     detail::LockedFile lock = detail::LockedFile::open_existing(paths.result);
-    std::error_code ec;
-    // The empty result file of a run killed before it created its details file (resume_output_paths).
-    if (!fs::exists(fs::symlink_status(paths.details, ec))) {
-      if (fs::file_size(paths.result, ec) != 0 || ec)
-        throw Error(ErrorKind::Io, "details file of the resumed result file does not exist", paths.details);
-      if (!detail::LockedFile::create_new(paths.details).is_open())
-        throw Error(ErrorKind::Io, "details file appeared while resuming; another run is using it",
-                    paths.details);
-    }
+    if (details_never_created(paths) && !detail::LockedFile::create_new(paths.details).is_open())
+      throw Error(ErrorKind::Io, "details file appeared while resuming; another run is using it",
+                  paths.details);
     return lock;
   }
   detail::LockedFile lock = detail::LockedFile::create_new(paths.result);

@@ -52,14 +52,14 @@ PairMetrics compare_pair(std::string_view api, const Tensor& bench, const Tensor
   MetricParams params = cfg.metric_params(device.dtype());
   // compare_item needs the ULP metrics of an API judged by the ULP standard.
   params.compute_ulp = parts.ulp || out.standard == Standard::Ulp;
-  const bool extra = parts.dump_compare || parts.mindspore;
-  params.compute_extra = extra;
+  const bool want_extra = parts.dump_compare || parts.mindspore;
+  params.compute_extra = want_extra;
   // run_ut rounds a float64 bench to float32 when the device is bfloat16; dump compare and MindSpore keep
   // it in float64. Other pairs hold the same values either way, so one pass serves all.
   const bool bench_f64_device_bf16 = bench.dtype() == DType::Float64 && device.dtype() == DType::BFloat16;
   if (bench_f64_device_bf16) params.compute_extra = false;
   TensorMetrics m = compute_metrics(bench, device, params);
-  if (bench_f64_device_bf16 && extra) {
+  if (bench_f64_device_bf16 && want_extra) {
     MetricParams extra;
     extra.compute_ulp = false;
     extra.compute_run_ut = false;
