@@ -10,7 +10,9 @@ faster counts).
 Run: env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_NUM_THREADS=1 /usr/bin/python3 \\
          benchmarks/metrics_cli_vs_numpy.py build/bin/probe DATA_DIR [--n 16777216] [--repeat 5] [--other PROBE]
 DATA_DIR receives bench.npy (float64) and device.npy (float32) once (n elements each; kept for later runs).
-numpy, probe and floor runs alternate in the same window, page cache warm; each line prints the 1-minute load.
+numpy, probe and floor runs alternate in the same window, page cache warm: the inputs are evicted once and read
+by probe's warm-up run (page_cache.py says why; --keep-page-cache leaves them as found); each line prints the
+1-minute load.
 numpy is timed at its most favourable: the arrays already in memory, one warm-up round, and its temporaries'
 pages reused (this script re-executes itself with glibc's malloc told never to return memory to the kernel;
 with fresh mmap'd temporaries numpy's rounds vary 6x on a VM; --numpy-fresh-pages keeps glibc's default).
@@ -29,6 +31,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from metrics_numpy import metrics  # noqa: E402
+import page_cache  # noqa: E402
 
 
 def load():
@@ -114,6 +117,8 @@ def main():
     ap.add_argument("--other")
     ap.add_argument("--numpy-fresh-pages", action="store_true")
     ap.add_argument("--floor", help="probe_readfloor binary (default: ../benchmarks/ next to PROBE's directory)")
+    ap.add_argument("--keep-page-cache", action="store_true",
+                    help="do not evict the inputs before the warm-up (see page_cache.py)")
     a = ap.parse_args()
     if not a.numpy_fresh_pages and os.environ.get("GLIBC_TUNABLES") != NUMPY_MALLOC:
         os.execve(sys.executable, [sys.executable] + sys.argv, {**os.environ, "GLIBC_TUNABLES": NUMPY_MALLOC})
@@ -133,6 +138,8 @@ def main():
     floor = a.floor or os.path.join(os.path.dirname(os.path.abspath(a.probe)), "..", "benchmarks",
                                     "probe_readfloor")
     floor_modes = ["--mmap", "--pread"] if os.access(floor, os.X_OK) else []
+    if not a.keep_page_cache:
+        page_cache.evict([bench_path, device_path])
     for _, b, flags in runs:  # warm the page cache and the binaries
         run_probe(b, bench_path, device_path, flags)
     for mode in floor_modes:
@@ -160,6 +167,7 @@ def main():
             floors[mode].append(run_floor(floor, mode, bench_path, device_path))
             line += f" floor {mode[2:]} {floors[mode][-1]:.3f} s;"
         print(line + f" load {load():.2f}", flush=True)
+    print(page_cache.describe([bench_path, device_path], not a.keep_page_cache))
     pages = "fresh pages" if a.numpy_fresh_pages else "pages reused"
     print(f"n = {a.n}, inputs {inputs / 2**20:.0f} MiB; numpy {np.__version__}, arrays in memory ({pages}):")
     for case, times in numpy_times.items():

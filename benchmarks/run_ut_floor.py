@@ -6,7 +6,8 @@ in this run. Also reports probe's peak RSS (the kernel's high-water mark of the 
 
     /usr/bin/python3 benchmarks/run_ut_floor.py build/apps/probe/probe /tmp/llama_dump [--repeat 3] [-n 2]
 
-Each timing is the median of --repeat runs (page cache warm: one untimed run first); the load average
+Each timing is the median of --repeat runs (page cache warm: the tensor files are evicted once and read by an
+untimed probe run first, see page_cache.py; --keep-page-cache leaves them as found); the load average
 is printed with each, since the machine may be shared.
 """
 import argparse
@@ -22,6 +23,9 @@ import tempfile
 import time
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import page_cache  # noqa: E402
 
 
 def load():
@@ -89,13 +93,19 @@ def main():
     ap.add_argument("dump")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("-n", "--threads", type=int, default=2)
+    ap.add_argument("--keep-page-cache", action="store_true",
+                    help="do not evict the tensor files before probe's warm-up run (see page_cache.py)")
     args = ap.parse_args()
     floor = json.load(open(os.path.join(args.dump, "floor.json")))
     dump_json = os.path.join(args.dump, "dump.json")
     tensor_dir = os.path.join(args.dump, "dump_tensor_data")
     out = tempfile.mkdtemp(prefix="run_ut_floor-")
     try:
-        read_seconds(tensor_dir)  # warm the page cache
+        tensor_files = [os.path.join(tensor_dir, name) for name in sorted(os.listdir(tensor_dir))]
+        if not args.keep_page_cache:
+            page_cache.evict(tensor_files)
+        run_probe(args.probe, dump_json, args.threads, out)  # warm-up, untimed: reads the dump cold
+        print(page_cache.describe(tensor_files, not args.keep_page_cache))
         reads = [read_seconds(tensor_dir)[0] for _ in range(args.repeat)]
         rates = [blas_flops_per_second() for _ in range(args.repeat)]
         t_read, rate = statistics.median(reads), statistics.median(rates)
@@ -106,7 +116,6 @@ def main():
               f"{floor['gemm_flops_float64'] / 1e9:.1f} GFLOP float64 GEMM")
         print(f"floor: read {t_read:.3f} s ({floor['tensor_bytes'] / t_read / 1e9:.2f} GB/s) + GEMM "
               f"{t_gemm:.3f} s (BLAS {rate / 1e9:.1f} GFLOP/s) = {t_floor:.3f} s  [{load()}]")
-        run_probe(args.probe, dump_json, args.threads, out)  # warm-up, untimed
         times = []
         for i in range(args.repeat):
             times.append(run_probe(args.probe, dump_json, args.threads, out))
