@@ -194,6 +194,24 @@ TEST(Judge, Bf16BoundDependsOnTheProfile) {
   EXPECT_EQ(judge("gelu", b, d, msprobe_cfg(), DType::BFloat16).status, Status::Warning);
 }
 
+// D12's share on a tensor the thread pool splits into several 65536-element ranges: 300000 elements b = 1,
+// d = 1 except k of them, one every 1000 (so in every range), at d = 1 + 2^-6 (two bf16 ulps above 1):
+// rel = 2^-6 / (1 + 2^-8) = 0.0156, above 2^-7 and above 0.01, but k / n <= 0.001 keeps the hundredth
+// above 0.99, and max_abs = 2^-6 >= 0.001, so the ladder reaches D12's step. Share (n - k) / n: k = 299 ->
+// 0.999003 > 0.999 -> pass; k = 300 -> 0.999 exactly (the same double as 1 - 0.001) -> Warning.
+TEST(Judge, Bf16ShareCountsEveryRangeOfALargeTensor) {
+  constexpr std::size_t n = 300000;
+  for (std::size_t k : {std::size_t{299}, std::size_t{300}}) {
+    SCOPED_TRACE(k);
+    std::vector<double> d(n, 1.0);
+    for (std::size_t j = 0; j < k; ++j) d[1000 * j + 17] = 1 + 0x1p-6;
+    Verdict v = judge("gelu", ones(n), f64(d), probe_cfg(), DType::BFloat16);
+    ASSERT_NE(v.criteria.back().name.find("D12"), std::string::npos);
+    EXPECT_EQ(v.criteria.back().value, static_cast<double>(n - k) / static_cast<double>(n));
+    EXPECT_EQ(v.status, k < 300 ? Status::Pass : Status::Warning) << v.message;
+  }
+}
+
 // Worst elements: non-finite mismatches first, then by ULPs of the device dtype at the bench's magnitude.
 // fp16 at bench 1: ulp 2^-10; at bench 1024: ulp 1. Errors: index 1: 3 * 2^-10 at 1 -> 3 ulps;
 // index 2: device 1026 vs bench 1024 -> 2 ulps; index 3: inf vs 5 -> first.
