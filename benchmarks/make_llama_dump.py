@@ -1,9 +1,11 @@
 #!/usr/bin/python3
-"""Writes a LLaMA-style block dump (msprobe tensor mode, L1, forward and backward, float32 .pt files)
+"""Writes a LLaMA-style block dump (msprobe tensor mode, L1, forward and backward, .pt files, float32 or
+--dtype bfloat16 as mixed-precision training runs it)
 large enough to time `probe run_ut` the way the real workload loads it (issue 13: >= 1 GB).
 
 Run with Debian's interpreter (it has torch), into a directory OUTSIDE the repository:
     /usr/bin/python3 benchmarks/make_llama_dump.py /tmp/llama_dump [--layers N] [--hidden H] [--seq S]
+                     [--dtype float32|bfloat16]
 
 The model is real PyTorch code (RMSNorm, rotary embedding, causal attention, SwiGLU MLP, residuals) run
 under examples/make_example_dump.py's recorder, which wraps torch APIs like msprobe's hooks and writes
@@ -60,11 +62,11 @@ def llama_block(x, p, cos, sin, mask, heads):
     return x + F.linear(F.silu(F.linear(y, p["wg"])) * F.linear(y, p["wu"]), p["wd"])
 
 
-def make_params(h, ffn, gen):
+def make_params(h, ffn, gen, dtype=torch.float32):
     def w(o, i):
-        return (torch.randn(o, i, generator=gen) * i ** -0.5).requires_grad_(True)
-    return {"attn_norm": (1 + 0.1 * torch.randn(h, generator=gen)).requires_grad_(True),
-            "mlp_norm": (1 + 0.1 * torch.randn(h, generator=gen)).requires_grad_(True),
+        return (torch.randn(o, i, generator=gen) * i ** -0.5).to(dtype).requires_grad_(True)
+    return {"attn_norm": (1 + 0.1 * torch.randn(h, generator=gen)).to(dtype).requires_grad_(True),
+            "mlp_norm": (1 + 0.1 * torch.randn(h, generator=gen)).to(dtype).requires_grad_(True),
             "wq": w(h, h), "wk": w(h, h), "wv": w(h, h), "wo": w(h, h),
             "wg": w(ffn, h), "wu": w(ffn, h), "wd": w(h, ffn)}
 
@@ -108,7 +110,9 @@ def main():
     ap.add_argument("--heads", type=int, default=8)
     ap.add_argument("--seq", type=int, default=512)
     ap.add_argument("--batch", type=int, default=2)
+    ap.add_argument("--dtype", choices=["float32", "bfloat16"], default="float32")
     args = ap.parse_args()
+    dtype = getattr(torch, args.dtype)
     repo = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
     out = os.path.realpath(args.out)
     if out == repo or out.startswith(repo + os.sep):
@@ -118,13 +122,13 @@ def main():
     torch.set_grad_enabled(True)
     gen = torch.Generator().manual_seed(20260113)
     h, hd = args.hidden, args.hidden // args.heads
-    layers = [make_params(h, args.ffn, gen) for _ in range(args.layers)]
-    x = torch.randn(args.batch, args.seq, h, generator=gen).requires_grad_(True)
+    layers = [make_params(h, args.ffn, gen, dtype) for _ in range(args.layers)]
+    x = torch.randn(args.batch, args.seq, h, generator=gen).to(dtype).requires_grad_(True)
     inv = 1.0 / (10000 ** (torch.arange(0, hd, 2, dtype=torch.float32) / hd))
     ang = torch.outer(torch.arange(args.seq, dtype=torch.float32), inv)
     ang = torch.cat((ang, ang), dim=-1)
-    cos, sin = ang.cos()[None, None], ang.sin()[None, None]
-    mask = torch.full((args.seq, args.seq), torch.finfo(torch.float32).min).triu(1)[None, None]
+    cos, sin = ang.cos()[None, None].to(dtype), ang.sin()[None, None].to(dtype)
+    mask = torch.full((args.seq, args.seq), torch.finfo(dtype).min, dtype=dtype).triu(1)[None, None]
     rec = med.Recorder(out)
     with med.hooked(rec, apis=APIS):
         y = x
