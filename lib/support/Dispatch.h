@@ -1,6 +1,7 @@
 // Internal: call a generic lambda with a value of the C++ element type of a DType.
 #pragma once
 
+#include <bit>
 #include <complex>
 #include <cstdint>
 
@@ -56,7 +57,11 @@ decltype(auto) visit_dtype(DType t, F&& f) {
 /// Element value as double (complex: real part).
 template <class T>
 inline double as_double(T v) noexcept {
-  if constexpr (std::is_same_v<T, float16_t> || std::is_same_v<T, bfloat16_t>)
+  // bfloat16 is the upper half of a float32: converted here rather than through to_double(), an exported
+  // call per element (5.7% of run_ut on a bfloat16 LLaMA dump, most of it in the runners' widening copy).
+  if constexpr (std::is_same_v<T, bfloat16_t>)
+    return static_cast<double>(std::bit_cast<float>(static_cast<std::uint32_t>(v.bits) << 16));
+  else if constexpr (std::is_same_v<T, float16_t>)
     return to_double(v);
   else if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>)
     return static_cast<double>(v.real());
