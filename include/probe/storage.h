@@ -23,8 +23,8 @@ class PROBE_API Storage {
 /// A zero-initialised, 64-byte aligned heap buffer of `size` bytes.
 PROBE_API std::shared_ptr<Storage> make_owned_storage(std::size_t size);
 
-/// Maps a whole file copy-on-write: writes through the mapping never reach the file.
-/// Throws probe::Error (Io) naming the file when it cannot be opened or mapped.
+/// Maps a whole file copy-on-write (writes never reach the file) and reads it in, in 2 MiB pages if not yet
+/// cached. Throws probe::Error (Io) naming the file when it cannot be opened or mapped.
 PROBE_API std::shared_ptr<Storage> map_file(const std::string& path);
 /// As map_file, but the pages are read only when touched: for readers of a few header bytes.
 PROBE_API std::shared_ptr<Storage> map_file_lazily(const std::string& path);
