@@ -212,6 +212,34 @@ TEST(Judge, Bf16ShareCountsEveryRangeOfALargeTensor) {
   }
 }
 
+// D12's share at its boundary, against the definition computed here with the division: an element counts
+// when fl(|d - b| / (|b| + 2^-8)) < 2^-7. For every bfloat16 d in [1, 128) (both signs), the bench b that
+// puts the relative error at 2^-7 exactly, (|d| - 2^-15) / (1 + 2^-7), and its four neighbours on each side
+// (one ulp apart): quotients just below, at and just above 2^-7 after rounding. Every relative error stays
+// below 0.01 and max_abs >= 0.001, so the ladder reaches D12's step.
+TEST(Judge, Bf16ShareAtTheBoundaryMatchesTheDivision) {
+  std::vector<double> bench, device;
+  std::int64_t within = 0;
+  for (int e = 0; e < 7; ++e)
+    for (int m = 0; m < 128; ++m)
+      for (double sign : {1.0, -1.0}) {
+        const double d = sign * std::ldexp(1 + m / 128.0, e);
+        double b = sign * ((std::fabs(d) - 0x1p-15) / (1 + 0x1p-7));
+        for (int k = 0; k < 4; ++k) b = std::nextafter(b, 0.0);
+        for (int k = 0; k < 9; ++k, b = std::nextafter(b, 2 * d)) {
+          bench.push_back(b);
+          device.push_back(d);
+          within += std::fabs(d - b) / (std::fabs(b) + 0x1p-8) < 0x1p-7;
+        }
+      }
+  const auto n = static_cast<double>(bench.size());
+  ASSERT_GT(within, 0);
+  ASSERT_LT(within, static_cast<std::int64_t>(bench.size()));
+  Verdict v = judge("gelu", f64(bench), f64(device), probe_cfg(), DType::BFloat16);
+  ASSERT_NE(v.criteria.back().name.find("D12"), std::string::npos) << v.message;
+  EXPECT_EQ(v.criteria.back().value, static_cast<double>(within) / n);
+}
+
 // Worst elements: non-finite mismatches first, then by ULPs of the device dtype at the bench's magnitude.
 // fp16 at bench 1: ulp 2^-10; at bench 1024: ulp 1. Errors: index 1: 3 * 2^-10 at 1 -> 3 ulps;
 // index 2: device 1026 vs bench 1024 -> 2 ulps; index 3: inf vs 5 -> first.
