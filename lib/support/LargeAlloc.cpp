@@ -13,7 +13,6 @@
 namespace probe::detail {
 namespace {
 
-constexpr std::size_t kHugePage = std::size_t{2} << 20;
 // Freed blocks of 2 MiB or more kept mapped for reuse, at most this many bytes (least recently freed
 // first out). Issue 13: a fresh block costs the kernel a zeroed page per fault (clear_page was a quarter of
 // run_ut's cycles on the LLaMA dump even with 2 MiB pages); the tensors of consecutive APIs and of a
@@ -31,7 +30,7 @@ struct Cached {
 // be freed during static destruction.
 class HugeBlocks {
  public:
-  // A block of at least `bytes` (a multiple of kHugePage), or nullptr.
+  // A block of at least `bytes` (a multiple of kHugePageBytes), or nullptr.
   void* reuse(std::size_t bytes) {
     std::lock_guard lock(m_);
     auto it = by_size_.lower_bound(bytes);
@@ -100,14 +99,14 @@ HugeBlocks& huge_blocks() {
   return *blocks;
 }
 
-// `bytes` (a multiple of kHugePage) of fresh zero pages, kHugePage aligned, or nullptr.
+// `bytes` (a multiple of kHugePageBytes) of fresh zero pages, kHugePageBytes aligned, or nullptr.
 void* map_huge(std::size_t bytes) {
-  const std::size_t span = bytes + kHugePage;
+  const std::size_t span = bytes + kHugePageBytes;
   if (span < bytes) return nullptr;
   void* raw = ::mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED) return nullptr;
   const auto start = reinterpret_cast<std::uintptr_t>(raw);
-  const std::uintptr_t aligned = (start + kHugePage - 1) / kHugePage * kHugePage;
+  const std::uintptr_t aligned = (start + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
   if (aligned > start) ::munmap(raw, aligned - start);
   if (const std::uintptr_t end = start + span, used = aligned + bytes; end > used)
     ::munmap(reinterpret_cast<void*>(used), end - used);
@@ -125,12 +124,12 @@ void* allocate_tensor_bytes(std::size_t bytes) {
   // Issue 13: run_ut on a 2.2 GB LLaMA dump spent a quarter of its cycles in 4 KiB page faults of fresh
   // buffers (the kernel's fault path under virtualisation); with 2 MiB pages it ran 1.7x (-n 1) to 2.8x
   // (-n 2) faster.
-  if (bytes < kHugePage) {
+  if (bytes < kHugePageBytes) {
     void* p = std::aligned_alloc(64, bytes == 0 ? 64 : (bytes + 63) / 64 * 64);
     if (!p) throw std::bad_alloc();
     return p;
   }
-  const std::size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+  const std::size_t rounded = (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
   if (rounded < bytes) throw std::bad_alloc();  // overflow
   HugeBlocks& blocks = huge_blocks();
   if (void* p = blocks.reuse(rounded)) return p;
@@ -148,7 +147,7 @@ void* allocate_tensor_bytes(std::size_t bytes) {
 void free_tensor_bytes(void* block) noexcept {
   if (!block) return;
   // Only a 2 MiB aligned address can be a mapped block; anything else came from aligned_alloc.
-  if (reinterpret_cast<std::uintptr_t>(block) % kHugePage == 0 && huge_blocks().release(block)) return;
+  if (reinterpret_cast<std::uintptr_t>(block) % kHugePageBytes == 0 && huge_blocks().release(block)) return;
   std::free(block);
 }
 
