@@ -9,15 +9,13 @@
 #include <limits>
 
 #include "probe/scalar_types.h"
+#include "support/Bfloat16.h"
 
 namespace probe::detail {
 
 /// float16 bits -> float, through a table built once (fp16 tensors are read per element).
 const float* half_table() noexcept;
 inline float load_half(std::uint16_t bits) noexcept { return half_table()[bits]; }
-inline float load_bf16(std::uint16_t bits) noexcept {
-  return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
-}
 
 /// Rounds a float to the nearest float16 value (ties to even), returned as float.
 inline float round_half(float x) noexcept {

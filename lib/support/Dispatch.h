@@ -1,13 +1,13 @@
 // Internal: call a generic lambda with a value of the C++ element type of a DType.
 #pragma once
 
-#include <bit>
 #include <complex>
 #include <cstdint>
 
 #include "probe/dtype.h"
 #include "probe/error.h"
 #include "probe/scalar_types.h"
+#include "support/Bfloat16.h"
 
 namespace probe::detail {
 
@@ -57,10 +57,10 @@ decltype(auto) visit_dtype(DType t, F&& f) {
 /// Element value as double (complex: real part).
 template <class T>
 inline double as_double(T v) noexcept {
-  // bfloat16 is the upper half of a float32: converted here rather than through to_double(), an exported
-  // call per element (5.7% of run_ut on a bfloat16 LLaMA dump, most of it in the runners' widening copy).
+  // bfloat16 inline rather than through to_double(), an exported call per element (5.7% of run_ut on a
+  // bfloat16 LLaMA dump, most of it in the runners' widening copy).
   if constexpr (std::is_same_v<T, bfloat16_t>)
-    return static_cast<double>(std::bit_cast<float>(static_cast<std::uint32_t>(v.bits) << 16));
+    return static_cast<double>(load_bf16(v.bits));
   else if constexpr (std::is_same_v<T, float16_t>)
     return to_double(v);
   else if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>)
