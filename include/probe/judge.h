@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,6 +23,11 @@ namespace probe {
 enum class JudgeRule {
   RunUt,              ///< the old rule run_ut writes into Status (precheck.md §3.1, §2.10)
   PrecisionStandard,  ///< api_precision_compare's 比对结果 for run_ut's row (§4.2, §5.2-§5.3)
+  /// DECISIONS D14: every element within a bound derived from the operation's numerics (u of the output
+  /// dtype on |bench| plus the accumulation error on the magnitude bench); run_ut's rule for APIs D14 has
+  /// no family for (the Message says so).
+  ErrorBound,
+  Default,  ///< ErrorBound with the `probe` profile's standards, RunUt with the `msprobe` profile's
 };
 
 /// What decided a verdict.
@@ -35,6 +41,7 @@ enum class Method {
   Ulp,
   Thousandth,
   Accumulative,
+  ErrorBound,  ///< DECISIONS D14
 };
 /// "not compared", "old rule", "exact match", "benchmark", "absolute threshold", ... (for messages).
 PROBE_API std::string_view to_string(Method m) noexcept;
@@ -55,6 +62,8 @@ struct PROBE_API ElementError {
   std::int64_t index = 0;  ///< flat, row-major
   double bench = 0, device = 0, abs_err = 0, rel_err = 0;
   std::optional<double> ulp;
+  std::vector<std::int64_t> coords;  ///< the index per dimension (ErrorBound; empty for the other rules)
+  double bound = std::numeric_limits<double>::quiet_NaN();  ///< the element's D14 bound (ErrorBound)
 };
 
 struct PROBE_API Verdict {
@@ -73,7 +82,7 @@ struct PROBE_API Verdict {
 };
 
 struct PROBE_API JudgeOptions {
-  JudgeRule rule = JudgeRule::RunUt;
+  JudgeRule rule = JudgeRule::Default;
   /// Judge with this precision standard instead of the one §4.2 picks for the API name.
   std::optional<Standard> standard;
   /// The benchmark and ULP standards rate the device against a second device's output for the same
@@ -82,6 +91,13 @@ struct PROBE_API JudgeOptions {
   std::optional<Tensor> reference;
   bool fp8_input = false;  ///< a device input was fp8 (§4.2 rule 2)
   std::size_t worst_count = 3;
+  /// ErrorBound: the magnitude bench, float64 of the bench's shape: the API run on its inputs' absolute
+  /// values (sum |a||b| for matmul; probe::error_bound_magnitude computes it). Required, with
+  /// `accumulation`, by the families that accumulate (GEMM, convolution, sum/mean, add/sub, gelu/silu).
+  std::optional<Tensor> magnitude;
+  /// ErrorBound: terms summed into one output element (K of a GEMM, the reduced count of a sum;
+  /// probe::error_bound_accumulation); 0: 1 for element-wise APIs, the largest dim for softmax-like ones.
+  std::int64_t accumulation = 0;
 };
 
 /// Judges `device` (converted to `device_dtype` first when it holds another dtype, e.g. bfloat16 values

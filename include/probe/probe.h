@@ -14,6 +14,7 @@
 #include "probe/dump_summary.h"
 #include "probe/dump_writer.h"
 #include "probe/error.h"
+#include "probe/error_bound.h"
 #include "probe/judge.h"
 #include "probe/metric_table.h"
 #include "probe/metrics.h"

@@ -39,12 +39,20 @@ struct PROBE_API CheckOptions {
   std::size_t worst_count = 3;
   /// Directory for REPRO files; empty: $PROBE_REPRO_DIR, else GoogleTest's TempDir()/probe_repro.
   std::string repro_dir;
+  /// The error bound's magnitude bench and accumulation length (JudgeOptions); EXPECT_PROBE_ACCURATE
+  /// computes them from the call, check_output and IsAccurate take them from here.
+  std::optional<Tensor> magnitude;
+  std::int64_t accumulation = 0;
 };
 
-/// Both verdicts of one output and what the failure message needs.
+/// The verdicts of one output and what the failure message needs.
 struct PROBE_API Accuracy {
   Verdict run_ut, standard;
-  /// run_ut's rule says pass, and the precision standard says pass or has no rule for the dtype (float64).
+  /// DECISIONS D14's verdict (Method::ErrorBound) in the probe profile when it covers the API and has what
+  /// it needs (an accumulating API: the magnitude bench); else Method::NotCompared.
+  Verdict error_bound;
+  /// The error bound passes, where it was judged; otherwise run_ut's rule says pass and the precision
+  /// standard says pass or has no rule for the dtype (float64).
   bool accurate() const noexcept;
 };
 
@@ -56,8 +64,8 @@ ApiCall args(T&&... positional) {
   return call;
 }
 
-/// Judges one device output (converted to `dtype`) against a float64 bench by both rules; `api` is msprobe's
-/// list name ("gelu"; empty: no API, the benchmark standard).
+/// Judges one device output (converted to `dtype`) against a float64 bench by every rule; `api` is msprobe's
+/// list name or a dump name ("gelu", "Functional.gelu"; empty: no API, the benchmark standard).
 PROBE_API Accuracy check_output(std::string_view api, const Tensor& bench, const Tensor& device, DType dtype,
                                 const CheckOptions& options = {});
 

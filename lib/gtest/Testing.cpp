@@ -2,12 +2,14 @@
 #include "probe/testing.h"
 
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <mutex>
 #include <sstream>
 
+#include "probe/error_bound.h"
 #include "probe/tensor_file.h"
 
 namespace probe::testing {
@@ -96,6 +98,7 @@ void flatten(const Value& v, std::vector<Tensor>& out) {
 }  // namespace
 
 bool Accuracy::accurate() const noexcept {
+  if (error_bound.method == Method::ErrorBound) return error_bound.status == Status::Pass;
   return run_ut.status == Status::Pass && standard.status != Status::Error &&
          standard.status != Status::Warning;
 }
@@ -106,9 +109,20 @@ Accuracy check_output(std::string_view api, const Tensor& bench, const Tensor& d
   o.standard = options.standard;
   o.worst_count = options.worst_count;
   Accuracy a;
-  a.run_ut = judge(api, bench, device, standards(options.profile), dtype, o);
+  // msprobe's rules know an API by its list name ("gelu"); D14 reads any spelling.
+  const std::optional<ApiName> name = parse_api_name(api);
+  const std::string list_name = name ? name->name : std::string(api);
+  o.rule = JudgeRule::RunUt;
+  a.run_ut = judge(list_name, bench, device, standards(options.profile), dtype, o);
   o.rule = JudgeRule::PrecisionStandard;
-  a.standard = judge(api, bench, device, standards(options.profile), dtype, o);
+  a.standard = judge(list_name, bench, device, standards(options.profile), dtype, o);
+  const ErrorBoundSupport d14 = error_bound_support(api);
+  if (options.profile == Profile::Probe && d14.covered && (!d14.needs_magnitude || options.magnitude)) {
+    o.rule = JudgeRule::ErrorBound;
+    o.magnitude = options.magnitude;
+    o.accumulation = options.accumulation;
+    a.error_bound = judge(api, bench, device, standards(options.profile), dtype, o);
+  }
   return a;
 }
 
@@ -118,11 +132,15 @@ std::string describe(const Accuracy& a, std::string_view what, std::string_view 
   std::string out = std::string(what) + " is not accurate (" + std::string(torch_name(dtype)) + ", shape " +
                     shape_to_string(device.shape()) + ", profile " + std::string(to_string(options.profile)) +
                     ")\n";
+  if (a.error_bound.method == Method::ErrorBound)
+    out += verdict_block("  error bound (D14, decides)", a.error_bound);
   out += verdict_block("  run_ut rule", a.run_ut);
   const std::string title = "  precision standard" +
                             (a.standard.standard ? " " + std::string(standard_id(*a.standard.standard)) : "");
   out += verdict_block(title.c_str(), a.standard);
-  const std::vector<ElementError>& worst = a.run_ut.worst.empty() ? a.standard.worst : a.run_ut.worst;
+  const std::vector<ElementError>& worst = !a.error_bound.worst.empty() ? a.error_bound.worst
+                                           : a.run_ut.worst.empty()     ? a.standard.worst
+                                                                        : a.run_ut.worst;
   const bool elementwise = input && input->shape() == device.shape();
   const std::vector<double> in = elementwise ? input->to_doubles() : std::vector<double>{};
   if (!worst.empty()) out += "  worst elements:\n";
@@ -132,6 +150,7 @@ std::string describe(const Accuracy& a, std::string_view what, std::string_view 
     out += " bench " + num(e.bench) + ", device " + num(e.device) + ", abs err " + num(e.abs_err) +
            ", rel err " + num(e.rel_err);
     if (e.ulp) out += ", " + num(*e.ulp) + " ulp";
+    if (!std::isnan(e.bound)) out += ", bound " + num(e.bound);
     out += "\n";
   }
   const fs::path dir = repro_dir(options);
@@ -166,6 +185,16 @@ std::string describe(const Accuracy& a, std::string_view what, std::string_view 
            << api << " gives " << bench.size() << " tensor output(s), the device " << device_outputs.size();
   const std::optional<ApiName> name = parse_api_name(api);
   const std::string list_name = name ? name->name : std::string(api);
+  // DECISIONS D14's magnitude bench, for the APIs that accumulate.
+  std::vector<Tensor> magnitude;
+  if (options.profile == Profile::Probe) {
+    try {
+      for (const auto& v : error_bound_magnitude(registry, Framework::PyTorch, api, call))
+        flatten(v, magnitude);
+    } catch (const std::exception& e) {
+      return ::testing::AssertionFailure() << "the magnitude bench of " << api << " failed: " << e.what();
+    }
+  }
   // The elementwise input shown next to each worst element: the first tensor argument of the output's shape.
   std::vector<Tensor> inputs;
   for (const auto& v : call.args)
@@ -185,7 +214,12 @@ std::string describe(const Accuracy& a, std::string_view what, std::string_view 
         input = &t;
         break;
       }
-    const Accuracy a = check_output(list_name, bench[i], device_outputs[i], want, options);
+    CheckOptions with_bound = options;
+    if (i < magnitude.size()) {
+      with_bound.magnitude = magnitude[i];
+      with_bound.accumulation = error_bound_accumulation(api, call, bench[i].shape());
+    }
+    const Accuracy a = check_output(api, bench[i], device_outputs[i], want, with_bound);
     if (!a.accurate())
       failures += describe(a, what, list_name, bench[i], device_outputs[i], want, options, input);
   }

@@ -14,6 +14,7 @@
 #include "precision_compare/Thresholds.h"
 #include "probe/error.h"
 #include "probe/metric_table.h"
+#include "standards/ErrorBound.h"
 #include "standards/ItemCompare.h"
 
 namespace probe {
@@ -263,9 +264,11 @@ std::string_view to_string(Method m) noexcept {
     case Method::Thousandth:
       return "thousandth";
     case Method::Accumulative:
+      return "accumulative";
+    case Method::ErrorBound:
       break;
   }
-  return "accumulative";
+  return "error bound";
 }
 
 Verdict judge(std::string_view api, const Tensor& bench, const Tensor& device_in, const Standards& cfg,
@@ -276,11 +279,38 @@ Verdict judge(std::string_view api, const Tensor& bench, const Tensor& device_in
                 "the reference output has shape " + shape_to_string(opt.reference->shape()) + ", the bench " +
                     shape_to_string(bench.shape()),
                 "", "reference", std::string(api));
+  JudgeRule rule = opt.rule;
+  if (rule == JudgeRule::Default)
+    rule = cfg.profile() == Profile::Probe ? JudgeRule::ErrorBound : JudgeRule::RunUt;
+  const detail::BoundFamily* family =
+      rule == JudgeRule::ErrorBound && is_floating(device_dtype) && is_floating(bench.dtype())
+          ? detail::bound_family(api)
+          : nullptr;
+  if (family) {
+    const bool accumulates = family->magnitude == detail::MagnitudeKind::AbsInputs;
+    if (accumulates && (!opt.magnitude || opt.accumulation < 1))
+      throw Error(ErrorKind::InvalidArgument,
+                  "the " + std::string(family->name) +
+                      " family's error bound needs the magnitude bench and the accumulation length "
+                      "(probe::error_bound_magnitude, probe::error_bound_accumulation)",
+                  "", opt.magnitude ? "accumulation" : "magnitude", std::string(api));
+    std::int64_t k = opt.accumulation;
+    if (k < 1) k = detail::accumulation_length(*family, {bench.shape()}, bench.shape());
+    const Tensor* magnitude = accumulates ? &*opt.magnitude : nullptr;
+    return detail::error_bound_verdict(*family, bench, device, magnitude, k, opt.worst_count);
+  }
   detail::ItemTrace trace;
   const DetailRow row =
       detail::compare_item_traced(api, Value(bench), Value(device), cfg, opt.fp8_input, opt.standard, &trace);
   Verdict v;
-  if (opt.rule == JudgeRule::RunUt) {
+  if (rule == JudgeRule::ErrorBound) {
+    // No D14 family: run_ut's rule judges, and the message says so.
+    v.status = row.status;
+    v.method = trace.method;
+    v.criteria = std::move(trace.criteria);
+    v.message = "no error bound for this API (D14): run_ut's rule judged" +
+                (row.message.empty() ? std::string() : ": " + row.message);
+  } else if (rule == JudgeRule::RunUt) {
     v.status = row.status;
     v.method = trace.method;
     v.criteria = std::move(trace.criteria);

@@ -18,6 +18,12 @@ const Standards& probe_cfg() {
   static const Standards cfg = Standards::builtin(Profile::Probe);
   return cfg;
 }
+// run_ut's old rule, which the probe profile's default (D14's error bound) replaces.
+JudgeOptions old_rule() {
+  JudgeOptions o;
+  o.rule = JudgeRule::RunUt;
+  return o;
+}
 
 Tensor f64(std::vector<double> v) {
   const auto n = static_cast<std::int64_t>(v.size());
@@ -188,7 +194,7 @@ TEST(Judge, OldRuleLadderIsRecorded) {
 // pass; msprobe profile: rel 0.0078 > 0.001 on 1 of 4 -> Warning.
 TEST(Judge, Bf16BoundDependsOnTheProfile) {
   const Tensor b = f64({2, 2, 2, 2}), d = f64({2 + 0x1p-6, 2, 2, 2});
-  Verdict probe = judge("gelu", b, d, probe_cfg(), DType::BFloat16);
+  Verdict probe = judge("gelu", b, d, probe_cfg(), DType::BFloat16, old_rule());
   EXPECT_EQ(probe.status, Status::Pass);
   EXPECT_NE(probe.criteria.back().name.find("D12"), std::string::npos);
   EXPECT_EQ(judge("gelu", b, d, msprobe_cfg(), DType::BFloat16).status, Status::Warning);
@@ -205,7 +211,7 @@ TEST(Judge, Bf16ShareCountsEveryRangeOfALargeTensor) {
     SCOPED_TRACE(k);
     std::vector<double> d(n, 1.0);
     for (std::size_t j = 0; j < k; ++j) d[1000 * j + 17] = 1 + 0x1p-6;
-    Verdict v = judge("gelu", ones(n), f64(d), probe_cfg(), DType::BFloat16);
+    Verdict v = judge("gelu", ones(n), f64(d), probe_cfg(), DType::BFloat16, old_rule());
     ASSERT_NE(v.criteria.back().name.find("D12"), std::string::npos);
     EXPECT_EQ(v.criteria.back().value, static_cast<double>(n - k) / static_cast<double>(n));
     EXPECT_EQ(v.status, k < 300 ? Status::Pass : Status::Warning) << v.message;
@@ -235,7 +241,7 @@ TEST(Judge, Bf16ShareAtTheBoundaryMatchesTheDivision) {
   const auto n = static_cast<double>(bench.size());
   ASSERT_GT(within, 0);
   ASSERT_LT(within, static_cast<std::int64_t>(bench.size()));
-  Verdict v = judge("gelu", f64(bench), f64(device), probe_cfg(), DType::BFloat16);
+  Verdict v = judge("gelu", f64(bench), f64(device), probe_cfg(), DType::BFloat16, old_rule());
   ASSERT_NE(v.criteria.back().name.find("D12"), std::string::npos) << v.message;
   EXPECT_EQ(v.criteria.back().value, static_cast<double>(within) / n);
 }

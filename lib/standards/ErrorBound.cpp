@@ -1,0 +1,457 @@
+// DECISIONS D14, the error-bound verdict. For output element i with float64 bench b, device value d,
+// magnitude m and accumulation length K, the device passes when
+//   |d - b| <= (1 + 2^-10) * (u_out |b| + (c u_acc + g(K, u_acc)) m) + s_out
+// u_out: the output dtype's unit roundoff (the final rounding); u_acc: float32's (low-precision kernels
+// accumulate in float32) or float64's; c: the family's own error in units of u_acc; s_out: the dtype's
+// smallest subnormal (rounding below the normal range is absolute); g(K, u) = min(K u / (1 - K u),
+// 8 sqrt(K) u), the worst-case bound of a K-term sum for small K and the probabilistic one (8 standard
+// deviations of independent roundings) for large K. An element beyond it but within the same bound with
+// 4 u_low m in place of g(K, u_acc) m, u_low the unit roundoff of a reduced-precision accumulation (the
+// output dtype's, TF32's for float32), is a Warning naming that cause; beyond both it is an error.
+#include "standards/ErrorBound.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "probe/error.h"
+#include "probe/error_bound.h"
+
+namespace probe::detail {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kSlack = 1.0 + 1.0 / 1024;  // covers the cross terms of the two roundings
+constexpr double kLambda = 8.0;
+// A sum of K random-signed terms accumulated in precision u errs by about u times its magnitude (the
+// partial sums' roundings grow with sqrt(k) while the magnitude grows with k): 4 of those names the cause.
+constexpr double kBandUnits = 4.0;
+
+using MK = MagnitudeKind;
+using AK = AccumulationKind;
+
+// The D14 table, one row per operator (dunders, reflected and in-place spellings are normalised first).
+struct FamilyRow {
+  std::string_view op;
+  BoundFamily family;
+};
+constexpr BoundFamily kGemm{"gemm", MK::AbsInputs, AK::LastDimOfFirst, 1, ""};
+constexpr BoundFamily kGemmBias{"gemm", MK::AbsInputs, AK::LastDimOfSecond, 2, ""};
+constexpr BoundFamily kConv{"convolution", MK::AbsInputs, AK::ConvWeight, 2, ""};
+constexpr BoundFamily kReduction{"reduction", MK::AbsInputs, AK::ReducedCount, 2, ""};
+constexpr BoundFamily kScan{"scan", MK::AbsInputs, AK::LargestDim, 1, ""};
+constexpr BoundFamily kAdd{"addition", MK::AbsInputs, AK::None, 2, ""};
+constexpr BoundFamily kSub{"addition", MK::AbsInputs, AK::None, 2, "add"};
+constexpr BoundFamily kRounded{"correctly rounded", MK::Bench, AK::None, 1, ""};
+constexpr BoundFamily kExact{"exact", MK::Bench, AK::None, 0, ""};
+constexpr BoundFamily kLibm{"transcendental", MK::Bench, AK::None, 8, ""};
+constexpr BoundFamily kCancelling{"activation x*f(x)", MK::AbsInputs, AK::None, 16, ""};
+constexpr BoundFamily kSoftmax{"softmax", MK::Bench, AK::LargestDim, 8, ""};
+constexpr BoundFamily kLogSoftmax{"log_softmax", MK::BenchPlusOne, AK::LargestDim, 8, ""};
+
+constexpr std::array kFamilies{
+    FamilyRow{"mm", kGemm},
+    FamilyRow{"matmul", kGemm},
+    FamilyRow{"bmm", kGemm},
+    FamilyRow{"mv", kGemm},
+    FamilyRow{"dot", kGemm},
+    FamilyRow{"vdot", kGemm},
+    FamilyRow{"inner", kGemm},
+    FamilyRow{"linear", kGemm},
+    FamilyRow{"addmm", kGemmBias},
+    FamilyRow{"addbmm", kGemmBias},
+    FamilyRow{"baddbmm", kGemmBias},
+    FamilyRow{"addmv", kGemmBias},
+    FamilyRow{"conv1d", kConv},
+    FamilyRow{"conv2d", kConv},
+    FamilyRow{"conv3d", kConv},
+    FamilyRow{"convolution", kConv},
+    FamilyRow{"sum", kReduction},
+    FamilyRow{"nansum", kReduction},
+    FamilyRow{"mean", kReduction},
+    FamilyRow{"cumsum", kScan},
+    FamilyRow{"add", kAdd},
+    FamilyRow{"sub", kSub},
+    FamilyRow{"mul", kRounded},
+    FamilyRow{"div", kRounded},
+    FamilyRow{"true_divide", kRounded},
+    FamilyRow{"sqrt", kRounded},
+    FamilyRow{"square", kRounded},
+    FamilyRow{"reciprocal", kLibm},
+    FamilyRow{"rsqrt", kLibm},
+    FamilyRow{"abs", kExact},
+    FamilyRow{"neg", kExact},
+    FamilyRow{"relu", kExact},
+    FamilyRow{"clamp", kExact},
+    FamilyRow{"maximum", kExact},
+    FamilyRow{"minimum", kExact},
+    FamilyRow{"float", kExact},
+    FamilyRow{"half", kExact},
+    FamilyRow{"bfloat16", kExact},
+    FamilyRow{"exp", kLibm},
+    FamilyRow{"exp2", kLibm},
+    FamilyRow{"expm1", kLibm},
+    FamilyRow{"log", kLibm},
+    FamilyRow{"log2", kLibm},
+    FamilyRow{"log10", kLibm},
+    FamilyRow{"log1p", kLibm},
+    FamilyRow{"sigmoid", kLibm},
+    FamilyRow{"tanh", kLibm},
+    FamilyRow{"sin", kLibm},
+    FamilyRow{"cos", kLibm},
+    FamilyRow{"erf", kLibm},
+    FamilyRow{"softplus", kLibm},
+    FamilyRow{"gelu", kCancelling},
+    FamilyRow{"silu", kCancelling},
+    FamilyRow{"hardswish", kCancelling},
+    FamilyRow{"softmax", kSoftmax},
+    FamilyRow{"_softmax", kSoftmax},
+    FamilyRow{"log_softmax", kLogSoftmax},
+    FamilyRow{"_log_softmax", kLogSoftmax},
+};
+
+// "Functional.gelu.0" -> "gelu", "Aten.mm.default" -> "mm", "__rmatmul__" -> "matmul", "add_" -> "add".
+std::string_view operator_of(std::string_view api) {
+  static constexpr std::array kPrefixes{"Functional.", "Tensor.", "Torch.",          "Aten.",
+                                        "NPU.",        "Mint.",   "MintFunctional.", "Distributed."};
+  for (std::string_view p : kPrefixes)
+    if (api.substr(0, p.size()) == p) {
+      api.remove_prefix(p.size());
+      break;
+    }
+  api = api.substr(0, api.find('.'));
+  if (api.size() > 4 && api.substr(0, 2) == "__" && api.substr(api.size() - 2) == "__") {
+    api = api.substr(2, api.size() - 4);
+    if (api.size() > 1 && (api[0] == 'r' || api[0] == 'i')) {
+      const std::string_view rest = api.substr(1);
+      for (std::string_view known : {"add", "sub", "mul", "matmul", "truediv", "div"})
+        if (rest == known) api = rest;
+    }
+    if (api == "truediv") api = "div";
+  }
+  while (api.size() > 1 && api.back() == '_' && api.front() != '_') api.remove_suffix(1);
+  return api;
+}
+
+struct Format {
+  int precision;  // significand bits, the implicit one included
+  double max_finite, min_subnormal;
+};
+std::optional<Format> format_of(DType t) {
+  switch (t) {
+    case DType::Float16:
+      return Format{11, 65504.0, std::ldexp(1.0, -24)};
+    case DType::BFloat16:
+      return Format{8, 3.3895313892515355e38, std::ldexp(1.0, -133)};
+    case DType::Float32:
+      return Format{24, 3.4028234663852886e38, std::ldexp(1.0, -149)};
+    case DType::Float64:
+      return Format{53, std::numeric_limits<double>::max(), std::ldexp(1.0, -1074)};
+    default:
+      return std::nullopt;
+  }
+}
+
+// The error bound of a K-term sum in units of magnitude.
+double sum_bound(std::int64_t k, double u) {
+  const double kd = static_cast<double>(std::max<std::int64_t>(k, 1));
+  const double worst = kd * u < 1 ? kd * u / (1 - kd * u) : kInf;
+  return std::min(worst, kLambda * std::sqrt(kd) * u);
+}
+
+// Float64 values of a tensor, without a copy when it already holds float64.
+struct Doubles {
+  std::vector<double> owned;
+  const double* p = nullptr;
+  explicit Doubles(const Tensor& t) {
+    if (t.dtype() == DType::Float64) {
+      p = t.data<double>();
+    } else {
+      owned = t.to_doubles();
+      p = owned.data();
+    }
+  }
+};
+
+std::vector<std::int64_t> unravel(std::int64_t flat, const Shape& shape) {
+  std::vector<std::int64_t> at(shape.size());
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    if (shape[d] > 0) {
+      at[d] = flat % shape[d];
+      flat /= shape[d];
+    }
+  }
+  return at;
+}
+
+std::string coords_text(const std::vector<std::int64_t>& at) {
+  return fmt::format("[{}]", fmt::join(at, ", "));
+}
+
+std::string_view dtype_word(DType t) {
+  switch (t) {
+    case DType::Float16:
+      return "float16";
+    case DType::BFloat16:
+      return "bfloat16";
+    case DType::Float32:
+      return "float32";
+    default:
+      return "float64";
+  }
+}
+
+}  // namespace
+
+const BoundFamily* bound_family(std::string_view api) {
+  const std::string_view op = operator_of(api);
+  for (const FamilyRow& row : kFamilies)
+    if (row.op == op) return &row.family;
+  return nullptr;
+}
+
+std::int64_t accumulation_length(const BoundFamily& family, const std::vector<Shape>& inputs,
+                                 const Shape& output) {
+  auto last_dim = [&](std::size_t i) -> std::int64_t {
+    if (i >= inputs.size() || inputs[i].empty()) return 1;
+    return inputs[i].back();
+  };
+  std::int64_t k = 1;
+  switch (family.accumulation) {
+    case AccumulationKind::None:
+      break;
+    case AccumulationKind::LastDimOfFirst:
+      k = last_dim(0);
+      break;
+    case AccumulationKind::LastDimOfSecond:
+      k = last_dim(1);
+      break;
+    case AccumulationKind::ConvWeight:
+      // weight [out, in/groups, k...] (conv) or [in, out/groups, k...] (transposed): the elements of one
+      // slice along the smaller of the two channel dims bound the terms of one output element.
+      if (inputs.size() >= 2 && inputs[1].size() >= 2) {
+        const Shape& w = inputs[1];
+        const std::int64_t channels = std::max<std::int64_t>(1, std::min(w[0], w[1]));
+        k = probe::numel(w) / channels;
+      }
+      break;
+    case AccumulationKind::ReducedCount:
+      if (!inputs.empty()) {
+        const std::int64_t out = std::max<std::int64_t>(1, probe::numel(output));
+        k = probe::numel(inputs[0]) / out;
+      }
+      break;
+    case AccumulationKind::LargestDim:
+      for (const Shape& s : inputs)
+        for (std::int64_t d : s) k = std::max(k, d);
+      break;
+  }
+  return std::max<std::int64_t>(k, 1);
+}
+
+Verdict error_bound_verdict(const BoundFamily& family, const Tensor& bench, const Tensor& device,
+                            const Tensor* magnitude, std::int64_t accumulation, std::size_t worst_count) {
+  Verdict v;
+  v.method = Method::ErrorBound;
+  if (bench.shape() != device.shape()) {
+    v.status = Status::Error;
+    v.message = "error bound (D14): the device output has shape " + shape_to_string(device.shape()) +
+                ", the bench " + shape_to_string(bench.shape());
+    return v;
+  }
+  const bool needs_magnitude = family.magnitude == MagnitudeKind::AbsInputs;
+  if (needs_magnitude && (!magnitude || magnitude->shape() != bench.shape()))
+    throw Error(ErrorKind::InvalidArgument,
+                magnitude ? "has shape " + shape_to_string(magnitude->shape()) + ", the bench " +
+                                shape_to_string(bench.shape())
+                          : "is required by the " + std::string(family.name) + " family",
+                "", "magnitude");
+  const std::optional<Format> fmt_out = format_of(device.dtype());
+  const std::int64_t n = bench.numel();
+  const Doubles b(bench), d(device);
+  std::optional<Doubles> m;
+  if (needs_magnitude) m.emplace(*magnitude);
+
+  // Integer and bool outputs are exact.
+  const double u_out = fmt_out ? std::ldexp(1.0, -fmt_out->precision) : 0;
+  const double u_acc = !fmt_out                           ? 0
+                       : device.dtype() == DType::Float64 ? std::ldexp(1.0, -53)
+                                                          : std::ldexp(1.0, -24);
+  // float64 outputs: the bench carries an error of the same size as the device's.
+  const double bench_share = device.dtype() == DType::Float64 ? 2 : 1;
+  const double acc = bench_share * (family.own_ulps * u_acc + sum_bound(accumulation, u_acc));
+  const bool has_band = fmt_out && accumulation > 1 && device.dtype() != DType::Float64;
+  const double u_low = device.dtype() == DType::Float32 ? std::ldexp(1.0, -11) : u_out;
+  const double acc_low = family.own_ulps * u_acc + kBandUnits * u_low;
+  const double floor = fmt_out ? fmt_out->min_subnormal : 0;
+  const double max_finite = fmt_out ? fmt_out->max_finite : kInf;
+
+  struct Ranked {
+    double key;
+    std::int64_t index;
+    double bound;
+  };
+  std::vector<Ranked> heap;  // min-heap on key: the worst_count largest error/bound ratios
+  auto later = [](const Ranked& x, const Ranked& y) { return x.key > y.key; };
+  std::int64_t beyond = 0, beyond_band = 0;
+  double worst_ratio = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double bi = b.p[i], di = d.p[i];
+    double ratio = 0, bound = 0;
+    bool in_band = false;
+    if (!std::isfinite(bi) || !std::isfinite(di)) {
+      const bool same = (std::isnan(bi) && std::isnan(di)) || bi == di ||
+                        (std::isinf(di) && std::isfinite(bi) && std::fabs(bi) >= max_finite &&
+                         std::signbit(bi) == std::signbit(di));
+      if (same) continue;
+      ratio = kInf;
+    } else {
+      const double err = std::fabs(di - bi);
+      if (err == 0) continue;
+      double mag = std::fabs(bi);
+      if (family.magnitude == MagnitudeKind::BenchPlusOne) mag += 1;
+      if (m) mag = std::fabs(m->p[i]);
+      bound = kSlack * (u_out * std::fabs(bi) + acc * mag) + floor;
+      ratio = err / bound;
+      if (ratio > 1 && has_band) in_band = err <= kSlack * (u_out * std::fabs(bi) + acc_low * mag) + floor;
+    }
+    if (ratio > 1) {
+      ++beyond;
+      if (!in_band) ++beyond_band;
+    }
+    worst_ratio = std::max(worst_ratio, ratio);
+    if (worst_count == 0) continue;
+    if (heap.size() < worst_count) {
+      heap.push_back({ratio, i, bound});
+      std::push_heap(heap.begin(), heap.end(), later);
+    } else if (ratio > heap.front().key) {
+      std::pop_heap(heap.begin(), heap.end(), later);
+      heap.back() = {ratio, i, bound};
+      std::push_heap(heap.begin(), heap.end(), later);
+    }
+  }
+  std::sort(heap.begin(), heap.end(), [](const Ranked& x, const Ranked& y) {
+    return x.key != y.key ? x.key > y.key : x.index < y.index;
+  });
+  for (const Ranked& r : heap) {
+    ElementError e;
+    e.index = r.index;
+    e.coords = unravel(r.index, bench.shape());
+    e.bench = b.p[r.index];
+    e.device = d.p[r.index];
+    e.abs_err = std::fabs(e.device - e.bench);
+    e.rel_err = e.bench == 0 ? kInf : e.abs_err / std::fabs(e.bench);
+    e.bound = r.key == kInf ? std::numeric_limits<double>::quiet_NaN() : r.bound;
+    v.worst.push_back(std::move(e));
+  }
+
+  v.criteria.push_back(
+      {"elements beyond their error bound", static_cast<double>(beyond), "==", 0, beyond == 0});
+  v.criteria.push_back({"largest error / bound", worst_ratio, "<=", 1, worst_ratio <= 1, false});
+  if (has_band)
+    v.criteria.push_back({"elements beyond the reduced-precision accumulation bound",
+                          static_cast<double>(beyond_band), "==", 0, beyond_band == 0});
+  v.status = beyond == 0 ? Status::Pass : beyond_band == 0 ? Status::Warning : Status::Error;
+  const std::string bound_text =
+      fmt::format("{} family, K={}, {}", family.name, accumulation, dtype_word(device.dtype()));
+  if (v.status == Status::Pass) {
+    v.message = fmt::format("error bound (D14, {}): largest error/bound {:.3g}", bound_text, worst_ratio);
+    return v;
+  }
+  const ElementError w = v.worst.empty() ? ElementError{} : v.worst.front();
+  const std::string where = coords_text(w.coords);
+  std::string worst_text =
+      std::isnan(w.bound) ? fmt::format("device {} where the bench is {}", w.device, w.bench)
+                          : fmt::format("device {:.9g}, bench {:.9g}, error {:.3g} > bound {:.3g} ({:.3g}x)",
+                                        w.device, w.bench, w.abs_err, w.bound, w.abs_err / w.bound);
+  v.message = fmt::format("error bound (D14, {}): {} of {} elements beyond their bound; worst at {}: {}",
+                          bound_text, beyond, n, where, worst_text);
+  if (v.status == Status::Warning)
+    v.message += fmt::format(
+        "; every element is within the bound of an accumulation in {} precision: a kernel that accumulates "
+        "(or, for float32, multiplies) in reduced precision, or a fault of that size",
+        device.dtype() == DType::Float32 ? std::string_view("TF32") : dtype_word(device.dtype()));
+  return v;
+}
+
+}  // namespace probe::detail
+
+namespace probe {
+namespace {
+
+// A copy of `t` with the sign bit of every element cleared (same dtype, so the runner sees the call's
+// dtypes); non-floating tensors are returned as they are.
+Tensor abs_copy(const Tensor& t) {
+  if (!is_floating(t.dtype())) return t;
+  Tensor out = t.clone();
+  const std::size_t width = itemsize(t.dtype());
+  std::byte* p = out.mutable_bytes();
+  const std::byte top{0x7f};
+  for (std::int64_t i = 0; i < out.numel(); ++i) p[i * width + width - 1] &= top;  // little-endian sign
+  return out;
+}
+
+Value abs_value(const Value& v) {
+  if (v.is_tensor()) return Value(abs_copy(v.tensor()));
+  if (v.is_list()) {
+    std::vector<Value> items;
+    for (const Value& x : v.list()) items.push_back(abs_value(x));
+    return Value(std::move(items), std::get<ValueList>(v.storage()).is_tuple);
+  }
+  return v;
+}
+
+void collect_shapes(const Value& v, std::vector<Shape>& out) {
+  if (v.is_tensor()) out.push_back(v.tensor().shape());
+  if (v.is_list())
+    for (const Value& x : v.list()) collect_shapes(x, out);
+}
+
+}  // namespace
+
+ErrorBoundSupport error_bound_support(std::string_view api) {
+  ErrorBoundSupport s;
+  if (const detail::BoundFamily* f = detail::bound_family(api)) {
+    s.covered = true;
+    s.needs_magnitude = f->magnitude == detail::MagnitudeKind::AbsInputs;
+    s.family = std::string(f->name);
+  }
+  return s;
+}
+
+std::vector<Value> error_bound_magnitude(const RunnerRegistry& registry, Framework framework,
+                                         std::string_view api, const ApiCall& call) {
+  const detail::BoundFamily* f = detail::bound_family(api);
+  if (!f || f->magnitude != detail::MagnitudeKind::AbsInputs) return {};
+  ApiCall abs_call;
+  for (const Value& v : call.args) abs_call.args.push_back(abs_value(v));
+  for (const auto& [k, v] : call.kwargs) {
+    // alpha/beta scale a term; their sign must not cancel it either.
+    const bool scale =
+        (k == "alpha" || k == "beta") && v.is_number() && !std::holds_alternative<bool>(v.storage());
+    abs_call.kwargs.emplace_back(k, scale ? Value(std::fabs(v.as_double())) : abs_value(v));
+  }
+  std::string key(api);
+  if (!f->magnitude_op.empty()) {
+    const std::optional<ApiName> name = parse_api_name(api);
+    if (!name) throw Error(ErrorKind::InvalidArgument, "not a registry key", "", "api", std::string(api));
+    const std::string_view op = name->op();
+    key = name->prefix + "." + std::string(f->magnitude_op) + name->name.substr(op.size());
+  }
+  return registry.run_forward(framework, key, abs_call, RunnerRole::Bench).outputs;
+}
+
+std::int64_t error_bound_accumulation(std::string_view api, const ApiCall& call, const Shape& output) {
+  const detail::BoundFamily* f = detail::bound_family(api);
+  if (!f) return 1;
+  std::vector<Shape> shapes;
+  for (const Value& v : call.args) collect_shapes(v, shapes);
+  for (const auto& kv : call.kwargs) collect_shapes(kv.second, shapes);
+  return detail::accumulation_length(*f, shapes, output);
+}
+
+}  // namespace probe

@@ -1,0 +1,60 @@
+// The error-bound verdict (DECISIONS D14): every output element is held to a tolerance derived from the
+// numerics of the operation that produced it, never from the output's scale. The families below say how
+// an API's elements are bounded; callers that hold the API's inputs compute the magnitude bench the
+// family asks for (the operation on the inputs' absolute values) and the accumulation length.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "probe/judge.h"
+#include "probe/tensor.h"
+
+namespace probe::detail {
+
+/// What an element's accumulation error is proportional to.
+enum class MagnitudeKind {
+  Bench,         ///< |bench|: correctly roundable functions, products, quotients, softmax
+  BenchPlusOne,  ///< |bench| + 1: the logarithm of a sum (log_softmax)
+  AbsInputs,     ///< the operation on the inputs' absolute values, e.g. sum |a||b| for a GEMM
+};
+
+/// How the number of terms summed into one output element follows from the input shapes.
+enum class AccumulationKind {
+  None,             ///< one term
+  LastDimOfFirst,   ///< the first tensor input's last dim: mm, matmul, bmm, linear, dot
+  LastDimOfSecond,  ///< the second tensor input's last dim: addmm(bias, mat1, mat2), baddbmm
+  ConvWeight,       ///< weight elements per output channel: conv
+  ReducedCount,     ///< input elements per output element: sum, mean
+  LargestDim,       ///< the largest input dim (a reduction along one dim): softmax, cumsum
+};
+
+/// One family of the D14 table.
+struct BoundFamily {
+  std::string_view name;  ///< "gemm", "reduction", "transcendental", ...
+  MagnitudeKind magnitude;
+  AccumulationKind accumulation;
+  /// The family's own rounding error besides the accumulation, in units of the accumulation dtype's unit
+  /// roundoff (a few for library functions, 0 for exact operations).
+  double own_ulps;
+  /// The operator whose runner computes the magnitude bench when it is not the API's own ("add" for "sub").
+  std::string_view magnitude_op;
+};
+
+/// The family of an API in any spelling ("Functional.gelu.0", "Aten.mm.default", "gelu", "__matmul__");
+/// nullptr when D14 has no bound for it (the caller falls back to run_ut's rule).
+const BoundFamily* bound_family(std::string_view api);
+
+/// Terms per output element for `family` from the shapes of the call's tensor inputs (in call order) and
+/// of the output; at least 1.
+std::int64_t accumulation_length(const BoundFamily& family, const std::vector<Shape>& inputs,
+                                 const Shape& output);
+
+/// The D14 verdict of one output. `magnitude` (float64, the bench's shape) is required for AbsInputs
+/// families and ignored otherwise; `accumulation` is the family's K (>= 1).
+Verdict error_bound_verdict(const BoundFamily& family, const Tensor& bench, const Tensor& device,
+                            const Tensor* magnitude, std::int64_t accumulation, std::size_t worst_count);
+
+}  // namespace probe::detail

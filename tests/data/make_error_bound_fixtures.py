@@ -1,0 +1,178 @@
+"""Fault-injection cases for the error-bound verdict (DECISIONS D14), made with real torch.
+
+For each family x device dtype x output scale the script writes:
+  bench      the float64 result of the API on the (device-dtype) inputs,
+  magnitude  the same operation on the inputs' absolute values in float64 (only for the families that
+             accumulate: mm, sum, add, gelu, silu), with the accumulation length K,
+  clean      torch's CPU kernel computing in float32 and rounding once to the dtype (what a correct device
+             kernel with float32 accumulation produces),
+  faults     the clean output with one fault each: one element x(1+d) (d = 1%, 3% for bfloat16), the last
+             column (a tile remainder) x1.02, 1% relative noise on every element, one sign flip, one NaN, a
+             transposed 4x4 tile, and for mm/sum in float16/bfloat16 the sum accumulated in the output
+             dtype (a kernel that does not accumulate in float32).
+A fault whose faulty output equals the clean one after rounding is left out (nothing to catch). The
+expected verdict of every clean case is pass and of every fault "not pass"; nothing here comes from probe.
+
+Output: tests/data/error_bound/cases.json. Run with Debian's /usr/bin/python3 (python3-torch).
+"""
+import json
+import math
+import os
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "error_bound", "cases.json")
+DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+SCALES = [1e-9, 1e-4, 1.0, 1e4]
+
+
+def rnd(shape, g):
+    return torch.randn(*shape, generator=g, dtype=torch.float64)
+
+
+def case_inputs(family, scale, g):
+    """Float64 inputs whose output is of the order of `scale`, and the call's API name."""
+    if family == "mm":
+        k = 64
+        s = math.sqrt(scale) / k ** 0.25
+        return "Torch.mm", [rnd((8, k), g) * s, rnd((k, 8), g) * s], k
+    if family == "mm_k256":
+        k = 256
+        s = math.sqrt(scale) / k ** 0.25
+        return "Torch.mm", [rnd((8, k), g) * s, rnd((k, 8), g) * s], k
+    if family == "sum":
+        return "Torch.sum", [rnd((8, 256), g) * scale / 16], 256
+    if family == "add":
+        return "Torch.add", [rnd((8, 8), g) * scale, rnd((8, 8), g) * scale], 1
+    if family == "mul":
+        return "Torch.mul", [rnd((8, 8), g) * math.sqrt(scale), rnd((8, 8), g) * math.sqrt(scale)], 1
+    if family == "exp":
+        return "Torch.exp", [math.log(scale) + rnd((8, 8), g) * 0.5], 1
+    if family == "tanh":
+        return "Torch.tanh", [rnd((8, 8), g) * min(scale, 3.0)], 1
+    if family == "gelu":
+        return "Functional.gelu", [rnd((8, 8), g) * scale], 1
+    if family == "silu":
+        return "Functional.silu", [rnd((8, 8), g) * scale], 1
+    if family == "softmax":
+        return "Functional.softmax", [rnd((8, 64), g) * 3], 64
+    if family == "log_softmax":
+        return "Functional.log_softmax", [rnd((8, 64), g) * 3], 64
+    raise ValueError(family)
+
+
+def apply(family, xs, dtype):
+    """The API on tensors of `dtype` (float64 for the bench)."""
+    if family in ("mm", "mm_k256"):
+        return xs[0] @ xs[1]
+    if family == "sum":
+        return xs[0].sum(-1)
+    if family == "add":
+        return xs[0] + xs[1]
+    if family == "mul":
+        return xs[0] * xs[1]
+    if family == "exp":
+        return torch.exp(xs[0])
+    if family == "tanh":
+        return torch.tanh(xs[0])
+    if family == "gelu":
+        return torch.nn.functional.gelu(xs[0])
+    if family == "silu":
+        return torch.nn.functional.silu(xs[0])
+    if family == "softmax":
+        return torch.softmax(xs[0], -1)
+    if family == "log_softmax":
+        return torch.log_softmax(xs[0], -1)
+    raise ValueError(family)
+
+
+ACCUMULATING = {"mm", "mm_k256", "sum", "add", "gelu", "silu"}
+
+
+def low_precision_accumulation(family, xs, dtype):
+    """The sum of an mm or a row sum accumulated term by term in `dtype` (every partial sum rounded)."""
+    if family in ("mm", "mm_k256"):
+        a, b = xs
+        acc = torch.zeros(a.shape[0], b.shape[1], dtype=dtype)
+        for k in range(a.shape[1]):
+            acc = (acc + (a[:, k:k + 1].float() * b[k:k + 1, :].float()).to(dtype)).to(dtype)
+        return acc
+    if family == "sum":
+        x = xs[0]
+        acc = torch.zeros(x.shape[0], dtype=dtype)
+        for k in range(x.shape[1]):
+            acc = (acc + x[:, k]).to(dtype)
+        return acc
+    return None
+
+
+def faults(family, clean, dtype, xs, g):
+    c = clean.double()
+    flat = c.reshape(-1)
+    big = int(flat.abs().argmax())
+    out = {}
+    d = 0.03 if dtype == torch.bfloat16 else 0.01
+    f = flat.clone()
+    f[big] *= 1 + d
+    out["one element x(1+d)"] = f.reshape(c.shape)
+    f = c.clone()
+    if f.dim() == 2:
+        f[:, -1] *= 1.02
+    else:
+        f[-4:] *= 1.02
+    out["last column x1.02"] = f
+    noise = torch.randn(c.shape, generator=g, dtype=torch.float64)
+    out["1% noise"] = c * (1 + 0.01 * noise)
+    f = flat.clone()
+    f[big] = -f[big]
+    out["sign flip"] = f.reshape(c.shape)
+    f = flat.clone()
+    f[len(f) // 2] = float("nan")
+    out["one NaN"] = f.reshape(c.shape)
+    if c.dim() == 2 and c.shape[0] >= 4 and c.shape[1] >= 4:
+        f = c.clone()
+        f[:4, :4] = c[:4, :4].t()
+        out["transposed 4x4 tile"] = f
+    if dtype != torch.float32:
+        low = low_precision_accumulation(family, [x.to(dtype) for x in xs], dtype)
+        if low is not None:
+            out["accumulation in the output dtype"] = low.double()
+    return {k: v.to(dtype) for k, v in out.items()}
+
+
+def nums(t):
+    return [float(x) if not math.isnan(x) else "nan" for x in t.double().reshape(-1).tolist()]
+
+
+def main():
+    g = torch.Generator().manual_seed(20261128)
+    cases = []
+    for family in ["mm", "mm_k256", "sum", "add", "mul", "exp", "tanh", "gelu", "silu", "softmax",
+                   "log_softmax"]:
+        for dname, dtype in DTYPES.items():
+            scales = [1.0] if family in ("softmax", "log_softmax") else SCALES
+            for scale in scales:
+                api, xs, k = case_inputs(family, scale, g)
+                xs = [x.to(dtype) for x in xs]  # the device's inputs
+                bench = apply(family, [x.double() for x in xs], torch.float64)
+                clean = apply(family, [x.float() for x in xs], torch.float32).to(dtype)
+                case = {
+                    "family": family, "api": api, "dtype": dname, "scale": scale, "k": k,
+                    "shape": list(bench.shape), "bench": nums(bench), "clean": nums(clean), "faults": {},
+                }
+                if family in ACCUMULATING:
+                    case["magnitude"] = nums(apply(family, [x.double().abs() for x in xs], torch.float64))
+                for name, faulty in faults(family, clean, dtype, [x.double() for x in xs], g).items():
+                    same = torch.equal(faulty.double().nan_to_num(123.0), clean.double().nan_to_num(123.0))
+                    if not same:
+                        case["faults"][name] = nums(faulty)
+                cases.append(case)
+    os.makedirs(os.path.dirname(OUT), exist_ok=True)
+    with open(OUT, "w") as f:
+        json.dump({"generator": "make_error_bound_fixtures.py", "torch": torch.__version__, "cases": cases}, f)
+    print(f"{len(cases)} cases, {sum(len(c['faults']) for c in cases)} faults -> {OUT}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,281 @@
+// The error-bound verdict (DECISIONS D14, JudgeRule::ErrorBound): torch's fault-injection cases
+// (tests/data/make_error_bound_fixtures.py) are all flagged and their clean outputs all pass, at every
+// output scale; the magnitude bench and accumulation length of a call are what the hand derivations say.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+
+#include <cmath>
+#include <iostream>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/Slurp.h"
+#include "probe/error_bound.h"
+#include "probe/judge.h"
+#include "probe/runner.h"
+
+namespace probe {
+namespace {
+
+std::vector<double> numbers(const rapidjson::Value& a) {
+  std::vector<double> out;
+  for (const auto& x : a.GetArray()) out.push_back(x.IsString() ? std::nan("") : x.GetDouble());
+  return out;
+}
+
+Tensor f64(const std::vector<double>& v, Shape shape) {
+  return Tensor::from_values<double>(v, std::move(shape));
+}
+
+const Standards& probe_standards() {
+  static const Standards s = Standards::builtin(Profile::Probe);
+  return s;
+}
+const Standards& msprobe_standards() {
+  static const Standards s = Standards::builtin(Profile::MsProbe);
+  return s;
+}
+
+// The rules compared in the table: D14 and the three msprobe-derived verdicts probe had before.
+struct RuleColumn {
+  const char* name;
+  JudgeRule rule;
+  const Standards* standards;
+};
+
+struct Tally {
+  int faults = 0, caught = 0, warned = 0, clean = 0, false_alarms = 0;
+};
+
+TEST(ErrorBound, EveryTorchFaultIsFlaggedAndEveryCleanOutputPasses) {
+  const std::string text = testing::slurp(std::string(PROBE_TEST_DATA_DIR) + "/error_bound/cases.json");
+  rapidjson::Document doc;
+  doc.Parse(text.c_str());
+  ASSERT_FALSE(doc.HasParseError());
+  const RuleColumn columns[] = {
+      {"error bound (D14)", JudgeRule::ErrorBound, &probe_standards()},
+      {"run_ut rule, probe profile", JudgeRule::RunUt, &probe_standards()},
+      {"run_ut rule, msprobe profile", JudgeRule::RunUt, &msprobe_standards()},
+      {"precision standard, msprobe", JudgeRule::PrecisionStandard, &msprobe_standards()},
+  };
+  std::map<std::string, Tally> by_rule, by_fault, by_family;  // the last two for D14 only
+  int cases = 0;
+  for (const auto& c : doc["cases"].GetArray()) {
+    ++cases;
+    const std::string api = c["api"].GetString(), family = c["family"].GetString();
+    const DType dtype = *parse_dtype(c["dtype"].GetString());
+    Shape shape;
+    for (const auto& d : c["shape"].GetArray()) shape.push_back(d.GetInt64());
+    const Tensor bench = f64(numbers(c["bench"]), shape);
+    JudgeOptions d14;
+    d14.rule = JudgeRule::ErrorBound;
+    if (c.HasMember("magnitude")) {
+      d14.magnitude = f64(numbers(c["magnitude"]), shape);
+      d14.accumulation = c["k"].GetInt64();
+    }
+    const std::string where =
+        fmt::format("{} {} scale {:g}", family, c["dtype"].GetString(), c["scale"].GetDouble());
+    auto verdict = [&](const RuleColumn& col, const Tensor& device) {
+      JudgeOptions o = d14;
+      o.rule = col.rule;
+      // msprobe's rules know the API by its list name ("mm", "gelu").
+      const std::string name = col.rule == JudgeRule::ErrorBound ? api : api.substr(api.find('.') + 1);
+      return judge(name, bench, device, *col.standards, dtype, o);
+    };
+    const Tensor clean = f64(numbers(c["clean"]), shape);
+    for (const RuleColumn& col : columns) {
+      const Verdict v = verdict(col, clean);
+      Tally& t = by_rule[col.name];
+      ++t.clean;
+      if (v.status != Status::Pass) ++t.false_alarms;
+      if (col.rule == JudgeRule::ErrorBound) {
+        ++by_family[family].clean;
+        EXPECT_EQ(v.status, Status::Pass) << where << " clean: " << v.message;
+        if (v.status != Status::Pass) ++by_family[family].false_alarms;
+      }
+    }
+    for (const auto& f : c["faults"].GetObject()) {
+      const std::string fault = f.name.GetString();
+      const Tensor device = f64(numbers(f.value), shape);
+      for (const RuleColumn& col : columns) {
+        const Verdict v = verdict(col, device);
+        Tally& t = by_rule[col.name];
+        ++t.faults;
+        const bool caught = v.status != Status::Pass;
+        t.caught += caught;
+        if (col.rule == JudgeRule::ErrorBound) {
+          EXPECT_TRUE(caught) << where << " fault '" << fault << "' passed: " << v.message;
+          ++by_fault[fault].faults;
+          by_fault[fault].caught += caught;
+          by_fault[fault].warned += v.status == Status::Warning;
+          ++by_family[family].faults;
+          by_family[family].caught += caught;
+          if (caught) {
+            ASSERT_FALSE(v.worst.empty()) << where << " " << fault;
+            EXPECT_EQ(v.worst.front().coords.size(), shape.size());
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GE(cases, 100);
+  // The table of the note: recall and false alarms per rule, then D14 per fault and per family.
+  std::cout << "rule | faults caught | clean outputs flagged\n";
+  for (const auto& [name, t] : by_rule)
+    std::cout << fmt::format("{} | {}/{} | {}/{}\n", name, t.caught, t.faults, t.false_alarms, t.clean);
+  for (const auto& [name, t] : by_fault)
+    std::cout << fmt::format("D14 fault {} | {}/{} ({} of them Warning)\n", name, t.caught, t.faults,
+                             t.warned);
+  for (const auto& [name, t] : by_family)
+    std::cout << fmt::format("D14 family {} | {}/{} | {}/{}\n", name, t.caught, t.faults, t.false_alarms,
+                             t.clean);
+}
+
+// The bias gradient of a mean-reduced loss is exactly zero in exact arithmetic; a float32 kernel leaves
+// rounding noise. Judged against the magnitude of its terms it passes; a 2% error on a non-zero sum fails.
+TEST(ErrorBound, ZeroSumWithRoundingNoisePassesAndAScaledSumFails) {
+  std::mt19937 gen(7);
+  std::normal_distribution<double> n(0.0, 1e-4);
+  const int rows = 16, k = 512;
+  std::vector<double> x(rows * k), bench(rows), magnitude(rows), device(rows);
+  for (int r = 0; r < rows; ++r) {
+    // pairs +v, -v of float32 values: the exact sum is 0; the float32 running sum is not, in general.
+    std::vector<float> terms;
+    for (int j = 0; j < k / 2; ++j) {
+      const float v = static_cast<float>(n(gen));
+      terms.push_back(v);
+      terms.push_back(-v);
+    }
+    std::shuffle(terms.begin(), terms.end(), gen);
+    float acc = 0;
+    double exact = 0, mag = 0;
+    for (int j = 0; j < k; ++j) {
+      x[r * k + j] = terms[j];
+      acc += terms[j];
+      exact += terms[j];
+      mag += std::fabs(terms[j]);
+    }
+    bench[r] = exact;
+    magnitude[r] = mag;
+    device[r] = acc;
+  }
+  int noisy = 0;
+  for (int r = 0; r < rows; ++r) noisy += device[r] != 0;
+  ASSERT_GT(noisy, 0) << "the float32 sums should carry rounding noise";
+  JudgeOptions o;
+  o.rule = JudgeRule::ErrorBound;
+  o.magnitude = f64(magnitude, {rows});
+  o.accumulation = k;
+  const Verdict v = judge("Aten.sum.dim_IntList", f64(bench, {rows}), f64(device, {rows}), probe_standards(),
+                          DType::Float32, o);
+  EXPECT_EQ(v.status, Status::Pass) << v.message;
+  // The old rule's cosine on rounding noise around zero is meaningless: it is what made this an error.
+  JudgeOptions old;
+  old.rule = JudgeRule::RunUt;
+  EXPECT_NE(
+      judge("sum", f64(bench, {rows}), f64(device, {rows}), probe_standards(), DType::Float32, old).status,
+      Status::Pass);
+
+  // A non-zero sum 2% off is an error whatever the scale.
+  for (double scale : {1e-9, 1.0, 1e4}) {
+    std::vector<double> b(rows), d(rows), m(rows);
+    for (int r = 0; r < rows; ++r) {
+      b[r] = scale * (r + 1);
+      m[r] = scale * (r + 1) * 3;
+      d[r] = static_cast<float>(b[r] * (r == 5 ? 1.02 : 1.0));
+    }
+    o.magnitude = f64(m, {rows});
+    const Verdict bad =
+        judge("Torch.sum", f64(b, {rows}), f64(d, {rows}), probe_standards(), DType::Float32, o);
+    EXPECT_EQ(bad.status, Status::Error) << scale << ": " << bad.message;
+    ASSERT_FALSE(bad.worst.empty());
+    EXPECT_EQ(bad.worst.front().coords, std::vector<std::int64_t>{5});
+    EXPECT_GT(bad.worst.front().abs_err, bad.worst.front().bound);
+  }
+}
+
+// Bounds at their edge for an element-wise family, derived by hand: exp in float32 has c = 8, K = 1 and
+// g(1, u) = u / (1 - u), so the bound is (1 + 2^-10) (u + 8 u + u / (1 - u)) |b| + 2^-149, u = 2^-24.
+TEST(ErrorBound, ElementwiseBoundAtItsEdge) {
+  const double b = 1.5;
+  const double u = std::ldexp(1.0, -24);
+  const double bound = (1 + 1.0 / 1024) * (9 * u + u / (1 - u)) * b + std::ldexp(1.0, -149);
+  JudgeOptions o;
+  o.rule = JudgeRule::ErrorBound;
+  const Verdict v = judge("Torch.exp", f64({b}, {1}), f64({b * (1 + 9.5 * std::ldexp(1.0, -24))}, {1}),
+                          probe_standards(), DType::Float32, o);
+  // 1.5 (1 + 9.5 u) rounds to a float32 within the bound; 1.5 (1 + 12 u) does not.
+  EXPECT_EQ(v.status, Status::Pass) << v.message;
+  const Verdict w = judge("Torch.exp", f64({b}, {1}), f64({b * (1 + 12 * std::ldexp(1.0, -24))}, {1}),
+                          probe_standards(), DType::Float32, o);
+  EXPECT_EQ(w.status, Status::Error) << w.message;
+  ASSERT_EQ(w.worst.size(), 1u);
+  EXPECT_NEAR(w.worst[0].bound, bound, bound * 1e-15);
+}
+
+// A GEMM accumulated in bfloat16 is a Warning naming that cause, not a silent pass or a bare error: with
+// K = 256 and magnitude 256, the float32 accumulation bound is 8 sqrt(256) 2^-24 256 ~ 2e-3 (plus the
+// final rounding 2^-8 |b|) and the bfloat16 accumulation band 4 2^-8 256 = 4: an error of 0.5 on 20 is a
+// Warning, a sign flip (error 40) an error.
+TEST(ErrorBound, ReducedPrecisionAccumulationIsAWarningWithItsReason) {
+  JudgeOptions o;
+  o.rule = JudgeRule::ErrorBound;
+  o.magnitude = f64({256.0, 256.0}, {2});
+  o.accumulation = 256;
+  const Verdict v = judge("Torch.mm", f64({10.0, 20.0}, {2}), f64({10.0, 20.5}, {2}), probe_standards(),
+                          DType::BFloat16, o);
+  EXPECT_EQ(v.status, Status::Warning) << v.message;
+  EXPECT_NE(v.message.find("reduced precision"), std::string::npos) << v.message;
+  const Verdict e = judge("Torch.mm", f64({10.0, 20.0}, {2}), f64({10.0, -20.0}, {2}), probe_standards(),
+                          DType::BFloat16, o);
+  EXPECT_EQ(e.status, Status::Error) << e.message;
+}
+
+// An accumulating family without its magnitude bench is refused, never judged on |bench| alone.
+TEST(ErrorBound, AccumulatingFamilyNeedsTheMagnitudeBench) {
+  JudgeOptions o;
+  o.rule = JudgeRule::ErrorBound;
+  EXPECT_THROW(judge("Torch.mm", f64({1.0}, {1}), f64({1.0}, {1}), probe_standards(), DType::Float32, o),
+               Error);
+  // An API without a D14 family is judged by run_ut's rule and says so.
+  const Verdict v = judge("Torch.linalg.vector_norm", f64({1.0, 2.0}, {2}), f64({1.0, 2.0}, {2}),
+                          probe_standards(), DType::Float32, o);
+  EXPECT_EQ(v.status, Status::Pass);
+  EXPECT_NE(v.message.find("no error bound"), std::string::npos) << v.message;
+  // The default rule is D14 in the probe profile and run_ut's in the msprobe profile.
+  const Verdict dflt =
+      judge("Torch.exp", f64({1.0}, {1}), f64({-1.0}, {1}), probe_standards(), DType::Float32);
+  EXPECT_EQ(dflt.method, Method::ErrorBound);
+  EXPECT_EQ(judge("exp", f64({1.0}, {1}), f64({1.0}, {1}), msprobe_standards(), DType::Float32).method,
+            Method::OldRule);
+}
+
+// The magnitude bench is the API on the inputs' absolute values: for mm, |a| |b| (by hand below); for sub,
+// add on the absolute values; the accumulation length is the contracted dim.
+TEST(ErrorBound, MagnitudeBenchAndAccumulationOfACall) {
+  const RunnerRegistry reg = RunnerRegistry::with_builtins();
+  ApiCall mm;
+  mm.args = {Value(Tensor::from_values<float>({1, -2, 3, -4}, {2, 2})),
+             Value(Tensor::from_values<float>({-5, 6, 7, -8}, {2, 2}))};
+  const std::vector<Value> m = error_bound_magnitude(reg, Framework::PyTorch, "Torch.mm", mm);
+  ASSERT_EQ(m.size(), 1u);
+  // |a| |b| = [[1*5 + 2*7, 1*6 + 2*8], [3*5 + 4*7, 3*6 + 4*8]] = [[19, 22], [43, 50]]
+  EXPECT_EQ(m[0].tensor().to_doubles(), (std::vector<double>{19, 22, 43, 50}));
+  EXPECT_EQ(error_bound_accumulation("Torch.mm.0", mm, {2, 2}), 2);
+  ApiCall sub;
+  sub.args = {Value(Tensor::from_values<float>({1, -2}, {2})),
+              Value(Tensor::from_values<float>({3, 4}, {2}))};
+  const std::vector<Value> s = error_bound_magnitude(reg, Framework::PyTorch, "Torch.sub", sub);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].tensor().to_doubles(), (std::vector<double>{4, 6}));
+  EXPECT_TRUE(error_bound_magnitude(reg, Framework::PyTorch, "Torch.exp", sub).empty());
+  EXPECT_TRUE(error_bound_support("Aten.mm.default").needs_magnitude);
+  EXPECT_EQ(error_bound_support("Tensor.__rmatmul__").family, "gemm");
+  EXPECT_FALSE(error_bound_support("Functional.layer_norm").covered);
+}
+
+}  // namespace
+}  // namespace probe
