@@ -37,6 +37,9 @@ enum class OnlineRule {
   /// run_ut's judgement (compare_output with the standards of OnlineCheckerOptions::profile): details rows in
   /// run_ut's 23 columns, result pass/Warning/error.
   RunUt,
+  /// DECISIONS D14, the error bound (the magnitude bench is the op's bench runner on the inputs' absolute
+  /// values): run_ut's 23 columns, Status and Message from D14; ops D14 has no family for get run_ut's rule.
+  ErrorBound,
 };
 /// What check() does when the queue is full.
 enum class Backpressure {
@@ -71,8 +74,8 @@ struct PROBE_API OnlineCheckerOptions {
   /// Ops never checked (views, copies, factories, random ops): nullopt = the shipped list
   /// (data/online_dispatch.json, msprobe's aten_ops_blacklist). Matched like api_list.
   std::optional<std::vector<std::string>> black_list;
-  OnlineRule rule = OnlineRule::Documented;
-  Profile profile = Profile::Probe;  ///< standards of OnlineRule::RunUt
+  OnlineRule rule = OnlineRule::ErrorBound;
+  Profile profile = Profile::Probe;  ///< standards of OnlineRule::RunUt and ErrorBound's fallback
   Framework framework = Framework::PyTorch;
   int workers = 1;                  ///< bench/judge threads (>= 1)
   std::size_t queue_capacity = 64;  ///< ops waiting for a worker (>= 1)

@@ -18,11 +18,13 @@
 #include "probe/api_name.h"
 #include "probe/csv.h"
 #include "probe/error.h"
+#include "probe/error_bound.h"
 #include "probe/metrics.h"
 #include "probe/number_format.h"
 #include "probe/online_checker.h"
 #include "probe/output_compare.h"
 #include "probe/tensor_file.h"
+#include "standards/ErrorBound.h"
 #include "support/DataFiles.h"
 
 namespace fs = std::filesystem;
@@ -368,6 +370,28 @@ struct OnlineChecker::Impl {
     save_outputs(cpu_dir, bench_outputs);
   }
 
+  // DECISIONS D14 over run_ut's rows of one op: the magnitude bench is the op's bench runner on the inputs'
+  // absolute values; an op whose magnitude bench cannot run keeps run_ut's verdict and says why.
+  Status error_bound(const Job& j, const std::vector<Value>& ben, const std::vector<Value>& dev,
+                     std::vector<DetailRow>& rows) {
+    std::vector<Value> magnitude;
+    std::vector<std::int64_t> accumulation;
+    if (error_bound_support(j.name.key).needs_magnitude) {
+      try {
+        for (const auto& v : error_bound_magnitude(registry, o.framework, j.name.key, j.inputs))
+          flatten(v, magnitude);
+      } catch (const Error& e) {
+        for (auto& row : rows)
+          row.message = "no magnitude bench (" + std::string(e.what()) + "): " + row.message;
+      }
+    }
+    for (const auto& b : ben)
+      accumulation.push_back(
+          b.is_tensor() ? error_bound_accumulation(j.name.key, j.inputs, b.tensor().shape()) : 1);
+    return detail::rejudge_rows(j.name.key, ben, dev, magnitude, accumulation, rows, 0,
+                                standards->aggregation);
+  }
+
   // Benches, judges, writes the rows of and (per dump_mode) saves one op.
   Outcome process(Job& j) {
     const std::string result_name = job_result_name(j);
@@ -450,6 +474,7 @@ struct OnlineChecker::Impl {
         write_rows({result_name, Status::Skip, e.what()}, {});
         return Outcome::Skip;
       }
+      if (o.rule == OnlineRule::ErrorBound) r.forward_status = error_bound(j, ben, dev, r.rows);
       passed = r.forward_status == Status::Pass;
       for (const auto& row : r.rows) details.push_back(format->details_cells(row));
       write_rows({result_name, r.forward_status, ""}, details);
@@ -484,7 +509,7 @@ OnlineChecker::OnlineChecker(OnlineCheckerOptions options, RunnerRegistry regist
     throw Error(ErrorKind::InvalidArgument, "expected 17 digits YYYYmmddHHMMSSmmm", {},
                 "OnlineCheckerOptions.timestamp");
   m.black_list = options.black_list ? *options.black_list : shipped_black_list();
-  if (options.rule == OnlineRule::RunUt) m.standards = Standards::builtin(options.profile);
+  if (options.rule != OnlineRule::Documented) m.standards = Standards::builtin(options.profile);
   m.o = std::move(options);
   m.registry = std::move(registry);
 

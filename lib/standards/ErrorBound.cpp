@@ -378,6 +378,41 @@ Verdict error_bound_verdict(const BoundFamily& family, const Tensor& bench, cons
   return v;
 }
 
+Status rejudge_rows(std::string_view api, const std::vector<Value>& bench, const std::vector<Value>& device,
+                    const std::vector<Value>& magnitude, const std::vector<std::int64_t>& accumulation,
+                    std::vector<DetailRow>& rows, std::size_t first, Aggregation how) {
+  const BoundFamily* family = bound_family(api);
+  std::vector<Status> statuses;
+  for (std::size_t i = first; i < rows.size(); ++i) statuses.push_back(rows[i].status);
+  if (!family || rows.size() - first != bench.size() || bench.size() != device.size())
+    return aggregate_statuses(statuses, how);
+  const bool accumulates = family->magnitude == MagnitudeKind::AbsInputs;
+  for (std::size_t i = 0; i < bench.size(); ++i) {
+    DetailRow& row = rows[first + i];
+    if (row.status == Status::Skip) continue;
+    const Value &b = bench[i], &d = device[i];
+    if (!b.is_tensor() || !d.is_tensor() || !is_floating(b.tensor().dtype()) ||
+        !is_floating(d.tensor().dtype()) || b.tensor().shape() != d.tensor().shape())
+      continue;
+    const Tensor* m = nullptr;
+    if (accumulates) {
+      if (i >= magnitude.size() || !magnitude[i].is_tensor() ||
+          magnitude[i].tensor().shape() != b.tensor().shape()) {
+        row.message = "no magnitude bench for the error bound (D14): run_ut's rule judged" +
+                      (row.message.empty() ? std::string() : ": " + row.message);
+        continue;
+      }
+      m = &magnitude[i].tensor();
+    }
+    const std::int64_t k = i < accumulation.size() ? accumulation[i] : 1;
+    const Verdict v = error_bound_verdict(*family, b.tensor(), d.tensor(), m, k, 1);
+    row.status = v.status;
+    row.message = v.message;
+    statuses[i] = v.status;
+  }
+  return aggregate_statuses(statuses, how);
+}
+
 }  // namespace probe::detail
 
 namespace probe {

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "probe/judge.h"
+#include "probe/output_compare.h"
+#include "probe/precision_standard.h"
 #include "probe/tensor.h"
 
 namespace probe::detail {
@@ -56,5 +58,13 @@ std::int64_t accumulation_length(const BoundFamily& family, const std::vector<Sh
 /// families and ignored otherwise; `accumulation` is the family's K (>= 1).
 Verdict error_bound_verdict(const BoundFamily& family, const Tensor& bench, const Tensor& device,
                             const Tensor* magnitude, std::int64_t accumulation, std::size_t worst_count);
+
+/// Re-judges the rows compare_output wrote for one direction by D14: rows[first + i] belongs to leaf i of
+/// `bench`/`device` (lists flattened). A row keeps run_ut's verdict, with a Message saying why, where D14
+/// has no family for `api`, the pair is not two floating tensors of one shape, or an accumulating family
+/// has no magnitude[i]. `accumulation[i]` is output i's K. Returns the direction's rolled-up status.
+Status rejudge_rows(std::string_view api, const std::vector<Value>& bench, const std::vector<Value>& device,
+                    const std::vector<Value>& magnitude, const std::vector<std::int64_t>& accumulation,
+                    std::vector<DetailRow>& rows, std::size_t first, Aggregation how);
 
 }  // namespace probe::detail

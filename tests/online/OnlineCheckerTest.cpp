@@ -35,10 +35,12 @@ using TempDir = probe::testing::ScratchDir;
 
 constexpr const char* kTs = "20260101120000123";
 
+// D8's documented rule and layout, which most tests here check; the default (D14) has its own tests.
 OnlineCheckerOptions options(const std::string& dir) {
   OnlineCheckerOptions o;
   o.dump_path = dir;
   o.timestamp = kTs;
+  o.rule = OnlineRule::Documented;
   return o;
 }
 
