@@ -34,4 +34,18 @@ PROBE_API std::vector<Value> error_bound_magnitude(const RunnerRegistry& registr
 PROBE_API std::int64_t error_bound_accumulation(std::string_view api, const ApiCall& call,
                                                 const Shape& output);
 
+/// The magnitude bench of the input gradients: the bench backward on the call's absolute values and the
+/// absolute output gradients, as RunnerRegistry::run_backward returns them. Empty when D14 does not bound
+/// the API's backward (only the families that accumulate, whose backward is the same kind of sum, are).
+/// Throws like RunnerRegistry::run_backward. Thread-safe.
+PROBE_API std::vector<InputGradient> error_bound_grad_magnitude(const RunnerRegistry& registry,
+                                                                Framework framework, std::string_view api,
+                                                                const ApiCall& call,
+                                                                const std::vector<Value>& grad_outputs);
+
+/// Terms summed into one element of the gradient of an input of `input` shape: every product of the
+/// forward's `output` elements times K lands in one gradient element, so numel(output) K / numel(input).
+PROBE_API std::int64_t error_bound_grad_accumulation(std::string_view api, const ApiCall& call,
+                                                     const Shape& output, const Shape& input);
+
 }  // namespace probe

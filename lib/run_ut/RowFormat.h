@@ -40,6 +40,13 @@ struct ApiOutputs {
   std::string backward_skip;                                    ///< non-empty: backward not compared, and why
   std::vector<std::string> backward_notes;   ///< per input gradient: why it was not compared ("" = it was)
   std::optional<DType> msprobe_bench_dtype;  ///< msprobe profile: the dtype msprobe's bench would have used
+  /// DECISIONS D14 (probe profile): the runner key that names the API's error-bound family, and, for the
+  /// families that accumulate, the magnitude bench of each forward output and input gradient (leaves in
+  /// the order of bench / bench_grads; empty: none) with their accumulation lengths. Empty bound_api: the
+  /// rows keep run_ut's rule.
+  std::string bound_api;
+  std::vector<Value> magnitude, grad_magnitude;
+  std::vector<std::int64_t> accumulation, grad_accumulation;
 };
 
 /// One API's rows and msprobe's return values (whether each direction counts as passed).

@@ -12,6 +12,7 @@
 
 #include "probe/dump.h"
 #include "probe/error.h"
+#include "probe/error_bound.h"
 #include "probe/precheck_frame.h"
 #include "probe/precision_standard.h"
 #include "probe/run_ut.h"
@@ -539,6 +540,8 @@ class ApiChecker {
     outputs.backward_notes = std::move(bwd_notes);
     if (ctx_.standards->profile() == Profile::MsProbe)
       outputs.msprobe_bench_dtype = msprobe_bench_dtype(api_name, call);
+    if (ctx_.standards->profile() == Profile::Probe && ctx_.framework == Framework::PyTorch)
+      error_bound_inputs(runner_api, call, grads_in, have_grads, outputs);
     ComparedApi compared = ctx_.format->compare(outputs, *ctx_.standards);
     ApiRows& r = compared.rows;
     const bool fwd_ok = compared.forward_ok, bwd_ok = compared.backward_ok;
@@ -570,6 +573,55 @@ class ApiChecker {
       }
     }
     return std::move(compared.rows);
+  }
+
+  // DECISIONS D14: what the error bound needs besides bench and device: the API's family, and for the
+  // families that accumulate the magnitude bench (the bench runner on the inputs' absolute values) of the
+  // outputs and of the input gradients, with their accumulation lengths. A magnitude bench that cannot run
+  // leaves the rows to run_ut's rule, and their Message says so.
+  void error_bound_inputs(const std::string& runner_api, const ApiCall& call,
+                          const std::vector<Value>& grads_in, bool have_grads, ApiOutputs& out) const {
+    const ErrorBoundSupport d14 = error_bound_support(runner_api);
+    if (!d14.covered) return;
+    out.bound_api = runner_api;
+    std::vector<Value> bench_leaves;
+    for (const Value& v : out.bench) flatten_leaves(v, bench_leaves);
+    for (const Value& v : bench_leaves)
+      out.accumulation.push_back(
+          v.is_tensor() ? error_bound_accumulation(runner_api, call, v.tensor().shape()) : 1);
+    if (!d14.needs_magnitude) return;
+    try {
+      for (const Value& v : error_bound_magnitude(*ctx_.registry, ctx_.runner_fw, runner_api, call))
+        flatten_leaves(v, out.magnitude);
+    } catch (const Error&) {
+      out.magnitude.clear();
+    }
+    if (!have_grads || bench_leaves.empty() || !bench_leaves[0].is_tensor()) return;
+    std::vector<std::pair<std::string, const Tensor*>> inputs;
+    for (std::size_t i = 0; i < call.args.size(); ++i)
+      positional_tensors(call.args[i], "input." + std::to_string(i), inputs);
+    try {
+      const std::vector<InputGradient> g =
+          error_bound_grad_magnitude(*ctx_.registry, ctx_.runner_fw, runner_api, call, grads_in);
+      for (const auto& in : inputs) {
+        auto it =
+            std::find_if(g.begin(), g.end(), [&](const InputGradient& x) { return x.path == in.first; });
+        out.grad_magnitude.push_back(it == g.end() ? Value(NoneValue{}) : Value(it->grad));
+        out.grad_accumulation.push_back(error_bound_grad_accumulation(
+            runner_api, call, bench_leaves[0].tensor().shape(), in.second->shape()));
+      }
+    } catch (const Error&) {
+      out.grad_magnitude.clear();
+      out.grad_accumulation.clear();
+    }
+  }
+
+  static void flatten_leaves(const Value& v, std::vector<Value>& out) {
+    if (v.is_list()) {
+      for (const Value& x : v.list()) flatten_leaves(x, out);
+    } else {
+      out.push_back(v);
+    }
   }
 
   std::string backward_message(const std::string& api_name, bool has_out_kwarg) const {

@@ -20,6 +20,7 @@ namespace probe::detail {
 enum class MagnitudeKind {
   Bench,         ///< |bench|: correctly roundable functions, products, quotients, softmax
   BenchPlusOne,  ///< |bench| + 1: the logarithm of a sum (log_softmax)
+  BenchLog,      ///< |bench| (1 + |ln |bench|| + ln K): softmax, whose exp sees x - max rounded
   AbsInputs,     ///< the operation on the inputs' absolute values, e.g. sum |a||b| for a GEMM
 };
 

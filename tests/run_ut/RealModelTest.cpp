@@ -63,6 +63,17 @@ bool cpu_kernel_inexact(const std::string& dump, const std::string& api, const s
   return text.find("\"" + api + "." + direction + "\"") != std::string::npos;
 }
 
+// Directions whose dumped output differs from torch's float32-accumulated result rounded once
+// (make_fp32_kernel_oracle.py): DECISIONS D14 may report those as a reduced-precision Warning.
+bool not_fp32_kernel(const std::string& dump, const std::string& api, const std::string& direction) {
+  const fs::path differs = kData + "/" + dump + "/fp32_kernel_differs.json";
+  if (!fs::exists(differs)) return false;
+  return slurp(differs).find("\"" + api + "." + direction + "\"") != std::string::npos;
+}
+
+// A D14 Warning row: beyond the float32-accumulation bound, within a reduced-precision accumulation's.
+bool reduced_precision_rows(const UtOutcome& r, const std::string& api, const std::string& direction);
+
 // Any error row in a direction. (The msprobe profile rolls [error, error, Warning] up to Warning: the
 // last non-pass row wins, precheck §3.4; D1 fixes that in the probe profile only.)
 bool error_rows(const UtOutcome& r, const std::string& api, const std::string& direction) {
@@ -74,6 +85,37 @@ bool error_rows(const UtOutcome& r, const std::string& api, const std::string& d
 
 const char* kCleanDumps[] = {"real_mlp_fp32", "real_mlp_bf16", "real_half_fp16"};
 
+bool reduced_precision_rows(const UtOutcome& r, const std::string& api, const std::string& direction) {
+  const std::string prefix = api + "." + direction + ".output.";
+  for (const auto& [name, row] : r.details)
+    if (name.rfind(prefix, 0) == 0 && field(row, kStatus) == "Warning" &&
+        field(row, kMessage).find("accumulation in ") != std::string::npos)
+      return true;
+  return false;
+}
+
+// What a direction must show: an error where torch shows the CPU kernel off by msprobe's bound (in the
+// probe profile D14 may say Warning with the reduced-precision reason instead), a reduced-precision
+// Warning at most where the dumped output is not the float32-accumulated one, and nothing elsewhere.
+void expect_direction(const UtOutcome& r, const std::string& dump, const std::string& profile,
+                      const std::string& api, const std::string& direction, bool fault) {
+  const bool err = error_rows(r, api, direction), warn = reduced_precision_rows(r, api, direction);
+  const bool inexact = cpu_kernel_inexact(dump, api, direction);
+  const std::string where = dump + " " + profile + " " + api + "." + direction;
+  if (profile == "msprobe" || fault) {
+    EXPECT_EQ(err, fault || inexact) << where;
+    return;
+  }
+  if (inexact) {
+    EXPECT_TRUE(err || warn) << where;
+  } else {
+    EXPECT_FALSE(err) << where;
+    if (warn) {
+      EXPECT_TRUE(not_fp32_kernel(dump, api, direction)) << where;
+    }
+  }
+}
+
 // Issue 11: on clean models no direction is an error, in either profile (today's mapping compared
 // constant multipliers, loss targets and node gradients of composite APIs with the bench), except where
 // torch shows that CPU torch's bfloat16 kernel itself is off.
@@ -84,10 +126,8 @@ TEST(RealModel, CleanModelsHaveNoBackwardError) {
       ASSERT_EQ(r.cli.code, 0) << r.cli.out;
       ASSERT_FALSE(r.result.empty()) << dump;
       for (const auto& [name, row] : r.result) {
-        EXPECT_EQ(error_rows(r, name, "forward"), cpu_kernel_inexact(dump, name, "forward"))
-            << dump << " " << profile << " " << name << ": " << field(row, 3);
-        EXPECT_EQ(error_rows(r, name, "backward"), cpu_kernel_inexact(dump, name, "backward"))
-            << dump << " " << profile << " " << name << ": " << field(row, 3);
+        expect_direction(r, dump, profile, name, "forward", false);
+        expect_direction(r, dump, profile, name, "backward", false);
         if (std::string(profile) == "probe") {  // D1: any error row makes the direction error
           EXPECT_EQ(field(row, 2) == "error", error_rows(r, name, "backward")) << dump << " " << name;
         }
@@ -148,13 +188,16 @@ TEST(RealModel, FloatingCastsAreCheckedInTheProbeProfile) {
   EXPECT_EQ(field(m.result["Tensor.to.0"], 3), "API to in black list or not in white list. SKIP.");
 }
 
-// D12: a clean bf16 model is not mostly Warning in the probe profile; msprobe's profile keeps 0.001.
+// D12: a clean bf16 model is not mostly Warning in the probe profile; msprobe's profile keeps 0.001. The
+// only Warnings of the probe profile are D14's reduced-precision ones (checked by expect_direction).
 TEST(RealModel, Bf16OldRuleBoundIsOneBf16EpsilonInTheProbeProfile) {
   UtOutcome p = run("real_mlp_bf16", "probe");
   UtOutcome m = run("real_mlp_bf16", "msprobe");
   int warn_p = 0, warn_m = 0;
   for (const auto& [name, row] : p.details)
-    if (field(row, kStatus) == "Warning") ++warn_p;
+    if (field(row, kStatus) == "Warning" &&
+        field(row, kMessage).find("accumulation in ") == std::string::npos)
+      ++warn_p;
   for (const auto& [name, row] : m.details)
     if (field(row, kStatus) == "Warning") ++warn_m;
   EXPECT_EQ(warn_p, 0) << p.details_text;
@@ -176,10 +219,8 @@ TEST(RealModel, InjectedFaultsAreErrors) {
         const bool fwd_fault = faults.find("\"" + name + ".forward.") != std::string::npos;
         const bool bwd_fault = faults.find("\"" + name + ".backward.") != std::string::npos;
         // D7 compares mapped gradients in both profiles, so the backward fault is caught in both.
-        EXPECT_EQ(error_rows(r, name, "forward"), fwd_fault || cpu_kernel_inexact(dump, name, "forward"))
-            << dump << " " << profile << " " << name;
-        EXPECT_EQ(error_rows(r, name, "backward"), bwd_fault || cpu_kernel_inexact(dump, name, "backward"))
-            << dump << " " << profile << " " << name << ": " << field(row, 3);
+        expect_direction(r, dump, profile, name, "forward", fwd_fault);
+        expect_direction(r, dump, profile, name, "backward", bwd_fault);
       }
     }
 }
@@ -235,10 +276,11 @@ TEST(RealModel, SummaryLineCountsDirections) {
     bwd_err += field(row, 2) == "error";
     bwd_skip += field(row, 2) == "SKIP" && field(row, 1) != "SKIP";
   }
-  // Faults: relu, gelu, softmax, layer_norm forward; CPU bf16 kernels off in layer_norm, softmax,
-  // linear.2 backward plus the injected __mul__ gradient fault (faults.json, device_inexact.json).
+  // Faults: relu, gelu, softmax, layer_norm forward; CPU bf16 kernels off in layer_norm and softmax
+  // backward plus the injected __mul__ gradient fault (faults.json, device_inexact.json). linear.2's
+  // backward, also off, is D14's reduced-precision Warning, not an error.
   EXPECT_EQ(fwd_err, 4u);
-  EXPECT_EQ(bwd_err, 4u);
+  EXPECT_EQ(bwd_err, 3u);
   const std::string want = "(forward: error " + std::to_string(fwd_err) + ", backward: error " +
                            std::to_string(bwd_err) + " skip " + std::to_string(bwd_skip) + ")";
   EXPECT_NE(r.cli.out.find(want), std::string::npos) << r.cli.out;

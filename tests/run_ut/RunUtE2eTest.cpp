@@ -188,8 +188,9 @@ TEST(RunUtE2e, Fp32ForwardAgainstTorchFloat64) {
   EXPECT_EQ(r.result_by_name["Tensor.__add__.0"][1], "pass");
   EXPECT_EQ(r.result_by_name["Torch.argmax.0"][1], "pass");
   EXPECT_EQ(r.details_by_name["Torch.argmax.0.forward.output.0"][2], "torch.int64");
-  // NaN in the output makes the cosine NaN: msprobe calls that an error even when both sides agree.
-  EXPECT_EQ(r.result_by_name["Functional.relu.0"][1], "error");
+  // NaN in the output makes the cosine NaN: msprobe calls that an error even when both sides agree; the
+  // probe profile's error bound (D14) passes a NaN where the bench is NaN.
+  EXPECT_EQ(r.result_by_name["Functional.relu.0"][1], "pass");
   // Empty tensors: "There is not bench calculation result."
   EXPECT_EQ(r.result_by_name["Functional.relu.2"][1], "error");
   EXPECT_NE(r.details_by_name["Functional.relu.2.forward.output.0"][kMessage].find(

@@ -1,0 +1,56 @@
+"""fp32_kernel_differs.json for the real-model dumps: the forwards of the APIs that accumulate
+(Functional.linear, Torch.matmul, Torch.sum, Functional.softmax) whose dumped output is not what a kernel
+accumulating in float32 gives. torch recomputes
+each one in float32 on the dumped inputs and rounds once to the output dtype; a direction listed here is one
+where the CPU kernel that recorded the dump accumulated (or rounded) otherwise, and DECISIONS D14 may report
+it as a Warning ("within the bound of an accumulation in reduced precision"). A GEMM forward not listed
+equals the float32-accumulated result bit for bit and must pass D14.
+(For float32 dumps the recomputation is torch's float32 kernel itself: the list says whether the recorded
+run reproduces.)
+
+Run with Debian's /usr/bin/python3 (python3-torch) after make_real_model_dumps.py.
+"""
+import json
+import os
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DUMPS = ["real_mlp_bf16", "real_mlp_bf16_faults", "real_half_fp16", "real_half_fp16_faults", "real_mlp_fp32",
+         "real_mlp_fp32_faults"]
+FUNCTIONS = {"Functional.linear.": torch.nn.functional.linear, "Torch.matmul.": torch.matmul,
+             "Torch.sum.": torch.sum, "Functional.softmax.": torch.nn.functional.softmax}
+
+
+def load(dump, node):
+    if isinstance(node, dict) and "data_name" in node:
+        return torch.load(os.path.join(HERE, dump, "dump_tensor_data", node["data_name"]))
+    if isinstance(node, dict) and "value" in node:
+        return node["value"]
+    return None
+
+
+def main():
+    for dump in DUMPS:
+        data = json.load(open(os.path.join(HERE, dump, "dump.json")))["data"]
+        differs = []
+        for key, entry in data.items():
+            prefix = next((p for p in FUNCTIONS if key.startswith(p)), None)
+            if not key.endswith(".forward") or prefix is None:
+                continue
+            args = [load(dump, a) for a in entry["input_args"]]
+            kwargs = {k: load(dump, v) for k, v in entry["input_kwargs"].items()}
+            kwargs = {k: v for k, v in kwargs.items() if v is not None}
+            out = load(dump, entry["output"][0])
+            f32 = [a.float() if isinstance(a, torch.Tensor) else a for a in args]
+            kw32 = {k: v.float() if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
+            ref = FUNCTIONS[prefix](*f32, **kw32).to(out.dtype)
+            if not torch.equal(ref, out):
+                differs.append(key)
+        with open(os.path.join(HERE, dump, "fp32_kernel_differs.json"), "w") as f:
+            json.dump(sorted(differs), f, indent=1)
+        print(dump, differs)
+
+
+if __name__ == "__main__":
+    main()
