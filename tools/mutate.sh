@@ -9,7 +9,10 @@
 #   tools/mutate.sh [-B build-dir] [-k] FILE 'SED-EXPRESSION' TARGET 'GTEST-FILTER'
 #   tools/mutate.sh lib/standards/Judge.cpp 's/return x.key > y.key;/return x.key < y.key;/' \
 #       probe_metrics_tests 'Judge.Worst*'
+#   tools/mutate.sh [-B build-dir] -f tools/mutants.txt
 #
+# -f runs every mutant of a list (lines FILE<TAB>SED-EXPRESSION<TAB>TARGET<TAB>GTEST-FILTER; # comments)
+# one after the other and ends with a table; its exit code is 1 when any mutant was not killed.
 # -k keeps the build tree as the mutant left it (no rebuild after restoring the file). The file is restored
 # on any exit (Ctrl-C included), with a new modification time so that the next build recompiles it.
 # The build runs `ninja -j1`, with ccache's CCACHE_BASEDIR set to the parent of the source tree.
@@ -17,14 +20,32 @@ set -euo pipefail
 
 build=build
 rebuild=1
-while getopts "B:k" opt; do
+list=
+while getopts "B:kf:" opt; do
   case $opt in
     B) build=$OPTARG ;;
     k) rebuild=0 ;;
+    f) list=$OPTARG ;;
     *) sed -n '2,/^set -euo/p' "$0" | sed '$d' >&2; exit 64 ;;
   esac
 done
 shift $((OPTIND - 1))
+if [ -n "$list" ]; then
+  [ -f "$list" ] || { echo "mutate: no list $list" >&2; exit 64; }
+  summary=() failed=0
+  while IFS=$'\t' read -r f e t g; do
+    case $f in '' | '#'*) continue ;; esac
+    set +e
+    out=$("$0" -B "$build" "$f" "$e" "$t" "$g" </dev/null 2>&1)
+    set -e
+    echo "$out"
+    verdict=$(echo "$out" | grep -E '^(KILLED|SURVIVED|NO-OP|NO-BUILD|NO-TESTS) ' | tail -1 | cut -c1-9)
+    [ "$verdict" = "KILLED   " ] || failed=1
+    summary+=("${verdict:-ERROR    } $f: $e ($t '$g')")
+  done <"$list"
+  printf '%s\n' "" "${summary[@]}"
+  exit $failed
+fi
 if [ $# -ne 4 ]; then
   sed -n '2,/^set -euo/p' "$0" | sed '$d' >&2
   exit 64
