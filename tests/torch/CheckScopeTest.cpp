@@ -271,7 +271,7 @@ TEST(CheckScope, IntArgumentsAwayFromTheirDefaultsAreCheckedAndDumped) {
   probe::torch::CheckScopeSummary s;
   torch::Tensor cat, flat, diag;
   {
-    probe::torch::CheckScope scope(o);  // with no black list it would also see the checks below: outside
+    probe::torch::CheckScope scope(o);  // the checks below run after it: with no black list it sees all
     cat = torch::cat({a, b}, 1);
     flat = x.flatten(1);
     diag = torch::diagonal(m, 1);
