@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -378,6 +380,95 @@ TEST(DumpWriter, DumpJsonIsRewrittenOnlyAtFlushPoints) {
   EXPECT_EQ(Dump::open(path).entries().size(), 3u);
   w.close();
   EXPECT_THROW(w.api_forward("Functional.relu", {{x}, {}}, {Value(x)}), Error);
+}
+
+// A flush writes a new file and renames it over dump.json: a hard link to the previous dump.json keeps
+// that version, whole and under its own inode, while dump.json becomes another inode with both records.
+TEST(DumpWriter, AFlushReplacesDumpJsonByANewFile) {
+  TempDir dir;
+  const Tensor x = f16({1}, {1});
+  DumpWriter w(opts(dir.path().string(), [&](DumpWriterOptions& o) { o.flush_every = 0; }));
+  const std::string path = w.dump_json_path();
+  w.api_forward("Functional.relu", {{x}, {}}, {Value(x)});
+  w.flush();
+  const std::string before = slurp(path);
+  const std::string kept = dir.path().string() + "/dump.json.before";
+  ASSERT_EQ(::link(path.c_str(), kept.c_str()), 0) << std::strerror(errno);
+  struct stat old_inode {};
+  ASSERT_EQ(::stat(kept.c_str(), &old_inode), 0);
+  w.api_forward("Functional.relu", {{x}, {}}, {Value(x)});
+  w.flush();
+  struct stat now {
+  }, kept_now{};
+  ASSERT_EQ(::stat(path.c_str(), &now), 0);
+  ASSERT_EQ(::stat(kept.c_str(), &kept_now), 0);
+  EXPECT_NE(now.st_ino, old_inode.st_ino) << "dump.json was rewritten in place";
+  EXPECT_EQ(kept_now.st_ino, old_inode.st_ino);
+  EXPECT_EQ(kept_now.st_nlink, 1u) << "the name dump.json still points at the previous version";
+  EXPECT_EQ(slurp(kept), before);
+  EXPECT_EQ(Dump::open(kept).entries().size(), 1u);
+  EXPECT_EQ(Dump::open(path).entries().size(), 2u);
+}
+
+namespace {
+
+// In a child process: records one API, flushes, records 50 more, lowers the file-size limit to a little
+// above the size of that dump.json and flushes again. Prints what the flush said and whether dump.json is
+// still the first version, whole; the exit code is 0 only when the flush failed with an I/O error, the first
+// version is intact and no temporary file is left behind.
+int flush_past_the_file_size_limit() {
+  TempDir dir;
+  const Tensor x = f16({1}, {1});
+  DumpWriter w(opts(dir.path().string(), [&](DumpWriterOptions& o) {
+    o.flush_every = 0;
+    o.side_files = false;
+  }));
+  const std::string path = w.dump_json_path();
+  w.api_forward("Functional.relu", {{x}, {}}, {Value(x)});
+  w.flush();
+  const std::string before = slurp(path);
+  for (int i = 0; i < 50; ++i) w.api_forward("Functional.relu", {{x}, {}}, {Value(x)});
+  ::signal(SIGXFSZ, SIG_IGN);  // a write past the limit then fails with EFBIG instead of killing
+  rlimit cap{};
+  if (::getrlimit(RLIMIT_FSIZE, &cap) != 0) return 2;
+  const rlimit unlimited = cap;
+  cap.rlim_cur = before.size() + 64;
+  if (::setrlimit(RLIMIT_FSIZE, &cap) != 0) return 2;
+  int code = 0;
+  try {
+    w.flush();
+    std::fprintf(stderr, "flushed without an error\n");
+    code = 1;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "refused: %s in %s: %s\n", std::string(to_string(e.kind())).c_str(),
+                 fs::path(e.file()).filename().string().c_str(), e.message().c_str());
+    if (e.kind() != ErrorKind::Io) code = 1;
+  }
+  ::setrlimit(RLIMIT_FSIZE, &unlimited);
+  const std::string after = slurp(path);
+  if (after == before) {
+    std::fprintf(stderr, "dump.json whole\n");
+  } else {
+    std::fprintf(stderr, "dump.json changed: %zu bytes, %zu before\n", after.size(), before.size());
+    code = 1;
+  }
+  for (const auto& entry : fs::directory_iterator(fs::path(path).parent_path()))
+    if (entry.path().filename() != "dump.json") {
+      std::fprintf(stderr, "left behind: %s\n", entry.path().filename().string().c_str());
+      code = 1;
+    }
+  return code;
+}
+
+}  // namespace
+
+// A flush whose write fails reports an I/O error naming dump.json and leaves the previous dump.json whole.
+// The write fails for real: a re-executed child lowers its file-size limit (RLIMIT_FSIZE; write() then fails
+// with EFBIG). A read-only directory would not do: as root (CI) the write goes through anyway.
+TEST(DumpWriter, AFailingFlushReportsItAndKeepsThePreviousDumpJson) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(std::_Exit(flush_past_the_file_size_limit()), ::testing::ExitedWithCode(0),
+              "refused: I/O error in dump.json: cannot write: File too large\ndump.json whole\n");
 }
 
 TEST(DumpWriter, RejectsNamesMsprobeCouldNotWrite) {

@@ -1,8 +1,15 @@
 // Bad tensor files (truncated, lying, malicious) give a probe::Error naming the file and the problem:
 // never a crash, a hang or an allocation sized by a declared value.
+#include <sys/resource.h>
+#include <unistd.h>
 #include <zlib.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 
 #include "IoTestUtil.h"
 #include "io/TensorIo.h"
@@ -353,6 +360,151 @@ TEST(PickleRobustness, ForbiddenGlobals) {
       ErrorKind::Security, {"cannot be called"});
 }
 
+// The allow-list as a table, both ways. A pickle holding only GLOBAL (`c<module>\n<name>\n.`) calls nothing:
+// an allowed name loads (the root is a class or function, not a tensor: nothing is returned), anything else
+// is refused at the GLOBAL opcode itself. The allowed names are the ones torch.save writes for tensors,
+// storages and their containers (torch/_utils.py, torch/serialization.py, torch_npu's legacy rebuild).
+std::string global_only(const std::string& module, const std::string& name) {
+  return "\x80\x02"s + "c" + module + "\n" + name + "\n.";
+}
+// The protocol-4 spelling of the same: two short strings and STACK_GLOBAL.
+std::string stack_global_only(const std::string& module, const std::string& name) {
+  return "\x80\x04\x8c"s + static_cast<char>(module.size()) + module + "\x8c" +
+         static_cast<char>(name.size()) + name + "\x93.";
+}
+
+TEST(PickleRobustness, EveryAllowedGlobalLoads) {
+  std::vector<std::pair<std::string, std::string>> allowed = {
+      {"torch._utils", "_rebuild_tensor"},
+      {"torch._utils", "_rebuild_tensor_v2"},
+      {"torch._utils", "_rebuild_tensor_v3"},
+      {"torch._utils", "_rebuild_parameter"},
+      {"torch._utils", "_rebuild_parameter_with_state"},
+      {"torch._tensor", "_rebuild_from_type_v2"},
+      {"torch_npu.utils.storage", "_rebuild_npu_tensor"},
+      {"collections", "OrderedDict"},
+      {"torch", "Size"},
+      {"torch", "device"},
+      {"torch", "Tensor"},
+      {"torch.nn.parameter", "Parameter"},
+  };
+  // Storage classes, from every module torch and torch_npu pickle them under.
+  for (const char* module : {"torch", "torch.cuda", "torch.storage", "torch_npu", "torch.npu"})
+    for (const char* cls :
+         {"FloatStorage",       "HalfStorage",          "BFloat16Storage",        "DoubleStorage",
+          "ByteStorage",        "CharStorage",          "ShortStorage",           "IntStorage",
+          "LongStorage",        "BoolStorage",          "ComplexFloatStorage",    "ComplexDoubleStorage",
+          "UInt16Storage",      "UInt32Storage",        "UInt64Storage",          "UntypedStorage",
+          "Float8_e5m2Storage", "Float8_e4m3fnStorage", "Float8_e5m2fnuzStorage", "Float8_e4m3fnuzStorage",
+          "QInt8Storage",       "QUInt8Storage",        "QInt32Storage",          "QUInt4x2Storage",
+          "QUInt2x4Storage"})
+      allowed.emplace_back(module, cls);
+  // torch.<dtype> objects (_rebuild_tensor_v3's dtype argument), with torch's aliases.
+  for (const char* dtype : {"float16",
+                            "half",
+                            "bfloat16",
+                            "float32",
+                            "float",
+                            "float64",
+                            "double",
+                            "uint8",
+                            "int8",
+                            "int16",
+                            "short",
+                            "int32",
+                            "int",
+                            "int64",
+                            "long",
+                            "bool",
+                            "complex64",
+                            "cfloat",
+                            "complex128",
+                            "cdouble",
+                            "uint16",
+                            "uint32",
+                            "uint64",
+                            "float8_e5m2",
+                            "float8_e4m3fn",
+                            "float8_e5m2fnuz",
+                            "float8_e4m3fnuz"})
+    allowed.emplace_back("torch", dtype);
+  for (const auto& [module, name] : allowed) {
+    SCOPED_TRACE(module + "." + name);
+    try {
+      EXPECT_TRUE(unpickle(global_only(module, name)).empty());
+      EXPECT_TRUE(unpickle(stack_global_only(module, name)).empty());
+    } catch (const Error& e) {
+      ADD_FAILURE() << e.what();
+    }
+  }
+}
+
+TEST(PickleRobustness, DangerousGlobalsAreRefusedAtTheGlobalOpcode) {
+  const std::pair<std::string, std::string> dangerous[] = {
+      {"builtins", "eval"},
+      {"builtins", "exec"},
+      {"builtins", "compile"},
+      {"builtins", "open"},
+      {"builtins", "getattr"},
+      {"builtins", "setattr"},
+      {"builtins", "__import__"},
+      {"builtins", "globals"},
+      {"__builtin__", "eval"},
+      {"__builtin__", "exec"},
+      {"os", "system"},
+      {"os", "popen"},
+      {"os", "execv"},
+      {"os", "remove"},
+      {"posix", "system"},
+      {"nt", "system"},
+      {"subprocess", "Popen"},
+      {"subprocess", "run"},
+      {"subprocess", "check_output"},
+      {"shutil", "rmtree"},
+      {"pickle", "loads"},
+      {"_pickle", "loads"},
+      {"marshal", "loads"},
+      {"types", "FunctionType"},
+      {"types", "CodeType"},
+      {"copyreg", "_reconstructor"},
+      {"functools", "partial"},
+      {"operator", "attrgetter"},
+      {"operator", "methodcaller"},
+      {"importlib", "import_module"},
+      {"runpy", "_run_code"},
+      {"torch", "load"},
+      {"torch.serialization", "load"},
+      {"torch.storage", "_load_from_bytes"},  // torch.load of the bytes: an unpickler without the allow-list
+      {"torch._C", "_import_ir_module_from_package"},
+      {"numpy", "load"},
+      {"numpy.core.multiarray", "_reconstruct"},
+      // Near misses of allowed names: another module, a member of an allowed class.
+      {"os", "FloatStorage"},
+      {"torch", "Tensor.__reduce_ex__"},
+      {"torch.Tensor", "__setstate__"},
+      {"torch", "eval"},
+  };
+  for (const auto& [module, name] : dangerous) {
+    const std::string full = module + "." + name;
+    SCOPED_TRACE(full);
+    // Refused at the opcode naming the global: GLOBAL at byte 2, STACK_GLOBAL just before STOP.
+    const std::string by_global = global_only(module, name), by_stack = stack_global_only(module, name);
+    expect_error([&] { unpickle(by_global); }, ErrorKind::Security,
+                 {"x.pt", "forbidden global '" + full + "'", "never runs code", "D10", "byte 2)"});
+    expect_error(
+        [&] { unpickle(by_stack); }, ErrorKind::Security,
+        {"x.pt", "forbidden global '" + full + "'", "byte " + std::to_string(by_stack.size() - 2) + ")"});
+  }
+  // Allowed by torch's own weights_only loader, but tensors probe cannot represent: refused as unsupported.
+  for (const char* name : {"_rebuild_sparse_tensor", "_rebuild_qtensor", "_rebuild_nested_tensor",
+                           "_rebuild_meta_tensor_no_storage", "_rebuild_wrapper_subclass",
+                           "_rebuild_device_tensor_from_numpy", "_rebuild_device_tensor_from_cpu_tensor"}) {
+    SCOPED_TRACE(name);
+    expect_error([&] { unpickle(global_only("torch._utils", name)); }, ErrorKind::Unsupported,
+                 {"x.pt", "is not supported"});
+  }
+}
+
 TEST(PickleRobustness, MalformedStreams) {
   const std::pair<std::string, std::string> cases[] = {
       {"\x80\x02R."s, "underflow"},
@@ -467,6 +619,53 @@ TEST(FuzzRegressions, DeclaredCompressedSizeBeyondTheArchive) {
   z[cd + 23] = '\x70';  // compressed size ~1.9 GB
   z[cd + 27] = '\x70';  // uncompressed size likewise
   expect_error([&] { load_npz(dir.file("fz.npz", z)); }, ErrorKind::Format, {"fz.npz"});
+}
+
+// Address space this process has mapped, from /proc/self/statm (pages).
+std::uint64_t mapped_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  std::uint64_t pages = 0;
+  statm >> pages;
+  return pages * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+// Loads the archive of DeclaredCompressedSizeBeyondTheArchive with the address space capped at 512 MiB above
+// what is mapped now, and prints one line saying what happened; the exit code is 0 only for the refusal.
+int load_lying_archive_under_a_memory_cap() {
+  test::TempDir dir;
+  std::string z = make_zip({deflated("a.npy", slurp(tensors_dir() + "npy_float32.npy"))});
+  const std::size_t cd = z.rfind("PK\x01\x02"s);
+  z[cd + 23] = '\x70';  // compressed size ~1.9 GB
+  z[cd + 27] = '\x70';  // uncompressed size likewise
+  const std::string path = dir.file("fz.npz", z);
+  rlimit cap{};
+  cap.rlim_cur = cap.rlim_max = mapped_bytes() + (std::uint64_t{512} << 20);
+  if (::setrlimit(RLIMIT_AS, &cap) != 0) {
+    std::fprintf(stderr, "setrlimit: %s\n", std::strerror(errno));
+    return 2;
+  }
+  try {
+    load_npz(path);
+    std::fprintf(stderr, "loaded\n");
+    return 1;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "refused: %s in %s: %s\n", std::string(to_string(e.kind())).c_str(),
+                 std::filesystem::path(e.file()).filename().string().c_str(), e.message().c_str());
+    return e.kind() == ErrorKind::Format ? 0 : 1;
+  } catch (const std::exception& e) {  // std::bad_alloc: the member's buffer was asked for
+    std::fprintf(stderr, "exception: %s\n", e.what());
+    return 1;
+  }
+}
+
+// The lying member is refused for its compressed size, before any buffer sized by it exists: a child
+// process (re-executed, so no thread of this one is missing in it) caps its address space well below the
+// ~1.9 GB the member declares, so reaching the allocation would end in std::bad_alloc, not in the refusal.
+TEST(FuzzRegressions, DeclaredCompressedSizeIsRefusedForItsReasonBeforeAllocating) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(std::_Exit(load_lying_archive_under_a_memory_cap()), ::testing::ExitedWithCode(0),
+              "refused: format error in fz.npz: member claims 18[0-9]{8} compressed bytes in an archive of "
+              "[0-9]+\n");
 }
 
 }  // namespace

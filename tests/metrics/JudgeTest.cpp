@@ -268,6 +268,32 @@ TEST(Judge, WorstElementsAreRankedAndDescribed) {
   EXPECT_EQ(v.worst[2].rel_err, 2.0 / 1024);
 }
 
+// More differing elements than worst_count, each worse than the one before it: the kept set must be the
+// largest errors, not the first ones seen. fp16 at bench 1: device 1 + k * 2^-10 is k ulps off (k = 1..5 at
+// indices 1..5; index 0 equal). The three worst are k = 5, 4, 3, largest first.
+TEST(Judge, WorstElementsKeepTheLargestWhenErrorsRise) {
+  const Tensor b = ones(6);
+  const Tensor d = f64({1, 1 + 0x1p-10, 1 + 2 * 0x1p-10, 1 + 3 * 0x1p-10, 1 + 4 * 0x1p-10, 1 + 5 * 0x1p-10});
+  JudgeOptions opt;
+  opt.worst_count = 3;
+  Verdict v = judge("gelu", b, d, msprobe_cfg(), DType::Float16, opt);
+  ASSERT_EQ(v.worst.size(), 3u);
+  for (std::size_t r = 0; r < 3; ++r) {
+    const std::int64_t k = 5 - static_cast<std::int64_t>(r);
+    EXPECT_EQ(v.worst[r].index, k) << "rank " << r;
+    EXPECT_EQ(v.worst[r].ulp, static_cast<double>(k)) << "rank " << r;
+    EXPECT_EQ(v.worst[r].abs_err, static_cast<double>(k) * 0x1p-10) << "rank " << r;
+  }
+  // The same with the errors falling instead: the order of arrival does not change the answer.
+  const Tensor falling =
+      f64({1, 1 + 5 * 0x1p-10, 1 + 4 * 0x1p-10, 1 + 3 * 0x1p-10, 1 + 2 * 0x1p-10, 1 + 0x1p-10});
+  Verdict w = judge("gelu", b, falling, msprobe_cfg(), DType::Float16, opt);
+  ASSERT_EQ(w.worst.size(), 3u);
+  EXPECT_EQ(w.worst[0].index, 1);
+  EXPECT_EQ(w.worst[1].index, 2);
+  EXPECT_EQ(w.worst[2].index, 3);
+}
+
 // What the standards cannot judge is SKIP (api_precision_compare's SKIP rows), never pass; run_ut's rule
 // says error for the same structural problems.
 TEST(Judge, UncomparedIsSkipOrErrorNeverPass) {

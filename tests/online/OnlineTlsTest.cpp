@@ -1,8 +1,8 @@
 // Mutual TLS of online pre-check (issue 17 item 4) on loopback (127.0.0.1, ephemeral ports, bounded waits).
 // Every certificate is made here by the openssl command in a scratch directory: two CAs, a server certificate
-// naming IP 127.0.0.1, client certificates from each CA, a revoked one with the first CA's CRL, and an
-// expired one. `openssl s_client` stands in for peers probe's own client refuses to be (an expired
-// certificate, TLS 1.2 with a cipher outside probe's list).
+// naming IP 127.0.0.1 and one naming another address, client certificates from each CA, a revoked one with
+// the first CA's CRL, and an expired one. `openssl s_client` stands in for peers probe's own client refuses
+// to be (an expired certificate, none at all, TLS 1.2 with a cipher outside probe's list).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -42,6 +42,7 @@ bool openssl_on_path() {
 
 // A small PKI made by the openssl command. Directories laid out as tls_path expects them:
 //   server/      server.key, server.crt (CA 1, subjectAltName IP:127.0.0.1), ca.crt (CA 1)
+//   server_other_ip/  the same, but the certificate names IP:192.0.2.1 (TEST-NET-1), not 127.0.0.1
 //   server_crl/  the same and crl.pem (CA 1's CRL, revoking the certificate in revoked/)
 //   good/        client.key, client.crt (CA 1), ca.crt (CA 1)
 //   other/       a client certificate from CA 2, ca.crt (CA 1)
@@ -61,6 +62,9 @@ class Pki {
           << "subjectKeyIdentifier = hash\n"
           << "[server_ext]\nbasicConstraints = critical,CA:false\nkeyUsage = critical,digitalSignature\n"
           << "extendedKeyUsage = serverAuth\nsubjectAltName = IP:127.0.0.1\n"
+          << "[server_other_ip_ext]\nbasicConstraints = critical,CA:false\nkeyUsage = "
+             "critical,digitalSignature\n"
+          << "extendedKeyUsage = serverAuth\nsubjectAltName = IP:192.0.2.1\n"
           << "[client_ext]\nbasicConstraints = critical,CA:false\nkeyUsage = critical,digitalSignature\n"
           << "extendedKeyUsage = clientAuth\n"
           << "[policy_any]\ncommonName = supplied\n";
@@ -96,8 +100,9 @@ class Pki {
                     "ca_ext"}))
         return;
     }
-    if (!issue("server", "ca1", "server_ext") || !issue("client", "ca1", "client_ext") ||
-        !issue("other", "ca2", "client_ext") || !issue("revoked", "ca1", "client_ext") ||
+    if (!issue("server", "ca1", "server_ext") || !issue("server_other_ip", "ca1", "server_other_ip_ext") ||
+        !issue("client", "ca1", "client_ext") || !issue("other", "ca2", "client_ext") ||
+        !issue("revoked", "ca1", "client_ext") ||
         !issue("expired", "ca1", "client_ext",
                {"-startdate", "20200101000000Z", "-enddate", "20200201000000Z"}))
       return;
@@ -106,6 +111,7 @@ class Pki {
       return;
     const std::string ca1 = d + "/ca1/ca.crt", ca2 = d + "/ca2/ca.crt";
     lay_out("server", "server", "server", ca1);
+    lay_out("server_other_ip", "server_other_ip", "server", ca1);
     lay_out("server_crl", "server", "server", ca1);
     fs::copy_file(d + "/crl.pem", dir("server_crl") + "/crl.pem");
     lay_out("good", "client", "client", ca1);
@@ -401,6 +407,55 @@ TEST_F(OnlineTls, TheClientChecksTheServerCertificate) {
   // The client's alert names the reason in the server's log.
   EXPECT_TRUE(server.wait_for_log("closed: TLS handshake failed: tlsv1 alert unknown ca"))
       << server.joined_log();
+}
+
+// A certificate from the right CA is not enough: it must name the address the client connected to.
+TEST_F(OnlineTls, TheClientRefusesAServerCertificateNamingAnotherAddress) {
+  ScratchDir dir("online-tls");
+  auto o = server_options(dir.file("online"), 1);
+  o.tls_dir = pki().dir("server_other_ip");
+  Running server(o);
+  try {
+    Client c(tls_client(server.port(), "good"));
+    ADD_FAILURE() << "the client accepted a certificate for 192.0.2.1 from a server at 127.0.0.1";
+  } catch (const probe::Error& e) {
+    EXPECT_EQ(e.kind(), probe::ErrorKind::Io) << e.what();
+    const std::string what = e.what();
+    EXPECT_NE(what.find("certificate verify failed"), std::string::npos) << what;
+    EXPECT_NE(what.find("IP address mismatch"), std::string::npos) << what;
+  }
+  EXPECT_TRUE(server.wait_for_log("closed: TLS handshake failed")) << server.joined_log();
+  server.stop.request_stop();
+  const ServerSummary s = server.finish();
+  EXPECT_EQ(s.tls_refused, 1u) << server.joined_log();
+  EXPECT_EQ(s.connections, 0u) << server.joined_log();
+}
+
+// Mutual TLS: a peer that presents no certificate at all (openssl s_client without -cert) is closed in the
+// handshake, and the server goes on serving a client that has one.
+TEST_F(OnlineTls, APeerWithoutACertificateIsRefusedAndTheServerGoesOn) {
+  ScratchDir dir("online-tls");
+  const DumpRecords records = DumpRecords::open(kRunUt + "pt_fp32_fwd/dump.json");
+  auto o = tls_server(dir.file("online"));
+  Running server(o);
+  for (const char* version : {"-tls1_3", "-tls1_2"}) {
+    Process anonymous({"openssl", "s_client", "-connect", "127.0.0.1:" + std::to_string(server.port()),
+                       "-CAfile", pki().dir("good") + "/ca.crt", version});
+    anonymous.wait_exit(30s);
+  }
+  EXPECT_TRUE(server.wait_for_log("peer did not return a certificate")) << server.joined_log();
+  Client good(tls_client(server.port(), "good"));
+  EXPECT_EQ(send_all(good, records).acked, records.size());
+  const ServerSummary s = server.finish();
+  const std::string log = server.joined_log();
+  EXPECT_EQ(s.tls_refused, 2u) << log;
+  EXPECT_EQ(s.connections, 1u) << log;
+  EXPECT_EQ(s.lost, 0u) << log;
+  EXPECT_EQ(log.find(" authenticated: "), log.rfind(" authenticated: ")) << "only the good client is\n"
+                                                                         << log;
+  EXPECT_NE(log.find("peer CN=client"), std::string::npos) << log;
+  ASSERT_EQ(s.ranks.count(0), 1u) << log;
+  EXPECT_EQ(s.ranks.at(0).run_ut.apis, records.size());
 }
 
 TEST_F(OnlineTls, ExpiredCertificatesAreRefused) {

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "common/ScratchDir.h"
+#include "probe/dump.h"
 #include "probe/error.h"
 #include "probe/online_checker.h"
 #include "probe/run_ut.h"
@@ -239,6 +240,122 @@ TEST(CheckScope, NestedScopesAndThreadsStayApart) {
   t.join();
   EXPECT_EQ(other_thread_checked, 2u);
   EXPECT_EQ(outer.summary().checked, 2u) << "the other thread's ops are not the outer scope's";
+}
+
+// The positional arguments of a dump record's input_args.
+const std::vector<probe::DumpNode>& input_args(const probe::Dump& d, const std::string& key) {
+  const probe::DumpEntry* e = d.find(key);
+  if (e == nullptr || e->inputs() == nullptr)
+    throw probe::Error(probe::ErrorKind::Format, "no record " + key);
+  return e->inputs()->items();
+}
+
+// Integer arguments away from their schema defaults reach the checker and the dump with their values: cat
+// along dim 1, flatten from dim 1, the first super-diagonal. Taken for defaults and dropped, the bench would
+// concatenate along dim 0 ([4, 3] against the device's [2, 6]), flatten everything ([24] against [2, 12]) and
+// take the main diagonal of the 3x4 matrix 0..11 (0, 5, 10 against 1, 6, 11): three failed verdicts.
+TEST(CheckScope, IntArgumentsAwayFromTheirDefaultsAreCheckedAndDumped) {
+  ScratchDir dir("probe-torch");
+  probe::OnlineChecker checker(checker_options(dir));
+  probe::DumpWriterOptions d;
+  d.dump_path = (dir.path() / "dump").string();
+  d.rank = 0;
+  probe::DumpWriter dump(d);
+  probe::torch::CheckScopeOptions o;
+  o.checker = &checker;
+  o.dump = &dump;
+  o.black_list = std::vector<std::string>{};  // flatten and diagonal are views: on the shipped black list
+  const torch::Tensor a = torch::arange(6, torch::kFloat).reshape({2, 3});
+  const torch::Tensor b = torch::arange(6, 12, torch::kFloat).reshape({2, 3});
+  const torch::Tensor x = torch::arange(24, torch::kFloat).reshape({2, 3, 4});
+  const torch::Tensor m = torch::arange(12, torch::kFloat).reshape({3, 4});
+  probe::torch::CheckScopeSummary s;
+  torch::Tensor cat, flat, diag;
+  {
+    probe::torch::CheckScope scope(o);  // the checks below run after it: with no black list it sees all
+    cat = torch::cat({a, b}, 1);
+    flat = x.flatten(1);
+    diag = torch::diagonal(m, 1);
+    s = scope.summary();
+  }
+  EXPECT_EQ(cat.sizes().vec(), (std::vector<std::int64_t>{2, 6}));
+  EXPECT_EQ(flat.sizes().vec(), (std::vector<std::int64_t>{2, 12}));
+  EXPECT_TRUE(torch::equal(diag, torch::tensor({1.0f, 6.0f, 11.0f})));
+  EXPECT_EQ(count(s.checked_ops, "Aten.cat.default"), 1u) << probe::torch::to_string(s);
+  EXPECT_EQ(count(s.checked_ops, "Aten.flatten.using_ints"), 1u) << probe::torch::to_string(s);
+  EXPECT_EQ(count(s.checked_ops, "Aten.diagonal.default"), 1u) << probe::torch::to_string(s);
+  EXPECT_EQ(s.not_convertible, 0u) << probe::torch::to_string(s);
+  checker.flush();
+  const auto c = checker.summary();
+  EXPECT_EQ(c.calls, 3u);
+  EXPECT_EQ(c.passed, 3u) << read_text(c.details_csv);
+  EXPECT_EQ(c.failed, 0u) << read_text(c.details_csv);
+
+  dump.close();
+  const probe::Dump written = probe::Dump::open(dump.dump_json_path());
+  // Trailing arguments still at their defaults (flatten's end_dim=-1, diagonal's dim1=0 and dim2=1) are left
+  // out, as Python's dispatch leaves them out.
+  const auto expect_int_args = [&](const std::string& key, std::size_t n) {
+    SCOPED_TRACE(key);
+    const auto& args = input_args(written, key);
+    ASSERT_EQ(args.size(), n);
+    ASSERT_EQ(args[1].kind(), probe::DumpNode::Kind::Value);
+    EXPECT_EQ(args[1].leaf().type, "int");
+    EXPECT_EQ(args[1].leaf().value.as_int(), 1);
+  };
+  expect_int_args("Aten.cat.default.0.forward", 2);
+  expect_int_args("Aten.flatten.using_ints.0.forward", 2);
+  expect_int_args("Aten.diagonal.default.0.forward", 2);
+}
+
+// In-place ops overwrite an input: x.add_(y) and x.mul_(y) are judged, and dumped, with x as it was when the
+// op started (the scope copies written arguments first). x = linspace(-1, 1, 8), y = (2, -2, 2, ...): judged
+// with the overwritten x, add_'s bench would compute (x + y) + y, 2 away from the device's x + y in every
+// element (cosine 0.986), and mul_'s (x + y) * y * y = 4 (x + y) against (x + y) * y = +-2 (x + y) (cosine
+// 0, errors up to 16.3): both below the cosine of 0.99 that run_ut's rule requires, so both errors.
+TEST(CheckScope, InPlaceOpsAreJudgedOnTheirInputsBeforeTheWrite) {
+  ScratchDir dir("probe-torch");
+  probe::OnlineChecker checker(checker_options(dir));
+  probe::DumpWriterOptions d;
+  d.dump_path = (dir.path() / "dump").string();
+  d.task = probe::DumpTask::Tensor;
+  d.rank = 0;
+  probe::DumpWriter dump(d);
+  probe::torch::CheckScopeOptions o;
+  o.checker = &checker;
+  o.dump = &dump;
+  torch::Tensor x = torch::linspace(-1, 1, 8);
+  const torch::Tensor y = torch::tensor({2.0f, -2.0f, 2.0f, -2.0f, 2.0f, -2.0f, 2.0f, -2.0f});
+  const torch::Tensor x0 = x.clone(), x1 = x0 + y, x2 = x1 * y;  // before add_, after add_, after mul_
+  probe::torch::CheckScopeSummary s;
+  {
+    probe::torch::CheckScope scope(o);
+    x.add_(y);
+    x.mul_(y);
+    s = scope.summary();
+  }
+  EXPECT_TRUE(torch::equal(x, x2));
+  EXPECT_EQ(count(s.checked_ops, "Aten.add_.Tensor"), 1u) << probe::torch::to_string(s);
+  EXPECT_EQ(count(s.checked_ops, "Aten.mul_.Tensor"), 1u) << probe::torch::to_string(s);
+  checker.flush();
+  const auto c = checker.summary();
+  EXPECT_EQ(c.calls, 2u);
+  EXPECT_EQ(c.passed, 2u) << read_text(c.details_csv);
+  EXPECT_EQ(c.failed, 0u) << read_text(c.details_csv);
+
+  dump.close();
+  const probe::Dump written = probe::Dump::open(dump.dump_json_path());
+  const auto values = [](const torch::Tensor& t) {
+    const torch::Tensor f = t.to(torch::kDouble).contiguous();
+    return std::vector<double>(f.data_ptr<double>(), f.data_ptr<double>() + f.numel());
+  };
+  const auto dumped_input = [&](const std::string& key) {
+    const probe::DumpEntry* e = written.find(key);
+    if (e == nullptr) throw probe::Error(probe::ErrorKind::Format, "no record " + key);
+    return written.load_tensor(*e, input_args(written, key).at(0).tensor()).to_doubles();
+  };
+  EXPECT_EQ(dumped_input("Aten.add_.Tensor.0.forward"), values(x0));
+  EXPECT_EQ(dumped_input("Aten.mul_.Tensor.0.forward"), values(x1));
 }
 
 TEST(CheckScope, DumpModeAgreesWithRunUtOffline) {
