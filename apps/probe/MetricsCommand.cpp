@@ -1,12 +1,15 @@
 // probe metrics BENCH DEVICE: every metric of msprobe's pre-check and dump compare for two tensor files,
 // and the verdict of each standard.
 #include <fmt/core.h>
+#include <fmt/format.h>
 
 #include <string>
 
 #include "ArgParser.h"
 #include "Commands.h"
 #include "probe/error.h"
+#include "probe/error_bound.h"
+#include "probe/judge.h"
 #include "probe/metric_table.h"
 #include "probe/output_compare.h"
 #include "probe/pair_metrics.h"
@@ -16,15 +19,22 @@ namespace probe::cli {
 namespace {
 
 constexpr const char* kHelp =
-    "usage: probe metrics BENCH DEVICE [--api NAME] [--metrics LIST] [--json] [--profile probe|msprobe]\n"
-    "                     [--standards FILE]\n\n"
+    "usage: probe metrics BENCH DEVICE [--api NAME] [--magnitude FILE --accumulation K] [--metrics LIST]\n"
+    "                     [--json] [--profile probe|msprobe] [--standards FILE]\n\n"
     "Computes every accuracy metric of DEVICE against BENCH (tensor files: .npy, .pt/.pth, or an .npz member "
     "as\n"
     "FILE.npz:NAME) in one pass, and judges the pair with msprobe's old rule, the new precision standard "
     "chosen\n"
-    "for the API, and the MindSpore rule.\n\n"
+    "for the API, and the MindSpore rule. In the probe profile `status` and `message` are the error bound's\n"
+    "(DECISIONS D14: every element within a bound derived from the API's numerics; `worst` names the worst\n"
+    "element), and run_ut's old rule is `run_ut_status` / `run_ut_message`.\n\n"
     "  --api NAME         API name (base like 'matmul' or full like 'Torch.matmul.0') that selects the new\n"
-    "                     precision standard; default: the benchmark standard\n"
+    "                     precision standard and D14's family; default: the benchmark standard, and for D14\n"
+    "                     an element-wise function accurate to 4 ulps in float32\n"
+    "  --magnitude FILE   D14's magnitude bench for an API that accumulates (matmul, linear, conv, sum, "
+    "add):\n"
+    "                     the API run in float64 on the inputs' absolute values, e.g. |a| @ |b|\n"
+    "  --accumulation K   D14: terms summed into one output element (matmul's inner dim); with --magnitude\n"
     "  --metrics LIST     what to compute and print besides run_ut's metrics and verdict: a comma-separated\n"
     "                     list of ulp, dump (dump compare), mindspore, all (default: all); 'run_ut' alone\n"
     "                     computes run_ut's metrics only, the fastest\n"
@@ -69,17 +79,20 @@ Tensor load_operand(const std::string& spec) {
 }  // namespace
 
 int run_metrics(Args args) {
-  enum Flag { Api, Metrics, Json, ProfileFlag, StandardsFile, FrameworkFlag };
+  enum Flag { Api, Metrics, Json, ProfileFlag, StandardsFile, FrameworkFlag, MagnitudeFile, Accumulation };
   const std::vector<FlagSpec> specs = {
       {Api, {"--api"}, Arity::One},
+      {MagnitudeFile, {"--magnitude"}, Arity::One},
+      {Accumulation, {"--accumulation"}, Arity::One},
       {Metrics, {"--metrics"}, Arity::One},
       {Json, {"--json"}, Arity::None},
       {ProfileFlag, {"--profile"}, Arity::One},
       {StandardsFile, {"--standards"}, Arity::One},
       {FrameworkFlag, {"--framework"}, Arity::One},
   };
-  std::string api = "benchmark_default", standards, profile_text = "probe";
-  bool json = false;
+  std::string api = "benchmark_default", standards, profile_text = "probe", magnitude_file;
+  bool json = false, api_given = false;
+  std::int64_t accumulation = 0;
   PairParts parts = PairParts::all();
   // Every positional argument is kept, so that a wrong count gets the message below.
   ParsedArgs parsed = parse_args(args, specs, args.size());
@@ -90,6 +103,15 @@ int run_metrics(Args args) {
         return 0;
       case Api:
         api = f.value();
+        api_given = true;
+        break;
+      case MagnitudeFile:
+        magnitude_file = f.value();
+        break;
+      case Accumulation:
+        accumulation = parse_integer(f.value(), "--accumulation");
+        if (accumulation < 1)
+          throw Error(ErrorKind::InvalidArgument, "must be >= 1, got " + f.value(), "", "--accumulation");
         break;
       case Metrics:
         parts = parse_pair_parts(f.value());
@@ -143,7 +165,41 @@ int run_metrics(Args args) {
                               std::string(to_string(dump_accuracy_reached(dc.cosine, dc.max_abs)))}});
     }
   }
-  out.insert(out.end(), {{"status", std::string(to_string(pm.row.status))}, {"message", pm.row.message}});
+  if (profile == Profile::Probe) {
+    // DECISIONS D14 decides; run_ut's old rule is reported beside it.
+    const std::string d14_api = api_given ? api : "elementwise";
+    const ErrorBoundSupport support = error_bound_support(d14_api);
+    std::optional<Verdict> v;
+    std::string why_not;
+    if (!support.covered) {
+      why_not = "no error bound for " + d14_api + " (D14): run_ut's rule judged";
+    } else if (support.needs_magnitude && (magnitude_file.empty() || accumulation < 1)) {
+      why_not = "the error bound of " + d14_api + " (" + support.family +
+                " family) needs --magnitude and --accumulation (D14): run_ut's rule judged";
+    } else {
+      JudgeOptions o;
+      o.rule = JudgeRule::ErrorBound;
+      o.accumulation = accumulation;
+      if (!magnitude_file.empty()) o.magnitude = load_operand(magnitude_file).to(DType::Float64);
+      v = judge(d14_api, bench, device, cfg, device.dtype(), o);
+    }
+    if (v) {
+      out.insert(out.end(), {{"status", std::string(to_string(v->status))}, {"message", v->message}});
+      if (!v->worst.empty()) {
+        const ElementError& w = v->worst.front();
+        out.emplace_back("worst",
+                         fmt::format("[{}] device {} bench {} error {} bound {}", fmt::join(w.coords, ", "),
+                                     w.device, w.bench, w.abs_err, w.bound));
+      }
+    } else {
+      out.insert(out.end(), {{"status", std::string(to_string(pm.row.status))},
+                             {"message", why_not + (pm.row.message.empty() ? "" : ": " + pm.row.message)}});
+    }
+    out.insert(out.end(), {{"run_ut_status", std::string(to_string(pm.row.status))},
+                           {"run_ut_message", pm.row.message}});
+  } else {
+    out.insert(out.end(), {{"status", std::string(to_string(pm.row.status))}, {"message", pm.row.message}});
+  }
   if (pm.mindspore) {
     const MindSporeRow& ms = *pm.mindspore;
     out.insert(out.end(), {{"mindspore_cosine", ms.cosine.format()},

@@ -20,6 +20,8 @@
 
 #include "probe/error.h"
 #include "probe/error_bound.h"
+#include "support/Dispatch.h"
+#include "support/ThreadPool.h"
 
 namespace probe::detail {
 namespace {
@@ -105,6 +107,8 @@ constexpr std::array kFamilies{
     FamilyRow{"cos", kLibm},
     FamilyRow{"erf", kLibm},
     FamilyRow{"softplus", kLibm},
+    // `probe metrics` without --api: an element-wise function accurate to 4 ulps.
+    FamilyRow{"elementwise", kLibm},
     FamilyRow{"gelu", kCancelling},
     FamilyRow{"silu", kCancelling},
     FamilyRow{"hardswish", kCancelling},
@@ -272,9 +276,11 @@ Verdict error_bound_verdict(const BoundFamily& family, const Tensor& bench, cons
                 "", "magnitude");
   const std::optional<Format> fmt_out = format_of(device.dtype());
   const std::int64_t n = bench.numel();
-  const Doubles b(bench), d(device);
+  // The bench and the magnitude are float64 from the runners; anything else is widened once here.
+  const Doubles b(bench);
   std::optional<Doubles> m;
   if (needs_magnitude) m.emplace(*magnitude);
+  const double* mp = m ? m->p : nullptr;
 
   // Integer and bool outputs are exact.
   const double u_out = fmt_out ? std::ldexp(1.0, -fmt_out->precision) : 0;
@@ -291,64 +297,107 @@ Verdict error_bound_verdict(const BoundFamily& family, const Tensor& bench, cons
   const double floor = fmt_out ? fmt_out->min_subnormal : 0;
   const double max_finite = fmt_out ? fmt_out->max_finite : kInf;
   const double log_k = std::log(static_cast<double>(std::max<std::int64_t>(accumulation, 1)));
+  const MagnitudeKind kind = family.magnitude;
 
   struct Ranked {
     double key;
     std::int64_t index;
     double bound;
   };
-  std::vector<Ranked> heap;  // min-heap on key: the worst_count largest error/bound ratios
   auto later = [](const Ranked& x, const Ranked& y) { return x.key > y.key; };
+  // One state per worker; each keeps its own worst_count largest ratios (a min-heap), merged below.
+  struct Part {
+    std::int64_t beyond = 0, beyond_band = 0;
+    double worst_ratio = 0;
+    std::vector<Ranked> heap;
+  };
+  auto scan = [&](auto tag, const void* raw, std::int64_t begin, std::int64_t end, Part& part) {
+    using T = typename decltype(tag)::type;
+    const T* dp = static_cast<const T*>(raw);
+    for (std::int64_t i = begin; i < end; ++i) {
+      const double bi = b.p[i], di = as_double(dp[i]);
+      if (bi == di) continue;
+      double ratio = 0, bound = 0;
+      bool in_band = false;
+      if (!std::isfinite(bi) || !std::isfinite(di)) {
+        const bool same = (std::isnan(bi) && std::isnan(di)) ||
+                          (std::isinf(di) && std::isfinite(bi) && std::fabs(bi) >= max_finite &&
+                           std::signbit(bi) == std::signbit(di));
+        if (same) continue;
+        ratio = kInf;
+      } else {
+        const double err = std::fabs(di - bi), ab = std::fabs(bi);
+        double mag = ab;
+        if (mp) {
+          mag = std::fabs(mp[i]);
+        } else if (kind == MagnitudeKind::BenchPlusOne) {
+          mag += 1;
+        } else if (kind == MagnitudeKind::BenchLog && mag > 0) {
+          mag *= 1 + std::fabs(std::log(mag)) + log_k;
+        }
+        bound = kSlack * (u_out * ab + acc * mag) + floor;
+        ratio = err / bound;
+        if (ratio > 1 && has_band) in_band = err <= kSlack * (u_out * ab + acc_low * mag) + floor;
+      }
+      if (ratio > 1) {
+        ++part.beyond;
+        if (!in_band) ++part.beyond_band;
+      }
+      part.worst_ratio = std::max(part.worst_ratio, ratio);
+      if (worst_count == 0) continue;
+      if (part.heap.size() < worst_count) {
+        part.heap.push_back({ratio, i, bound});
+        std::push_heap(part.heap.begin(), part.heap.end(), later);
+      } else if (ratio > part.heap.front().key) {
+        std::pop_heap(part.heap.begin(), part.heap.end(), later);
+        part.heap.back() = {ratio, i, bound};
+        std::push_heap(part.heap.begin(), part.heap.end(), later);
+      }
+    }
+  };
+  // The device read in its own dtype; other dtypes (integers, bool, complex) widened once.
+  Tensor dev = device;
+  if (!is_floating(dev.dtype())) dev = device.to(DType::Float64);
+  constexpr std::int64_t kGrain = 1 << 16;
+  std::vector<Part> parts(static_cast<std::size_t>(parallel_chunks(n, kGrain)));
+  visit_dtype(dev.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, float16_t> ||
+                  std::is_same_v<T, bfloat16_t>) {
+      parallel_for(0, n, kGrain, [&](std::int64_t begin, std::int64_t end, int chunk) {
+        scan(tag, dev.bytes(), begin, end, parts[static_cast<std::size_t>(chunk)]);
+      });
+    }
+  });
   std::int64_t beyond = 0, beyond_band = 0;
   double worst_ratio = 0;
-  for (std::int64_t i = 0; i < n; ++i) {
-    const double bi = b.p[i], di = d.p[i];
-    double ratio = 0, bound = 0;
-    bool in_band = false;
-    if (!std::isfinite(bi) || !std::isfinite(di)) {
-      const bool same = (std::isnan(bi) && std::isnan(di)) || bi == di ||
-                        (std::isinf(di) && std::isfinite(bi) && std::fabs(bi) >= max_finite &&
-                         std::signbit(bi) == std::signbit(di));
-      if (same) continue;
-      ratio = kInf;
-    } else {
-      const double err = std::fabs(di - bi);
-      if (err == 0) continue;
-      double mag = std::fabs(bi);
-      if (family.magnitude == MagnitudeKind::BenchPlusOne) mag += 1;
-      if (family.magnitude == MagnitudeKind::BenchLog && mag > 0) mag *= 1 + std::fabs(std::log(mag)) + log_k;
-      if (m) mag = std::fabs(m->p[i]);
-      bound = kSlack * (u_out * std::fabs(bi) + acc * mag) + floor;
-      ratio = err / bound;
-      if (ratio > 1 && has_band) in_band = err <= kSlack * (u_out * std::fabs(bi) + acc_low * mag) + floor;
-    }
-    if (ratio > 1) {
-      ++beyond;
-      if (!in_band) ++beyond_band;
-    }
-    worst_ratio = std::max(worst_ratio, ratio);
-    if (worst_count == 0) continue;
-    if (heap.size() < worst_count) {
-      heap.push_back({ratio, i, bound});
-      std::push_heap(heap.begin(), heap.end(), later);
-    } else if (ratio > heap.front().key) {
-      std::pop_heap(heap.begin(), heap.end(), later);
-      heap.back() = {ratio, i, bound};
-      std::push_heap(heap.begin(), heap.end(), later);
-    }
+  std::vector<Ranked> heap;
+  for (Part& part : parts) {
+    beyond += part.beyond;
+    beyond_band += part.beyond_band;
+    worst_ratio = std::max(worst_ratio, part.worst_ratio);
+    heap.insert(heap.end(), part.heap.begin(), part.heap.end());
   }
   std::sort(heap.begin(), heap.end(), [](const Ranked& x, const Ranked& y) {
     return x.key != y.key ? x.key > y.key : x.index < y.index;
   });
+  if (heap.size() > worst_count) heap.resize(worst_count);
   for (const Ranked& r : heap) {
     ElementError e;
     e.index = r.index;
     e.coords = unravel(r.index, bench.shape());
     e.bench = b.p[r.index];
-    e.device = d.p[r.index];
+    e.device = dev.at(r.index);
     e.abs_err = std::fabs(e.device - e.bench);
     e.rel_err = e.bench == 0 ? kInf : e.abs_err / std::fabs(e.bench);
     e.bound = r.key == kInf ? std::numeric_limits<double>::quiet_NaN() : r.bound;
+    if (fmt_out && std::isfinite(e.bench) && std::isfinite(e.device)) {
+      // msprobe's ULP (precheck.md §2.9): the bench's exponent, floored at the smallest normal's.
+      const int min_exponent = fmt_out->precision == 11 ? -14 : fmt_out->precision == 53 ? -1022 : -126;
+      const int exponent = std::max(
+          e.bench == 0 ? 0 : static_cast<int>(std::floor(std::log2(std::fabs(e.bench)))), min_exponent);
+      e.ulp = std::ldexp(e.abs_err, fmt_out->precision - 1 - exponent);
+    }
     v.worst.push_back(std::move(e));
   }
 

@@ -73,6 +73,14 @@ TEST(ProbeGtest, GoldenFailureText) {
   const std::string repro = (dir.path() / "ProbeGtest.GoldenFailureText").string();
   const std::string want =
       "the device tensor is not accurate (torch.float16, shape (4,), profile probe)\n"
+      // D14 without an API: an element-wise function, bound (1 + 2^-10) (2^-11 + 8 u + u / (1 - u)) + 2^-24
+      // with u = 2^-24 (fp16's smallest subnormal last) = 0.0004893546574784614; 2^-9 is 3.99 times that.
+      "  error bound (D14, decides): error (error bound)\n"
+      "    elements beyond their error bound = 4 (needs == 0): FAIL\n"
+      "    largest error / bound = 3.9912259343030065 (needs <= 1): FAIL (reported, never decides)\n"
+      "    message: error bound (D14, transcendental family, K=1, float16): 4 of 4 elements beyond their "
+      "bound; "
+      "worst at [0]: device 1.00195312, bench 1, error 0.00195 > bound 0.000489 (3.99x)\n"
       "  run_ut rule: Warning (old rule)\n"
       "    cosine = 1 (needs > 0.99): pass\n"
       "    max abs error = 0.001953125 (needs < 0.001): FAIL\n"
@@ -87,18 +95,22 @@ TEST(ProbeGtest, GoldenFailureText) {
       "    mean relative error / reference = 4 (needs <= 2): FAIL\n"
       "    error balance / reference = 2048 (needs <= 2): FAIL (reported, never decides)\n"
       "  worst elements:\n"
-      "    [0] bench 1, device 1.001953125, abs err 0.001953125, rel err 0.001953125, 2 ulp\n"
-      "    [1] bench 1, device 1.001953125, abs err 0.001953125, rel err 0.001953125, 2 ulp\n"
-      "    [2] bench 1, device 1.001953125, abs err 0.001953125, rel err 0.001953125, 2 ulp\n"
+      "    [0] bench 1, device 1.001953125, abs err 0.001953125, rel err 0.001953125, 2 ulp, bound "
+      "0.0004893546574784614\n"
+      "    [1] bench 1, device 1.001953125, abs err 0.001953125, rel err 0.001953125, 2 ulp, bound "
+      "0.0004893546574784614\n"
+      "    [2] bench 1, device 1.001953125, abs err 0.001953125, rel err 0.001953125, 2 ulp, bound "
+      "0.0004893546574784614\n"
       "__REPRO: probe metrics " +
       repro + "/bench.npy " + repro + "/device.npy --profile probe\n";
   EXPECT_EQ(probe::testing::describe(a, "the device tensor", "", bench, device, DType::Float16, opt), want);
 
-  // The REPRO command re-judges the saved case: run_ut's verdict again.
+  // The REPRO command re-judges the saved case: D14's verdict again.
   const std::string out = run(std::string(PROBE_CLI_PATH) + " metrics " + repro + "/bench.npy " + repro +
                               "/device.npy --profile probe");
   EXPECT_NE(out.find("device_dtype             torch.float16"), std::string::npos) << out;
-  EXPECT_NE(out.find("status                   Warning"), std::string::npos) << out;
+  EXPECT_NE(out.find("status                   error"), std::string::npos) << out;
+  EXPECT_NE(out.find("run_ut_status            Warning"), std::string::npos) << out;
 }
 
 // The next value of `dtype` above y (fp16: 10 stored mantissa bits, smallest normal 2^-14; bf16: 7 and

@@ -1,5 +1,6 @@
 // `probe metrics --metrics LIST`: the parts left out are neither printed nor computed, the rest is printed
-// exactly as without the flag, and a bad list is an invalid-argument error naming the item.
+// exactly as without the flag, and a bad list is an invalid-argument error naming the item. In the probe
+// profile the verdict is the error bound's (DECISIONS D14) at every output scale.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -92,6 +93,63 @@ TEST_F(MetricsCli, AnUnknownPartIsAnInvalidArgument) {
     EXPECT_NE(r.out.find(bad), std::string::npos) << r.out;
     EXPECT_EQ(r.out.find("status"), std::string::npos) << r.out;
   }
+}
+
+// +1% on one element in 10,000 of a float32 output, +3% of a bfloat16 one, and one sign flip are errors at
+// every output scale from 1e-9 to 1e4; the float64 result rounded once to the dtype passes. (Derived: D14's
+// element-wise bound is (1 + 2^-10) 10 u |b| with u = 2^-24, or 2^-8 (1 + 9 2^-16) |b| for bfloat16,
+// far below 1%, 3% - 0.4% (the bfloat16 rounding of the faulty value) and 2 |b|.)
+TEST(MetricsCliErrorBound, OneElementFaultsAndSignFlipsAreErrorsAtEveryScale) {
+  ScratchDir dir("probe-metrics-d14");
+  const std::int64_t n = 10000;
+  for (double scale : {1e-9, 1e-4, 1.0, 1e4}) {
+    for (DType dtype : {DType::Float32, DType::BFloat16}) {
+      std::vector<double> bench(static_cast<std::size_t>(n));
+      for (std::int64_t i = 0; i < n; ++i)
+        bench[static_cast<std::size_t>(i)] = scale * (1.5 + std::sin(0.37 * static_cast<double>(i)));
+      const std::string b = dir.file("bench.npy");
+      save_npy(b, Tensor::from_values(bench, Shape{n}));
+      auto device_file = [&](double factor, std::int64_t at) {
+        std::vector<double> d = bench;
+        d[static_cast<std::size_t>(at)] *= factor;
+        const Tensor t = Tensor::from_values(d, Shape{n}).to(dtype);
+        const std::string f = dir.file(dtype == DType::BFloat16 ? "device.pt" : "device.npy");
+        if (dtype == DType::BFloat16)
+          save_pt(f, t);
+        else
+          save_npy(f, t);
+        return f;
+      };
+      auto verdict = [&](double factor, std::int64_t at) {
+        const auto r = run_cli("metrics '" + b + "' '" + device_file(factor, at) + "' --metrics run_ut");
+        EXPECT_EQ(r.code, 0) << r.out;
+        return parse_lines(r.out);
+      };
+      const std::string where = std::to_string(scale) + " " + std::string(torch_name(dtype));
+      EXPECT_EQ(verdict(1.0, 0).at("status"), "pass") << where;
+      const auto one = verdict(dtype == DType::BFloat16 ? 1.03 : 1.01, 4321);
+      EXPECT_EQ(one.at("status"), "error") << where << " " << one.at("message");
+      EXPECT_EQ(one.at("worst").rfind("[4321] ", 0), 0u) << one.at("worst");
+      EXPECT_EQ(verdict(-1.0, 777).at("status"), "error") << where;
+    }
+  }
+}
+
+// An API that accumulates needs its magnitude bench; without it run_ut's rule judges and says why.
+TEST(MetricsCliErrorBound, AccumulatingApiNeedsItsMagnitude) {
+  ScratchDir dir("probe-metrics-d14-mm");
+  // a = [[1, -1]], b = [[1], [1]]: a @ b = 0 exactly, |a| @ |b| = 2; a device value of 1e-7 is rounding
+  // noise for K = 2 (bound ~ (1 + 2^-10) (2 + 2) 2^-24 * 2 = 4.8e-7) and must pass.
+  save_npy(dir.file("b.npy"), Tensor::from_values<double>({0.0}, Shape{1, 1}));
+  save_npy(dir.file("d.npy"), Tensor::from_values<float>({1e-7f}, Shape{1, 1}));
+  save_npy(dir.file("m.npy"), Tensor::from_values<double>({2.0}, Shape{1, 1}));
+  const std::string files = "'" + dir.file("b.npy") + "' '" + dir.file("d.npy") + "' --api Torch.mm ";
+  const auto without = parse_lines(run_cli("metrics " + files).out);
+  EXPECT_NE(without.at("message").find("needs --magnitude"), std::string::npos) << without.at("message");
+  const auto r = run_cli("metrics " + files + "--magnitude '" + dir.file("m.npy") + "' --accumulation 2");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(parse_lines(r.out).at("status"), "pass") << r.out;
+  EXPECT_EQ(run_cli("metrics " + files + "--accumulation 0").code, 2);
 }
 
 }  // namespace
