@@ -155,6 +155,11 @@ class ValueBuilder {
                     "tensor file has shape " + shape_to_string(t.shape()) + " but dump.json says " +
                         shape_to_string(info.shape),
                     info.data_name, field, api_);
+      if (!info.file_dtype_fits(t.dtype()))
+        throw Error(
+            ErrorKind::Format,
+            "tensor file holds " + std::string(name(t.dtype())) + " but dump.json says " + info.dtype_name,
+            info.data_name, field, api_);
       ctx_.bytes += t.nbytes();
       ++real_;
       // bfloat16 tensors saved as .npy come back as float32: restore the dumped dtype.

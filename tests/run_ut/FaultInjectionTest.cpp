@@ -283,6 +283,47 @@ TEST(FaultInjection, TensorDumpWithoutATensorFileSkipsThatApi) {
   EXPECT_NE(info.out.find("no file: Torch.matmul.0.forward input_args.1"), std::string::npos) << info.out;
 }
 
+// A tensor file whose dtype is not dump.json's (bfloat16 data where dump.json says float32) used to be
+// cast and judged; it is SKIP like a shape disagreement, and `probe info` reports it.
+TEST(FaultInjection, TensorFileOfAnotherDtypeSkipsThatApi) {
+  ScratchDir t("dtype");
+  fs::create_directories(t.path() / "dump_tensor_data");
+  const std::string tensors = std::string(PROBE_TEST_DATA_DIR) + "/tensors/";
+  // Both (2, 3), made by torch (make_tensor_fixtures.py).
+  fs::copy_file(tensors + "pt_bfloat16.pt",
+                t.path() / "dump_tensor_data" / "Functional.relu.0.forward.input.0.pt");
+  fs::copy_file(tensors + "pt_float32.pt",
+                t.path() / "dump_tensor_data" / "Functional.relu.0.forward.output.0.pt");
+  auto desc = [](const std::string& file) {
+    return R"({"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2, 3], "Max": 1.0, "Min": 0.0, )"
+           R"("Mean": 0.5, "Norm": 1.0, "requires_grad": false, "data_name": ")" +
+           file + "\"}";
+  };
+  write(t.path() / "dump.json",
+        R"({"task": "tensor", "level": "L1", "framework": "pytorch", "dump_data_dir": "dump_tensor_data", )"
+        R"("data": {"Functional.relu.0.forward": {"input_args": [)" +
+            desc("Functional.relu.0.forward.input.0.pt") + R"(], "input_kwargs": {}, "output": [)" +
+            desc("Functional.relu.0.forward.output.0.pt") + "]}}}");
+  auto r = run_cli("run_ut -api_info " + (t.path() / "dump.json").string() + " -o " +
+                   (t.path() / "out").string() + " --timestamp " + kTs + " -q");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto rows = probe::csv_read_file(result_of(t.path() / "out").string());
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[1][0], "Functional.relu.0");
+  EXPECT_EQ(rows[1][1], "SKIP");
+  ASSERT_EQ(rows[1].size(), 4u);
+  EXPECT_EQ(rows[1][3],
+            "Functional.relu.0.forward.input.0.pt: input.0: tensor file holds bfloat16 but dump.json says "
+            "torch.float32");
+  auto info = run_cli("info " + (t.path() / "dump.json").string());
+  EXPECT_EQ(info.code, 0) << info.out;
+  EXPECT_NE(info.out.find("2 referenced, 1 ok, dtype mismatch 1"), std::string::npos) << info.out;
+  EXPECT_NE(info.out.find("dtype mismatch: Functional.relu.0.forward input_args.0"), std::string::npos)
+      << info.out;
+  EXPECT_NE(info.out.find("the file holds bfloat16, dump.json says torch.float32"), std::string::npos)
+      << info.out;
+}
+
 std::string minimal_dump(const std::string& head, const std::string& data) {
   return "{" + head + "\"data\": {" + data + "}}";
 }
