@@ -12,9 +12,14 @@
 namespace probe::io {
 namespace {
 
-constexpr int kMaxDepth = 256;                 // nesting of containers (Python's own limit is ~1000)
-constexpr std::size_t kMaxObjects = 1u << 22;  // objects created by one pickle
-constexpr std::size_t kMaxVisits = 1u << 22;   // nodes visited when collecting tensors (shared subtrees)
+constexpr int kMaxDepth = 256;                // nesting of containers (Python's own limit is ~1000)
+constexpr std::size_t kMaxVisits = 1u << 22;  // nodes visited when collecting tensors (shared subtrees)
+// probe::Tensor is dense, so a view is materialised: its element count is what it costs, whatever its
+// storage holds. Beyond 2^40 elements (4 TiB of bool) a view is no real tensor: a format error.
+constexpr std::int64_t kMaxViewElements = std::int64_t{1} << 40;
+// A view addressing more elements than its storage holds repeats elements (stride 0: torch's expand);
+// msprobe saves contiguous clones, so such a view is materialised only up to this many elements.
+constexpr std::int64_t kMaxExpandedElements = std::int64_t{1} << 24;
 
 enum class Kind { None, Bool, Int, Float, Str, Bytes, Tuple, List, Dict, Global, Storage, Tensor };
 
@@ -150,12 +155,148 @@ const StorageClass* storage_class(const Object& g) {
   return nullptr;
 }
 
+// Walks the opcodes up to STOP without building anything and refuses a pickle with more operations or
+// object-creating operations than the limits (TensorIo.h): a data.pkl of a few KB deflated must not make
+// the VM allocate gigabytes before failing. A malformed or unknown opcode ends the walk; the VM then
+// reports it with its position.
+void check_pickle_bounds(std::string_view d, const std::string& file) {
+  std::uint64_t ops = 0, objects = 0;
+  std::size_t pos = 0;
+  auto skip = [&](std::uint64_t n) {
+    if (n > d.size() - pos) return false;
+    pos += static_cast<std::size_t>(n);
+    return true;
+  };
+  auto sized = [&](int width) {  // a length of `width` bytes, then that many bytes
+    if (static_cast<std::size_t>(width) > d.size() - pos) return false;
+    std::uint64_t n = 0;
+    for (int k = width - 1; k >= 0; --k) n = (n << 8) | static_cast<unsigned char>(d[pos + k]);
+    pos += static_cast<std::size_t>(width);
+    return skip(n);
+  };
+  auto line = [&] {
+    const std::size_t nl = d.find('\n', pos);
+    if (nl == std::string_view::npos) return false;
+    pos = nl + 1;
+    return true;
+  };
+  auto refuse = [&](std::uint64_t limit, const char* what) {
+    throw Error(ErrorKind::Format,
+                "data.pkl holds more than " + std::to_string(limit) + " " + what +
+                    ", the limit (the pickle of a 7B-parameter state_dict has 9.2K operations); refused "
+                    "before unpickling",
+                file, "data.pkl");
+  };
+  while (pos < d.size()) {
+    const auto op = static_cast<unsigned char>(d[pos++]);
+    if (++ops > kMaxPickleOps) refuse(kMaxPickleOps, "pickle operations");
+    bool ok = true, creates = true;
+    switch (op) {
+      case '.':
+        return;
+      case '(':
+      case '0':
+      case '1':
+      case '2':
+      case 'a':
+      case 'e':
+      case 's':
+      case 'u':
+      case 'b':
+      case 0x94:
+        creates = false;
+        break;
+      case 'N':
+      case 0x88:
+      case 0x89:
+      case ')':
+      case ']':
+      case '}':
+      case 't':
+      case 'l':
+      case 'd':
+      case 0x85:
+      case 0x86:
+      case 0x87:
+      case 'R':
+      case 0x81:
+      case 'Q':
+      case 0x93:
+        break;
+      case 0x80:
+        creates = false;
+        ok = skip(1);
+        break;
+      case 0x95:
+        creates = false;
+        ok = skip(8);
+        break;
+      case 'q':
+      case 'h':
+        creates = false;
+        ok = skip(1);
+        break;
+      case 'r':
+      case 'j':
+        creates = false;
+        ok = skip(4);
+        break;
+      case 'p':
+      case 'g':
+        creates = false;
+        ok = line();
+        break;
+      case 'K':
+        ok = skip(1);
+        break;
+      case 'M':
+        ok = skip(2);
+        break;
+      case 'J':
+        ok = skip(4);
+        break;
+      case 'G':
+        ok = skip(8);
+        break;
+      case 'I':
+      case 'L':
+        ok = line();
+        break;
+      case 'c':
+        ok = line() && line();
+        break;
+      case 0x8a:
+      case 0x8c:
+      case 'U':
+      case 'C':
+        ok = sized(1);
+        break;
+      case 0x8b:
+      case 'X':
+      case 'T':
+      case 'B':
+        ok = sized(4);
+        break;
+      case 0x8d:
+      case 0x8e:
+      case 0x96:
+        ok = sized(8);
+        break;
+      default:
+        return;  // forbidden or unknown: the VM says which
+    }
+    if (!ok) return;
+    if (creates && ++objects > kMaxPickleObjects) refuse(kMaxPickleObjects, "objects");
+  }
+}
+
 class Unpickler {
  public:
   Unpickler(std::string_view data, const StorageLoader& load, const std::string& file)
       : d_(data), load_(load), file_(file) {}
 
   Obj run() {
+    check_pickle_bounds(d_, file_);
     while (true) {
       if (pos_ >= d_.size()) fail("truncated pickle (no STOP opcode)");
       op_at_ = pos_;
@@ -223,7 +364,7 @@ class Unpickler {
 
   // ---- objects
   Obj make(Kind k) {
-    if (++objects_ > kMaxObjects) fail("too many objects");
+    if (++objects_ > kMaxPickleObjects) fail("too many objects");
     auto o = std::make_shared<Object>();
     o->kind = k;
     return o;
@@ -356,6 +497,15 @@ class Unpickler {
     } catch (const Error& e) {
       fail(e.message());
     }
+    if (n > kMaxViewElements)
+      fail("tensor rebuild: a view of shape " + shape_to_string(shape) + " has " + std::to_string(n) +
+           " elements, above the limit of 2^40 for any tensor");
+    if (static_cast<std::uint64_t>(n) > capacity && n > kMaxExpandedElements)
+      fail("tensor rebuild: a view of shape " + shape_to_string(shape) + " (" + std::to_string(n) +
+               " elements) over a storage of " + std::to_string(capacity) +
+               " elements repeats elements (stride 0); probe materialises views, and refuses one above " +
+               std::to_string(kMaxExpandedElements) + " elements that its storage does not hold",
+           ErrorKind::Unsupported);
     const std::int64_t offset = a[1]->i;
     std::int64_t last = offset;  // index of the last element addressed
     bool contiguous = true;
