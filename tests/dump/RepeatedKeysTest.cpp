@@ -9,9 +9,11 @@
 #include <string>
 
 #include "common/ScratchDir.h"
+#include "probe/construct.h"
 #include "probe/dump.h"
 #include "probe/dump_compare.h"
 #include "probe/online_server.h"
+#include "probe/stack.h"
 #include "run_ut/ApiSelection.h"
 #include "support/JsonDocument.h"
 
@@ -100,6 +102,23 @@ TEST(RepeatedKeys, DumpJsonTakesTheLastValue) {
   EXPECT_EQ(args[1].leaf().value.as_int(), 2);
   ASSERT_EQ(e.kwargs()->members().size(), 1u);
   EXPECT_FALSE(e.kwargs()->find("inplace")->leaf().value.as_bool());
+}
+
+// stack.json and construct.json: one entry per key, with the last value.
+TEST(RepeatedKeys, StackAndConstructJsonTakeTheLastValue) {
+  const probe::StackInfo stack = probe::StackInfo::parse(
+      R"({"Functional.relu.0.forward": ["first"], "Functional.gelu.0.forward": ["g"], )"
+      R"("Functional.relu.0.forward": ["last"]})",
+      "stack.json");
+  EXPECT_EQ(stack.key_count(), 2u);
+  ASSERT_NE(stack.frames_of("Functional.relu.0.forward"), nullptr);
+  EXPECT_EQ(*stack.frames_of("Functional.relu.0.forward"), std::vector<std::string>{"last"});
+  const probe::ConstructInfo construct = probe::ConstructInfo::parse(
+      R"({"Module.fc.Linear.forward.0": "Module.a.A.forward.0", "Module.fc.Linear.forward.0": null})",
+      "construct.json");
+  EXPECT_EQ(construct.nodes().size(), 1u);
+  ASSERT_NE(construct.find("Module.fc.Linear.forward.0"), nullptr);
+  EXPECT_FALSE(construct.find("Module.fc.Linear.forward.0")->parent);
 }
 
 }  // namespace
