@@ -44,7 +44,8 @@ void keep_last_of_repeated_keys(rapidjson::Value& root) {
       for (rapidjson::SizeType k = v.MemberCount(); k-- > 0;)
         if (!keep[k]) v.EraseMember(v.MemberBegin() + k);
     }
-    for (auto& m : v.GetObject()) todo.push_back(&m.value);
+    // Indexes, not a range-for: comparing mutable member iterators is ambiguous under C++20 for clang.
+    for (rapidjson::SizeType k = 0; k < v.MemberCount(); ++k) todo.push_back(&(v.MemberBegin() + k)->value);
   }
 }
 
