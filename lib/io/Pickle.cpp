@@ -26,16 +26,9 @@ enum class Kind { None, Bool, Int, Float, Str, Bytes, Tuple, List, Dict, Global,
 struct Object;
 using Obj = std::shared_ptr<Object>;
 
-struct Object {
-  Kind kind = Kind::None;
-  // Once inside a container an object may no longer be mutated: this makes cycles impossible and
-  // keeps `depth` exact (a container's depth is final when it is added to another).
-  bool sealed = false;
-  int depth = 0;
-  std::int64_t i = 0;
-  double f = 0;
-  std::string s, s2;       // Str/Bytes: s; Global: module s, name s2
-  std::vector<Obj> items;  // Tuple/List; Dict: key, value, key, value, ...
+// What only storages and tensors carry, kept out of line: most objects of a pickle are numbers, strings
+// and tuples, and the size of each bounds what a pickle within the object limit can allocate.
+struct StorageOrTensor {
   // Storage
   StorageBytes bytes;
   std::optional<DType> dtype;  // empty: a storage class probe cannot represent (float8, ...)
@@ -44,6 +37,19 @@ struct Object {
   // Tensor (`tensor` stays empty when only headers are read)
   Tensor tensor;
   TensorHeader header;
+};
+
+struct Object {
+  Kind kind = Kind::None;
+  // Once inside a container an object may no longer be mutated: this makes cycles impossible and
+  // keeps `depth` exact (a container's depth is final when it is added to another).
+  bool sealed = false;
+  int depth = 0;
+  std::int64_t i = 0;
+  double f = 0;
+  std::string s, s2;                   // Str/Bytes: s; Global: module s, name s2
+  std::vector<Obj> items;              // Tuple/List; Dict: key, value, key, value, ...
+  std::unique_ptr<StorageOrTensor> x;  // Storage and Tensor only
 };
 
 // Storage classes by name (module torch, torch.cuda, ...): element type, or none if unsupported.
@@ -451,20 +457,21 @@ class Unpickler {
     if (!cls->dtype)
       fail("storage class '" + std::string(cls->name) + "' is not supported", ErrorKind::Unsupported);
     Obj st = make(Kind::Storage);
-    st->dtype = cls->dtype;
-    st->untyped = cls->name == "UntypedStorage";
-    st->numel = numel.i;
+    st->x = std::make_unique<StorageOrTensor>();
+    StorageOrTensor& sx = *st->x;
+    sx.dtype = cls->dtype;
+    sx.untyped = cls->name == "UntypedStorage";
+    sx.numel = numel.i;
     auto cached = storages_.find(key.s);
-    const std::size_t es = itemsize(*st->dtype);
-    if (static_cast<std::uint64_t>(st->numel) > std::numeric_limits<std::uint64_t>::max() / es)
+    const std::size_t es = itemsize(*sx.dtype);
+    if (static_cast<std::uint64_t>(sx.numel) > std::numeric_limits<std::uint64_t>::max() / es)
       fail("storage '" + key.s + "' claims an impossible element count");
-    const std::uint64_t needed = static_cast<std::uint64_t>(st->numel) * es;
+    const std::uint64_t needed = static_cast<std::uint64_t>(sx.numel) * es;
     if (cached == storages_.end()) cached = storages_.emplace(key.s, load_(key.s, needed)).first;
-    st->bytes = cached->second;
-    if (static_cast<std::uint64_t>(st->numel) > st->bytes.size / es)
-      fail("storage '" + key.s + "' claims " + std::to_string(st->numel) + " elements of " +
-           std::string(name(*st->dtype)) + " but its record has " + std::to_string(st->bytes.size) +
-           " bytes");
+    sx.bytes = cached->second;
+    if (static_cast<std::uint64_t>(sx.numel) > sx.bytes.size / es)
+      fail("storage '" + key.s + "' claims " + std::to_string(sx.numel) + " elements of " +
+           std::string(name(*sx.dtype)) + " but its record has " + std::to_string(sx.bytes.size) + " bytes");
     st->s = key.s;
     return st;
   }
@@ -483,9 +490,10 @@ class Unpickler {
     if (a[1]->kind != Kind::Int || a[1]->i < 0) fail("tensor rebuild: bad storage offset");
     if (!is_int_tuple(*a[2]) || !is_int_tuple(*a[3]) || a[2]->items.size() != a[3]->items.size())
       fail("tensor rebuild: size and stride must be tuples of non-negative ints of equal length");
-    DType dtype = dtype_arg ? *dtype_arg : *st.dtype;
+    const StorageOrTensor& sx = *st.x;
+    DType dtype = dtype_arg ? *dtype_arg : *sx.dtype;
     const std::size_t es = itemsize(dtype);
-    const std::uint64_t st_bytes = static_cast<std::uint64_t>(st.numel) * itemsize(*st.dtype);
+    const std::uint64_t st_bytes = static_cast<std::uint64_t>(sx.numel) * itemsize(*sx.dtype);
     const std::uint64_t capacity = st_bytes / es;  // elements of `dtype` in the storage
     Shape shape;
     std::vector<std::int64_t> strides;
@@ -527,14 +535,16 @@ class Unpickler {
     if (n == 0 && static_cast<std::uint64_t>(offset) > capacity)
       fail("tensor rebuild: offset beyond storage");
     Obj t = make(Kind::Tensor);
-    t->header = {dtype, shape};
-    if (!st.bytes.buf) return t;  // headers only: the storage record was checked but not read
-    const std::size_t start = st.bytes.offset + static_cast<std::size_t>(offset) * es;
+    t->x = std::make_unique<StorageOrTensor>();
+    StorageOrTensor& tx = *t->x;
+    tx.header = {dtype, shape};
+    if (!sx.bytes.buf) return t;  // headers only: the storage record was checked but not read
+    const std::size_t start = sx.bytes.offset + static_cast<std::size_t>(offset) * es;
     if (contiguous)
-      t->tensor = Tensor::from_storage(dtype, shape, st.bytes.buf, start);
+      tx.tensor = Tensor::from_storage(dtype, shape, sx.bytes.buf, start);
     else
-      t->tensor = materialise(dtype, shape, strides, st.bytes.buf->data() + start);
-    t->tensor = normalise_bool(std::move(t->tensor));
+      tx.tensor = materialise(dtype, shape, strides, sx.bytes.buf->data() + start);
+    tx.tensor = normalise_bool(std::move(tx.tensor));
     return t;
   }
 
@@ -859,7 +869,7 @@ std::vector<NamedTensor> unpickle_tensors(std::string_view pickle, const Storage
   Unpickler vm(pickle, load, file);
   Obj root = vm.run();
   std::vector<NamedTensor> out;
-  auto sink = [&](const std::string& path, const Object& t) { out.push_back({path, t.tensor}); };
+  auto sink = [&](const std::string& path, const Object& t) { out.push_back({path, t.x->tensor}); };
   vm.collect(root, "", sink);
   return out;
 }
@@ -870,7 +880,7 @@ std::vector<std::pair<std::string, TensorHeader>> unpickle_tensor_headers(std::s
   Unpickler vm(pickle, load, file);
   Obj root = vm.run();
   std::vector<std::pair<std::string, TensorHeader>> out;
-  auto sink = [&](const std::string& path, const Object& t) { out.emplace_back(path, t.header); };
+  auto sink = [&](const std::string& path, const Object& t) { out.emplace_back(path, t.x->header); };
   vm.collect(root, "", sink);
   return out;
 }
