@@ -53,6 +53,10 @@ struct PROBE_API TensorInfo {
   bool has_file() const noexcept { return !data_name.empty(); }
   /// Bytes of the tensor in its dump dtype (numel × itemsize); nullopt for unsupported dtypes.
   std::optional<std::int64_t> nbytes() const;
+  /// Whether a tensor file holding `file_dtype` can carry this tensor: its own dtype, or float32 for
+  /// bfloat16 (msprobe's MindSpore .npy; spec 1.5). True when probe lacks the dump's dtype (float8 and
+  /// HiFloat8 are saved as float32; such tensors are unsupported anyway).
+  bool file_dtype_fits(DType file_dtype) const noexcept;
 };
 
 class DumpNode;

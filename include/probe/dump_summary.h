@@ -21,8 +21,9 @@ enum class DumpProblemKind {
   Rejected,       ///< data_name leaves the tensor directory
   NoFile,         ///< a tensor dump descriptor without data_name (run_ut SKIPs its API)
   BadShape,       ///< the shape in dump.json is impossible (negative, overflowing)
+  DtypeMismatch,  ///< the file holds another dtype than dump.json says (TensorInfo::file_dtype_fits)
 };
-/// "missing", "unreadable", "shape mismatch", "rejected", "no file", "bad shape".
+/// "missing", "unreadable", "shape mismatch", "rejected", "no file", "bad shape", "dtype mismatch".
 PROBE_API std::string_view to_string(DumpProblemKind kind) noexcept;
 
 /// One problem, naming the record key, the descriptor's field and the details (file path, shapes).

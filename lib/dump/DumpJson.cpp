@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <functional>
 #include <limits>
+#include <string_view>
+#include <unordered_map>
 
 #include "dump/DumpInternal.h"
 #include "dump/JsonSupport.h"
@@ -376,17 +378,32 @@ class DumpBuilder {
   }
 
   // A closed JSON object at frames_[level]: tensor descriptor, leaf, or ordered dict.
+  // A repeated key takes its last value, at the place of its first occurrence, as Python's json does.
   DumpNode make_object(int level) {
     Frame& f = frames_[level];
-    for (const Slot& s : f.slots) {
-      if (s.kind != Slot::String || !is(s.key, "type")) continue;
-      sniff(s.s);
-      if (is_tensor_type(s.s)) return DumpNode(make_tensor(level));
-      return DumpNode(make_leaf(level, std::string(s.s)));
+    for (auto s = f.slots.rbegin(); s != f.slots.rend(); ++s) {
+      if (!is(s->key, "type")) continue;
+      if (s->kind != Slot::String) break;
+      sniff(s->s);
+      if (is_tensor_type(s->s)) return DumpNode(make_tensor(level));
+      return DumpNode(make_leaf(level, std::string(s->s)));
     }
     std::vector<DumpMember> members;
     members.reserve(f.slots.size());
-    for (const Slot& s : f.slots) members.emplace_back(std::string(s.key), materialize(f, s));
+    std::unordered_map<std::string_view, std::size_t> at;  // only for large objects
+    for (const Slot& s : f.slots) {
+      std::size_t k = members.size();
+      if (f.slots.size() <= 16) {
+        for (std::size_t i = 0; i < members.size(); ++i)
+          if (members[i].first == s.key) k = i;
+      } else if (auto [it, fresh] = at.emplace(s.key, members.size()); !fresh) {
+        k = it->second;
+      }
+      if (k == members.size())
+        members.emplace_back(std::string(s.key), materialize(f, s));
+      else
+        members[k].second = materialize(f, s);
+    }
     return DumpNode(std::move(members));
   }
 
@@ -508,8 +525,8 @@ class DumpBuilder {
   DumpNode::Leaf make_leaf(int level, const std::string& type) {
     Frame& f = frames_[level];
     auto member = [&](std::string_view key) -> std::optional<DumpNode> {
-      for (const Slot& s : f.slots)
-        if (s.key == key) return materialize(f, s);
+      for (auto s = f.slots.rbegin(); s != f.slots.rend(); ++s)  // a repeated key: the last value
+        if (s->key == key) return materialize(f, *s);
       return std::nullopt;
     };
     DumpNode::Leaf leaf;

@@ -56,6 +56,11 @@ std::optional<std::int64_t> TensorInfo::nbytes() const {
   return n * size;
 }
 
+bool TensorInfo::file_dtype_fits(DType file_dtype) const noexcept {
+  if (!dtype) return true;
+  return file_dtype == *dtype || (*dtype == DType::BFloat16 && file_dtype == DType::Float32);
+}
+
 // --- DumpNode ----------------------------------------------------------------------------------------
 
 namespace {

@@ -53,6 +53,12 @@ void check_file(const Dump& dump, const DumpEntry& e, const TensorInfo& t, DumpS
                       shape_to_string(t.shape));
       return;
     }
+    if (!t.file_dtype_fits(header.dtype)) {
+      add_problem(
+          s, DumpProblemKind::DtypeMismatch, e, t.field,
+          path + ": the file holds " + std::string(name(header.dtype)) + ", dump.json says " + t.dtype_name);
+      return;
+    }
     ++s.files_ok;
   } catch (const Error& err) {
     add_problem(s, DumpProblemKind::Unreadable, e, t.field, err.what());
@@ -156,6 +162,8 @@ std::string_view to_string(DumpProblemKind kind) noexcept {
       return "no file";
     case DumpProblemKind::BadShape:
       return "bad shape";
+    case DumpProblemKind::DtypeMismatch:
+      return "dtype mismatch";
   }
   return "unknown";
 }

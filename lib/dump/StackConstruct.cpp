@@ -4,6 +4,10 @@
 #include <rapidjson/reader.h>
 
 #include <algorithm>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "dump/JsonSupport.h"
 #include "probe/construct.h"
@@ -98,6 +102,39 @@ class TreeBuilder {
   std::string key_;
 };
 
+// A repeated key takes its last value, at the place of its first occurrence, as Python's json does.
+void keep_last_of_repeated_keys(JsonValue& root) {
+  std::vector<JsonValue*> todo{&root};
+  std::unordered_map<std::string_view, std::size_t> first;
+  while (!todo.empty()) {
+    JsonValue& v = *todo.back();
+    todo.pop_back();
+    if (v.kind == JsonValue::Object) {
+      first.clear();
+      std::vector<std::pair<std::string, JsonValue>> kept;
+      bool repeated = false;
+      for (std::size_t k = 0; k < v.members.size() && !repeated; ++k)
+        repeated = !first.emplace(v.members[k].first, k).second;
+      if (repeated) {
+        first.clear();
+        kept.reserve(v.members.size());  // never reallocated: `first` views the names in `kept`
+        for (auto& m : v.members) {
+          if (auto at = first.find(m.first); at != first.end()) {
+            kept[at->second].second = std::move(m.second);
+          } else {
+            kept.push_back(std::move(m));
+            first.emplace(kept.back().first, kept.size() - 1);
+          }
+        }
+        v.members = std::move(kept);
+      }
+      for (auto& m : v.members) todo.push_back(&m.second);
+    } else if (v.kind == JsonValue::Array) {
+      for (auto& item : v.items) todo.push_back(&item);
+    }
+  }
+}
+
 JsonValue parse_object(std::string_view json, const std::string& path) {
   // Zero padding: RapidJSON's UTF-8 validation reads a truncated multi-byte sequence past the terminator.
   std::string text(json);
@@ -116,6 +153,7 @@ JsonValue parse_object(std::string_view json, const std::string& path) {
                 path);
   if (builder.root.kind != JsonValue::Object)
     throw Error(ErrorKind::Format, "the top level must be a JSON object", path);
+  keep_last_of_repeated_keys(builder.root);
   return std::move(builder.root);
 }
 

@@ -236,7 +236,10 @@ struct NpyLayout {
   std::size_t data_offset = 0;  // from the start of the .npy
 };
 
-NpyLayout read_npy_layout(const std::byte* p, std::size_t size, const std::string& file) {
+// `size` bytes at `p` hold the header; `total` (>= size) is the size of the whole .npy, which the data
+// declared by the header must fit in.
+NpyLayout read_npy_layout(const std::byte* p, std::size_t size, const std::string& file,
+                          std::uint64_t total) {
   if (size < kMagicLen + 4 || std::memcmp(p, kMagic, kMagicLen) != 0)
     throw Error(ErrorKind::Format,
                 size < kMagicLen + 4 ? "file too short to be .npy" : "wrong magic (not a .npy file)", file);
@@ -289,7 +292,7 @@ NpyLayout read_npy_layout(const std::byte* p, std::size_t size, const std::strin
   }
   const std::size_t es = itemsize(d->dtype);
   const std::size_t data_off = hstart + hlen;
-  const std::size_t avail = size - data_off;
+  const std::uint64_t avail = total - data_off;
   // Compare in element units so that a huge declared shape cannot overflow the byte count.
   if (static_cast<std::uint64_t>(n) > avail / es)
     throw Error(ErrorKind::Format,
@@ -300,7 +303,19 @@ NpyLayout read_npy_layout(const std::byte* p, std::size_t size, const std::strin
   return {*d, fortran, std::move(shape), n, data_off};
 }
 
+NpyLayout read_npy_layout(const std::byte* p, std::size_t size, const std::string& file) {
+  return read_npy_layout(p, size, file, size);
+}
+
 }  // namespace
+
+std::uint64_t npy_declared_size(const std::byte* p, std::size_t size, const std::string& file) {
+  // The data is not here: check the header only (the declared data "fits" in any total).
+  const NpyLayout l = read_npy_layout(p, size, file, std::numeric_limits<std::uint64_t>::max());
+  const std::uint64_t es = itemsize(l.descr.dtype), n = static_cast<std::uint64_t>(l.numel);
+  const std::uint64_t most = std::numeric_limits<std::uint64_t>::max();
+  return n > (most - l.data_offset) / es ? most : l.data_offset + n * es;
+}
 
 TensorHeader parse_npy_header(const std::shared_ptr<Storage>& buf, std::size_t begin, std::size_t size,
                               const std::string& file) {

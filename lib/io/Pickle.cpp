@@ -12,14 +12,32 @@
 namespace probe::io {
 namespace {
 
-constexpr int kMaxDepth = 256;                 // nesting of containers (Python's own limit is ~1000)
-constexpr std::size_t kMaxObjects = 1u << 22;  // objects created by one pickle
-constexpr std::size_t kMaxVisits = 1u << 22;   // nodes visited when collecting tensors (shared subtrees)
+constexpr int kMaxDepth = 256;                // nesting of containers (Python's own limit is ~1000)
+constexpr std::size_t kMaxVisits = 1u << 22;  // nodes visited when collecting tensors (shared subtrees)
+// probe::Tensor is dense, so a view is materialised: its element count is what it costs, whatever its
+// storage holds. Beyond 2^40 elements (4 TiB of bool) a view is no real tensor: a format error.
+constexpr std::int64_t kMaxViewElements = std::int64_t{1} << 40;
+// A view addressing more elements than its storage holds repeats elements (stride 0: torch's expand);
+// msprobe saves contiguous clones, so such a view is materialised only up to this many elements.
+constexpr std::int64_t kMaxExpandedElements = std::int64_t{1} << 24;
 
 enum class Kind { None, Bool, Int, Float, Str, Bytes, Tuple, List, Dict, Global, Storage, Tensor };
 
 struct Object;
 using Obj = std::shared_ptr<Object>;
+
+// What only storages and tensors carry, kept out of line: most objects of a pickle are numbers, strings
+// and tuples, and the size of each bounds what a pickle within the object limit can allocate.
+struct StorageOrTensor {
+  // Storage
+  StorageBytes bytes;
+  std::optional<DType> dtype;  // empty: a storage class probe cannot represent (float8, ...)
+  bool untyped = false;
+  std::int64_t numel = 0;
+  // Tensor (`tensor` stays empty when only headers are read)
+  Tensor tensor;
+  TensorHeader header;
+};
 
 struct Object {
   Kind kind = Kind::None;
@@ -29,16 +47,9 @@ struct Object {
   int depth = 0;
   std::int64_t i = 0;
   double f = 0;
-  std::string s, s2;       // Str/Bytes: s; Global: module s, name s2
-  std::vector<Obj> items;  // Tuple/List; Dict: key, value, key, value, ...
-  // Storage
-  StorageBytes bytes;
-  std::optional<DType> dtype;  // empty: a storage class probe cannot represent (float8, ...)
-  bool untyped = false;
-  std::int64_t numel = 0;
-  // Tensor (`tensor` stays empty when only headers are read)
-  Tensor tensor;
-  TensorHeader header;
+  std::string s, s2;                   // Str/Bytes: s; Global: module s, name s2
+  std::vector<Obj> items;              // Tuple/List; Dict: key, value, key, value, ...
+  std::unique_ptr<StorageOrTensor> x;  // Storage and Tensor only
 };
 
 // Storage classes by name (module torch, torch.cuda, ...): element type, or none if unsupported.
@@ -150,12 +161,148 @@ const StorageClass* storage_class(const Object& g) {
   return nullptr;
 }
 
+// Walks the opcodes up to STOP without building anything and refuses a pickle with more operations or
+// object-creating operations than the limits (TensorIo.h): a data.pkl of a few KB deflated must not make
+// the VM allocate gigabytes before failing. A malformed or unknown opcode ends the walk; the VM then
+// reports it with its position.
+void check_pickle_bounds(std::string_view d, const std::string& file) {
+  std::uint64_t ops = 0, objects = 0;
+  std::size_t pos = 0;
+  auto skip = [&](std::uint64_t n) {
+    if (n > d.size() - pos) return false;
+    pos += static_cast<std::size_t>(n);
+    return true;
+  };
+  auto sized = [&](int width) {  // a length of `width` bytes, then that many bytes
+    if (static_cast<std::size_t>(width) > d.size() - pos) return false;
+    std::uint64_t n = 0;
+    for (int k = width - 1; k >= 0; --k) n = (n << 8) | static_cast<unsigned char>(d[pos + k]);
+    pos += static_cast<std::size_t>(width);
+    return skip(n);
+  };
+  auto line = [&] {
+    const std::size_t nl = d.find('\n', pos);
+    if (nl == std::string_view::npos) return false;
+    pos = nl + 1;
+    return true;
+  };
+  auto refuse = [&](std::uint64_t limit, const char* what) {
+    throw Error(ErrorKind::Format,
+                "data.pkl holds more than " + std::to_string(limit) + " " + what +
+                    ", the limit (the pickle of a 7B-parameter state_dict has 9.2K operations); refused "
+                    "before unpickling",
+                file, "data.pkl");
+  };
+  while (pos < d.size()) {
+    const auto op = static_cast<unsigned char>(d[pos++]);
+    if (++ops > kMaxPickleOps) refuse(kMaxPickleOps, "pickle operations");
+    bool ok = true, creates = true;
+    switch (op) {
+      case '.':
+        return;
+      case '(':
+      case '0':
+      case '1':
+      case '2':
+      case 'a':
+      case 'e':
+      case 's':
+      case 'u':
+      case 'b':
+      case 0x94:
+        creates = false;
+        break;
+      case 'N':
+      case 0x88:
+      case 0x89:
+      case ')':
+      case ']':
+      case '}':
+      case 't':
+      case 'l':
+      case 'd':
+      case 0x85:
+      case 0x86:
+      case 0x87:
+      case 'R':
+      case 0x81:
+      case 'Q':
+      case 0x93:
+        break;
+      case 0x80:
+        creates = false;
+        ok = skip(1);
+        break;
+      case 0x95:
+        creates = false;
+        ok = skip(8);
+        break;
+      case 'q':
+      case 'h':
+        creates = false;
+        ok = skip(1);
+        break;
+      case 'r':
+      case 'j':
+        creates = false;
+        ok = skip(4);
+        break;
+      case 'p':
+      case 'g':
+        creates = false;
+        ok = line();
+        break;
+      case 'K':
+        ok = skip(1);
+        break;
+      case 'M':
+        ok = skip(2);
+        break;
+      case 'J':
+        ok = skip(4);
+        break;
+      case 'G':
+        ok = skip(8);
+        break;
+      case 'I':
+      case 'L':
+        ok = line();
+        break;
+      case 'c':
+        ok = line() && line();
+        break;
+      case 0x8a:
+      case 0x8c:
+      case 'U':
+      case 'C':
+        ok = sized(1);
+        break;
+      case 0x8b:
+      case 'X':
+      case 'T':
+      case 'B':
+        ok = sized(4);
+        break;
+      case 0x8d:
+      case 0x8e:
+      case 0x96:
+        ok = sized(8);
+        break;
+      default:
+        return;  // forbidden or unknown: the VM says which
+    }
+    if (!ok) return;
+    if (creates && ++objects > kMaxPickleObjects) refuse(kMaxPickleObjects, "objects");
+  }
+}
+
 class Unpickler {
  public:
   Unpickler(std::string_view data, const StorageLoader& load, const std::string& file)
       : d_(data), load_(load), file_(file) {}
 
   Obj run() {
+    check_pickle_bounds(d_, file_);
     while (true) {
       if (pos_ >= d_.size()) fail("truncated pickle (no STOP opcode)");
       op_at_ = pos_;
@@ -223,7 +370,7 @@ class Unpickler {
 
   // ---- objects
   Obj make(Kind k) {
-    if (++objects_ > kMaxObjects) fail("too many objects");
+    if (++objects_ > kMaxPickleObjects) fail("too many objects");
     auto o = std::make_shared<Object>();
     o->kind = k;
     return o;
@@ -310,20 +457,21 @@ class Unpickler {
     if (!cls->dtype)
       fail("storage class '" + std::string(cls->name) + "' is not supported", ErrorKind::Unsupported);
     Obj st = make(Kind::Storage);
-    st->dtype = cls->dtype;
-    st->untyped = cls->name == "UntypedStorage";
-    st->numel = numel.i;
+    st->x = std::make_unique<StorageOrTensor>();
+    StorageOrTensor& sx = *st->x;
+    sx.dtype = cls->dtype;
+    sx.untyped = cls->name == "UntypedStorage";
+    sx.numel = numel.i;
     auto cached = storages_.find(key.s);
-    const std::size_t es = itemsize(*st->dtype);
-    if (static_cast<std::uint64_t>(st->numel) > std::numeric_limits<std::uint64_t>::max() / es)
+    const std::size_t es = itemsize(*sx.dtype);
+    if (static_cast<std::uint64_t>(sx.numel) > std::numeric_limits<std::uint64_t>::max() / es)
       fail("storage '" + key.s + "' claims an impossible element count");
-    const std::uint64_t needed = static_cast<std::uint64_t>(st->numel) * es;
+    const std::uint64_t needed = static_cast<std::uint64_t>(sx.numel) * es;
     if (cached == storages_.end()) cached = storages_.emplace(key.s, load_(key.s, needed)).first;
-    st->bytes = cached->second;
-    if (static_cast<std::uint64_t>(st->numel) > st->bytes.size / es)
-      fail("storage '" + key.s + "' claims " + std::to_string(st->numel) + " elements of " +
-           std::string(name(*st->dtype)) + " but its record has " + std::to_string(st->bytes.size) +
-           " bytes");
+    sx.bytes = cached->second;
+    if (static_cast<std::uint64_t>(sx.numel) > sx.bytes.size / es)
+      fail("storage '" + key.s + "' claims " + std::to_string(sx.numel) + " elements of " +
+           std::string(name(*sx.dtype)) + " but its record has " + std::to_string(sx.bytes.size) + " bytes");
     st->s = key.s;
     return st;
   }
@@ -342,9 +490,10 @@ class Unpickler {
     if (a[1]->kind != Kind::Int || a[1]->i < 0) fail("tensor rebuild: bad storage offset");
     if (!is_int_tuple(*a[2]) || !is_int_tuple(*a[3]) || a[2]->items.size() != a[3]->items.size())
       fail("tensor rebuild: size and stride must be tuples of non-negative ints of equal length");
-    DType dtype = dtype_arg ? *dtype_arg : *st.dtype;
+    const StorageOrTensor& sx = *st.x;
+    DType dtype = dtype_arg ? *dtype_arg : *sx.dtype;
     const std::size_t es = itemsize(dtype);
-    const std::uint64_t st_bytes = static_cast<std::uint64_t>(st.numel) * itemsize(*st.dtype);
+    const std::uint64_t st_bytes = static_cast<std::uint64_t>(sx.numel) * itemsize(*sx.dtype);
     const std::uint64_t capacity = st_bytes / es;  // elements of `dtype` in the storage
     Shape shape;
     std::vector<std::int64_t> strides;
@@ -356,6 +505,15 @@ class Unpickler {
     } catch (const Error& e) {
       fail(e.message());
     }
+    if (n > kMaxViewElements)
+      fail("tensor rebuild: a view of shape " + shape_to_string(shape) + " has " + std::to_string(n) +
+           " elements, above the limit of 2^40 for any tensor");
+    if (static_cast<std::uint64_t>(n) > capacity && n > kMaxExpandedElements)
+      fail("tensor rebuild: a view of shape " + shape_to_string(shape) + " (" + std::to_string(n) +
+               " elements) over a storage of " + std::to_string(capacity) +
+               " elements repeats elements (stride 0); probe materialises views, and refuses one above " +
+               std::to_string(kMaxExpandedElements) + " elements that its storage does not hold",
+           ErrorKind::Unsupported);
     const std::int64_t offset = a[1]->i;
     std::int64_t last = offset;  // index of the last element addressed
     bool contiguous = true;
@@ -377,14 +535,16 @@ class Unpickler {
     if (n == 0 && static_cast<std::uint64_t>(offset) > capacity)
       fail("tensor rebuild: offset beyond storage");
     Obj t = make(Kind::Tensor);
-    t->header = {dtype, shape};
-    if (!st.bytes.buf) return t;  // headers only: the storage record was checked but not read
-    const std::size_t start = st.bytes.offset + static_cast<std::size_t>(offset) * es;
+    t->x = std::make_unique<StorageOrTensor>();
+    StorageOrTensor& tx = *t->x;
+    tx.header = {dtype, shape};
+    if (!sx.bytes.buf) return t;  // headers only: the storage record was checked but not read
+    const std::size_t start = sx.bytes.offset + static_cast<std::size_t>(offset) * es;
     if (contiguous)
-      t->tensor = Tensor::from_storage(dtype, shape, st.bytes.buf, start);
+      tx.tensor = Tensor::from_storage(dtype, shape, sx.bytes.buf, start);
     else
-      t->tensor = materialise(dtype, shape, strides, st.bytes.buf->data() + start);
-    t->tensor = normalise_bool(std::move(t->tensor));
+      tx.tensor = materialise(dtype, shape, strides, sx.bytes.buf->data() + start);
+    tx.tensor = normalise_bool(std::move(tx.tensor));
     return t;
   }
 
@@ -709,7 +869,7 @@ std::vector<NamedTensor> unpickle_tensors(std::string_view pickle, const Storage
   Unpickler vm(pickle, load, file);
   Obj root = vm.run();
   std::vector<NamedTensor> out;
-  auto sink = [&](const std::string& path, const Object& t) { out.push_back({path, t.tensor}); };
+  auto sink = [&](const std::string& path, const Object& t) { out.push_back({path, t.x->tensor}); };
   vm.collect(root, "", sink);
   return out;
 }
@@ -720,7 +880,7 @@ std::vector<std::pair<std::string, TensorHeader>> unpickle_tensor_headers(std::s
   Unpickler vm(pickle, load, file);
   Obj root = vm.run();
   std::vector<std::pair<std::string, TensorHeader>> out;
-  auto sink = [&](const std::string& path, const Object& t) { out.emplace_back(path, t.header); };
+  auto sink = [&](const std::string& path, const Object& t) { out.emplace_back(path, t.x->header); };
   vm.collect(root, "", sink);
   return out;
 }

@@ -8,8 +8,6 @@
 namespace probe::io {
 namespace {
 
-constexpr std::uint64_t kMaxPickleBytes = std::uint64_t{256} << 20;
-
 void put_le(std::string& out, std::uint64_t v, int n) {
   for (int k = 0; k < n; ++k) out += static_cast<char>((v >> (8 * k)) & 0xFF);
 }
@@ -115,9 +113,13 @@ auto with_pt_pickle(const std::shared_ptr<Storage>& buf, const std::string& file
   }
   const ZipEntry* pkl = find("data.pkl");
   if (!pkl) throw Error(ErrorKind::Format, "no " + prefix + "data.pkl record (not a torch.save file?)", file);
+  // Refused from the zip directory's size, before inflating anything.
   if (pkl->size > kMaxPickleBytes)
-    throw Error(ErrorKind::Format, "data.pkl of " + std::to_string(pkl->size) + " bytes is implausibly large",
-                file);
+    throw Error(ErrorKind::Format,
+                "data.pkl inflates to " + std::to_string(pkl->size) + " bytes, above the limit of " +
+                    std::to_string(kMaxPickleBytes >> 20) +
+                    " MiB (a torch.save pickle of a 7B-parameter state_dict is ~35 KB)",
+                file, "data.pkl");
   std::size_t pkl_off;
   auto pkl_buf = zip.read(*pkl, pkl_off);
   std::string_view pickle(reinterpret_cast<const char*>(pkl_buf->data()) + pkl_off, pkl->size);

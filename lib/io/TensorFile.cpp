@@ -7,6 +7,12 @@
 namespace probe {
 namespace io {
 
+namespace {
+// Bytes of a deflated member inflated to read its .npy header: numpy writes headers of at most a few
+// hundred bytes (np.load refuses above 10000 by default).
+constexpr std::size_t kNpyHeaderPrefix = 64 << 10;
+}  // namespace
+
 std::vector<NamedTensor> parse_npz(const std::shared_ptr<Storage>& buf, const std::string& file,
                                    const std::string& only) {
   ZipReader zip(buf, file);
@@ -17,6 +23,19 @@ std::vector<NamedTensor> parse_npz(const std::shared_ptr<Storage>& buf, const st
     if (member.size() > 4 && member.compare(member.size() - 4, 4, ".npy") == 0)
       member.resize(member.size() - 4);
     if (!only.empty() && member != only) continue;
+    if (!e.stored) {
+      // numpy writes a member of exactly its header and data: one claiming more is refused from its
+      // header before inflating the rest (a decompression bomb), as storage records of a .pt are.
+      const std::string head = zip.read_prefix(e, kNpyHeaderPrefix);
+      const std::uint64_t declared = npy_declared_size(reinterpret_cast<const std::byte*>(head.data()),
+                                                       head.size(), file + ":" + e.name);
+      if (e.size > declared)
+        throw Error(ErrorKind::Format,
+                    "member claims to inflate to " + std::to_string(e.size) + " bytes but its npy header " +
+                        "declares " + std::to_string(declared) +
+                        "; refusing to inflate it (decompression bomb?)",
+                    file, e.name);
+    }
     std::size_t off;
     auto bytes = zip.read(e, off);
     out.push_back({member, parse_npy(bytes, off, static_cast<std::size_t>(e.size), file + ":" + e.name)});

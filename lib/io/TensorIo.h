@@ -30,6 +30,10 @@ std::string npy_header(DType dtype, const Shape& shape);
 TensorHeader parse_npy_header(const std::shared_ptr<Storage>& buf, std::size_t begin, std::size_t size,
                               const std::string& file);
 
+/// The size of the .npy whose first `size` bytes are at `p` (at least its header), as its header declares:
+/// header + shape x itemsize. Throws Format/Unsupported as parse_npy does for a bad header.
+std::uint64_t npy_declared_size(const std::byte* p, std::size_t size, const std::string& file);
+
 /// Parses a torch.save zip archive held in `buf`.
 std::vector<NamedTensor> parse_pt(const std::shared_ptr<Storage>& buf, const std::string& file);
 
@@ -80,12 +84,15 @@ class ZipReader {
   /// The bytes of entry `e`: a view of the archive buffer when stored, else a bounded inflated copy.
   /// Sets `offset` to where they start inside the returned storage.
   std::shared_ptr<Storage> read(const ZipEntry& e, std::size_t& offset) const;
+  /// The first min(max_bytes, e.size) bytes of entry `e`, inflating no more than that.
+  std::string read_prefix(const ZipEntry& e, std::size_t max_bytes) const;
 
   /// Largest size a deflated member may claim (zip bombs): deflate expands at most ~1032x.
   static constexpr std::uint64_t kMaxInflateRatio = 1032;
   static constexpr std::uint64_t kMaxInflatedBytes = std::uint64_t{16} << 30;
 
  private:
+  void check_inflate_bound(const ZipEntry& e) const;
   std::shared_ptr<Storage> buf_;
   std::string file_;
   void* zip_ = nullptr;  // zip_t*, kept out of this header
@@ -106,6 +113,14 @@ struct StorageBytes {
 /// `needed_bytes` is what the pickle says the storage holds (numel x itemsize): a loader must not
 /// spend more than that on a record (a compressed record claiming more is refused before inflating).
 using StorageLoader = std::function<StorageBytes(const std::string& key, std::uint64_t needed_bytes)>;
+
+/// Bounds of one data.pkl, refused beyond before any object is built. Sized from real files: a dumped
+/// tensor's pickle is ~150 bytes and 37 operations, a 7B-parameter state_dict's (291 tensors) 35 KB and
+/// 9.2K operations; the limits leave 100x room above a 3000-tensor state_dict while keeping what a
+/// hostile pickle can make the VM allocate to a few hundred MB (~500 bytes per object).
+inline constexpr std::uint64_t kMaxPickleBytes = std::uint64_t{16} << 20;   // inflated size of data.pkl
+inline constexpr std::uint64_t kMaxPickleOps = std::uint64_t{1} << 21;      // opcodes up to STOP
+inline constexpr std::uint64_t kMaxPickleObjects = std::uint64_t{1} << 20;  // opcodes that create an object
 
 /// Runs torch's pickle (data.pkl) on an allow-listed VM (DECISIONS D10) and returns every tensor of
 /// the unpickled object, named by its path of keys/indices.

@@ -3,6 +3,7 @@
 // stored member's data starts, and mapping that data in place is what makes loading zero-copy.
 #include <zip.h>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -165,16 +166,20 @@ ZipReader::~ZipReader() {
   if (zip_) zip_discard(static_cast<zip_t*>(zip_));
 }
 
-std::shared_ptr<Storage> ZipReader::read(const ZipEntry& e, std::size_t& offset) const {
-  if (e.stored) {
-    offset = e.data_offset;
-    return buf_;
-  }
+void ZipReader::check_inflate_bound(const ZipEntry& e) const {
   if (e.size > e.comp_size * kMaxInflateRatio + 1024 || e.size > kMaxInflatedBytes)
     throw Error(ErrorKind::Format,
                 "member claims to inflate " + std::to_string(e.comp_size) + " bytes to " +
                     std::to_string(e.size) + " (zip bomb?)",
                 file_, e.name);
+}
+
+std::shared_ptr<Storage> ZipReader::read(const ZipEntry& e, std::size_t& offset) const {
+  if (e.stored) {
+    offset = e.data_offset;
+    return buf_;
+  }
+  check_inflate_bound(e);
   auto* za = static_cast<zip_t*>(zip_);
   zip_file_t* zf = zip_fopen_index(za, e.index, 0);
   if (!zf)
@@ -207,6 +212,33 @@ std::shared_ptr<Storage> ZipReader::read(const ZipEntry& e, std::size_t& offset)
   zip_fclose(zf);
   if (!problem.empty()) throw Error(ErrorKind::Format, problem, file_, e.name);
   offset = 0;
+  return out;
+}
+
+std::string ZipReader::read_prefix(const ZipEntry& e, std::size_t max_bytes) const {
+  const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(max_bytes, e.size));
+  if (e.stored) return std::string(reinterpret_cast<const char*>(buf_->data() + e.data_offset), want);
+  check_inflate_bound(e);
+  auto* za = static_cast<zip_t*>(zip_);
+  zip_file_t* zf = zip_fopen_index(za, e.index, 0);
+  if (!zf)
+    throw Error(ErrorKind::Unsupported, std::string("cannot open zip member: ") + zip_strerror(za), file_,
+                e.name);
+  std::string out(want, '\0');
+  std::size_t got = 0;
+  std::string problem;
+  while (got < want) {
+    const zip_int64_t n = zip_fread(zf, out.data() + got, want - got);
+    if (n < 0) {
+      problem = std::string("corrupt compressed data: ") + zip_file_strerror(zf);
+      break;
+    }
+    if (n == 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  zip_fclose(zf);
+  if (!problem.empty()) throw Error(ErrorKind::Format, problem, file_, e.name);
+  out.resize(got);
   return out;
 }
 

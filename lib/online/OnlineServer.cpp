@@ -535,9 +535,24 @@ struct Server::Impl {
       }
       return it->second;
     };
+    // Names that could not be removed once taken (a directory named like a record): refused once, then
+    // ignored while they stay; otherwise every poll would take them again, and at once.
+    std::set<std::string> stuck;
+    auto take = [&](const std::string& path) {
+      if (::unlink(path.c_str()) == 0 || errno == ENOENT) return true;
+      const int err = errno;
+      stuck.insert(path.substr(dir.size() + 1));
+      log("cannot remove " + path + " (" + std::strerror(err) + "); ignoring it from now on");
+      return false;
+    };
     while (!stop.stop_requested() && !rank_failed && !finished()) {
       std::vector<std::pair<detail::SharedDirName, std::string>> starts, ends, records;
+      std::set<std::string> still_stuck;
       for (std::string& name : detail::list_shared_dir(dir)) {
+        if (stuck.count(name)) {
+          still_stuck.insert(std::move(name));
+          continue;
+        }
         auto parsed = detail::parse_shared_dir_name(name);
         if (!parsed) continue;  // not ours (temporaries start with '.')
         auto& list = parsed->kind == detail::SharedDirName::Kind::Start ? starts
@@ -545,10 +560,11 @@ struct Server::Impl {
                                                                         : records;
         list.emplace_back(std::move(*parsed), dir + "/" + name);
       }
+      stuck.swap(still_stuck);  // a name removed by someone else may be used again
       const auto now = Clock::now();
       for (const auto& [n, path] : starts) {
         producer(n.rank, now).last_seen = now;
-        ::unlink(path.c_str());
+        take(path);
       }
       std::sort(records.begin(), records.end(), [](const auto& a, const auto& b) {
         return std::tie(a.first.rank, a.first.seq) < std::tie(b.first.rank, b.first.seq);
@@ -561,11 +577,11 @@ struct Server::Impl {
           bytes = detail::read_shared_file(path, options.limits.max_frame_bytes);
         } catch (const Error& e) {
           ++summary.closed_bad;
-          log(std::string("record file refused and removed: ") + e.what());
-          ::unlink(path.c_str());
+          log(std::string("record file refused: ") + e.what());
+          take(path);
           continue;
         }
-        ::unlink(path.c_str());
+        take(path);  // one that cannot be removed is checked this once, then ignored
         ++summary.messages;
         Frame frame;
         try {
@@ -595,7 +611,7 @@ struct Server::Impl {
           ++summary.stops;
           log("rank " + std::to_string(n.rank) + " finished");
         }
-        ::unlink(path.c_str());
+        take(path);
       }
       for (auto& [rank, p] : producers)
         if (!p.ended && Clock::now() - p.last_seen >= options.idle_timeout) {

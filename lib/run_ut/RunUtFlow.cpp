@@ -156,6 +156,11 @@ class ValueBuilder {
                     "tensor file has shape " + shape_to_string(t.shape()) + " but dump.json says " +
                         shape_to_string(info.shape),
                     info.data_name, field, api_);
+      if (!info.file_dtype_fits(t.dtype()))
+        throw Error(
+            ErrorKind::Format,
+            "tensor file holds " + std::string(name(t.dtype())) + " but dump.json says " + info.dtype_name,
+            info.data_name, field, api_);
       ctx_.bytes += t.nbytes();
       ++real_;
       // bfloat16 tensors saved as .npy come back as float32: restore the dumped dtype.
@@ -216,16 +221,36 @@ class ValueBuilder {
 };
 
 // The dumped outputs as device values, or nullopt when some tensor has no file (then the device
-// runner computes them). DECISIONS D6.
+// runner computes them). DECISIONS D6. In a tensor dump the device side is the dumped output: without
+// it (no "output", an empty one, a descriptor without data_name) throws Format naming the field, and
+// that direction is SKIP rather than judged against the device runner.
 std::optional<std::vector<Value>> dumped_values(const Context& ctx, const TensorSource& src,
                                                 const DumpEntry& entry, const DumpNode* list,
                                                 const std::string& api, const std::string& field) {
-  if (!list) return std::nullopt;
+  const bool tensor_dump = src.dump->task() == "tensor";
+  auto missing = [&](const std::string& where, const std::string& what) {
+    throw Error(ErrorKind::Format,
+                "tensor dump without " + what +
+                    "; the device side of a tensor dump is the dumped output, so this is not compared",
+                "", where, api);
+  };
+  if (!list) {
+    if (tensor_dump) missing(field, "an \"" + field + "\" section in " + entry.key);
+    return std::nullopt;
+  }
   std::vector<const TensorInfo*> tensors;
   list->collect_tensors(tensors);
-  if (tensors.empty() && list->items().empty()) return std::nullopt;
-  for (const auto* t : tensors)
-    if (!t->has_file()) return std::nullopt;
+  if (tensors.empty() && list->items().empty()) {
+    if (tensor_dump) missing(field, "any value in " + entry.key + "'s \"" + field + "\"");
+    return std::nullopt;
+  }
+  for (const auto* t : tensors) {
+    if (t->has_file()) continue;
+    // msprobe writes no file for an empty tensor: the descriptor says all there is.
+    if (tensor_dump && t->dtype && probe::numel(t->shape) != 0)
+      missing(t->field, "a file for this output tensor (data_name missing or empty)");
+    if (!tensor_dump) return std::nullopt;
+  }
   ValueBuilder vb(ctx, src, entry, api);
   std::vector<Value> out;
   for (std::size_t i = 0; i < list->items().size(); ++i)
@@ -696,8 +721,12 @@ class ApiChecker {
     };
     // One entry per positional tensor input, None where no gradient reaches it (§6.8).
     by_path(bench, bench_grads);
-    auto dumped =
-        dumped_device ? dumped_values(ctx_, src, bentry, bentry.outputs(), full, "output") : std::nullopt;
+    std::optional<std::vector<Value>> dumped;
+    try {
+      if (dumped_device) dumped = dumped_values(ctx_, src, bentry, bentry.outputs(), full, "output");
+    } catch (const Error& e) {
+      return "backward " + (e.field().empty() ? "" : e.field() + ": ") + e.message();
+    }
     if (dumped) {
       std::string why;
       auto mapped = map_dumped_grads(*dumped, torch_nodes ? api_name : std::string(), call, inputs, why);

@@ -670,3 +670,90 @@ TEST(FuzzRegressions, DeclaredCompressedSizeIsRefusedForItsReasonBeforeAllocatin
 
 }  // namespace
 }  // namespace probe
+
+namespace probe {
+namespace {
+
+std::string faults_dir() { return std::string(PROBE_TEST_DATA_DIR) + "/faults/"; }
+
+// Peak resident set of this process so far, in MiB.
+long peak_rss_mib() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss / 1024;
+}
+
+// A 4.5 KB .pt whose data.pkl inflates to 4 MiB of NONE opcodes (a list of 4M None, make_fault_fixtures.py)
+// used to build 4M objects (2.3 GB) before failing; the opcode walk refuses it before building any.
+TEST(ResourceLimits, PickleBeyondTheObjectOrOperationLimitIsRefusedBeforeUnpickling) {
+  const long before = peak_rss_mib();
+  for (const bool headers_only : {false, true}) {
+    SCOPED_TRACE(headers_only ? "header" : "load");
+    expect_error(
+        [&] {
+          if (headers_only)
+            read_tensor_header(faults_dir() + "pt_pickle_ops.pt");
+          else
+            load_tensor_file(faults_dir() + "pt_pickle_ops.pt");
+        },
+        ErrorKind::Format, {"pt_pickle_ops.pt", "data.pkl", "more than 1048576 objects"});
+  }
+  EXPECT_LT(peak_rss_mib() - before, 64);
+  // The operation limit: 2^21 DUP and POP opcodes create no object.
+  std::string p = "\x80\x02N";
+  for (int k = 0; k < 1 << 20; ++k) p += "20";
+  expect_error([&] { unpickle(p + "."); }, ErrorKind::Format,
+               {"x.pt", "more than 2097152 pickle operations"});
+  p = "\x80\x02](" + std::string((1u << 20) + 1, 'N') + "e.";
+  expect_error([&] { unpickle(p); }, ErrorKind::Format, {"x.pt", "more than 1048576 objects"});
+  p = "\x80\x02](" + std::string(1u << 16, 'N') + "e.";
+  EXPECT_TRUE(unpickle(p).empty());  // within the limits, and no tensor in it
+}
+
+// data.pkl of 17 MiB (deflated to 17 KB) is refused from the zip directory, naming the 16 MiB limit.
+TEST(ResourceLimits, DataPklAboveSixteenMiBIsRefusedBeforeInflating) {
+  expect_error([] { load_tensor_file(faults_dir() + "pt_pickle_large.pt"); }, ErrorKind::Format,
+               {"pt_pickle_large.pt", "data.pkl", "17825798 bytes", "16 MiB"});
+}
+
+// A deflated .npz member of 64 MiB whose npy header says (3, 4) float32 (176 bytes) used to be inflated
+// in full and read as that (3, 4) array; it is refused from its header before inflating the rest.
+TEST(ResourceLimits, NpzMemberLargerThanItsHeaderSaysIsRefusedBeforeInflating) {
+  const long before = peak_rss_mib();
+  expect_error([] { load_npz(faults_dir() + "npz_inflate_bomb.npz"); }, ErrorKind::Format,
+               {"npz_inflate_bomb.npz", "a.npy", "67108864 bytes", "declares 176", "refusing to inflate"});
+  expect_error([] { load_npz_member(faults_dir() + "npz_inflate_bomb.npz", "a"); }, ErrorKind::Format,
+               {"refusing to inflate"});
+  EXPECT_LT(peak_rss_mib() - before, 32);
+  // Honest deflated archives still load.
+  EXPECT_EQ(load_npz_member(tensors_dir() + "npz_deflated.npz", "a").shape(), (Shape{3, 4}));
+}
+
+// torch.save of torch.zeros(1).expand(16384, 16384): 759 bytes that used to be materialised into 1 GiB.
+// A view larger than its storage (elements repeated, stride 0) is materialised only up to 2^24
+// elements; a view of more than 2^40 elements is no tensor at all.
+TEST(ResourceLimits, ExpandedViewsAreBoundedByWhatTheirStorageHolds) {
+  const long before = peak_rss_mib();
+  expect_error([] { load_tensor_file(faults_dir() + "pt_expanded.pt"); }, ErrorKind::Unsupported,
+               {"pt_expanded.pt", "(16384, 16384)", "storage of 1 elements", "stride 0", "16777216"});
+  expect_error([] { read_tensor_header(faults_dir() + "pt_expanded.pt"); }, ErrorKind::Unsupported,
+               {"pt_expanded.pt", "stride 0"});
+  EXPECT_LT(peak_rss_mib() - before, 64);
+  for (const bool headers_only : {false, true})
+    expect_error(
+        [&] {
+          if (headers_only)
+            read_tensor_header(faults_dir() + "pt_expanded_2e42.pt");
+          else
+            load_tensor_file(faults_dir() + "pt_expanded_2e42.pt");
+        },
+        ErrorKind::Format, {"pt_expanded_2e42.pt", "4398046511104 elements", "2^40"});
+  // A small expanded view still loads: (4, 3) with stride (0, 1) over the 6-element storage repeats its
+  // first row.
+  auto v = unpickle(tensor_pickle("(K\x04K\x03t", "(K\x00K\x01t"s));
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].tensor.shape(), (Shape{4, 3}));
+}
+
+}  // namespace
+}  // namespace probe

@@ -498,6 +498,41 @@ TEST(OnlineSharedDir, TwoRanksTwoStepsEqualOfflineRunUt) {
   EXPECT_TRUE(std::filesystem::exists("/etc/passwd"));
 }
 
+// A directory named like a record cannot be read nor removed: it used to be refused (and "removed") on
+// every poll, at full CPU, and kept its rank from ever ending. It is refused once, then ignored.
+TEST(OnlineSharedDir, ADirectoryNamedLikeARecordIsRefusedOnceThenIgnored) {
+  ScratchDir dir("online");
+  const std::string dump = kRunUt + "pt_fp32_fwd/dump.json";
+  const auto want = offline(dump, dir.file("offline"));
+  const DumpRecords records = DumpRecords::open(dump);
+  const std::string shared = dir.file("nfs");
+  std::filesystem::create_directories(shared + "/0_0_999_Functional.relu.9.rec");
+  auto options = server_options(dir.file("online"), 1);
+  options.shared_dir = shared;
+  options.rank_list = {0};
+  Running server(options);
+  {
+    ClientOptions o;
+    o.shared_dir = shared;
+    Client client(o);
+    for (std::size_t i = 0; i < records.size(); ++i) client.send_frame(records.frame(i), 0, 0);
+    EXPECT_EQ(client.close().sent, records.size());
+  }
+  const ServerSummary s = server.finish(15s);
+  const std::string log = server.joined_log();
+  EXPECT_EQ(s.stops, 1u) << log;
+  EXPECT_EQ(s.closed_bad, 1u) << log;
+  std::size_t refusals = 0;
+  for (std::size_t at = log.find("record file refused"); at != std::string::npos;
+       at = log.find("record file refused", at + 1))
+    ++refusals;
+  EXPECT_EQ(refusals, 1u) << log;
+  EXPECT_NE(log.find("ignoring it from now on"), std::string::npos) << log;
+  ASSERT_EQ(s.ranks.count(0), 1u) << log;
+  EXPECT_EQ(slurp(s.ranks.at(0).run_ut.result_csv), slurp(want.result_csv));
+  EXPECT_TRUE(std::filesystem::is_directory(shared + "/0_0_999_Functional.relu.9.rec"));
+}
+
 TEST(OnlineSharedDir, AnExistingRecordNameIsNeverReplaced) {
   ScratchDir dir("online");
   const DumpRecords records = DumpRecords::open(kRunUt + "pt_fp32_fwd/dump.json");

@@ -283,6 +283,131 @@ TEST(FaultInjection, TensorDumpWithoutATensorFileSkipsThatApi) {
   EXPECT_NE(info.out.find("no file: Torch.matmul.0.forward input_args.1"), std::string::npos) << info.out;
 }
 
+// Renames the first `"output": [` after `record`'s key to `"not_output": [` (the record loses its output).
+void drop_output(std::string& text, const std::string& record) {
+  const auto at = text.find("\"" + record + "\": {");
+  ASSERT_NE(at, std::string::npos) << record;
+  const auto out = text.find("\"output\": [", at);
+  ASSERT_NE(out, std::string::npos) << record;
+  text.replace(out, 8, "\"not_output\"");
+}
+
+// Empties the output list of `record` (its items end at the first "\n   ]" after it).
+void empty_output(std::string& text, const std::string& record) {
+  const auto at = text.find("\"" + record + "\": {");
+  ASSERT_NE(at, std::string::npos) << record;
+  const auto open = text.find("\"output\": [", at);
+  ASSERT_NE(open, std::string::npos) << record;
+  const auto close = text.find("\n   ]", open);
+  ASSERT_NE(close, std::string::npos) << record;
+  const auto first = open + std::string("\"output\": [").size();
+  text.erase(first, close + 4 - first);
+}
+
+const probe::CsvRow* row_of(const std::vector<probe::CsvRow>& rows, const std::string& api) {
+  for (const auto& row : rows)
+    if (!row.empty() && row[0] == api) return &row;
+  return nullptr;
+}
+
+// In a tensor dump the device side is the dumped output. An output without its file (data_name empty),
+// a record without "output" and an empty "output" used to be judged against the emulated device
+// runner and pass; that direction is SKIP, saying why.
+TEST(FaultInjection, TensorDumpWithoutTheDumpedOutputSkipsThatDirection) {
+  ScratchDir t("no_output");
+  const fs::path dump_json = edited_fp32_dump(t.path(), [](std::string& text) {
+    replace_once(text, "\"data_name\": \"Functional.relu.0.forward.output.0.pt\"", "\"data_name\": \"\"");
+    drop_output(text, "Functional.gelu.0.forward");
+    empty_output(text, "Torch.rsqrt.0.forward");
+  });
+  auto r = run_cli("run_ut -api_info " + dump_json.string() + " -o " + (t.path() / "out").string() +
+                   " --timestamp " + kTs + " -q");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto rows = probe::csv_read_file(result_of(t.path() / "out").string());
+  const std::string why = "; the device side of a tensor dump is the dumped output, so this is not compared";
+  const std::pair<const char*, std::string> expected[] = {
+      {"Functional.relu.0",
+       "output.0: tensor dump without a file for this output tensor (data_name missing or empty)" + why},
+      {"Functional.gelu.0",
+       "output: tensor dump without an \"output\" section in Functional.gelu.0.forward" + why},
+      {"Torch.rsqrt.0", "output: tensor dump without any value in Torch.rsqrt.0.forward's \"output\"" + why},
+  };
+  for (const auto& [api, message] : expected) {
+    const probe::CsvRow* row = row_of(rows, api);
+    ASSERT_NE(row, nullptr) << api;
+    ASSERT_EQ(row->size(), 4u);
+    EXPECT_EQ((*row)[1], "SKIP") << api;
+    EXPECT_EQ((*row)[3], message) << api;
+  }
+  // The other APIs are judged as before.
+  const probe::CsvRow* relu1 = row_of(rows, "Functional.relu.1");
+  ASSERT_NE(relu1, nullptr);
+  EXPECT_EQ((*relu1)[1], "pass");
+}
+
+// The same for the backward: a gradient the tensor dump lacks is not replaced by the device runner's.
+TEST(FaultInjection, TensorDumpWithoutTheDumpedGradientSkipsTheBackward) {
+  ScratchDir t("no_grad");
+  const fs::path src = kData + "/pt_fp16_fwdbwd";
+  fs::copy(src / "dump_tensor_data", t.path() / "dump_tensor_data", fs::copy_options::recursive);
+  std::string text = slurp(src / "dump.json");
+  replace_once(text, "\"data_name\": \"Tensor.__add__.1.backward.output.0.pt\"", "\"data_name\": \"\"");
+  write(t.path() / "dump.json", text);
+  auto r = run_cli("run_ut -api_info " + (t.path() / "dump.json").string() + " -o " +
+                   (t.path() / "out").string() + " --timestamp " + kTs + " -q");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto rows = probe::csv_read_file(result_of(t.path() / "out").string());
+  const probe::CsvRow* row = row_of(rows, "Tensor.__add__.1");
+  ASSERT_NE(row, nullptr);
+  ASSERT_EQ(row->size(), 4u);
+  EXPECT_NE((*row)[1], "SKIP");  // the forward is compared
+  EXPECT_EQ((*row)[2], "SKIP");
+  EXPECT_NE((*row)[3].find("backward output.0: tensor dump without a file for this output tensor"),
+            std::string::npos)
+      << (*row)[3];
+}
+
+// A tensor file whose dtype is not dump.json's (bfloat16 data where dump.json says float32) used to be
+// cast and judged; it is SKIP like a shape disagreement, and `probe info` reports it.
+TEST(FaultInjection, TensorFileOfAnotherDtypeSkipsThatApi) {
+  ScratchDir t("dtype");
+  fs::create_directories(t.path() / "dump_tensor_data");
+  const std::string tensors = std::string(PROBE_TEST_DATA_DIR) + "/tensors/";
+  // Both (2, 3), made by torch (make_tensor_fixtures.py).
+  fs::copy_file(tensors + "pt_bfloat16.pt",
+                t.path() / "dump_tensor_data" / "Functional.relu.0.forward.input.0.pt");
+  fs::copy_file(tensors + "pt_float32.pt",
+                t.path() / "dump_tensor_data" / "Functional.relu.0.forward.output.0.pt");
+  auto desc = [](const std::string& file) {
+    return R"({"type": "torch.Tensor", "dtype": "torch.float32", "shape": [2, 3], "Max": 1.0, "Min": 0.0, )"
+           R"("Mean": 0.5, "Norm": 1.0, "requires_grad": false, "data_name": ")" +
+           file + "\"}";
+  };
+  write(t.path() / "dump.json",
+        R"({"task": "tensor", "level": "L1", "framework": "pytorch", "dump_data_dir": "dump_tensor_data", )"
+        R"("data": {"Functional.relu.0.forward": {"input_args": [)" +
+            desc("Functional.relu.0.forward.input.0.pt") + R"(], "input_kwargs": {}, "output": [)" +
+            desc("Functional.relu.0.forward.output.0.pt") + "]}}}");
+  auto r = run_cli("run_ut -api_info " + (t.path() / "dump.json").string() + " -o " +
+                   (t.path() / "out").string() + " --timestamp " + kTs + " -q");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto rows = probe::csv_read_file(result_of(t.path() / "out").string());
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[1][0], "Functional.relu.0");
+  EXPECT_EQ(rows[1][1], "SKIP");
+  ASSERT_EQ(rows[1].size(), 4u);
+  EXPECT_EQ(rows[1][3],
+            "Functional.relu.0.forward.input.0.pt: input.0: tensor file holds bfloat16 but dump.json says "
+            "torch.float32");
+  auto info = run_cli("info " + (t.path() / "dump.json").string());
+  EXPECT_EQ(info.code, 0) << info.out;
+  EXPECT_NE(info.out.find("2 referenced, 1 ok, dtype mismatch 1"), std::string::npos) << info.out;
+  EXPECT_NE(info.out.find("dtype mismatch: Functional.relu.0.forward input_args.0"), std::string::npos)
+      << info.out;
+  EXPECT_NE(info.out.find("the file holds bfloat16, dump.json says torch.float32"), std::string::npos)
+      << info.out;
+}
+
 std::string minimal_dump(const std::string& head, const std::string& data) {
   return "{" + head + "\"data\": {" + data + "}}";
 }
