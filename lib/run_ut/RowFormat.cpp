@@ -1,7 +1,10 @@
 // The rows of run_ut's two checkers (precheck.md §3.5-§3.6 PyTorch, §7.2-§7.4 MindSpore), in one place each.
 #include "run_ut/RowFormat.h"
 
+#include <fmt/core.h>
+
 #include <algorithm>
+#include <cmath>
 
 #include "probe/metric_table.h"
 #include "probe/output_compare.h"
@@ -86,6 +89,58 @@ void error_bound(const ApiOutputs& api, const Standards& standards, OutputCompar
   }
 }
 
+// The multi-dimensional index of element `flat` of a row-major tensor of `shape`, as "[1, 0, 2]".
+std::string index_text(std::int64_t flat, const Shape& shape) {
+  std::vector<std::int64_t> idx(shape.size());
+  for (std::size_t k = shape.size(); k-- > 0;) {
+    const std::int64_t d = shape[k] > 0 ? shape[k] : 1;
+    idx[k] = flat % d;
+    flat /= d;
+  }
+  std::string out = "[";
+  for (std::size_t k = 0; k < idx.size(); ++k) out += (k ? ", " : "") + std::to_string(idx[k]);
+  return out + "]";
+}
+
+// DECISIONS D15: the rows [first, last) judged by exact equality: every element of the device tensor
+// equals the bench's (NaN where NaN, zeros of the same sign). Rows already SKIP and non-tensor leaves keep
+// their verdict. Returns the direction's status.
+Status exact_rows(const ExactRule& rule, const std::vector<Value>& bench, const std::vector<Value>& device,
+                  std::vector<DetailRow>& rows, std::size_t first, std::size_t last, Aggregation how) {
+  std::vector<Status> statuses;
+  for (std::size_t r = first; r < last; ++r) {
+    DetailRow& row = rows[r];
+    const std::size_t i = r - first;
+    if (row.status != Status::Skip && i < bench.size() && i < device.size() && bench[i].is_tensor() &&
+        device[i].is_tensor()) {
+      const Tensor &b = bench[i].tensor(), &d = device[i].tensor();
+      if (b.shape() != d.shape()) {
+        row.status = Status::Error;
+        row.message = fmt::format("shape {} where {} has {}; {} (D15)", shape_to_string(d.shape()),
+                                  rule.reference, shape_to_string(b.shape()), rule.why);
+      } else {
+        const std::vector<double> bv = b.to_doubles(), dv = d.to_doubles();
+        std::size_t differ = 0, at = 0;
+        for (std::size_t k = 0; k < bv.size(); ++k) {
+          const bool same = (std::isnan(bv[k]) && std::isnan(dv[k])) ||
+                            (bv[k] == dv[k] && std::signbit(bv[k]) == std::signbit(dv[k]));
+          if (!same && differ++ == 0) at = k;
+        }
+        row.status = differ ? Status::Error : Status::Pass;
+        row.message =
+            differ ? fmt::format(
+                         "{} of {} elements differ from {}, the first at {}: device {}, "
+                         "expected {}; {} (D15)",
+                         differ, bv.size(), rule.reference,
+                         index_text(static_cast<std::int64_t>(at), b.shape()), dv[at], bv[at], rule.why)
+                   : fmt::format("equal to {} bit for bit; {} (D15)", rule.reference, rule.why);
+      }
+    }
+    statuses.push_back(row.status);
+  }
+  return aggregate_statuses(statuses, how);
+}
+
 class PyTorchFormat final : public RunUtFormat {
  public:
   const CsvRow& result_header() const override { return result_csv_header(); }
@@ -118,6 +173,23 @@ class PyTorchFormat final : public RunUtFormat {
     in.backward_message = api.backward_skip;
     OutputCompareResult cmp = compare_output(in, standards);
     if (!api.bound_api.empty()) error_bound(api, standards, cmp);
+    if (api.exact_forward || api.exact_backward) {
+      const std::string fwd_prefix = api.full_name + ".forward.output.";
+      std::size_t forward_rows = 0;
+      while (forward_rows < cmp.rows.size() && cmp.rows[forward_rows].api_name.rfind(fwd_prefix, 0) == 0)
+        ++forward_rows;
+      if (api.exact_forward) {
+        cmp.forward_status = exact_rows(*api.exact_forward, leaves(api.bench), leaves(api.device), cmp.rows,
+                                        0, forward_rows, standards.aggregation);
+        cmp.forward_ok = cmp.forward_status == Status::Pass;
+      }
+      if (api.exact_backward && cmp.backward_status && api.bench_grads && api.device_grads) {
+        cmp.backward_status =
+            exact_rows(*api.exact_backward, leaves(*api.bench_grads), leaves(*api.device_grads), cmp.rows,
+                       forward_rows, cmp.rows.size(), standards.aggregation);
+        cmp.backward_ok = cmp.backward_status == Status::Pass;
+      }
+    }
     ComparedApi out;
     out.rows.name = api.full_name;
     const std::string bwd_prefix = api.full_name + ".backward.output.";

@@ -32,6 +32,12 @@ struct ApiRows {
   std::optional<ResultRow> result;
 };
 
+/// DECISIONS D15 (probe profile): a direction judged by bit-exact equality of device against bench, with
+/// what the bench is ("the input") and why equality is required, for the rows' messages.
+struct ExactRule {
+  std::string reference, why;
+};
+
 /// What one API produced once bench and device ran, as the format compares it.
 struct ApiOutputs {
   std::string full_name;                                        ///< `Functional.relu.0`
@@ -47,6 +53,9 @@ struct ApiOutputs {
   std::string bound_api;
   std::vector<Value> magnitude, grad_magnitude;
   std::vector<std::int64_t> accumulation, grad_accumulation;
+  /// DECISIONS D15: directions judged by exact equality (after D14 and run_ut's rule, whose metric columns
+  /// stay); nullopt: the direction keeps its rule.
+  std::optional<ExactRule> exact_forward, exact_backward;
 };
 
 /// One API's rows and msprobe's return values (whether each direction counts as passed).

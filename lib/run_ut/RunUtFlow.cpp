@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -288,6 +289,24 @@ std::optional<bool> dumped_requires_grad(const DumpEntry& entry, const std::stri
   return node->tensor().requires_grad;
 }
 
+// Where torch's matmul / F.linear record their last autograd node when it is a reshape of the GEMM's
+// result ("at the reshape inside linear (a 3-D input)"); nullopt when the node is the GEMM itself.
+std::optional<std::string> reshape_node(const std::string& api_name, const ApiCall& call) {
+  auto dims = [&](std::size_t i) -> std::int64_t {
+    if (i >= call.args.size() || !call.args[i].is_tensor()) return -1;
+    return static_cast<std::int64_t>(call.args[i].tensor().shape().size());
+  };
+  // torch.matmul is one mm only for 2-D @ 2-D; otherwise it reshapes, and the node is the reshape.
+  if ((api_name == "matmul" || api_name == "__matmul__" || api_name == "__rmatmul__") &&
+      !(dims(0) == 2 && dims(1) == 2))
+    return "at the reshape inside matmul (inputs of " + std::to_string(dims(0)) + " and " +
+           std::to_string(dims(1)) + " dimensions)";
+  // F.linear is addmm/mm on the transposed weight for a 2-D input, a reshape around it otherwise.
+  if (api_name == "linear" && dims(0) != 2)
+    return "at the reshape inside linear (a " + std::to_string(dims(0)) + "-D input)";
+  return std::nullopt;
+}
+
 // DECISIONS D7/D7a: msprobe records an API's backward at the autograd node that produced its first
 // output. For these APIs that node is the last operation *inside* the API (cross_entropy: nll_loss,
 // whose gradient has the input's shape but is taken after log_softmax), so no dumped gradient is the
@@ -324,18 +343,7 @@ std::optional<std::string> composite_backward_reason(const std::string& api_name
   };
   if (std::find(kComposite.begin(), kComposite.end(), api_name) != kComposite.end())
     return taken_inside("at the last autograd operation inside " + api_name);
-  auto dims = [&](std::size_t i) -> std::int64_t {
-    if (i >= call.args.size() || !call.args[i].is_tensor()) return -1;
-    return static_cast<std::int64_t>(call.args[i].tensor().shape().size());
-  };
-  // torch.matmul is one mm only for 2-D @ 2-D; otherwise it reshapes, and the node is the reshape.
-  if ((api_name == "matmul" || api_name == "__matmul__" || api_name == "__rmatmul__") &&
-      !(dims(0) == 2 && dims(1) == 2))
-    return taken_inside("at the reshape inside matmul (inputs of " + std::to_string(dims(0)) + " and " +
-                        std::to_string(dims(1)) + " dimensions)");
-  // F.linear is addmm/mm on the transposed weight for a 2-D input, a reshape around it otherwise.
-  if (api_name == "linear" && dims(0) != 2)
-    return taken_inside("at the reshape inside linear (a " + std::to_string(dims(0)) + "-D input)");
+  if (auto where = reshape_node(api_name, call)) return taken_inside(*where);
   return std::nullopt;
 }
 
@@ -349,6 +357,51 @@ bool returns_its_input(const std::string& api_name, const ApiCall& call, const s
   if (call.args.empty() || !call.args[0].is_tensor() || device.empty() || !device[0].is_tensor())
     return false;
   return call.args[0].tensor().dtype() == device[0].tensor().dtype();
+}
+
+// The dtype of the first dumped input and of the first dumped output, when both are tensors with one.
+std::optional<std::pair<DType, DType>> dumped_dtypes(const DumpEntry& entry) {
+  const DumpNode* in = entry.inputs();
+  const DumpNode* out = entry.outputs();
+  if (!in || !out || in->items().empty() || out->items().empty()) return std::nullopt;
+  const DumpNode& x = in->items()[0];
+  const DumpNode& y = out->items()[0];
+  if (!x.is_tensor() || !y.is_tensor() || !x.tensor().dtype || !y.tensor().dtype) return std::nullopt;
+  return std::pair{*x.tensor().dtype, *y.tensor().dtype};
+}
+
+// DECISIONS D15: the output of a move, copy or cast to the input's own dtype is its input's values.
+bool is_identity_api(const std::string& api_name, const DumpEntry& entry) {
+  static const std::vector<std::string> kCopies = {"contiguous", "clone", "detach"};
+  static const std::vector<std::string> kCasts = {"to",       "type",   "type_as", "float", "half",
+                                                  "bfloat16", "double", "int",     "long",  "bool",
+                                                  "short",    "char",   "byte"};
+  if (std::find(kCopies.begin(), kCopies.end(), api_name) != kCopies.end()) return true;
+  if (std::find(kCasts.begin(), kCasts.end(), api_name) == kCasts.end()) return false;
+  const auto dt = dumped_dtypes(entry);
+  return dt && dt->first == dt->second;
+}
+
+// DECISIONS D15: calls that always make a new autograd node, so that the dumped gradient is theirs:
+// clone, and `to(..., copy=True)`.
+bool always_copies(const std::string& api_name, const ApiCall& call) {
+  if (api_name == "clone") return true;
+  if (api_name != "to") return false;
+  return std::any_of(call.kwargs.begin(), call.kwargs.end(), [](const auto& kv) {
+    return kv.first == "copy" && kv.second.kind() == Value::Kind::Bool && kv.second.as_bool();
+  });
+}
+
+// DECISIONS D15: whether two tensors hold the same elements in row-major order (NaN where NaN, zeros of
+// the same sign), whatever their shapes.
+bool same_elements(const Tensor& a, const Tensor& b) {
+  if (a.numel() != b.numel() || a.dtype() != b.dtype()) return false;
+  const std::vector<double> x = a.to_doubles(), y = b.to_doubles();
+  for (std::size_t i = 0; i < x.size(); ++i)
+    if (!((std::isnan(x[i]) && std::isnan(y[i])) ||
+          (x[i] == y[i] && std::signbit(x[i]) == std::signbit(y[i]))))
+      return false;
+  return true;
 }
 
 // The floating dtype a cast API produced when it differs from its (floating) input's dtype, from the
@@ -423,10 +476,12 @@ class ApiChecker {
     if (fw == Framework::PyTorch) {
       const std::optional<ApiName> parsed = parse_api_name(full);
       // DECISIONS D13: in the probe profile a `to` that changes the floating dtype is checked (the bench
-      // is the exact rounding); a pure device move or a cast to a non-floating dtype stays SKIP.
+      // is the exact rounding), and (D15) a `to` that keeps the dtype, a move, is checked to return its
+      // input bit for bit; a cast between floating and non-floating dtypes stays SKIP.
+      const auto dtypes = dumped_dtypes(entry);
       const bool checked_cast = parsed && parsed->run_ut_form() && parsed->name == "to" &&
                                 ctx_.standards->profile() == Profile::Probe && parsed->prefix == "Tensor" &&
-                                floating_cast_dtype(entry) &&
+                                (floating_cast_dtype(entry) || (dtypes && dtypes->first == dtypes->second)) &&
                                 std::find(ctx_.config.black_list.begin(), ctx_.config.black_list.end(),
                                           "to") == ctx_.config.black_list.end() &&
                                 (ctx_.config.white_list.empty() ||
@@ -487,13 +542,17 @@ class ApiChecker {
       bool named = std::any_of(call.args.begin() + (call.args.empty() ? 0 : 1), call.args.end(), is_dtype) ||
                    std::any_of(call.kwargs.begin(), call.kwargs.end(),
                                [&](const auto& kv) { return kv.first == "dtype" && !kv.second.is_none(); });
-      if (!named)
-        if (auto dt = floating_cast_dtype(entry)) {
-          call.kwargs.erase(std::remove_if(call.kwargs.begin(), call.kwargs.end(),
-                                           [](const auto& kv) { return kv.first == "dtype"; }),
-                            call.kwargs.end());
-          call.kwargs.emplace_back("dtype", Value(*dt));
-        }
+      std::optional<DType> dt = floating_cast_dtype(entry);
+      // DECISIONS D15: a move or a cast to the input's own dtype, in the probe profile.
+      if (const auto dtypes = dumped_dtypes(entry);
+          !dt && dtypes && dtypes->first == dtypes->second && ctx_.standards->profile() == Profile::Probe)
+        dt = dtypes->second;
+      if (!named && dt) {
+        call.kwargs.erase(std::remove_if(call.kwargs.begin(), call.kwargs.end(),
+                                         [](const auto& kv) { return kv.first == "dtype"; }),
+                          call.kwargs.end());
+        call.kwargs.emplace_back("dtype", Value(*dt));
+      }
     }
     // DECISIONS (bounded work): generated inputs are bounded in elements while they are built; what the
     // bench then spends on them is bounded here, for the APIs whose cost outgrows their inputs.
@@ -546,10 +605,11 @@ class ApiChecker {
     std::vector<std::string> bwd_notes;
     std::string bwd_skip;
     bool have_grads = false;
+    std::optional<ExactRule> exact_backward;
     if (bwd_message.empty() && bit != ctx_.backward.end()) {
-      bwd_skip =
-          backward(runner_api, api_name, call, taped ? &*taped : nullptr, taped_error, entry, *bit->second,
-                   src, full, device, inputs_as_dumped, grads_in, bench_grads, device_grads, bwd_notes);
+      bwd_skip = backward(runner_api, api_name, call, taped ? &*taped : nullptr, taped_error, entry,
+                          *bit->second, src, full, device, inputs_as_dumped, grads_in, bench_grads,
+                          device_grads, bwd_notes, exact_backward);
       have_grads = bwd_skip.empty();
     }
     taped.reset();  // the forward's graph is no longer needed
@@ -565,8 +625,14 @@ class ApiChecker {
     outputs.backward_notes = std::move(bwd_notes);
     if (ctx_.standards->profile() == Profile::MsProbe)
       outputs.msprobe_bench_dtype = msprobe_bench_dtype(api_name, call);
-    if (ctx_.standards->profile() == Profile::Probe && ctx_.framework == Framework::PyTorch)
-      error_bound_inputs(runner_api, call, grads_in, have_grads, outputs);
+    if (ctx_.standards->profile() == Profile::Probe && ctx_.framework == Framework::PyTorch) {
+      error_bound_inputs(runner_api, call, grads_in, have_grads && !exact_backward, outputs);
+      // DECISIONS D15: a move, copy or cast to the input's own dtype returns its input's values.
+      if (is_identity_api(api_name, entry))
+        outputs.exact_forward =
+            ExactRule{"the input", "a move, copy or cast to the same dtype returns its input"};
+      if (have_grads) outputs.exact_backward = exact_backward;
+    }
     ComparedApi compared = ctx_.format->compare(outputs, *ctx_.standards);
     ApiRows& r = compared.rows;
     const bool fwd_ok = compared.forward_ok, bwd_ok = compared.backward_ok;
@@ -670,7 +736,8 @@ class ApiChecker {
                        const DumpEntry& bentry, const TensorSource& src, const std::string& full,
                        const std::vector<Value>& device_outputs, bool inputs_as_dumped,
                        std::vector<Value>& grads_in, std::vector<Value>& bench_grads,
-                       std::vector<Value>& device_grads, std::vector<std::string>& notes) const {
+                       std::vector<Value>& device_grads, std::vector<std::string>& notes,
+                       std::optional<ExactRule>& exact) const {
     ValueBuilder vb(ctx_, src, bentry, full);
     if (const DumpNode* gin = bentry.section("input")) {
       const auto& items = gin->items();
@@ -688,10 +755,20 @@ class ApiChecker {
     // The node rules describe PyTorch's autograd; MindSpore dumps record gradients differently.
     const bool torch_nodes = ctx_.framework == Framework::PyTorch && !ctx_.mindtorch;
     if (dumped_device && torch_nodes) {
-      if (auto why = composite_backward_reason(api_name, call, full)) return *why;
-      if (returns_its_input(api_name, call, device_outputs))
-        return full + " returned its input unchanged, so the dumped gradient belongs to the API that " +
-               "produced that input; backward not compared";
+      const bool probe = ctx_.standards->profile() == Profile::Probe;
+      if (auto why = composite_backward_reason(api_name, call, full)) {
+        if (probe && reshape_node(api_name, call))
+          return reshape_gradient(full, *reshape_node(api_name, call), *why, src, bentry, grads_in,
+                                  bench_grads, device_grads, notes, exact);
+        return *why;
+      }
+      const std::string unchanged = full +
+                                    " returned its input unchanged, so the dumped gradient belongs to " +
+                                    "the API that produced that input; backward not compared";
+      if (probe && is_identity_api(api_name, fentry))
+        return passed_through(api_name, unchanged, src, bentry, grads_in, call, device_outputs, full,
+                              bench_grads, device_grads, notes, exact);
+      if (returns_its_input(api_name, call, device_outputs)) return unchanged;
     }
     std::vector<InputGradient> bench;
     if (!taped_error.empty()) return taped_error;
@@ -768,6 +845,76 @@ class ApiChecker {
         if (!n.empty()) all += (all.empty() ? "" : "; ") + n;
       return all.empty() ? "the API has no tensor input to compare a gradient for" : all;
     }
+    return {};
+  }
+
+  // DECISIONS D15: the node msprobe hooked for matmul / linear is the reshape of the GEMM's result: its
+  // one outgoing gradient must be its one incoming gradient reshaped, exactly. Any other form of the
+  // dumped entry keeps D7's SKIP (`why`).
+  std::string reshape_gradient(const std::string& full, const std::string& where, const std::string& why,
+                               const TensorSource& src, const DumpEntry& bentry,
+                               const std::vector<Value>& grads_in, std::vector<Value>& bench_grads,
+                               std::vector<Value>& device_grads, std::vector<std::string>& notes,
+                               std::optional<ExactRule>& exact) const {
+    auto dumped = dumped_values(ctx_, src, bentry, bentry.outputs(), full, "output");
+    if (!dumped || dumped->size() != 1 || grads_in.size() != 1 || !(*dumped)[0].is_tensor() ||
+        !grads_in[0].is_tensor())
+      return why;
+    const Tensor &g = grads_in[0].tensor(), &d = (*dumped)[0].tensor();
+    if (g.numel() != d.numel() || g.dtype() != d.dtype()) return why;
+    bench_grads = {Value(g.reshape(d.shape()))};
+    device_grads = {(*dumped)[0]};
+    notes.assign(1, "");
+    exact = ExactRule{"the incoming gradient reshaped to " + shape_to_string(d.shape()),
+                      "the dumped gradient of " + full + " is taken " + where +
+                          ", so the GEMM's own input gradients are not checked at this node"};
+    return {};
+  }
+
+  // DECISIONS D15: a move, copy or cast to the same dtype passes its gradient through unchanged when it
+  // made a node of its own. A call that returns its input itself (a move to the device the tensor is on,
+  // `.float()` on float32, `contiguous` on a contiguous tensor) has no node: msprobe's hook sits on the
+  // node of the API that produced the input, and the dump records neither device nor strides to tell the
+  // two apart. So the gradient is compared exactly when the call always copies (clone, to with copy=True)
+  // or when the dumped entry is a pass-through (one incoming gradient of the output's shape, one outgoing
+  // gradient of the input's shape and dtype, equal element for element); otherwise `unchanged` (D7).
+  std::string passed_through(const std::string& api_name, const std::string& unchanged,
+                             const TensorSource& src, const DumpEntry& bentry,
+                             const std::vector<Value>& grads_in, const ApiCall& call,
+                             const std::vector<Value>& device_outputs, const std::string& full,
+                             std::vector<Value>& bench_grads, std::vector<Value>& device_grads,
+                             std::vector<std::string>& notes, std::optional<ExactRule>& exact) const {
+    auto dumped = dumped_values(ctx_, src, bentry, bentry.outputs(), full, "output");
+    if (call.args.empty() || !call.args[0].is_tensor() || device_outputs.empty() ||
+        !device_outputs[0].is_tensor() || !dumped || dumped->size() != 1 || grads_in.size() != 1 ||
+        !(*dumped)[0].is_tensor() || !grads_in[0].is_tensor())
+      return unchanged;
+    const Tensor &x = call.args[0].tensor(), &g = grads_in[0].tensor(), &d = (*dumped)[0].tensor();
+    if (g.shape() != device_outputs[0].tensor().shape() || d.shape() != x.shape() || d.dtype() != x.dtype() ||
+        g.dtype() != d.dtype())
+      return unchanged;
+    const bool copies = always_copies(api_name, call);
+    if (!copies && !same_elements(g, d))
+      return full + " may have returned its input itself (the dump records neither device nor strides), " +
+             "and its dumped gradient is not the incoming one passed through, so it belongs to the API "
+             "that " +
+             "produced that input; backward not compared";
+    std::vector<std::pair<std::string, const Tensor*>> inputs;
+    for (std::size_t i = 0; i < call.args.size(); ++i)
+      positional_tensors(call.args[i], "input." + std::to_string(i), inputs);
+    bench_grads.clear();
+    device_grads.clear();
+    notes.clear();
+    for (const auto& in : inputs) {
+      const bool first = in.first == "input.0";
+      bench_grads.push_back(first ? grads_in[0] : Value(NoneValue{}));
+      device_grads.push_back(first ? (*dumped)[0] : Value(NoneValue{}));
+      notes.push_back(first ? ""
+                            : "no gradient reaches " + in.first + " through " + api_name + "; not compared");
+    }
+    exact = ExactRule{"the incoming gradient", copies ? "a copy passes its gradient through unchanged"
+                                                      : "the dumped node passes its gradient through, as a "
+                                                        "copy does"};
     return {};
   }
 
