@@ -100,8 +100,9 @@ TEST(CheckScope, CleanMlpStepForwardAndBackwardPasses) {
   EXPECT_GE(s.checked_ops["Aten.sum.dim_IntList"], 2u) << "bias gradients";
   EXPECT_GT(s.blacklisted, 0u) << "t(), ones_like, ... are black-listed";
   EXPECT_EQ(s.not_convertible, 0u) << probe::torch::to_string(s);
-  // gelu's derivative has no probe runner: it is listed, never passed silently.
-  EXPECT_EQ(s.unsupported_ops.count("Aten.gelu_backward.default"), 1u) << probe::torch::to_string(s);
+  // gelu's derivative, the op autograd runs for it in backward, is judged like the forward ops.
+  EXPECT_EQ(s.checked_ops["Aten.gelu_backward.default"], 1u) << probe::torch::to_string(s);
+  EXPECT_EQ(s.unsupported, 0u) << probe::torch::to_string(s);
   std::printf("%s", probe::torch::to_string(s).c_str());
   EXPECT_EQ(c.calls, s.checked);
   EXPECT_EQ(c.failed, 0u) << read_text(c.details_csv);
@@ -402,3 +403,94 @@ TEST(CheckScope, DumpModeAgreesWithRunUtOffline) {
 }
 
 }  // namespace
+
+namespace {
+
+// A pre-norm transformer block on [batch, tokens, dim] with a classification head: LayerNorm, q/k/v
+// projections, scaled dot-product attention by matmul + softmax, an output projection, a GELU MLP,
+// residuals, a final LayerNorm and a linear head, cross_entropy over the tokens.
+struct TinyTransformer {
+  static constexpr std::int64_t kDim = 8, kHidden = 32, kClasses = 5;
+  torch::nn::LayerNorm ln1{torch::nn::LayerNormOptions({kDim})}, ln2{torch::nn::LayerNormOptions({kDim})},
+      ln_f{torch::nn::LayerNormOptions({kDim})};
+  torch::nn::Linear q{kDim, kDim}, k{kDim, kDim}, v{kDim, kDim}, o{kDim, kDim}, up{kDim, kHidden},
+      down{kHidden, kDim}, head{kDim, kClasses};
+
+  torch::Tensor loss(const torch::Tensor& x, const torch::Tensor& target) {
+    const torch::Tensor h = ln1->forward(x);
+    const torch::Tensor scores =
+        torch::matmul(q->forward(h), k->forward(h).transpose(-2, -1)) / std::sqrt(static_cast<double>(kDim));
+    torch::Tensor y = x + o->forward(torch::matmul(torch::softmax(scores, -1), v->forward(h)));
+    y = y + down->forward(torch::gelu(up->forward(ln2->forward(y))));
+    const torch::Tensor logits = head->forward(ln_f->forward(y));
+    return torch::nn::functional::cross_entropy(logits.reshape({-1, kClasses}), target.reshape({-1}));
+  }
+};
+
+}  // namespace
+
+// One training step (forward and backward) of a transformer block in fp32: every aten op autograd runs, the
+// backward ones included, has a runner (nothing "without runner"), and LibTorch's fp32 kernels, accurate to
+// a few ulps, pass everywhere.
+TEST(CheckScope, TransformerTrainingStepHasNoOpWithoutRunnerAndPasses) {
+  torch::manual_seed(0);
+  TinyTransformer m;
+  const torch::Tensor x = torch::randn({2, 4, TinyTransformer::kDim});
+  const torch::Tensor target = torch::randint(0, TinyTransformer::kClasses, {2, 4}, torch::kLong);
+  ScratchDir dir("probe-torch");
+  probe::OnlineChecker checker(checker_options(dir));
+  probe::torch::CheckScopeSummary s;
+  {
+    probe::torch::CheckScope scope(checker);
+    m.loss(x, target).backward();
+    s = scope.summary();
+  }
+  checker.flush();
+  const probe::OnlineCheckerSummary c = checker.summary();
+  std::printf("%s", probe::torch::to_string(s).c_str());
+  for (const auto& [name, n] : s.checked_ops) std::printf("  checked: %s x%zu\n", name.c_str(), n);
+  EXPECT_EQ(s.unsupported, 0u) << probe::torch::to_string(s);
+  EXPECT_EQ(s.not_convertible, 0u) << probe::torch::to_string(s);
+  // The derivative ops of the three LayerNorms, the softmax, the GELU and the loss.
+  EXPECT_EQ(count(s.checked_ops, "Aten.native_layer_norm_backward.default"), 3u);
+  EXPECT_EQ(count(s.checked_ops, "Aten._softmax_backward_data.default"), 1u);
+  EXPECT_EQ(count(s.checked_ops, "Aten.gelu_backward.default"), 1u);
+  EXPECT_EQ(count(s.checked_ops, "Aten._log_softmax_backward_data.default"), 1u);
+  EXPECT_EQ(count(s.checked_ops, "Aten.nll_loss_backward.default"), 1u);
+  // One loss, one check: aten::cross_entropy_loss is judged whole, the log_softmax and nll_loss_nd ->
+  // nll_loss -> nll_loss_forward it runs are its own implementation.
+  EXPECT_EQ(count(s.checked_ops, "Aten.cross_entropy_loss.default"), 1u);
+  for (const char* inner : {"Aten.log_softmax.int", "Aten.nll_loss_nd.default", "Aten.nll_loss.default",
+                            "Aten.nll_loss_forward.default"})
+    EXPECT_EQ(count(s.checked_ops, inner), 0u) << inner;
+  EXPECT_EQ(c.calls, s.checked);
+  EXPECT_EQ(c.unsupported, 0u);
+  EXPECT_EQ(c.skipped, 0u) << read_text(c.result_csv);
+  EXPECT_EQ(c.failed, 0u) << read_text(c.details_csv);
+  EXPECT_EQ(c.passed, s.checked);
+}
+
+// torch::nll_loss runs aten::nll_loss_nd -> nll_loss -> nll_loss_forward; each has a runner, so the outermost
+// is the one check (the others are its implementation), and its backward is one nll_loss_backward.
+TEST(CheckScope, NllLossIsOneCheckForwardAndOneBackward) {
+  torch::manual_seed(1);
+  const torch::Tensor x = torch::randn({6, 4}, torch::requires_grad());
+  const torch::Tensor target = torch::tensor({0, 3, 1, 1, 2, 3}, torch::kLong);
+  ScratchDir dir("probe-torch");
+  probe::OnlineChecker checker(checker_options(dir));
+  probe::torch::CheckScopeSummary s;
+  {
+    probe::torch::CheckScope scope(checker);
+    torch::nn::functional::nll_loss(torch::log_softmax(x, 1), target).backward();
+    s = scope.summary();
+  }
+  checker.flush();
+  EXPECT_EQ(count(s.checked_ops, "Aten.nll_loss_nd.default"), 1u) << probe::torch::to_string(s);
+  EXPECT_EQ(count(s.checked_ops, "Aten.nll_loss.default"), 0u);
+  EXPECT_EQ(count(s.checked_ops, "Aten.nll_loss_forward.default"), 0u);
+  EXPECT_EQ(count(s.checked_ops, "Aten.nll_loss_backward.default"), 1u);
+  EXPECT_EQ(s.unsupported, 0u) << probe::torch::to_string(s);
+  const auto c = checker.summary();
+  EXPECT_EQ(c.failed, 0u) << read_text(c.details_csv);
+  EXPECT_EQ(c.passed, s.checked);
+}
