@@ -13,10 +13,12 @@
 
 #include <cmath>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 
 #include "common/ScratchDir.h"
+#include "probe/csv.h"
 #include "probe/dump.h"
 #include "probe/error.h"
 #include "probe/online_checker.h"
@@ -439,9 +441,12 @@ TEST(CheckScope, TransformerTrainingStepHasNoOpWithoutRunnerAndPasses) {
   const torch::Tensor target = torch::randint(0, TinyTransformer::kClasses, {2, 4}, torch::kLong);
   ScratchDir dir("probe-torch");
   probe::OnlineChecker checker(checker_options(dir));
+  probe::torch::CheckScopeOptions o;
+  o.checker = &checker;
+  o.step = 7;
   probe::torch::CheckScopeSummary s;
   {
-    probe::torch::CheckScope scope(checker);
+    probe::torch::CheckScope scope(o);
     m.loss(x, target).backward();
     s = scope.summary();
   }
@@ -468,6 +473,48 @@ TEST(CheckScope, TransformerTrainingStepHasNoOpWithoutRunnerAndPasses) {
   EXPECT_EQ(c.skipped, 0u) << read_text(c.result_csv);
   EXPECT_EQ(c.failed, 0u) << read_text(c.details_csv);
   EXPECT_EQ(c.passed, s.checked);
+
+  // The checker's rows say which ops ran in the backward pass, and the step. The linears of a 3-d input are
+  // matmul + add_ (the bias) forward, and mm (input and weight gradients) + sum (bias gradients) backward.
+  const std::set<std::string> forward_ops = {
+      "Aten.matmul.default", "Aten.add_.Tensor",  "Aten.layer_norm.default",        "Aten.softmax.int",
+      "Aten.div.Scalar",     "Aten.gelu.default", "Aten.cross_entropy_loss.default"};
+  const std::set<std::string> backward_ops = {"Aten.mm.default",
+                                              "Aten.bmm.default",
+                                              "Aten.sum.dim_IntList",
+                                              "Aten.native_layer_norm_backward.default",
+                                              "Aten._softmax_backward_data.default",
+                                              "Aten.gelu_backward.default",
+                                              "Aten._log_softmax_backward_data.default",
+                                              "Aten.nll_loss_backward.default"};
+  std::map<std::string, std::size_t> rows_forward, rows_backward;
+  const std::vector<probe::CsvRow> details = probe::csv_read_file(c.details_csv);
+  ASSERT_GT(details.size(), s.checked);
+  for (std::size_t i = 1; i < details.size(); ++i) {
+    const std::string& name = details[i].at(0);  // step7.Aten.mm.default.3.backward.output.0
+    ASSERT_EQ(name.rfind("step7.", 0), 0u) << name;
+    const auto dir = name.find(".forward.output."), back = name.find(".backward.output.");
+    ASSERT_TRUE((dir == std::string::npos) != (back == std::string::npos)) << name;
+    const std::string head = name.substr(6, std::min(dir, back) - 6);
+    const std::string op = head.substr(0, head.rfind('.'));  // without the call index
+    ++(dir != std::string::npos ? rows_forward : rows_backward)[op];
+  }
+  for (const auto& op : forward_ops) {
+    EXPECT_GT(count(rows_forward, op), 0u) << op;
+    EXPECT_EQ(count(rows_backward, op), 0u) << op;
+  }
+  for (const auto& op : backward_ops) {
+    EXPECT_GT(count(rows_backward, op), 0u) << op;
+    EXPECT_EQ(count(rows_forward, op), 0u) << op;
+  }
+  // add.Tensor runs both ways: the two residuals forward, and backward the engine's sums of the gradients of
+  // tensors used more than once (ln1's output by q, k and v: two; the first residual's by ln2 and the second
+  // residual: one), which it computes between Nodes, outside any Node's apply().
+  EXPECT_EQ(count(rows_forward, "Aten.add.Tensor"), 2u);
+  EXPECT_EQ(count(rows_backward, "Aten.add.Tensor"), 3u);
+  const std::string result = read_text(c.result_csv);
+  EXPECT_NE(result.find("step7.Aten.gelu_backward.default_1_output,Nan,pass"), std::string::npos) << result;
+  EXPECT_NE(result.find("step7.Aten.gelu.default_1_output,pass,Nan"), std::string::npos) << result;
 }
 
 // torch::nll_loss runs aten::nll_loss_nd -> nll_loss -> nll_loss_forward; each has a runner, so the outermost
