@@ -64,6 +64,16 @@ struct PROBE_API OnlineCall {
   std::vector<std::pair<std::string, OnlineArg>> kwargs;
 };
 
+/// Where a checked op ran, for the names of its CSV rows (DECISIONS D8, LibTorch adapter).
+struct PROBE_API OnlineCallSite {
+  /// Run by autograd's backward pass (a derivative op such as gelu_backward, or an mm computing a gradient):
+  /// its details rows are `….backward.output.N` instead of `….forward.output.N` and its verdict is in the
+  /// result file's "Backward Test Success" column.
+  bool backward = false;
+  /// The training step, when the caller knows it: every row name of the op starts with `step{N}.`.
+  std::optional<std::uint64_t> step;
+};
+
 /// PtdbgDispatch's parameters plus the worker pool's.
 struct PROBE_API OnlineCheckerOptions {
   std::string dump_path;  ///< must exist; the run directory msprobe_[tag_]rank{N}_{ts}/ is created in it
@@ -115,7 +125,9 @@ class PROBE_API OnlineChecker {
   /// the outputs the device produced; returns after copying them. Its call index is 1-based per api, in call
   /// order ("{api}_{idx}"). Returns false when the op is not queued (black-listed or dropped). Throws
   /// InvalidArgument for an empty name or a malformed view (null data, negative stride, wrong stride count).
-  bool check(std::string_view api, const OnlineCall& inputs, const std::vector<OnlineArg>& outputs);
+  /// `site` says whether the op ran in backward and in which step (row names only; the verdict is the same).
+  bool check(std::string_view api, const OnlineCall& inputs, const std::vector<OnlineArg>& outputs,
+             const OnlineCallSite& site = {});
   /// Blocks until every queued op has been checked and written.
   void flush();
   OnlineCheckerSummary summary() const;

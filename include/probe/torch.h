@@ -41,7 +41,10 @@ struct PROBE_API CheckScopeOptions {
   /// shared by scopes on several threads). An op waits while the client's queue is full (at most its
   /// send_timeout).
   online::Client* client = nullptr;
-  std::uint64_t step = 0, rank = 0;  ///< sent with every op to `client` (a scope per step: set `step`)
+  /// The training step (a scope per step: set it) and rank, sent with every op to `client` (an unset step as
+  /// 0). A set step also leads the names of the checker's rows (`step3.Aten.mm.default_2_output`).
+  std::optional<std::uint64_t> step;
+  std::uint64_t rank = 0;
   /// Ops never checked nor dumped, matched by bare aten name ("view") or "{name}.{overload}": nullopt = the
   /// shipped lists (data/online_dispatch.json, msprobe's aten_ops_blacklist, plus
   /// data/torch_check_scope.json, the views, factories and bookkeeping ops that the C++ dispatcher shows and
@@ -78,9 +81,10 @@ struct PROBE_API CheckScopeSummary {
 /// RAII guard: while alive, every aten op the dispatcher runs on the constructing thread (and the backward
 /// ops autograd runs for it, which on CPU run on the same thread) is observed with its inputs and outputs,
 /// converted to probe tensors without copying (checker and client copy what they keep) and handed to the
-/// checker, dump and/or client as "Aten.{op}.{overload}". Nested scopes on one thread: the innermost one
-/// observes, the outer ones resume when it ends. Scopes on different threads are independent. The observer
-/// never calls a torch op, so it never observes itself.
+/// checker, dump and/or client as "Aten.{op}.{overload}". The checker is told which ops autograd ran in the
+/// backward pass (OnlineCallSite::backward: its rows say `.backward.`). Nested scopes on one thread: the
+/// innermost one observes, the outer ones resume when it ends. Scopes on different threads are independent.
+/// The observer never calls a torch op, so it never observes itself.
 ///
 /// A failing client never throws into the training code (aten ops cannot carry the error): it lands in the
 /// summary's client_error, and the caller's client.close() throws it too.

@@ -190,6 +190,7 @@ struct Job {
   std::string api;
   OpName name;
   std::int64_t idx = 0;
+  OnlineCallSite site;
   ApiCall inputs;
   std::vector<Value> outputs;
 };
@@ -213,6 +214,7 @@ struct OnlineResult {
   std::string name;
   Status status = Status::Skip;
   std::string message;
+  bool backward = false;  // an op of the backward pass: the verdict goes in the backward column
 };
 
 // One output's line of the Documented rule's details file.
@@ -236,6 +238,7 @@ class OnlineRowFormat {
     std::string verdict(to_string(r.status));
     if (rule_ == OnlineRule::Documented && r.status != Status::Skip)
       verdict = r.status == Status::Pass ? "True" : "False";
+    if (r.backward) return {r.name, "Nan", verdict, r.message};
     return {r.name, verdict, "Nan", r.message};
   }
   CsvRow details_cells(const OnlineDetail& d) const {
@@ -307,7 +310,9 @@ struct OnlineChecker::Impl {
       try {
         outcome = process(job);
       } catch (const std::exception& e) {
-        write_rows({job_result_name(job), Status::Skip, std::string("check failed: ") + e.what()}, {});
+        write_rows(
+            {job_result_name(job), Status::Skip, std::string("check failed: ") + e.what(), job.site.backward},
+            {});
       }
       std::lock_guard lock(mu);
       --in_flight;
@@ -331,7 +336,12 @@ struct OnlineChecker::Impl {
   }
 
   static std::string job_stem(const Job& j) { return j.api + "_" + std::to_string(j.idx); }
-  static std::string job_result_name(const Job& j) { return job_stem(j) + "_output"; }
+  // DECISIONS D8 (LibTorch adapter): the step, when known, leads every row name of the op.
+  static std::string step_prefix(const Job& j) {
+    return j.site.step ? "step" + std::to_string(*j.site.step) + "." : "";
+  }
+  static std::string job_result_name(const Job& j) { return step_prefix(j) + job_stem(j) + "_output"; }
+  static const char* direction(const Job& j) { return j.site.backward ? ".backward" : ".forward"; }
 
   void write_rows(const OnlineResult& result, const std::vector<CsvRow>& details) {
     const CsvRow cells = format->result_cells(result);
@@ -396,14 +406,14 @@ struct OnlineChecker::Impl {
   Outcome process(Job& j) {
     const std::string result_name = job_result_name(j);
     if (!registry.find(o.framework, j.name.key)) {
-      write_rows({result_name, Status::Skip, "no bench runner for " + j.name.key}, {});
+      write_rows({result_name, Status::Skip, "no bench runner for " + j.name.key, j.site.backward}, {});
       return Outcome::Unsupported;
     }
     ApiResult bench;
     try {
       bench = registry.run_forward(o.framework, j.name.key, j.inputs, RunnerRole::Bench);
     } catch (const Error& e) {
-      write_rows({result_name, Status::Skip, e.what()}, {});
+      write_rows({result_name, Status::Skip, e.what(), j.site.backward}, {});
       return Outcome::Skip;
     }
     std::vector<Value> dev, ben;
@@ -420,7 +430,7 @@ struct OnlineChecker::Impl {
       }
       for (std::size_t k = 0; k < std::min(dev.size(), ben.size()); ++k) {
         OnlineDetail row;
-        row.name = result_name + ".forward.output." + std::to_string(k);
+        row.name = result_name + direction(j) + ".output." + std::to_string(k);
         row.device_dtype = dtype_text(dev[k]);
         row.bench_dtype = dtype_text(ben[k]);
         row.device_shape = dev[k].is_tensor() ? shape_list(dev[k].tensor().shape()) : "[]";
@@ -461,7 +471,7 @@ struct OnlineChecker::Impl {
         passed &= row.reached == AccuracyReached::Yes;
         details.push_back(format->details_cells(row));
       }
-      write_rows({result_name, passed ? Status::Pass : Status::Error, message}, details);
+      write_rows({result_name, passed ? Status::Pass : Status::Error, message, j.site.backward}, details);
     } else {
       OutputCompareInput in;
       in.full_api_name = j.name.key + "." + std::to_string(j.idx);
@@ -471,13 +481,21 @@ struct OnlineChecker::Impl {
       try {
         r = compare_output(in, *standards);
       } catch (const Error& e) {
-        write_rows({result_name, Status::Skip, e.what()}, {});
+        write_rows({result_name, Status::Skip, e.what(), j.site.backward}, {});
         return Outcome::Skip;
       }
       if (o.rule == OnlineRule::ErrorBound) r.forward_status = error_bound(j, ben, dev, r.rows);
       passed = r.forward_status == Status::Pass;
-      for (const auto& row : r.rows) details.push_back(format->details_cells(row));
-      write_rows({result_name, r.forward_status, ""}, details);
+      // compare_output names the rows "{full_api_name}.forward.output.N": the op's direction and step
+      // instead.
+      const std::string forward = in.full_api_name + ".forward";
+      for (auto& row : r.rows) {
+        if (row.api_name.rfind(forward, 0) == 0)
+          row.api_name =
+              step_prefix(j) + in.full_api_name + direction(j) + row.api_name.substr(forward.size());
+        details.push_back(format->details_cells(row));
+      }
+      write_rows({result_name, r.forward_status, "", j.site.backward}, details);
     }
     if (wants_dump(j, passed)) dump(j, bench.outputs);
     return passed ? Outcome::Pass : Outcome::Fail;
@@ -547,7 +565,7 @@ OnlineChecker::~OnlineChecker() {
 }
 
 bool OnlineChecker::check(std::string_view api, const OnlineCall& inputs,
-                          const std::vector<OnlineArg>& outputs) {
+                          const std::vector<OnlineArg>& outputs, const OnlineCallSite& site) {
   Impl& m = *impl_;
   std::optional<OpName> name = valid_name_chars(api) ? split_op(api) : std::nullopt;
   if (!name)
@@ -557,6 +575,7 @@ bool OnlineChecker::check(std::string_view api, const OnlineCall& inputs,
   Job job;
   job.api = std::string(api);
   job.name = std::move(*name);
+  job.site = site;
   {
     std::unique_lock lock(m.mu);
     ++m.sum.calls;

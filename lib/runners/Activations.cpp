@@ -1,4 +1,5 @@
-// Activations, dropout, softmax and log_softmax (float64 reference).
+// Activations, dropout, softmax and log_softmax (float64 reference), and the derivative ops aten runs for
+// gelu and (log_)softmax in backward.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -40,6 +41,23 @@ struct DimRuns {
   }
 };
 
+// torch's softmax backward formulas along each run: y (g - sum(g y)) and, for log_softmax, g - exp(y) sum(g).
+Buffer softmax_grad(const DimRuns& r, const Buffer& g, const Buffer& y, bool log) {
+  Buffer gx(g.size());
+  r.each([&](std::int64_t b, std::int64_t st) {
+    double acc = 0;
+    for (std::int64_t k = 0; k < r.len; ++k) {
+      const auto i = static_cast<std::size_t>(b + k * st);
+      acc += log ? g[i] : g[i] * y[i];
+    }
+    for (std::int64_t k = 0; k < r.len; ++k) {
+      const auto i = static_cast<std::size_t>(b + k * st);
+      gx[i] = log ? g[i] - std::exp(y[i]) * acc : y[i] * (g[i] - acc);
+    }
+  });
+  return gx;
+}
+
 Var softmax_impl(Var x, std::int64_t dim, std::optional<DType> dtype, bool log) {
   if (dtype) x = cast(x, *dtype);
   if (!is_floating(x.dtype()))
@@ -62,20 +80,22 @@ Var softmax_impl(Var x, std::int64_t dim, std::optional<DType> dtype, bool log) 
   });
   Buffer yv = y;
   return make_result(x.shape(), std::move(y), x.dtype(), {x}, [r, yv, log](const Buffer& g) {
-    Buffer gx(g.size());
-    r.each([&](std::int64_t b, std::int64_t st) {
-      double acc = 0;
-      for (std::int64_t k = 0; k < r.len; ++k) {
-        const auto i = static_cast<std::size_t>(b + k * st);
-        acc += log ? g[i] : g[i] * yv[i];
-      }
-      for (std::int64_t k = 0; k < r.len; ++k) {
-        const auto i = static_cast<std::size_t>(b + k * st);
-        gx[i] = log ? g[i] - std::exp(yv[i]) * acc : yv[i] * (g[i] - acc);  // torch's formulas
-      }
-    });
-    return std::vector<Buffer>{std::move(gx)};
+    return std::vector<Buffer>{softmax_grad(r, g, yv, log)};
   });
+}
+
+// aten::_softmax_backward_data / _log_softmax_backward_data: the gradient of the input from the output
+// gradient and the forward's output (not its input), in the dtype of the forward's input.
+Var softmax_backward_data(const Var& grad, const Var& output, std::int64_t dim, DType input_dtype, bool log) {
+  if (grad.shape() != output.shape())
+    invalid(fmt::format("grad_output of shape {} does not match output of shape {}",
+                        shape_to_string(grad.shape()), shape_to_string(output.shape())));
+  if (!is_floating(output.dtype()) || !is_floating(grad.dtype()))
+    invalid(fmt::format("\"{}softmax_backward\" not implemented for '{}'", log ? "log_" : "",
+                        name(output.dtype())));
+  const int d = output.ndim() == 0 ? 0 : wrap_dim(dim, output.ndim());
+  return make_leaf(output.shape(), softmax_grad(DimRuns(output.shape(), d), grad.data(), output.data(), log),
+                   input_dtype);
 }
 
 // torch.nn.functional._get_softmax_dim for dim=None (deprecated implicit dim).
@@ -92,6 +112,21 @@ double gelu_tanh_grad(double x) {
   const double beta = kSqrt2 * std::numbers::inv_sqrtpi, kappa = 0.044715;
   const double t = std::tanh(beta * (x + kappa * x * x * x));
   return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * beta * (1.0 + 3.0 * kappa * x * x);
+}
+
+double gelu_grad(double x) {
+  return 0.5 * (1.0 + std::erf(x / kSqrt2)) + x * std::exp(-0.5 * x * x) * kInvSqrt2Pi;
+}
+
+// aten::gelu_backward: grad_output * gelu'(self), broadcast and promoted like a binary op.
+Var gelu_backward(const Var& grad, const Var& x, const std::string& approximate) {
+  if (approximate != "none" && approximate != "tanh")
+    invalid(fmt::format("approximate argument must be either none or tanh, got '{}'", approximate));
+  if (!is_floating(x.dtype()) || !is_floating(grad.dtype()))
+    invalid(fmt::format("\"GeluBackward\" not implemented for '{}'", name(x.dtype())));
+  const bool tanh = approximate == "tanh";
+  return zip_nograd(grad, x, result_type({grad, x}),
+                    [tanh](double g, double v) { return g * (tanh ? gelu_tanh_grad(v) : gelu_grad(v)); });
 }
 
 }  // namespace
@@ -135,10 +170,13 @@ void register_activation_runners(RunnerRegistry& reg) {
           invalid(fmt::format("approximate argument must be either none or tanh, got '{}'", ap));
         return {map(
             x, x.dtype(), [](double v) { return 0.5 * v * (1.0 + std::erf(v / kSqrt2)); },
-            [](double v, double) {
-              return 0.5 * (1.0 + std::erf(v / kSqrt2)) + v * std::exp(-0.5 * v * v) * kInvSqrt2Pi;
-            })};
+            [](double v, double) { return gelu_grad(v); })};
       });
+  def(
+      reg, {"Aten.gelu_backward.default"},
+      "gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor",
+      [](Ctx& c) -> Outs { return {gelu_backward(c.t("grad_output"), c.t("self"), c.s("approximate"))}; },
+      false);
   def(reg, names("silu", kFunctional | kMintFunctional | kMsOps | kAten),
       "silu(Tensor input, bool inplace=False) -> Tensor", [](Ctx& c) -> Outs {
         Var x = float_input(c);
@@ -245,6 +283,16 @@ void register_activation_runners(RunnerRegistry& reg) {
           if (c.b("half_to_float")) dt = DType::Float32;
           return {softmax_impl(c.t("input"), c.i("dim"), dt, log)};
         });
+  for (const bool log : {false, true})
+    def(
+        reg, {log ? "Aten._log_softmax_backward_data.default" : "Aten._softmax_backward_data.default"},
+        std::string(log ? "_log_softmax_backward_data" : "_softmax_backward_data") +
+            "(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor",
+        [log](Ctx& c) -> Outs {
+          return {softmax_backward_data(c.t("grad_output"), c.t("output"), c.i("dim"),
+                                        *c.dtype("input_dtype"), log)};
+        },
+        false);
   // torch_npu's fast_gelu: x * sigmoid(1.702 x) (msprobe's bench writes it as x e^(0.851 (x - |x|)) /
   // (1 + e^(-1.702 |x|)), the same function without overflow).
   def(reg, {"NPU.fast_gelu", "NPU.npu_fast_gelu"}, "fast_gelu(Tensor input) -> Tensor", [](Ctx& c) -> Outs {

@@ -1,5 +1,6 @@
 // cross_entropy, nll_loss, mse_loss, l1_loss (float64 reference), following torch's decomposition
-// (cross_entropy = log_softmax + nll_loss, label smoothing as in aten's cross_entropy_loss).
+// (cross_entropy = log_softmax + nll_loss, label smoothing as in aten's cross_entropy_loss), plus aten's
+// losses with integer reductions and nll_loss_backward.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -105,13 +106,59 @@ Var nll_loss(Ctx& c) {
   return nll(x, t, reduction_of(c));
 }
 
-Var cross_entropy(Ctx& c) {
-  Var x = c.t("input"), target = c.t("target");
+// aten's reduction enum (at::Reduction): 0 none, 1 mean, 2 sum.
+std::string aten_reduction(std::int64_t r) {
+  switch (r) {
+    case 0:
+      return "none";
+    case 1:
+      return "mean";
+    case 2:
+      return "sum";
+    default:
+      invalid(fmt::format("{} is not a valid value for reduction", r));
+  }
+}
+
+// aten::nll_loss_forward: (loss, total_weight) for an input of 1 or 2 dims; total_weight is the summed class
+// weight of the targets not ignored, 0 for an unreduced batch (torch leaves it unused there).
+std::pair<Var, Var> nll_loss_forward(const Var& x, const Var& target, const std::optional<Var>& weight,
+                                     std::int64_t reduction, std::int64_t ignore_index) {
+  need_floating(x, "nll_loss_forward_out_frame");
+  if (x.ndim() < 1 || x.ndim() > 2) invalid("input tensor should be 1D or 2D");
+  const std::string red = aten_reduction(reduction);
+  const Targets t = resolve_targets(x, target, weight, ignore_index);
+  const double tw = red == "none" && x.ndim() == 2 ? 0.0 : total_weight(t);
+  return {nll(x, t, red), make_leaf({}, Buffer{tw}, x.dtype())};
+}
+
+// aten::nll_loss_backward: the input gradient -w[t] g at each target's position (g divided by the forward's
+// total_weight for the mean, per position for an unreduced loss), 0 elsewhere.
+Var nll_loss_backward(const Var& grad, const Var& x, const Var& target, const std::optional<Var>& weight,
+                      std::int64_t reduction, std::int64_t ignore_index, const Var& total_weight) {
+  need_floating(x, "nll_loss_backward_out_frame");
+  const std::string red = aten_reduction(reduction);
+  const Targets t = resolve_targets(x, target, weight, ignore_index);
+  if (red == "none" ? grad.shape() != t.shape : grad.numel() != 1)
+    invalid(fmt::format("nll_loss_backward: grad_output of shape {} does not match the loss of shape {}",
+                        shape_to_string(grad.shape()), red == "none" ? shape_to_string(t.shape) : "[]"));
+  if (total_weight.numel() != 1)
+    invalid(fmt::format("expected total_weight to be a single element tensor, got: {} ({} elements)",
+                        shape_to_string(total_weight.shape()), total_weight.numel()));
+  const double scale = red == "mean" ? 1.0 / total_weight.item() : 1.0;
+  Buffer gx(static_cast<std::size_t>(x.numel()), 0.0);
+  for (std::size_t k = 0; k < t.pick.size(); ++k) {
+    if (t.pick[k] < 0) continue;
+    const double g = red == "none" ? grad.data()[k] : grad.data()[0] * scale;
+    gx[static_cast<std::size_t>(t.pick[k])] = -t.weight[k] * g;
+  }
+  return make_leaf(x.shape(), std::move(gx), x.dtype());
+}
+
+Var cross_entropy(const Var& x, const Var& target, const std::optional<Var>& w, const std::string& reduction,
+                  std::int64_t ignore_index, double ls) {
   need_floating(x, "log_softmax");
-  const std::string reduction = reduction_of(c);
-  const double ls = c.f("label_smoothing");
   if (ls < 0 || ls > 1) invalid(fmt::format("label_smoothing must be between 0.0 and 1.0. Got: {}", ls));
-  auto w = class_weight(c);
   const int cd = x.ndim() == 1 ? 0 : 1;
   if (x.ndim() < 1) invalid("cross_entropy: input must have at least one dimension");
   const std::int64_t C = x.shape()[static_cast<std::size_t>(cd)];
@@ -139,7 +186,7 @@ Var cross_entropy(Ctx& c) {
     if (x.numel() == 0) return ops::div(ops::sum(loss), scalar(0.0));
     return ops::div(ops::sum(loss), scalar(static_cast<double>(x.numel() / C)));
   }
-  const Targets t = resolve_targets(logp, target, w, c.i("ignore_index"));
+  const Targets t = resolve_targets(logp, target, w, ignore_index);
   Var loss = nll(logp, t, reduction);
   if (ls <= 0) return loss;
   Var smooth = ops::neg(ops::sum(wb ? ops::mul(logp, *wb) : logp, {cd}));
@@ -363,7 +410,52 @@ void register_loss_runners(RunnerRegistry& reg) {
       "cross_entropy(Tensor input, Tensor target, Tensor? weight=None, Any size_average=None, int "
       "ignore_index=-100, "
       "Any reduce=None, str reduction='mean', float label_smoothing=0.0) -> Tensor",
-      [](Ctx& c) -> Outs { return {cross_entropy(c)}; });
+      [](Ctx& c) -> Outs {
+        return {cross_entropy(c.t("input"), c.t("target"), class_weight(c), reduction_of(c),
+                              c.i("ignore_index"), c.f("label_smoothing"))};
+      });
+  // aten's losses take the reduction as at::Reduction's integer. nll_loss_nd (any number of dims) runs
+  // nll_loss (1 or 2 dims) or nll_loss2d, which run nll_loss_forward: each has a runner, so the outermost
+  // one is checked and a loss is one check.
+  def(reg, {"Aten.cross_entropy_loss.default"},
+      "cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, int "
+      "ignore_index=-100, float label_smoothing=0.0) -> Tensor",
+      [](Ctx& c) -> Outs {
+        return {cross_entropy(c.t("self"), c.t("target"), class_weight(c), aten_reduction(c.i("reduction")),
+                              c.i("ignore_index"), c.f("label_smoothing"))};
+      });
+  for (const bool nd : {false, true})
+    def(reg, {nd ? "Aten.nll_loss_nd.default" : "Aten.nll_loss.default"},
+        std::string(nd ? "nll_loss_nd" : "nll_loss") +
+            "(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, int ignore_index=-100) -> "
+            "Tensor",
+        [nd](Ctx& c) -> Outs {
+          Var x = c.t("self");
+          if (!nd)
+            return {nll_loss_forward(x, c.t("target"), class_weight(c), c.i("reduction"), c.i("ignore_index"))
+                        .first};
+          need_floating(x, "nll_loss_forward_out_frame");
+          return {nll(x, resolve_targets(x, c.t("target"), class_weight(c), c.i("ignore_index")),
+                      aten_reduction(c.i("reduction")))};
+        });
+  def(reg, {"Aten.nll_loss_forward.default"},
+      "nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index) -> "
+      "(Tensor "
+      "output, Tensor total_weight)",
+      [](Ctx& c) -> Outs {
+        auto [loss, tw] = nll_loss_forward(c.t("self"), c.t("target"), class_weight(c), c.i("reduction"),
+                                           c.i("ignore_index"));
+        return {loss, tw};
+      });
+  def(
+      reg, {"Aten.nll_loss_backward.default"},
+      "nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, int "
+      "ignore_index, Tensor total_weight) -> Tensor",
+      [](Ctx& c) -> Outs {
+        return {nll_loss_backward(c.t("grad_output"), c.t("self"), c.t("target"), c.opt_t("weight"),
+                                  c.i("reduction"), c.i("ignore_index"), c.t("total_weight"))};
+      },
+      false);
   def(reg, names("nll_loss", fns),
       "nll_loss(Tensor input, Tensor target, Tensor? weight=None, Any size_average=None, int "
       "ignore_index=-100, Any "

@@ -1,8 +1,10 @@
 // layer_norm, rms_norm (and NPU.npu_rms_norm), batch_norm, group_norm (float64 reference), written as
 // compositions of autograd ops: torch's fused kernels compute the same expressions, and the composite
-// backward equals torch's closed-form one up to float64 rounding.
+// backward equals torch's closed-form one up to float64 rounding. aten's native_layer_norm_backward, which
+// autograd runs with the forward's saved statistics, is that closed form.
 #include <fmt/format.h>
 
+#include <array>
 #include <limits>
 
 #include "probe/error.h"
@@ -46,16 +48,67 @@ Var affine(Var y, const std::optional<Var>& w, const std::optional<Var>& b) {
   return y;
 }
 
-Var layer_norm(Ctx& c) {
-  Var x = c.t("input");
+struct LayerNorm {
+  Var y, mean, rstd;  // mean and rstd keep the normalised dims as size 1, as aten::native_layer_norm's
+};
+
+LayerNorm layer_norm(const Var& x, const std::vector<std::int64_t>& ns, const std::optional<Var>& w,
+                     const std::optional<Var>& b, double eps) {
   need_floating(x, "LayerNormKernelImpl");
-  const auto ns = c.ints("normalized_shape");
-  auto w = c.opt_t("weight"), b = c.opt_t("bias");
   check_normalized_shape(x, ns, w, b, "layer_norm");
   const auto dims = last_dims(x, ns.size());
   Var mean = ops::mean(x, dims, true);
-  Var rstd = ops::rsqrt(ops::add(ops::var(x, dims, 0.0, true), scalar(c.f("eps"))));
-  return affine(ops::mul(ops::sub(x, mean), rstd), w, b);
+  Var rstd = ops::rsqrt(ops::add(ops::var(x, dims, 0.0, true), scalar(eps)));
+  return {affine(ops::mul(ops::sub(x, mean), rstd), w, b), mean, rstd};
+}
+
+// aten::native_layer_norm_backward over M rows of N = prod(normalized_shape) elements, with the forward's
+// saved mean and rstd (the device's, not recomputed), torch's closed form: with g = grad_out * weight and
+// x^ = (x - mean) rstd, grad_input = rstd (g - mean(g) - x^ mean(g x^)), grad_weight = sum over the rows of
+// grad_out x^, grad_bias = sum over the rows of grad_out. An output whose output_mask entry is false is None.
+std::array<std::optional<Var>, 3> layer_norm_backward(const Var& dy, const Var& x,
+                                                      const std::vector<std::int64_t>& ns, const Var& mean,
+                                                      const Var& rstd, const std::optional<Var>& w,
+                                                      const std::optional<Var>& b,
+                                                      const std::array<bool, 3>& mask) {
+  need_floating(x, "LayerNormBackwardKernelImpl");
+  check_normalized_shape(x, ns, w, b, "native_layer_norm_backward");
+  if (dy.shape() != x.shape())
+    invalid(fmt::format("native_layer_norm_backward: grad_out of shape {} does not match input of shape {}",
+                        shape_to_string(dy.shape()), shape_to_string(x.shape())));
+  std::int64_t N = 1;
+  for (std::int64_t n : ns) N *= n;
+  const std::int64_t M = N > 0 ? x.numel() / N : 0;
+  if (mean.numel() != M || rstd.numel() != M)
+    invalid(fmt::format("native_layer_norm_backward: mean and rstd need {} elements, got {} and {}", M,
+                        mean.numel(), rstd.numel()));
+  const Buffer &g = dy.data(), &xd = x.data(), &mu = mean.data(), &rs = rstd.data();
+  const Buffer* wd = w ? &w->data() : nullptr;
+  Buffer dx(static_cast<std::size_t>(x.numel())), dw(static_cast<std::size_t>(N), 0.0),
+      db(static_cast<std::size_t>(N), 0.0);
+  for (std::int64_t m = 0; m < M; ++m) {
+    const auto row = static_cast<std::size_t>(m * N);
+    const double r = rs[static_cast<std::size_t>(m)], mm = mu[static_cast<std::size_t>(m)];
+    double sum_g = 0, sum_gx = 0;
+    for (std::size_t j = 0; j < static_cast<std::size_t>(N); ++j) {
+      const double gj = g[row + j] * (wd ? (*wd)[j] : 1.0), xh = (xd[row + j] - mm) * r;
+      sum_g += gj;
+      sum_gx += gj * xh;
+      dw[j] += g[row + j] * xh;
+      db[j] += g[row + j];
+    }
+    const double mean_g = sum_g / static_cast<double>(N), mean_gx = sum_gx / static_cast<double>(N);
+    for (std::size_t j = 0; j < static_cast<std::size_t>(N); ++j) {
+      const double gj = g[row + j] * (wd ? (*wd)[j] : 1.0), xh = (xd[row + j] - mm) * r;
+      dx[row + j] = r * (gj - mean_g - xh * mean_gx);
+    }
+  }
+  const Shape ws(ns.begin(), ns.end());
+  std::array<std::optional<Var>, 3> out;
+  if (mask[0]) out[0] = make_leaf(x.shape(), std::move(dx), x.dtype());
+  if (mask[1]) out[1] = make_leaf(ws, std::move(dw), w ? w->dtype() : x.dtype());
+  if (mask[2]) out[2] = make_leaf(ws, std::move(db), b ? b->dtype() : x.dtype());
+  return out;
 }
 
 // x * rsqrt(mean(x^2) + eps) over the last `k` dims; returns (normalised, rstd).
@@ -162,7 +215,42 @@ void register_norm_runners(RunnerRegistry& reg) {
       "layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float "
       "eps=1e-05) -> "
       "Tensor",
-      [](Ctx& c) -> Outs { return {layer_norm(c)}; });
+      [](Ctx& c) -> Outs {
+        return {layer_norm(c.t("input"), c.ints("normalized_shape"), c.opt_t("weight"), c.opt_t("bias"),
+                           c.f("eps"))
+                    .y};
+      });
+  // aten's fused layer norm returns the statistics too; torch differentiates its first output only.
+  def(reg, {"Aten.native_layer_norm.default"},
+      "native_layer_norm(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> "
+      "(Tensor, Tensor, Tensor)",
+      [](Ctx& c) -> Outs {
+        LayerNorm r = layer_norm(c.t("input"), c.ints("normalized_shape"), c.opt_t("weight"), c.opt_t("bias"),
+                                 c.f("eps"));
+        return {r.y, detach(r.mean), detach(r.rstd)};
+      });
+  def(
+      reg, {"Aten.native_layer_norm_backward.default"},
+      "native_layer_norm_backward(Tensor grad_out, Tensor input, int[] normalized_shape, Tensor mean, Tensor "
+      "rstd, Tensor? weight, Tensor? bias, Any output_mask) -> (Tensor, Tensor, Tensor)",
+      [](Ctx& c) -> Outs {
+        const Value& m = c["output_mask"];
+        if (!m.is_list() || m.list().size() != 3)
+          invalid("native_layer_norm_backward: output_mask must be a list of 3 bools");
+        std::array<bool, 3> mask{};
+        for (std::size_t i = 0; i < 3; ++i) {
+          if (m.list()[i].kind() != Value::Kind::Bool)
+            invalid("native_layer_norm_backward: output_mask must be a list of 3 bools");
+          mask[i] = m.list()[i].as_bool();
+        }
+        const auto r =
+            layer_norm_backward(c.t("grad_out"), c.t("input"), c.ints("normalized_shape"), c.t("mean"),
+                                c.t("rstd"), c.opt_t("weight"), c.opt_t("bias"), mask);
+        Outs outs;
+        for (const auto& v : r) outs.push_back(v ? Out(*v) : Out(Value()));
+        return outs;
+      },
+      false);
   def(reg, names("rms_norm", fns | kTorch),
       "rms_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor",
       [](Ctx& c) -> Outs { return {rms_norm(c)}; });

@@ -17,6 +17,7 @@
 #include <ATen/core/function_schema.h>
 #include <ATen/core/ivalue.h>
 #include <ATen/record_function.h>
+#include <torch/csrc/autograd/graph_task.h>
 
 #include <cstring>
 #include <mutex>
@@ -192,6 +193,7 @@ struct ScopeState {
 };
 
 struct Ctx final : at::ObserverContext {
+  bool backward = false;  // run by the autograd engine (see in_backward_pass)
   ScopeState* scope = nullptr;
   const OpInfo* info = nullptr;
   bool checked = false;  // else an op without runner being looked into
@@ -251,7 +253,7 @@ void send_to_client(ScopeState& s, const OpInfo& info, const ApiCall& inputs,
     }
   }
   try {
-    s.o.client->send_api(info.probe_name, inputs, outputs, s.o.step, s.o.rank);
+    s.o.client->send_api(info.probe_name, inputs, outputs, s.o.step.value_or(0), s.o.rank);
     std::lock_guard lock(s.mu);
     ++s.sum.sent;
   } catch (const Error& e) {
@@ -263,6 +265,12 @@ void send_to_client(ScopeState& s, const OpInfo& info, const ApiCall& inputs,
       ++s.sum.not_sent_ops[info.probe_name + " (" + e.what() + ")"];
   }
 }
+
+// DECISIONS D8 (LibTorch adapter): whether the op runs in autograd's backward pass. The engine sets the
+// thread's current GraphTask around everything it evaluates for a backward() (on the calling thread for CPU
+// tensors): each Node's apply() and the accumulation of gradients into the inputs of the next Nodes (an add
+// outside any Node, which a RecordScope::BACKWARD_FUNCTION range would miss), and resets it after.
+bool in_backward_pass() { return ::torch::autograd::get_current_graph_task_exec_info() != nullptr; }
 
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   if (tls.scopes.empty() || tls.in_observer || tls.claimed > 0) return nullptr;
@@ -291,6 +299,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
       if (info.written[i] && ctx->inputs[i].isTensor() && ctx->inputs[i].toTensor().defined())
         ctx->before_write[i] = Value(to_probe(ctx->inputs[i].toTensor()).clone());
     ctx->checked = true;
+    ctx->backward = in_backward_pass();
     for (Ctx* open : tls.open_nobench) open->covered = true;
     ++tls.claimed;
     return ctx;
@@ -356,7 +365,8 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext* raw) {
       outputs.push_back(to_arg(out, false));
       if (want_values) dump_outputs.push_back(to_value(out));
     }
-    if (s.o.checker) s.o.checker->check(info.probe_name, call, outputs);
+    if (s.o.checker)
+      s.o.checker->check(info.probe_name, call, outputs, OnlineCallSite{ctx.backward, s.o.step});
     if (s.o.dump) s.o.dump->api_forward(info.probe_name, dump_call, dump_outputs);
     if (s.o.client) send_to_client(s, info, dump_call, dump_outputs);
     std::lock_guard lock(s.mu);

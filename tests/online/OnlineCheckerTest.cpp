@@ -367,6 +367,50 @@ TEST(OnlineChecker, RunUtRuleWritesRunUtRows) {
   EXPECT_EQ(s.failed, 1u);
 }
 
+// An op the caller ran in the backward pass is named `.backward.` in the details and judged in the result's
+// backward column; a step, when given, leads its names. Both rules; the verdicts stay the same.
+TEST(OnlineChecker, CallSiteNamesBackwardOpsAndTheStep) {
+  for (const OnlineRule rule : {OnlineRule::Documented, OnlineRule::ErrorBound}) {
+    SCOPED_TRACE(rule == OnlineRule::Documented ? "documented" : "error bound");
+    TempDir dir;
+    OnlineCheckerOptions o = options(dir.path().string());
+    o.rule = rule;
+    OnlineChecker oc(o);
+    const Case good = add_case(1, false), bad = add_case(1, true);
+    const OnlineCall good_call{{Value(good.a), Value(good.b)}, {}},
+        bad_call{{Value(bad.a), Value(bad.b)}, {}};
+    oc.check("Torch.add", good_call, {Value(good.out)});
+    oc.check("Torch.add", good_call, {Value(good.out)}, OnlineCallSite{true, 3});
+    oc.check("Torch.add", bad_call, {Value(bad.out)}, OnlineCallSite{true, std::nullopt});
+    oc.check("Torch.add", good_call, {Value(good.out)}, OnlineCallSite{false, 0});
+    oc.flush();
+    const auto s = oc.summary();
+    EXPECT_EQ(s.passed, 3u);
+    EXPECT_EQ(s.failed, 1u);
+    const bool doc = rule == OnlineRule::Documented;
+    const std::string pass = doc ? "True" : "pass", fail = doc ? "False" : "error";
+    const auto result = rows_of(s.result_csv);
+    ASSERT_EQ(result.size(), 5u);
+    EXPECT_EQ(result[1], (CsvRow{"Torch.add_1_output", pass, "Nan", ""}));
+    EXPECT_EQ(result[2], (CsvRow{"step3.Torch.add_2_output", "Nan", pass, ""}));
+    EXPECT_EQ(result[3][0], "Torch.add_3_output");
+    EXPECT_EQ(result[3][1], "Nan");
+    EXPECT_EQ(result[3][2], fail);
+    EXPECT_EQ(result[4], (CsvRow{"step0.Torch.add_4_output", pass, "Nan", ""}));
+    const auto details = rows_of(s.details_csv);
+    ASSERT_EQ(details.size(), 5u);
+    const auto name = [&](const char* step, int idx, const char* dir) {
+      return std::string(step) +
+             (doc ? "Torch.add_" + std::to_string(idx) + "_output" : "Torch.add." + std::to_string(idx)) +
+             dir + ".output.0";
+    };
+    EXPECT_EQ(details[1][0], name("", 1, ".forward"));
+    EXPECT_EQ(details[2][0], name("step3.", 2, ".backward"));
+    EXPECT_EQ(details[3][0], name("", 3, ".backward"));
+    EXPECT_EQ(details[4][0], name("step0.", 4, ".forward"));
+  }
+}
+
 TEST(OnlineChecker, RejectsBadOptions) {
   TempDir dir;
   auto bad = [&](auto edit) {

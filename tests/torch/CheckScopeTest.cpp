@@ -13,10 +13,12 @@
 
 #include <cmath>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 
 #include "common/ScratchDir.h"
+#include "probe/csv.h"
 #include "probe/dump.h"
 #include "probe/error.h"
 #include "probe/online_checker.h"
@@ -100,8 +102,9 @@ TEST(CheckScope, CleanMlpStepForwardAndBackwardPasses) {
   EXPECT_GE(s.checked_ops["Aten.sum.dim_IntList"], 2u) << "bias gradients";
   EXPECT_GT(s.blacklisted, 0u) << "t(), ones_like, ... are black-listed";
   EXPECT_EQ(s.not_convertible, 0u) << probe::torch::to_string(s);
-  // gelu's derivative has no probe runner: it is listed, never passed silently.
-  EXPECT_EQ(s.unsupported_ops.count("Aten.gelu_backward.default"), 1u) << probe::torch::to_string(s);
+  // gelu's derivative, the op autograd runs for it in backward, is judged like the forward ops.
+  EXPECT_EQ(s.checked_ops["Aten.gelu_backward.default"], 1u) << probe::torch::to_string(s);
+  EXPECT_EQ(s.unsupported, 0u) << probe::torch::to_string(s);
   std::printf("%s", probe::torch::to_string(s).c_str());
   EXPECT_EQ(c.calls, s.checked);
   EXPECT_EQ(c.failed, 0u) << read_text(c.details_csv);
@@ -402,3 +405,139 @@ TEST(CheckScope, DumpModeAgreesWithRunUtOffline) {
 }
 
 }  // namespace
+
+namespace {
+
+// A pre-norm transformer block on [batch, tokens, dim] with a classification head: LayerNorm, q/k/v
+// projections, scaled dot-product attention by matmul + softmax, an output projection, a GELU MLP,
+// residuals, a final LayerNorm and a linear head, cross_entropy over the tokens.
+struct TinyTransformer {
+  static constexpr std::int64_t kDim = 8, kHidden = 32, kClasses = 5;
+  torch::nn::LayerNorm ln1{torch::nn::LayerNormOptions({kDim})}, ln2{torch::nn::LayerNormOptions({kDim})},
+      ln_f{torch::nn::LayerNormOptions({kDim})};
+  torch::nn::Linear q{kDim, kDim}, k{kDim, kDim}, v{kDim, kDim}, o{kDim, kDim}, up{kDim, kHidden},
+      down{kHidden, kDim}, head{kDim, kClasses};
+
+  torch::Tensor loss(const torch::Tensor& x, const torch::Tensor& target) {
+    const torch::Tensor h = ln1->forward(x);
+    const torch::Tensor scores =
+        torch::matmul(q->forward(h), k->forward(h).transpose(-2, -1)) / std::sqrt(static_cast<double>(kDim));
+    torch::Tensor y = x + o->forward(torch::matmul(torch::softmax(scores, -1), v->forward(h)));
+    y = y + down->forward(torch::gelu(up->forward(ln2->forward(y))));
+    const torch::Tensor logits = head->forward(ln_f->forward(y));
+    return torch::nn::functional::cross_entropy(logits.reshape({-1, kClasses}), target.reshape({-1}));
+  }
+};
+
+}  // namespace
+
+// One training step (forward and backward) of a transformer block in fp32: every aten op autograd runs, the
+// backward ones included, has a runner (nothing "without runner"), and LibTorch's fp32 kernels, accurate to
+// a few ulps, pass everywhere.
+TEST(CheckScope, TransformerTrainingStepHasNoOpWithoutRunnerAndPasses) {
+  torch::manual_seed(0);
+  TinyTransformer m;
+  const torch::Tensor x = torch::randn({2, 4, TinyTransformer::kDim});
+  const torch::Tensor target = torch::randint(0, TinyTransformer::kClasses, {2, 4}, torch::kLong);
+  ScratchDir dir("probe-torch");
+  probe::OnlineChecker checker(checker_options(dir));
+  probe::torch::CheckScopeOptions o;
+  o.checker = &checker;
+  o.step = 7;
+  probe::torch::CheckScopeSummary s;
+  {
+    probe::torch::CheckScope scope(o);
+    m.loss(x, target).backward();
+    s = scope.summary();
+  }
+  checker.flush();
+  const probe::OnlineCheckerSummary c = checker.summary();
+  std::printf("%s", probe::torch::to_string(s).c_str());
+  for (const auto& [name, n] : s.checked_ops) std::printf("  checked: %s x%zu\n", name.c_str(), n);
+  EXPECT_EQ(s.unsupported, 0u) << probe::torch::to_string(s);
+  EXPECT_EQ(s.not_convertible, 0u) << probe::torch::to_string(s);
+  // The derivative ops of the three LayerNorms, the softmax, the GELU and the loss.
+  EXPECT_EQ(count(s.checked_ops, "Aten.native_layer_norm_backward.default"), 3u);
+  EXPECT_EQ(count(s.checked_ops, "Aten._softmax_backward_data.default"), 1u);
+  EXPECT_EQ(count(s.checked_ops, "Aten.gelu_backward.default"), 1u);
+  EXPECT_EQ(count(s.checked_ops, "Aten._log_softmax_backward_data.default"), 1u);
+  EXPECT_EQ(count(s.checked_ops, "Aten.nll_loss_backward.default"), 1u);
+  // One loss, one check: aten::cross_entropy_loss is judged whole, the log_softmax and nll_loss_nd ->
+  // nll_loss -> nll_loss_forward it runs are its own implementation.
+  EXPECT_EQ(count(s.checked_ops, "Aten.cross_entropy_loss.default"), 1u);
+  for (const char* inner : {"Aten.log_softmax.int", "Aten.nll_loss_nd.default", "Aten.nll_loss.default",
+                            "Aten.nll_loss_forward.default"})
+    EXPECT_EQ(count(s.checked_ops, inner), 0u) << inner;
+  EXPECT_EQ(c.calls, s.checked);
+  EXPECT_EQ(c.unsupported, 0u);
+  EXPECT_EQ(c.skipped, 0u) << read_text(c.result_csv);
+  EXPECT_EQ(c.failed, 0u) << read_text(c.details_csv);
+  EXPECT_EQ(c.passed, s.checked);
+
+  // The checker's rows say which ops ran in the backward pass, and the step. The linears of a 3-d input are
+  // matmul + add_ (the bias) forward, and mm (input and weight gradients) + sum (bias gradients) backward.
+  const std::set<std::string> forward_ops = {
+      "Aten.matmul.default", "Aten.add_.Tensor",  "Aten.layer_norm.default",        "Aten.softmax.int",
+      "Aten.div.Scalar",     "Aten.gelu.default", "Aten.cross_entropy_loss.default"};
+  const std::set<std::string> backward_ops = {"Aten.mm.default",
+                                              "Aten.bmm.default",
+                                              "Aten.sum.dim_IntList",
+                                              "Aten.native_layer_norm_backward.default",
+                                              "Aten._softmax_backward_data.default",
+                                              "Aten.gelu_backward.default",
+                                              "Aten._log_softmax_backward_data.default",
+                                              "Aten.nll_loss_backward.default"};
+  std::map<std::string, std::size_t> rows_forward, rows_backward;
+  const std::vector<probe::CsvRow> details = probe::csv_read_file(c.details_csv);
+  ASSERT_GT(details.size(), s.checked);
+  for (std::size_t i = 1; i < details.size(); ++i) {
+    const std::string& name = details[i].at(0);  // step7.Aten.mm.default.3.backward.output.0
+    ASSERT_EQ(name.rfind("step7.", 0), 0u) << name;
+    const auto dir = name.find(".forward.output."), back = name.find(".backward.output.");
+    ASSERT_TRUE((dir == std::string::npos) != (back == std::string::npos)) << name;
+    const std::string head = name.substr(6, std::min(dir, back) - 6);
+    const std::string op = head.substr(0, head.rfind('.'));  // without the call index
+    ++(dir != std::string::npos ? rows_forward : rows_backward)[op];
+  }
+  for (const auto& op : forward_ops) {
+    EXPECT_GT(count(rows_forward, op), 0u) << op;
+    EXPECT_EQ(count(rows_backward, op), 0u) << op;
+  }
+  for (const auto& op : backward_ops) {
+    EXPECT_GT(count(rows_backward, op), 0u) << op;
+    EXPECT_EQ(count(rows_forward, op), 0u) << op;
+  }
+  // add.Tensor runs both ways: the two residuals forward, and backward the engine's sums of the gradients of
+  // tensors used more than once (ln1's output by q, k and v: two; the first residual's by ln2 and the second
+  // residual: one), which it computes between Nodes, outside any Node's apply().
+  EXPECT_EQ(count(rows_forward, "Aten.add.Tensor"), 2u);
+  EXPECT_EQ(count(rows_backward, "Aten.add.Tensor"), 3u);
+  const std::string result = read_text(c.result_csv);
+  EXPECT_NE(result.find("step7.Aten.gelu_backward.default_1_output,Nan,pass"), std::string::npos) << result;
+  EXPECT_NE(result.find("step7.Aten.gelu.default_1_output,pass,Nan"), std::string::npos) << result;
+}
+
+// torch::nll_loss runs aten::nll_loss_nd -> nll_loss -> nll_loss_forward; each has a runner, so the outermost
+// is the one check (the others are its implementation), and its backward is one nll_loss_backward.
+TEST(CheckScope, NllLossIsOneCheckForwardAndOneBackward) {
+  torch::manual_seed(1);
+  const torch::Tensor x = torch::randn({6, 4}, torch::requires_grad());
+  const torch::Tensor target = torch::tensor({0, 3, 1, 1, 2, 3}, torch::kLong);
+  ScratchDir dir("probe-torch");
+  probe::OnlineChecker checker(checker_options(dir));
+  probe::torch::CheckScopeSummary s;
+  {
+    probe::torch::CheckScope scope(checker);
+    torch::nn::functional::nll_loss(torch::log_softmax(x, 1), target).backward();
+    s = scope.summary();
+  }
+  checker.flush();
+  EXPECT_EQ(count(s.checked_ops, "Aten.nll_loss_nd.default"), 1u) << probe::torch::to_string(s);
+  EXPECT_EQ(count(s.checked_ops, "Aten.nll_loss.default"), 0u);
+  EXPECT_EQ(count(s.checked_ops, "Aten.nll_loss_forward.default"), 0u);
+  EXPECT_EQ(count(s.checked_ops, "Aten.nll_loss_backward.default"), 1u);
+  EXPECT_EQ(s.unsupported, 0u) << probe::torch::to_string(s);
+  const auto c = checker.summary();
+  EXPECT_EQ(c.failed, 0u) << read_text(c.details_csv);
+  EXPECT_EQ(c.passed, s.checked);
+}

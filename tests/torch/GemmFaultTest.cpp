@@ -108,7 +108,10 @@ StepResult train(bool fault, const ScratchDir& dir, const std::string& tag,
   while (std::getline(lines, line)) {
     const std::size_t comma = line.find(',');
     if (comma == std::string::npos) continue;
-    const std::string status = line.substr(comma + 1, line.find(',', comma + 1) - comma - 1);
+    // The verdict of an op of the backward pass is in the backward column, "Nan" in the forward one.
+    const std::size_t comma2 = line.find(',', comma + 1);
+    std::string status = line.substr(comma + 1, comma2 - comma - 1);
+    if (status == "Nan") status = line.substr(comma2 + 1, line.find(',', comma2 + 1) - comma2 - 1);
     if (status == "pass" || status == "True") continue;  // run_ut's and D8's spellings
     // "Aten.mm.default_12_output" -> "Aten.mm.default"
     std::string name = line.substr(0, comma);
