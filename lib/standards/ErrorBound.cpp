@@ -42,18 +42,19 @@ struct FamilyRow {
   BoundFamily family;
 };
 constexpr BoundFamily kGemm{"gemm", MK::AbsInputs, AK::LastDimOfFirst, 1, ""};
-constexpr BoundFamily kGemmBias{"gemm", MK::AbsInputs, AK::LastDimOfSecond, 2, ""};
+constexpr BoundFamily kGemmBias{"gemm", MK::AbsInputs, AK::LastDimOfSecond, 2, "", true};
 constexpr BoundFamily kConv{"convolution", MK::AbsInputs, AK::ConvWeight, 2, ""};
 constexpr BoundFamily kReduction{"reduction", MK::AbsInputs, AK::ReducedCount, 2, ""};
 constexpr BoundFamily kScan{"scan", MK::AbsInputs, AK::LargestDim, 1, ""};
-constexpr BoundFamily kAdd{"addition", MK::AbsInputs, AK::None, 2, ""};
-constexpr BoundFamily kSub{"addition", MK::AbsInputs, AK::None, 2, "add"};
-constexpr BoundFamily kRounded{"correctly rounded", MK::Bench, AK::None, 1, ""};
+constexpr BoundFamily kAdd{"addition", MK::AbsInputs, AK::None, 2, "", true};
+constexpr BoundFamily kSub{"addition", MK::AbsInputs, AK::None, 2, "add", true};
+constexpr BoundFamily kRounded{"correctly rounded", MK::Bench, AK::None, 1, "", true};
 constexpr BoundFamily kExact{"exact", MK::Bench, AK::None, 0, ""};
 constexpr BoundFamily kLibm{"transcendental", MK::Bench, AK::None, 8, ""};
 constexpr BoundFamily kCancelling{"activation x*f(x)", MK::AbsInputs, AK::None, 16, ""};
 constexpr BoundFamily kSoftmax{"softmax", MK::BenchLog, AK::LargestDim, 8, ""};
 constexpr BoundFamily kLogSoftmax{"log_softmax", MK::BenchPlusOne, AK::LargestDim, 8, ""};
+constexpr BoundFamily kLayerNorm{"layer_norm", MK::Normalization, AK::Normalized, 8, ""};
 
 constexpr std::array kFamilies{
     FamilyRow{"mm", kGemm},
@@ -115,6 +116,7 @@ constexpr std::array kFamilies{
     FamilyRow{"softmax", kSoftmax},
     FamilyRow{"_softmax", kSoftmax},
     FamilyRow{"log_softmax", kLogSoftmax},
+    FamilyRow{"layer_norm", kLayerNorm},
     FamilyRow{"_log_softmax", kLogSoftmax},
 };
 
@@ -249,6 +251,7 @@ std::int64_t accumulation_length(const BoundFamily& family, const std::vector<Sh
         k = probe::numel(inputs[0]) / out;
       }
       break;
+    case AccumulationKind::Normalized:  // normalized_shape is no tensor: the largest dim bounds it from above
     case AccumulationKind::LargestDim:
       for (const Shape& s : inputs)
         for (std::int64_t d : s) k = std::max(k, d);
@@ -267,7 +270,7 @@ Verdict error_bound_verdict(const BoundFamily& family, const Tensor& bench, cons
                 ", the bench " + shape_to_string(bench.shape());
     return v;
   }
-  const bool needs_magnitude = family.magnitude == MagnitudeKind::AbsInputs;
+  const bool needs_magnitude = takes_magnitude(family.magnitude);
   if (needs_magnitude && (!magnitude || magnitude->shape() != bench.shape()))
     throw Error(ErrorKind::InvalidArgument,
                 magnitude ? "has shape " + shape_to_string(magnitude->shape()) + ", the bench " +
@@ -289,11 +292,18 @@ Verdict error_bound_verdict(const BoundFamily& family, const Tensor& bench, cons
                                                           : std::ldexp(1.0, -24);
   // float64 outputs: the bench carries an error of the same size as the device's.
   const double bench_share = device.dtype() == DType::Float64 ? 2 : 1;
-  const double acc = bench_share * (family.own_ulps * u_acc + sum_bound(accumulation, u_acc));
+  const double acc = bench_share * (family.own_ulps * u_acc + sum_bound(accumulation, u_acc)) +
+                     (family.scalar_operand ? u_out : 0);
   // Only sums whose precision is a kernel's choice (GEMM, convolution, reductions) have the band.
-  const bool has_band = fmt_out && needs_magnitude && accumulation > 1 && device.dtype() != DType::Float64;
+  // The band: sums whose precision is a kernel's choice (GEMM, convolution, reductions), and normalisations
+  // computed in the low-precision output dtype itself.
+  const bool low_precision_out = device.dtype() == DType::BFloat16 || device.dtype() == DType::Float16;
+  const bool has_band = fmt_out && accumulation > 1 &&
+                        (family.magnitude == MagnitudeKind::AbsInputs
+                             ? device.dtype() != DType::Float64
+                             : family.magnitude == MagnitudeKind::Normalization && low_precision_out);
   const double u_low = device.dtype() == DType::Float32 ? std::ldexp(1.0, -11) : u_out;
-  const double acc_low = family.own_ulps * u_acc + kBandUnits * u_low;
+  const double acc_low = family.own_ulps * u_acc + kBandUnits * u_low + (family.scalar_operand ? u_out : 0);
   const double floor = fmt_out ? fmt_out->min_subnormal : 0;
   const double max_finite = fmt_out ? fmt_out->max_finite : kInf;
   const double log_k = std::log(static_cast<double>(std::max<std::int64_t>(accumulation, 1)));
@@ -424,8 +434,8 @@ Verdict error_bound_verdict(const BoundFamily& family, const Tensor& bench, cons
                           bound_text, beyond, n, where, worst_text);
   if (v.status == Status::Warning)
     v.message += fmt::format(
-        "; every element is within the bound of an accumulation in {} precision: a kernel that accumulates "
-        "(or, for float32, multiplies) in reduced precision, or a fault of that size",
+        "; every element is within the bound of an accumulation in {} precision: a kernel that computes "
+        "(accumulates, or for float32 multiplies) in reduced precision, or a fault of that size",
         device.dtype() == DType::Float32 ? std::string_view("TF32") : dtype_word(device.dtype()));
   return v;
 }
@@ -438,7 +448,7 @@ Status rejudge_rows(std::string_view api, const std::vector<Value>& bench, const
   for (std::size_t i = first; i < rows.size(); ++i) statuses.push_back(rows[i].status);
   if (!family || rows.size() - first != bench.size() || bench.size() != device.size())
     return aggregate_statuses(statuses, how);
-  const bool accumulates = family->magnitude == MagnitudeKind::AbsInputs;
+  const bool accumulates = takes_magnitude(family->magnitude);
   for (std::size_t i = 0; i < bench.size(); ++i) {
     DetailRow& row = rows[first + i];
     if (row.status == Status::Skip) continue;
@@ -506,7 +516,7 @@ ErrorBoundSupport error_bound_support(std::string_view api) {
   ErrorBoundSupport s;
   if (const detail::BoundFamily* f = detail::bound_family(api)) {
     s.covered = true;
-    s.needs_magnitude = f->magnitude == detail::MagnitudeKind::AbsInputs;
+    s.needs_magnitude = detail::takes_magnitude(f->magnitude);
     s.family = std::string(f->name);
   }
   return s;
@@ -526,6 +536,51 @@ ApiCall abs_call_of(const ApiCall& call) {
   return abs_call;
 }
 
+// layer_norm's arguments, bound as torch declares them (aten's layer_norm adds cudnn_enable).
+BoundArgs bind_layer_norm(const ApiCall& call) {
+  static const auto schema = std::make_shared<const Schema>(
+      parse_schema("layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, "
+                   "float eps=1e-05, bool cudnn_enable=True) -> Tensor"));
+  return bind(schema, call);
+}
+
+// D14's layer_norm magnitude: y = (x - mean) r w + b is computed from a mean and a variance summed over the
+// K normalised elements, so each output element errs by a few roundings of r |w| |x - mean| (the
+// centring, the scaling, rstd's relative error) plus r |w| times the error of the mean, which is relative
+// to mean |x|, plus the bias's rounding: m = r |w| (|x - mean| + mean |x|) + |b|.
+Tensor layer_norm_magnitude(const ApiCall& call) {
+  const BoundArgs a = bind_layer_norm(call);
+  const Tensor& x = a["input"].tensor();
+  std::int64_t k = 1;
+  for (std::int64_t d : a["normalized_shape"].as_int_list()) k *= d;
+  if (k < 1 || x.numel() % k != 0)
+    throw Error(ErrorKind::InvalidArgument, "normalized_shape does not divide the input", "",
+                "normalized_shape");
+  const double eps = a["eps"].as_double();
+  const std::vector<double> xv = x.to_doubles();
+  const auto uk = static_cast<std::size_t>(k);
+  std::vector<double> w(uk, 1.0), b(uk, 0.0);
+  if (a["weight"].is_tensor()) w = a["weight"].tensor().to_doubles();
+  if (a["bias"].is_tensor()) b = a["bias"].tensor().to_doubles();
+  if (w.size() != uk || b.size() != uk)
+    throw Error(ErrorKind::InvalidArgument, "weight or bias does not have normalized_shape", "", "weight");
+  std::vector<double> m(xv.size());
+  for (std::size_t row = 0; row < xv.size(); row += uk) {
+    double sum = 0, sum_abs = 0;
+    for (std::size_t j = 0; j < uk; ++j) {
+      sum += xv[row + j];
+      sum_abs += std::fabs(xv[row + j]);
+    }
+    const double mean = sum / static_cast<double>(k), mean_abs = sum_abs / static_cast<double>(k);
+    double var = 0;
+    for (std::size_t j = 0; j < uk; ++j) var += (xv[row + j] - mean) * (xv[row + j] - mean);
+    const double r = 1 / std::sqrt(var / static_cast<double>(k) + eps);
+    for (std::size_t j = 0; j < uk; ++j)
+      m[row + j] = r * std::fabs(w[j]) * (std::fabs(xv[row + j] - mean) + mean_abs) + std::fabs(b[j]);
+  }
+  return Tensor::from_values<double>(m, x.shape());
+}
+
 // The registry key whose runner computes the family's magnitude bench.
 std::string magnitude_key(const detail::BoundFamily& f, std::string_view api) {
   if (f.magnitude_op.empty()) return std::string(api);
@@ -539,6 +594,7 @@ std::string magnitude_key(const detail::BoundFamily& f, std::string_view api) {
 std::vector<Value> error_bound_magnitude(const RunnerRegistry& registry, Framework framework,
                                          std::string_view api, const ApiCall& call) {
   const detail::BoundFamily* f = detail::bound_family(api);
+  if (f && f->magnitude == detail::MagnitudeKind::Normalization) return {Value(layer_norm_magnitude(call))};
   if (!f || f->magnitude != detail::MagnitudeKind::AbsInputs) return {};
   return registry.run_forward(framework, magnitude_key(*f, api), abs_call_of(call), RunnerRole::Bench)
       .outputs;
@@ -566,6 +622,11 @@ std::int64_t error_bound_grad_accumulation(std::string_view api, const ApiCall& 
 std::int64_t error_bound_accumulation(std::string_view api, const ApiCall& call, const Shape& output) {
   const detail::BoundFamily* f = detail::bound_family(api);
   if (!f) return 1;
+  if (f->accumulation == detail::AccumulationKind::Normalized) {
+    std::int64_t k = 1;
+    for (std::int64_t d : bind_layer_norm(call)["normalized_shape"].as_int_list()) k *= d;
+    return std::max<std::int64_t>(k, 1);
+  }
   std::vector<Shape> shapes;
   for (const Value& v : call.args) collect_shapes(v, shapes);
   for (const auto& kv : call.kwargs) collect_shapes(kv.second, shapes);

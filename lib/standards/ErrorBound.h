@@ -22,7 +22,14 @@ enum class MagnitudeKind {
   BenchPlusOne,  ///< |bench| + 1: the logarithm of a sum (log_softmax)
   BenchLog,      ///< |bench| (1 + |ln |bench|| + ln K): softmax, whose exp sees x - max rounded
   AbsInputs,     ///< the operation on the inputs' absolute values, e.g. sum |a||b| for a GEMM
+  /// layer_norm: r |w| (|x - mean| + mean |x|) + |b| per element (r = 1 / sqrt(var + eps)), from the inputs
+  Normalization,
 };
+
+/// Whether the family's magnitude bench comes from the call (the caller must supply it).
+inline bool takes_magnitude(MagnitudeKind k) {
+  return k == MagnitudeKind::AbsInputs || k == MagnitudeKind::Normalization;
+}
 
 /// How the number of terms summed into one output element follows from the input shapes.
 enum class AccumulationKind {
@@ -32,6 +39,7 @@ enum class AccumulationKind {
   ConvWeight,       ///< weight elements per output channel: conv
   ReducedCount,     ///< input elements per output element: sum, mean
   LargestDim,       ///< the largest input dim (a reduction along one dim): softmax, cumsum
+  Normalized,       ///< the elements of normalized_shape: layer_norm
 };
 
 /// One family of the D14 table.
@@ -44,6 +52,9 @@ struct BoundFamily {
   double own_ulps;
   /// The operator whose runner computes the magnitude bench when it is not the API's own ("add" for "sub").
   std::string_view magnitude_op;
+  /// A Python-number operand (alpha, beta, a scalar divisor) is rounded to the op's dtype before the op
+  /// (torch casts it to the tensor's scalar type): one more u_out times the magnitude.
+  bool scalar_operand = false;
 };
 
 /// The family of an API in any spelling ("Functional.gelu.0", "Aten.mm.default", "gelu", "__matmul__");

@@ -287,7 +287,7 @@ Verdict judge(std::string_view api, const Tensor& bench, const Tensor& device_in
           ? detail::bound_family(api)
           : nullptr;
   if (family) {
-    const bool accumulates = family->magnitude == detail::MagnitudeKind::AbsInputs;
+    const bool accumulates = detail::takes_magnitude(family->magnitude);
     if (accumulates && (!opt.magnitude || opt.accumulation < 1))
       throw Error(ErrorKind::InvalidArgument,
                   "the " + std::string(family->name) +

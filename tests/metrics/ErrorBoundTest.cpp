@@ -274,7 +274,18 @@ TEST(ErrorBound, MagnitudeBenchAndAccumulationOfACall) {
   EXPECT_TRUE(error_bound_magnitude(reg, Framework::PyTorch, "Torch.exp", sub).empty());
   EXPECT_TRUE(error_bound_support("Aten.mm.default").needs_magnitude);
   EXPECT_EQ(error_bound_support("Tensor.__rmatmul__").family, "gemm");
-  EXPECT_FALSE(error_bound_support("Functional.layer_norm").covered);
+  EXPECT_FALSE(error_bound_support("Torch.einsum").covered);
+  // layer_norm: x = [1, 3] over K = 2 has mean 2, mean |x| 2, var 1, r = 1 (eps 0); with w = [2, -1] and
+  // b = [0.5, -0.25], m = r |w| (|x - mean| + mean |x|) + |b| = [2 * 3 + 0.5, 1 * 3 + 0.25].
+  ApiCall ln;
+  ln.args = {Value(Tensor::from_values<float>({1, 3}, {1, 2})), Value(std::vector<Value>{Value(2)}),
+             Value(Tensor::from_values<float>({2, -1}, {2})),
+             Value(Tensor::from_values<float>({0.5, -0.25}, {2}))};
+  ln.kwargs = {{"eps", Value(0.0)}};
+  const std::vector<Value> lm = error_bound_magnitude(reg, Framework::PyTorch, "Functional.layer_norm", ln);
+  ASSERT_EQ(lm.size(), 1u);
+  EXPECT_EQ(lm[0].tensor().to_doubles(), (std::vector<double>{6.5, 3.25}));
+  EXPECT_EQ(error_bound_accumulation("Functional.layer_norm", ln, {1, 2}), 2);
 }
 
 }  // namespace
