@@ -55,20 +55,6 @@ CsvRow result_cells_with(const ResultRow& row, const std::string& blank) {
   return cells;
 }
 
-// The leaves of a list of outputs or gradients, in row order.
-void leaves(const Value& v, std::vector<Value>& out) {
-  if (v.is_list()) {
-    for (const Value& x : v.list()) leaves(x, out);
-  } else {
-    out.push_back(v);
-  }
-}
-std::vector<Value> leaves(const std::vector<Value>& vs) {
-  std::vector<Value> out;
-  for (const Value& v : vs) leaves(v, out);
-  return out;
-}
-
 // DECISIONS D14: each direction's rows re-judged by the error bound where the API has a family. The
 // backward only for the families that accumulate (a magnitude bench exists for their gradients).
 void error_bound(const ApiOutputs& api, const Standards& standards, OutputCompareResult& cmp) {
@@ -77,14 +63,15 @@ void error_bound(const ApiOutputs& api, const Standards& standards, OutputCompar
   while (forward_rows < cmp.rows.size() && cmp.rows[forward_rows].api_name.rfind(fwd_prefix, 0) == 0)
     ++forward_rows;
   std::vector<DetailRow> fwd(cmp.rows.begin(), cmp.rows.begin() + static_cast<std::ptrdiff_t>(forward_rows));
-  cmp.forward_status = detail::rejudge_rows(api.bound_api, leaves(api.bench), leaves(api.device),
-                                            api.magnitude, api.accumulation, fwd, 0, standards.aggregation);
+  cmp.forward_status =
+      detail::rejudge_rows(api.bound_api, detail::value_leaves(api.bench), detail::value_leaves(api.device),
+                           api.magnitude, api.accumulation, fwd, 0, standards.aggregation);
   std::copy(fwd.begin(), fwd.end(), cmp.rows.begin());
   cmp.forward_ok = cmp.forward_status == Status::Pass;
   if (cmp.backward_status && api.bench_grads && api.device_grads && !api.grad_magnitude.empty()) {
     cmp.backward_status = detail::rejudge_rows(
-        api.bound_api, leaves(*api.bench_grads), leaves(*api.device_grads), api.grad_magnitude,
-        api.grad_accumulation, cmp.rows, forward_rows, standards.aggregation);
+        api.bound_api, detail::value_leaves(*api.bench_grads), detail::value_leaves(*api.device_grads),
+        api.grad_magnitude, api.grad_accumulation, cmp.rows, forward_rows, standards.aggregation);
     cmp.backward_ok = cmp.backward_status == Status::Pass;
   }
 }
@@ -179,14 +166,15 @@ class PyTorchFormat final : public RunUtFormat {
       while (forward_rows < cmp.rows.size() && cmp.rows[forward_rows].api_name.rfind(fwd_prefix, 0) == 0)
         ++forward_rows;
       if (api.exact_forward) {
-        cmp.forward_status = exact_rows(*api.exact_forward, leaves(api.bench), leaves(api.device), cmp.rows,
-                                        0, forward_rows, standards.aggregation);
+        cmp.forward_status =
+            exact_rows(*api.exact_forward, detail::value_leaves(api.bench), detail::value_leaves(api.device),
+                       cmp.rows, 0, forward_rows, standards.aggregation);
         cmp.forward_ok = cmp.forward_status == Status::Pass;
       }
       if (api.exact_backward && cmp.backward_status && api.bench_grads && api.device_grads) {
-        cmp.backward_status =
-            exact_rows(*api.exact_backward, leaves(*api.bench_grads), leaves(*api.device_grads), cmp.rows,
-                       forward_rows, cmp.rows.size(), standards.aggregation);
+        cmp.backward_status = exact_rows(*api.exact_backward, detail::value_leaves(*api.bench_grads),
+                                         detail::value_leaves(*api.device_grads), cmp.rows, forward_rows,
+                                         cmp.rows.size(), standards.aggregation);
         cmp.backward_ok = cmp.backward_status == Status::Pass;
       }
     }

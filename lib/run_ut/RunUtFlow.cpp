@@ -26,6 +26,7 @@
 #include "run_ut/RandomInputs.h"
 #include "run_ut/RecordChecker.h"
 #include "run_ut/RowFormat.h"
+#include "standards/ErrorBound.h"
 #include "support/Timestamp.h"
 
 namespace probe {
@@ -407,13 +408,9 @@ bool same_elements(const Tensor& a, const Tensor& b) {
 // The floating dtype a cast API produced when it differs from its (floating) input's dtype, from the
 // dumped input and output (DECISIONS D13); nullopt for device moves and non-floating casts.
 std::optional<DType> floating_cast_dtype(const DumpEntry& entry) {
-  const DumpNode* in = entry.inputs();
-  const DumpNode* out = entry.outputs();
-  if (!in || !out || in->items().empty() || out->items().empty()) return std::nullopt;
-  const DumpNode& x = in->items()[0];
-  const DumpNode& y = out->items()[0];
-  if (!x.is_tensor() || !y.is_tensor() || !x.tensor().dtype || !y.tensor().dtype) return std::nullopt;
-  const DType from = *x.tensor().dtype, to = *y.tensor().dtype;
+  const auto dtypes = dumped_dtypes(entry);
+  if (!dtypes) return std::nullopt;
+  const auto [from, to] = *dtypes;
   if (!is_floating(from) || !is_floating(to) || from == to) return std::nullopt;
   return to;
 }
@@ -675,15 +672,14 @@ class ApiChecker {
     const ErrorBoundSupport d14 = error_bound_support(runner_api);
     if (!d14.covered) return;
     out.bound_api = runner_api;
-    std::vector<Value> bench_leaves;
-    for (const Value& v : out.bench) flatten_leaves(v, bench_leaves);
+    const std::vector<Value> bench_leaves = detail::value_leaves(out.bench);
     for (const Value& v : bench_leaves)
       out.accumulation.push_back(
           v.is_tensor() ? error_bound_accumulation(runner_api, call, v.tensor().shape()) : 1);
     if (!d14.needs_magnitude) return;
     try {
-      for (const Value& v : error_bound_magnitude(*ctx_.registry, ctx_.runner_fw, runner_api, call))
-        flatten_leaves(v, out.magnitude);
+      out.magnitude =
+          detail::value_leaves(error_bound_magnitude(*ctx_.registry, ctx_.runner_fw, runner_api, call));
     } catch (const Error&) {
       out.magnitude.clear();
     }
@@ -704,14 +700,6 @@ class ApiChecker {
     } catch (const Error&) {
       out.grad_magnitude.clear();
       out.grad_accumulation.clear();
-    }
-  }
-
-  static void flatten_leaves(const Value& v, std::vector<Value>& out) {
-    if (v.is_list()) {
-      for (const Value& x : v.list()) flatten_leaves(x, out);
-    } else {
-      out.push_back(v);
     }
   }
 

@@ -440,6 +440,22 @@ Verdict error_bound_verdict(const BoundFamily& family, const Tensor& bench, cons
   return v;
 }
 
+namespace {
+void push_leaves(const Value& v, std::vector<Value>& out) {
+  if (!v.is_list()) {
+    out.push_back(v);
+    return;
+  }
+  for (const Value& x : v.list()) push_leaves(x, out);
+}
+}  // namespace
+
+std::vector<Value> value_leaves(const std::vector<Value>& values) {
+  std::vector<Value> out;
+  for (const Value& v : values) push_leaves(v, out);
+  return out;
+}
+
 Status rejudge_rows(std::string_view api, const std::vector<Value>& bench, const std::vector<Value>& device,
                     const std::vector<Value>& magnitude, const std::vector<std::int64_t>& accumulation,
                     std::vector<DetailRow>& rows, std::size_t first, Aggregation how) {

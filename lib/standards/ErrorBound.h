@@ -71,6 +71,9 @@ std::int64_t accumulation_length(const BoundFamily& family, const std::vector<Sh
 Verdict error_bound_verdict(const BoundFamily& family, const Tensor& bench, const Tensor& device,
                             const Tensor* magnitude, std::int64_t accumulation, std::size_t worst_count);
 
+/// The leaves of a list of outputs or gradients (nested lists flattened), in the order of their rows.
+std::vector<Value> value_leaves(const std::vector<Value>& values);
+
 /// Re-judges the rows compare_output wrote for one direction by D14: rows[first + i] belongs to leaf i of
 /// `bench`/`device` (lists flattened). A row keeps run_ut's verdict, with a Message saying why, where D14
 /// has no family for `api`, the pair is not two floating tensors of one shape, or an accumulating family
