@@ -319,6 +319,7 @@ Verdict error_bound_verdict(const BoundFamily& family, const Tensor& bench, cons
   struct Part {
     std::int64_t beyond = 0, beyond_band = 0;
     double worst_ratio = 0;
+    double gate = 0;  // an error at or below gate * bound changes nothing this part keeps
     std::vector<Ranked> heap;
   };
   auto scan = [&](auto tag, const void* raw, std::int64_t begin, std::int64_t end, Part& part) {
@@ -346,6 +347,9 @@ Verdict error_bound_verdict(const BoundFamily& family, const Tensor& bench, cons
           mag *= 1 + std::fabs(std::log(mag)) + log_k;
         }
         bound = kSlack * (u_out * ab + acc * mag) + floor;
+        // Below both the bound and the ratio that would change anything kept (the largest, the heap's
+        // smallest): no division needed.
+        if (err <= bound * part.gate) continue;
         ratio = err / bound;
         if (ratio > 1 && has_band) in_band = err <= kSlack * (u_out * ab + acc_low * mag) + floor;
       }
@@ -354,7 +358,10 @@ Verdict error_bound_verdict(const BoundFamily& family, const Tensor& bench, cons
         if (!in_band) ++part.beyond_band;
       }
       part.worst_ratio = std::max(part.worst_ratio, ratio);
-      if (worst_count == 0) continue;
+      if (worst_count == 0) {
+        part.gate = std::min(1.0, part.worst_ratio);
+        continue;
+      }
       if (part.heap.size() < worst_count) {
         part.heap.push_back({ratio, i, bound});
         std::push_heap(part.heap.begin(), part.heap.end(), later);
@@ -363,6 +370,7 @@ Verdict error_bound_verdict(const BoundFamily& family, const Tensor& bench, cons
         part.heap.back() = {ratio, i, bound};
         std::push_heap(part.heap.begin(), part.heap.end(), later);
       }
+      if (part.heap.size() == worst_count) part.gate = std::min(1.0, part.heap.front().key);
     }
   };
   // The device read in its own dtype; other dtypes (integers, bool, complex) widened once.
