@@ -615,11 +615,154 @@ std::string magnitude_key(const detail::BoundFamily& f, std::string_view api) {
 
 }  // namespace
 
+namespace {
+
+// GEMMs: sum_k |a_ik||b_kj| <= ||a_i.|| ||b_.j|| (Cauchy-Schwarz), from row and column norms in
+// O(MK + KN) instead of a second GEMM. For independent random factors the norms' product is about pi/2
+// times the sum; for a one-hot row against a dense column up to sqrt(K) times.
+
+// Norms over dim `dim` (-1 or -2) of a tensor, keeping that dim as size 1; float64.
+Tensor norms(const Tensor& t, int dim) {
+  const Shape& s = t.shape();
+  const int nd = static_cast<int>(s.size());
+  const int d = nd + dim;
+  const std::int64_t n = s[static_cast<std::size_t>(d)];
+  std::int64_t inner = 1, outer = 1;
+  for (int i = d + 1; i < nd; ++i) inner *= s[static_cast<std::size_t>(i)];
+  for (int i = 0; i < d; ++i) outer *= s[static_cast<std::size_t>(i)];
+  std::vector<double> out(static_cast<std::size_t>(outer * inner), 0.0);
+  // Read in the tensor's own dtype (these are the API's inputs: often large float32 or bfloat16).
+  detail::visit_dtype(t.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* v = reinterpret_cast<const T*>(t.bytes());
+    for (std::int64_t o = 0; o < outer; ++o)
+      for (std::int64_t j = 0; j < n; ++j) {
+        const T* row = v + (o * n + j) * inner;
+        double* acc = out.data() + o * inner;
+        for (std::int64_t i = 0; i < inner; ++i) {
+          const double x = detail::as_double(row[i]);
+          acc[i] += x * x;
+        }
+      }
+  });
+  for (double& x : out) x = std::sqrt(x);
+  Shape kept = s;
+  kept[static_cast<std::size_t>(d)] = 1;
+  return Tensor::from_values<double>(out, kept);
+}
+
+// The outer product a[i] b[j] of two vectors as an [a, b] matrix, or as a vector of |a| or |b| elements
+// when the other side is one element.
+Tensor outer(const Tensor& a, const Tensor& b, Shape shape) {
+  const std::vector<double> x = a.to_doubles(), y = b.to_doubles();
+  std::vector<double> out(x.size() * y.size());
+  for (std::size_t i = 0; i < x.size(); ++i)
+    for (std::size_t j = 0; j < y.size(); ++j) out[i * y.size() + j] = x[i] * y[j];
+  return Tensor::from_values<double>(out, std::move(shape));
+}
+
+const Tensor* tensor_arg(const ApiCall& call, std::size_t pos, std::string_view name) {
+  if (pos < call.args.size()) return call.args[pos].is_tensor() ? &call.args[pos].tensor() : nullptr;
+  for (const auto& [k, v] : call.kwargs)
+    if (k == name) return v.is_tensor() ? &v.tensor() : nullptr;
+  return nullptr;
+}
+
+// The forward magnitude of mm, bmm, matmul and linear by Cauchy-Schwarz, or nullopt for other GEMM
+// calls (the runner on the absolute values serves those). Broadcast batch dims go through the registry's
+// matmul of [.., M, 1] by [.., 1, N].
+std::optional<std::vector<Value>> gemm_norm_magnitude(const RunnerRegistry& registry, Framework framework,
+                                                      std::string_view op, const ApiCall& call) {
+  const bool linear = op == "linear";
+  if (!linear && op != "mm" && op != "bmm" && op != "matmul") return std::nullopt;
+  const Tensor* a = tensor_arg(call, 0, "input");
+  const Tensor* b = tensor_arg(call, 1, linear ? "weight" : op == "matmul" ? "other" : "mat2");
+  if (!a || !b || a->ndim() < 1 || b->ndim() < 1 || (linear && b->ndim() != 2)) return std::nullopt;
+  if (!is_floating(a->dtype()) || !is_floating(b->dtype())) return std::nullopt;
+  const Tensor ra = norms(*a, -1);  // [.., M, 1], or [1] for a vector
+  // linear's weight is [N, K]: its rows are the output's columns.
+  const Tensor cb = linear           ? norms(*b, -1).reshape({1, b->shape()[0]})
+                    : b->ndim() == 1 ? norms(*b, -1)
+                                     : norms(*b, -2);
+  ApiCall product;
+  product.args = {Value(ra), Value(cb)};
+  std::vector<Value> out =
+      registry.run_forward(framework, "Torch.matmul", product, RunnerRole::Bench).outputs;
+  if (linear)
+    if (const Tensor* bias = tensor_arg(call, 2, "bias")) {
+      Tensor& m = out.at(0).tensor();
+      const std::vector<double> bv = bias->to_doubles();
+      std::vector<double> mv = m.to_doubles();
+      if (bv.empty() || mv.size() % bv.size() != 0) return std::nullopt;
+      for (std::size_t i = 0; i < mv.size(); ++i) mv[i] += std::fabs(bv[i % bv.size()]);
+      m = Tensor::from_values<double>(mv, m.shape());
+    }
+  return out;
+}
+
+// The input-gradient magnitudes of a 2-D mm or linear by Cauchy-Schwarz: mm's dA = G B^T and dB = A^T G,
+// linear's dX = G W, dW = G^T X and dbias = sum over rows of |G| (exact); nullopt for other calls.
+std::optional<std::vector<InputGradient>> gemm_norm_grad_magnitude(std::string_view op, const ApiCall& call,
+                                                                   const std::vector<Value>& grads) {
+  const bool linear = op == "linear";
+  if ((!linear && op != "mm" && op != "matmul") || grads.size() != 1 || !grads[0].is_tensor())
+    return std::nullopt;
+  if (call.args.size() < 2 || !call.args[0].is_tensor() || !call.args[1].is_tensor()) return std::nullopt;
+  const Tensor &a = call.args[0].tensor(), &b = call.args[1].tensor(), &g = grads[0].tensor();
+  if (a.ndim() != 2 || b.ndim() != 2 || g.ndim() != 2) return std::nullopt;
+  const std::int64_t m = a.shape()[0], k = a.shape()[1];
+  // mm: B is [K, N]; linear: W is [N, K].
+  const std::int64_t n = linear ? b.shape()[0] : b.shape()[1];
+  if ((linear ? b.shape()[1] : b.shape()[0]) != k || g.shape() != Shape{m, n}) return std::nullopt;
+  const Tensor g_rows = norms(g, -1), g_cols = norms(g, -2);  // [M, 1], [1, N]
+  std::vector<InputGradient> out;
+  // d input: rows of G against the rows of B (mm: B^T's columns) or the columns of W (linear).
+  out.push_back({"input.0", outer(g_rows, linear ? norms(b, -2) : norms(b, -1), {m, k}), a.dtype()});
+  // d second: mm's dB[k, n] = sum_m A[m, k] G[m, n]; linear's dW[n, k] = sum_m G[m, n] X[m, k].
+  const Tensor a_cols = norms(a, -2);  // [1, K]
+  out.push_back(linear ? InputGradient{"input.1", outer(g_cols, a_cols, {n, k}), b.dtype()}
+                       : InputGradient{"input.1", outer(a_cols, g_cols, {k, n}), b.dtype()});
+  if (linear && call.args.size() > 2 && call.args[2].is_tensor()) {
+    const std::vector<double> gv = g.to_doubles();
+    std::vector<double> sum(static_cast<std::size_t>(n), 0.0);
+    for (std::size_t i = 0; i < gv.size(); ++i) sum[i % static_cast<std::size_t>(n)] += std::fabs(gv[i]);
+    out.push_back({"input.2", Tensor::from_values<double>(sum, {n}), call.args[2].tensor().dtype()});
+  }
+  return out;
+}
+
+// The input gradients of add/sub are the output gradient (times alpha for the second): where an input has
+// the output's shape, their magnitude is |G| (|alpha| |G|); nullopt when any input broadcasts.
+std::optional<std::vector<InputGradient>> addition_grad_magnitude(const detail::BoundFamily& f,
+                                                                  const ApiCall& call,
+                                                                  const std::vector<Value>& grads) {
+  if (f.name != "addition" || grads.size() != 1 || !grads[0].is_tensor()) return std::nullopt;
+  const Tensor& g = grads[0].tensor();
+  double alpha = 1;
+  for (const auto& [k, v] : call.kwargs)
+    if (k == "alpha" && v.is_number()) alpha = std::fabs(v.as_double());
+  std::vector<InputGradient> out;
+  for (std::size_t i = 0; i < call.args.size() && i < 2; ++i) {
+    if (!call.args[i].is_tensor()) continue;
+    const Tensor& x = call.args[i].tensor();
+    if (x.shape() != g.shape()) return std::nullopt;
+    std::vector<double> m = g.to_doubles();
+    for (double& e : m) e = std::fabs(e) * (i == 1 ? alpha : 1.0);
+    out.push_back({"input." + std::to_string(i), Tensor::from_values<double>(m, x.shape()), x.dtype()});
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<Value> error_bound_magnitude(const RunnerRegistry& registry, Framework framework,
                                          std::string_view api, const ApiCall& call) {
   const detail::BoundFamily* f = detail::bound_family(api);
   if (f && f->magnitude == detail::MagnitudeKind::Normalization) return {Value(layer_norm_magnitude(call))};
   if (!f || f->magnitude != detail::MagnitudeKind::AbsInputs) return {};
+  if (registry.find(framework, "Torch.matmul"))
+    if (auto m = gemm_norm_magnitude(registry, framework, detail::operator_of(api), call))
+      return std::move(*m);
   return registry.run_forward(framework, magnitude_key(*f, api), abs_call_of(call), RunnerRole::Bench)
       .outputs;
 }
@@ -629,6 +772,8 @@ std::vector<InputGradient> error_bound_grad_magnitude(const RunnerRegistry& regi
                                                       const std::vector<Value>& grad_outputs) {
   const detail::BoundFamily* f = detail::bound_family(api);
   if (!f || f->magnitude != detail::MagnitudeKind::AbsInputs) return {};
+  if (auto g = gemm_norm_grad_magnitude(detail::operator_of(api), call, grad_outputs)) return std::move(*g);
+  if (auto g = addition_grad_magnitude(*f, call, grad_outputs)) return std::move(*g);
   std::vector<Value> abs_grads;
   for (const Value& g : grad_outputs) abs_grads.push_back(abs_value(g));
   return registry.run_backward(framework, magnitude_key(*f, api), abs_call_of(call), abs_grads,

@@ -262,8 +262,25 @@ TEST(ErrorBound, MagnitudeBenchAndAccumulationOfACall) {
              Value(Tensor::from_values<float>({-5, 6, 7, -8}, {2, 2}))};
   const std::vector<Value> m = error_bound_magnitude(reg, Framework::PyTorch, "Torch.mm", mm);
   ASSERT_EQ(m.size(), 1u);
-  // |a| |b| = [[1*5 + 2*7, 1*6 + 2*8], [3*5 + 4*7, 3*6 + 4*8]] = [[19, 22], [43, 50]]
-  EXPECT_EQ(m[0].tensor().to_doubles(), (std::vector<double>{19, 22, 43, 50}));
+  // |a| |b| = [[1*5 + 2*7, 1*6 + 2*8], [3*5 + 4*7, 3*6 + 4*8]] = [[19, 22], [43, 50]]; D14 bounds it by
+  // Cauchy-Schwarz, the row norms of a (sqrt 5, 5) times the column norms of b (sqrt 74, 10).
+  const std::vector<double> got = m[0].tensor().to_doubles(), exact{19, 22, 43, 50},
+                            want{std::sqrt(5.0 * 74), std::sqrt(5.0) * 10, 5 * std::sqrt(74.0), 50};
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_NEAR(got[i], want[i], 1e-12 * want[i]);
+    EXPECT_GE(got[i], exact[i]);
+  }
+  // The gradients of mm for G = [[1, -1], [2, 0]]: dA = G B^T is bounded by ||G_i.|| ||B_k.|| (rows of B:
+  // sqrt 61, sqrt 113), dB = A^T G by ||A_.k|| ||G_.j|| (columns of A: sqrt 10, sqrt 20; of G: sqrt 5, 1).
+  const std::vector<InputGradient> gm = error_bound_grad_magnitude(
+      reg, Framework::PyTorch, "Torch.mm", mm, {Value(Tensor::from_values<float>({1, -1, 2, 0}, {2, 2}))});
+  ASSERT_EQ(gm.size(), 2u);
+  EXPECT_EQ(gm[0].path, "input.0");
+  const std::vector<double> da = gm[0].grad.to_doubles(), db = gm[1].grad.to_doubles();
+  EXPECT_NEAR(da[1], std::sqrt(2.0) * std::sqrt(113.0), 1e-12);
+  EXPECT_NEAR(da[2], 2 * std::sqrt(61.0), 1e-12);
+  EXPECT_NEAR(db[0], std::sqrt(10.0) * std::sqrt(5.0), 1e-12);
+  EXPECT_NEAR(db[3], std::sqrt(20.0) * 1, 1e-12);
   EXPECT_EQ(error_bound_accumulation("Torch.mm.0", mm, {2, 2}), 2);
   ApiCall sub;
   sub.args = {Value(Tensor::from_values<float>({1, -2}, {2})),
