@@ -117,6 +117,30 @@ std::vector<Record> scan_records(const std::string& text, std::size_t start, std
   return out;
 }
 
+// A quote opened mid-file (a hand edit, or not a CSV this writer made) joins the rows after it into one
+// record, up to the next quote, or leaves them all in the "torn" tail; cutting or keeping that would drop
+// or merge rows. Rows end with CRLF and no cell holds one, so a record with a CRLF before its end, or a torn
+// tail holding one, is refused: only a torn last row may be repaired.
+void check_quotes(const std::string& text, const std::vector<Record>& records, std::size_t complete_end,
+                  const std::string& path) {
+  // Rows are counted by their CRLFs: a stray quote lets a message's embedded line break end a record.
+  auto refuse = [&](std::size_t offset, const char* what) {
+    std::size_t row = 1;
+    for (std::size_t p = text.find("\r\n"); p != std::string::npos && p < offset;
+         p = text.find("\r\n", p + 2))
+      ++row;
+    const std::string where = "row " + std::to_string(row);
+    throw Error(ErrorKind::Format, where + what + "; refusing to resume this file", path, where);
+  };
+  for (std::size_t i = 0; i < records.size(); ++i)
+    if (const std::size_t crlf = text.find("\r\n", records[i].begin);
+        crlf != std::string::npos && crlf + 2 < records[i].end)
+      refuse(records[i].begin,
+             " opens a quote that joins it with the rows after it (only a torn last row can be repaired)");
+  if (text.find("\r\n", complete_end) != std::string::npos)
+    refuse(complete_end, " opens a quote that no later row closes (only a torn last row can be repaired)");
+}
+
 CsvRow parse_record(const std::string& text, const Record& r, const std::string& path) {
   auto rows = csv_parse(std::string_view(text).substr(r.begin, r.end - r.begin), path);
   return rows.empty() ? CsvRow{} : rows.front();
@@ -192,6 +216,7 @@ ResumeState load_and_repair(const OutputPaths& paths, const RunUtFormat& format,
   std::size_t bom = text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
   std::size_t complete_end = 0;
   auto records = scan_records(text, bom, &complete_end);
+  check_quotes(text, records, complete_end, paths.result);
   struct Done {
     std::string name;
     std::size_t begin;  // byte offset of its result record
@@ -250,6 +275,7 @@ ResumeState load_and_repair(const OutputPaths& paths, const RunUtFormat& format,
   std::size_t dbom = dtext.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
   std::size_t dcomplete = 0;
   auto drecs = scan_records(dtext, dbom, &dcomplete);
+  check_quotes(dtext, drecs, dcomplete, paths.details);
   std::unordered_set<std::string> with_details;
   std::vector<CsvRow> drows;
   if (!drecs.empty()) {
@@ -258,6 +284,15 @@ ResumeState load_and_repair(const OutputPaths& paths, const RunUtFormat& format,
       throw Error(ErrorKind::Format, "not a run_ut details file (header differs)", paths.details);
     for (std::size_t i = 1; i < drecs.size(); ++i) {
       drows.push_back(parse_record(dtext, drecs[i], paths.details));
+      // More cells than the header: quotes pair up across rows and merged them into one record.
+      if (drows.back().size() > dheader.size()) {
+        const std::string where = "row " + std::to_string(i + 1);
+        throw Error(ErrorKind::Format,
+                    where + " has " + std::to_string(drows.back().size()) + " cells, the header " +
+                        std::to_string(dheader.size()) +
+                        " (an unbalanced quote joins rows); refusing to resume this file",
+                    paths.details, where);
+      }
       if (!drows.back().empty()) with_details.insert(full_name_of_details_row(drows.back()[0]));
     }
   }
