@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "probe/error.h"
+#include "run_ut/RunRecord.h"
 #include "support/Timestamp.h"
 
 namespace probe::rut {
@@ -78,6 +79,12 @@ OutputPaths resume_output_paths(const std::string& result_csv) {
   if (::access(p.details.c_str(), R_OK | W_OK) != 0)
     throw Error(ErrorKind::Io, "details file to resume must be readable and writable", p.details);
   return p;
+}
+
+bool result_has_rows(const OutputPaths& paths) {
+  const std::string text = detail::read_whole_file(paths.result, "cannot open", true);
+  const std::size_t nl = text.find('\n');
+  return nl != std::string::npos && nl + 1 < text.size();
 }
 
 std::string full_name_of_details_row(const std::string& row_name) {
@@ -332,13 +339,26 @@ ResumeState load_and_repair(const OutputPaths& paths, const RunUtFormat& format,
   return st;
 }
 
-OutputWriter::OutputWriter(const OutputPaths& paths, const RunUtFormat& format)
-    : format_(format),
-      details_(std::make_unique<CsvWriter>(paths.details, format.details_header())),
-      result_(std::make_unique<CsvWriter>(paths.result, format.result_header())) {
+OutputWriter::OutputWriter(const OutputPaths& paths, const RunUtFormat& format, bool journal)
+    : format_(format) {
+  auto size = [](const std::string& p) {
+    std::error_code ec;
+    const auto n = fs::file_size(p, ec);
+    return ec ? std::uintmax_t{0} : n;
+  };
+  const std::uintmax_t before = size(paths.details) + size(paths.result);
+  details_ = std::make_unique<CsvWriter>(paths.details, format.details_header());
+  result_ = std::make_unique<CsvWriter>(paths.result, format.result_header());
   ::chmod(paths.details.c_str(), 0640);
   ::chmod(paths.result.c_str(), 0640);
+  if (journal) {
+    journal_ = std::make_unique<RunJournal>(paths);
+    // The record's last line already describes files this writer found; headers it wrote need one.
+    if (size(paths.details) + size(paths.result) != before) journal_->checkpoint();
+  }
 }
+
+OutputWriter::~OutputWriter() = default;
 
 namespace {
 
@@ -383,6 +403,7 @@ void OutputWriter::write(const ApiRows& rows) {
   maybe_kill_for_test(api_number, true);
   if (rows.result) result_->write_row(escaped(format_.result_cells(*rows.result)));
   maybe_kill_for_test(api_number, false);
+  if (journal_) journal_->checkpoint();
 }
 
 }  // namespace probe::rut

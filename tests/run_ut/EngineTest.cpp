@@ -222,7 +222,7 @@ TEST(RunUtEngine, ResumeAfterAKillAnywhereGivesIdenticalFiles) {
   }
 }
 
-// Issue 31 item 5: a quote opened mid-file (a hand edit) pairs with a later quote and joins the rows
+// A quote opened mid-file (a hand edit) pairs with a later quote and joins the rows
 // between into one record of many cells; a resume used to keep that record and continue. Only a torn last
 // row may be repaired. Both a quote that a later row closes and one that nothing closes are refused.
 TEST(RunUtEngine, ResumeRefusesAnUnbalancedQuoteMidFile) {
