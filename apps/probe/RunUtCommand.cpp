@@ -31,6 +31,7 @@ enum class Opt {
   Jit,
   Device,
   CsvPath,
+  ResumeForeign,
   FilterApi,
   Config,
   Threads,
@@ -66,6 +67,7 @@ std::vector<FlagSpec> flags(bool multi) {
       flag(Opt::Jit, {"-j", "--jit_compile"}, Arity::None),
       flag(Opt::Device, {"-d", "--device"}, Arity::OneOrMore),
       flag(Opt::CsvPath, {"-csv_path", "--result_csv_path"}, Arity::One),
+      flag(Opt::ResumeForeign, {"--resume_foreign"}, Arity::None),
       flag(Opt::FilterApi, {"-f", "--filter_api"}, Arity::None),
       flag(Opt::Config, {"-config", "--config_path"}, Arity::One),
       flag(Opt::Threads,
@@ -117,7 +119,15 @@ void print_help(bool multi) {
       "error_data_path);\n"
       "                                    a failure to save is reported and exits non-zero, verdicts stand\n"
       "  -csv_path, --result_csv_path FILE resume: continue an interrupted run in this\n"
-      "                                    accuracy_checking_result_<ts>.csv and its details file\n"
+      "                                    accuracy_checking_result_<ts>.csv and its details file; refused\n"
+      "                                    unless accuracy_checking_run_<ts>.jsonl beside them shows the "
+      "same\n"
+      "                                    dump, tensor files, options (--profile, --device_runner, -f,\n"
+      "                                    -config, --seed, --max_api_*) and probe version, and unchanged "
+      "rows\n"
+      "  --resume_foreign                  with -csv_path: continue a result file without that record\n"
+      "                                    (msprobe's own, an older probe's); its rows are only checked\n"
+      "                                    against the dump's API names\n"
       "  -f, --filter_api                  skip forward entries identical to an earlier call of the same "
       "API\n"
       "  -config, --config_path FILE       config.json; its run_ut section gives white_list, black_list,\n"
@@ -395,6 +405,9 @@ int run(Args args, bool multi) {
       case Opt::CsvPath:
         o.result_csv = value;
         break;
+      case Opt::ResumeForeign:
+        o.resume_foreign = true;
+        break;
       case Opt::FilterApi:
         o.filter_api = true;
         break;
@@ -505,6 +518,7 @@ int run(Args args, bool multi) {
         break;
     }
   }
+  if (o.resume_foreign && o.result_csv.empty()) bad("--resume_foreign applies only with -csv_path");
   if (!multi && !online.online && !o.config_path.empty())
     online.online = online::load_online_config(o.config_path).is_online;
   if (online.online) {

@@ -30,7 +30,10 @@ struct PROBE_API RunUtOptions {
   std::string api_info;        ///< dump.json to check (-api_info)
   std::string out_dir = "./";  ///< where new CSVs go (-o); created if missing
   std::string result_csv;      ///< resume into this accuracy_checking_result_<ts>.csv (-csv_path)
-  std::string config_path;     ///< config.json whose run_ut section holds white/black lists (-config)
+  /// Resume a result file that has no run record beside it (msprobe's own, an older probe's): its rows are
+  /// checked only against the dump's API names (--resume_foreign). Without it such a resume is refused.
+  bool resume_foreign = false;
+  std::string config_path;  ///< config.json whose run_ut section holds white/black lists (-config)
   /// Write inputs and outputs of failing APIs as .npy under <out>/ut_error_data<ts>/ (-save_error_data);
   /// a failure to write is counted in RunUtSummary::error_data_failures, never turned into a verdict.
   bool save_error_data = false;

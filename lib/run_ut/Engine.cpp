@@ -1,5 +1,7 @@
 #include "run_ut/Engine.h"
 
+#include <filesystem>
+
 #include "run_ut/OrderedParallel.h"
 
 namespace probe::rut {
@@ -41,11 +43,31 @@ RunUtSummary run_engine(const std::vector<std::string>& apis,
     lock = claim_outputs(config.paths, config.resume);
     if (!config.resume && !lock.is_open()) throw outputs_exist_error(config.paths);
   }
+  // The run record (RunRecord.h): a resume first proves the files are this run's, before repairing them.
+  bool new_record = config.fingerprint && !config.resume;
+  if (config.fingerprint && config.resume) {
+    std::error_code ec;
+    if (std::filesystem::exists(run_record_path(config.paths), ec)) {
+      verify_and_rewind(config.paths, *config.fingerprint);
+    } else if (result_has_rows(config.paths) && !config.resume_foreign) {
+      throw Error(ErrorKind::InvalidArgument,
+                  "cannot resume: no run record (" +
+                      std::filesystem::path(run_record_path(config.paths)).filename().string() +
+                      ") beside the result file, so nothing proves its rows belong to this dump and these "
+                      "options (msprobe or an older probe wrote it); pass --resume_foreign "
+                      "(RunUtOptions::resume_foreign) to continue it, its rows checked only against the "
+                      "dump's API names",
+                  config.paths.result, "-csv_path");
+    } else {
+      new_record = true;  // no row kept unproven, or the caller vouches for the rows
+    }
+  }
   ResumeState resumed;
   // DECISIONS D4: both frameworks skip the APIs already in the result file (msprobe's MindSpore
   // checker re-runs everything and appends duplicates).
   const RunUtFormat& format = run_ut_format(config.framework);
   if (config.resume) resumed = load_and_repair(config.paths, format, apis);
+  if (new_record) create_run_record(config.paths, *config.fingerprint, config.resume);
   for (const auto& [f, b] : resumed.statuses) count(summary, f, b);
 
   std::vector<std::size_t> todo;
@@ -54,7 +76,7 @@ RunUtSummary run_engine(const std::vector<std::string>& apis,
   std::size_t total = apis.size();
   std::size_t done = total - todo.size();
 
-  OutputWriter writer(config.paths, format);
+  OutputWriter writer(config.paths, format, config.fingerprint.has_value());
   auto report = [&] {
     if (!progress) return;
     RunUtProgress p;

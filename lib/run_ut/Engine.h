@@ -5,12 +5,14 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <vector>
 
 #include "probe/run_ut.h"
 #include "run_ut/OutputFiles.h"
+#include "run_ut/RunRecord.h"
 
 namespace probe::rut {
 
@@ -27,6 +29,13 @@ struct EngineConfig {
   int threads = 1;
   /// The caller already holds claim_outputs() for `paths`; otherwise run_engine claims them itself.
   bool outputs_claimed = false;
+  /// When set, the files get a run record (RunRecord.h): a new run writes this fingerprint and a checkpoint
+  /// after each API; a resume proves the files against it before continuing. Unset: no record (the online
+  /// stream, engine tests).
+  std::optional<RunFingerprint> fingerprint;
+  /// With a fingerprint: continue result rows that have no run record (a file msprobe or an older probe
+  /// wrote), which are checked only against the dump's API names; otherwise such a resume is refused.
+  bool resume_foreign = false;
 };
 
 /// Checks `apis[i]` with `check(i)` (called concurrently, must not throw for per-API problems)

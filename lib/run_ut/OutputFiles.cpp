@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "probe/error.h"
+#include "run_ut/RunRecord.h"
 #include "support/Timestamp.h"
 
 namespace probe::rut {
@@ -80,6 +81,12 @@ OutputPaths resume_output_paths(const std::string& result_csv) {
   return p;
 }
 
+bool result_has_rows(const OutputPaths& paths) {
+  const std::string text = detail::read_whole_file(paths.result, "cannot open", true);
+  const std::size_t nl = text.find('\n');
+  return nl != std::string::npos && nl + 1 < text.size();
+}
+
 std::string full_name_of_details_row(const std::string& row_name) {
   // `<full>.<forward|backward>.output.<i>`: the full name itself may contain dots.
   std::size_t pos = row_name.size();
@@ -115,6 +122,30 @@ std::vector<Record> scan_records(const std::string& text, std::size_t start, std
   }
   *complete_end = rec_begin;
   return out;
+}
+
+// A quote opened mid-file (a hand edit, or not a CSV this writer made) joins the rows after it into one
+// record, up to the next quote, or leaves them all in the "torn" tail; cutting or keeping that would drop
+// or merge rows. Rows end with CRLF and no cell holds one, so a record with a CRLF before its end, or a torn
+// tail holding one, is refused: only a torn last row may be repaired.
+void check_quotes(const std::string& text, const std::vector<Record>& records, std::size_t complete_end,
+                  const std::string& path) {
+  // Rows are counted by their CRLFs: a stray quote lets a message's embedded line break end a record.
+  auto refuse = [&](std::size_t offset, const char* what) {
+    std::size_t row = 1;
+    for (std::size_t p = text.find("\r\n"); p != std::string::npos && p < offset;
+         p = text.find("\r\n", p + 2))
+      ++row;
+    const std::string where = "row " + std::to_string(row);
+    throw Error(ErrorKind::Format, where + what + "; refusing to resume this file", path, where);
+  };
+  for (std::size_t i = 0; i < records.size(); ++i)
+    if (const std::size_t crlf = text.find("\r\n", records[i].begin);
+        crlf != std::string::npos && crlf + 2 < records[i].end)
+      refuse(records[i].begin,
+             " opens a quote that joins it with the rows after it (only a torn last row can be repaired)");
+  if (text.find("\r\n", complete_end) != std::string::npos)
+    refuse(complete_end, " opens a quote that no later row closes (only a torn last row can be repaired)");
 }
 
 CsvRow parse_record(const std::string& text, const Record& r, const std::string& path) {
@@ -192,6 +223,7 @@ ResumeState load_and_repair(const OutputPaths& paths, const RunUtFormat& format,
   std::size_t bom = text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
   std::size_t complete_end = 0;
   auto records = scan_records(text, bom, &complete_end);
+  check_quotes(text, records, complete_end, paths.result);
   struct Done {
     std::string name;
     std::size_t begin;  // byte offset of its result record
@@ -250,6 +282,7 @@ ResumeState load_and_repair(const OutputPaths& paths, const RunUtFormat& format,
   std::size_t dbom = dtext.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
   std::size_t dcomplete = 0;
   auto drecs = scan_records(dtext, dbom, &dcomplete);
+  check_quotes(dtext, drecs, dcomplete, paths.details);
   std::unordered_set<std::string> with_details;
   std::vector<CsvRow> drows;
   if (!drecs.empty()) {
@@ -258,6 +291,15 @@ ResumeState load_and_repair(const OutputPaths& paths, const RunUtFormat& format,
       throw Error(ErrorKind::Format, "not a run_ut details file (header differs)", paths.details);
     for (std::size_t i = 1; i < drecs.size(); ++i) {
       drows.push_back(parse_record(dtext, drecs[i], paths.details));
+      // More cells than the header: quotes pair up across rows and merged them into one record.
+      if (drows.back().size() > dheader.size()) {
+        const std::string where = "row " + std::to_string(i + 1);
+        throw Error(ErrorKind::Format,
+                    where + " has " + std::to_string(drows.back().size()) + " cells, the header " +
+                        std::to_string(dheader.size()) +
+                        " (an unbalanced quote joins rows); refusing to resume this file",
+                    paths.details, where);
+      }
       if (!drows.back().empty()) with_details.insert(full_name_of_details_row(drows.back()[0]));
     }
   }
@@ -297,13 +339,26 @@ ResumeState load_and_repair(const OutputPaths& paths, const RunUtFormat& format,
   return st;
 }
 
-OutputWriter::OutputWriter(const OutputPaths& paths, const RunUtFormat& format)
-    : format_(format),
-      details_(std::make_unique<CsvWriter>(paths.details, format.details_header())),
-      result_(std::make_unique<CsvWriter>(paths.result, format.result_header())) {
+OutputWriter::OutputWriter(const OutputPaths& paths, const RunUtFormat& format, bool journal)
+    : format_(format) {
+  auto size = [](const std::string& p) {
+    std::error_code ec;
+    const auto n = fs::file_size(p, ec);
+    return ec ? std::uintmax_t{0} : n;
+  };
+  const std::uintmax_t before = size(paths.details) + size(paths.result);
+  details_ = std::make_unique<CsvWriter>(paths.details, format.details_header());
+  result_ = std::make_unique<CsvWriter>(paths.result, format.result_header());
   ::chmod(paths.details.c_str(), 0640);
   ::chmod(paths.result.c_str(), 0640);
+  if (journal) {
+    journal_ = std::make_unique<RunJournal>(paths);
+    // The record's last line already describes files this writer found; headers it wrote need one.
+    if (size(paths.details) + size(paths.result) != before) journal_->checkpoint();
+  }
 }
+
+OutputWriter::~OutputWriter() = default;
 
 namespace {
 
@@ -348,6 +403,7 @@ void OutputWriter::write(const ApiRows& rows) {
   maybe_kill_for_test(api_number, true);
   if (rows.result) result_->write_row(escaped(format_.result_cells(*rows.result)));
   maybe_kill_for_test(api_number, false);
+  if (journal_) journal_->checkpoint();
 }
 
 }  // namespace probe::rut

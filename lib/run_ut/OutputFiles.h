@@ -53,19 +53,27 @@ struct ResumeState {
 ResumeState load_and_repair(const OutputPaths& paths, const RunUtFormat& format,
                             const std::vector<std::string>& apis);
 
+/// True when the result file holds anything after its header line (a verdict a resume would keep).
+bool result_has_rows(const OutputPaths& paths);
+
 /// Full API name of a details row name (`<full>.forward.output.3` -> `<full>`).
 std::string full_name_of_details_row(const std::string& row_name);
 
 /// Appends API row groups: details rows first, then the result row, each flushed, so a kill
 /// leaves at most one API half-written (repaired by load_and_repair).
+/// With `journal`, each API's rows are followed by a checkpoint in the run record (RunRecord.h), which
+/// must exist.
+class RunJournal;
 class OutputWriter {
  public:
-  OutputWriter(const OutputPaths& paths, const RunUtFormat& format);
+  OutputWriter(const OutputPaths& paths, const RunUtFormat& format, bool journal = false);
+  ~OutputWriter();
   void write(const ApiRows& rows);
 
  private:
   const RunUtFormat& format_;
   std::unique_ptr<CsvWriter> details_, result_;
+  std::unique_ptr<RunJournal> journal_;
 };
 
 }  // namespace probe::rut

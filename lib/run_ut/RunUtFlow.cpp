@@ -19,6 +19,7 @@
 #include "probe/run_ut.h"
 #include "probe/runner.h"
 #include "probe/tensor_file.h"
+#include "probe/version.h"
 #include "run_ut/ApiSelection.h"
 #include "run_ut/BenchCost.h"
 #include "run_ut/Engine.h"
@@ -26,7 +27,9 @@
 #include "run_ut/RandomInputs.h"
 #include "run_ut/RecordChecker.h"
 #include "run_ut/RowFormat.h"
+#include "run_ut/RunRecord.h"
 #include "standards/ErrorBound.h"
+#include "support/FileOps.h"
 #include "support/Timestamp.h"
 
 namespace probe {
@@ -1104,6 +1107,42 @@ bool filter_equal(const DumpEntry& a, const DumpEntry& b) {
   return node_equal(*ka, *kb, false);
 }
 
+// What this run's verdicts depend on, for the run record a resume checks (RunRecord.h). The tensor files
+// enter by name and size only: re-reading their data would cost as much as the run, and a dump with other
+// data has another dump.json (its Max/Min/Norm statistics).
+RunFingerprint run_fingerprint(const RunUtOptions& options, const Standards& standards, const Dump& dump,
+                               Framework framework) {
+  RunFingerprint fp;
+  fp.push_back({"probe_version", probe::version()});
+  fp.push_back(
+      {"dump_json", hex64(fnv1a(detail::read_whole_file(options.api_info, "cannot open dump.json", true)))});
+  std::uint64_t h = kFnvBasis;
+  std::size_t files = 0;
+  const fs::path dir = dump.tensor_dir();
+  for (const DumpEntry& e : dump.entries())
+    for (const TensorInfo* t : e.tensors()) {
+      if (!t->has_file()) continue;
+      std::error_code ec;
+      const auto size = fs::file_size(dir / t->data_name, ec);
+      h = fnv1a(t->data_name, h);
+      h = fnv1a(ec ? std::string("\0missing\n") : "\0" + std::to_string(size) + "\n", h);
+      ++files;
+    }
+  fp.push_back({"tensor_files", std::to_string(files) + " files, " + hex64(h)});
+  fp.push_back({"framework", std::string(to_string(framework))});
+  fp.push_back({"profile", std::string(to_string(standards.profile()))});
+  fp.push_back({"device_runner", options.device_side == DeviceSide::Runner ? "emulated" : "auto"});
+  fp.push_back({"filter_api", options.filter_api ? "true" : "false"});
+  fp.push_back({"config", options.config_path.empty()
+                              ? std::string("none")
+                              : hex64(fnv1a(detail::read_whole_file(options.config_path, "cannot open config",
+                                                                    true)))});
+  fp.push_back({"seed", std::to_string(options.seed)});
+  fp.push_back({"max_api_elements", std::to_string(options.max_api_elements)});
+  fp.push_back({"max_api_flops", fmt::format("{}", options.max_api_flops)});
+  return fp;
+}
+
 }  // namespace
 }  // namespace rut
 
@@ -1209,6 +1248,8 @@ RunUtSummary run_ut(const RunUtOptions& options, const RunnerRegistry& registry,
   }
   cfg.outputs_claimed = true;
   cfg.framework = ctx.framework;
+  cfg.fingerprint = run_fingerprint(options, standards, dump, ctx.framework);
+  cfg.resume_foreign = options.resume_foreign;
   cfg.threads = options.threads > 0 ? options.threads
                                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (options.save_error_data) {

@@ -222,6 +222,41 @@ TEST(RunUtEngine, ResumeAfterAKillAnywhereGivesIdenticalFiles) {
   }
 }
 
+// A quote opened mid-file (a hand edit) pairs with a later quote and joins the rows
+// between into one record of many cells; a resume used to keep that record and continue. Only a torn last
+// row may be repaired. Both a quote that a later row closes and one that nothing closes are refused.
+TEST(RunUtEngine, ResumeRefusesAnUnbalancedQuoteMidFile) {
+  auto apis = api_names(9);
+  std::vector<std::string> head(apis.begin(), apis.begin() + 6);
+  for (bool closed_later : {true, false}) {
+    SCOPED_TRACE(closed_later ? "closed by a later quote" : "never closed");
+    ScratchDir t("midquote");
+    auto part = run(t.path(), head, 1, false);
+    std::string det = slurp(part.details_csv);
+    if (!closed_later) {                 // no other quote anywhere: every message cell loses its quotes
+      det.resize(det.find("\r\n") + 2);  // the header, then the first two APIs' rows without quotes
+      for (std::size_t api = 0; api < 2; ++api)
+        for (CsvRow row : fake_rows(apis, api).details) {
+          row[3] = "2x3";
+          row[22] = "plain";
+          det += csv_encode_row(row) + "\r\n";
+        }
+      ASSERT_EQ(det.find('"'), std::string::npos);
+    }
+    const std::size_t row3 = det.find("\r\n", det.find("\r\n") + 2) + 2;  // after the header and row 2
+    ASSERT_LT(row3, det.size());
+    det.insert(det.find(',', row3) + 1, "\"");
+    std::ofstream(part.details_csv, std::ios::binary | std::ios::trunc) << det;
+    try {
+      run(t.path(), apis, 1, true);
+      ADD_FAILURE() << "resumed a details file with an unbalanced quote";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("row 3"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(slurp(part.details_csv), det);
+  }
+}
+
 TEST(RunUtEngine, ResumeRejectsAForeignFile) {
   ScratchDir t("foreign");
   auto p = new_output_paths(t.path().string(), "20260102030405");

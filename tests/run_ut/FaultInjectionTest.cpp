@@ -50,8 +50,12 @@ probe::testing::CliResult new_run(const std::string& fixture, const fs::path& ou
                  " -q " + extra);
 }
 
-probe::testing::CliResult resume(const std::string& fixture, const fs::path& result) {
-  return run_cli("run_ut -api_info " + dump(fixture) + " -csv_path " + result.string() + " -q");
+probe::testing::CliResult resume(const std::string& fixture, const fs::path& result,
+                                 const std::string& extra = "") {
+  return run_cli("run_ut -api_info " + dump(fixture) + " -csv_path " + result.string() + " -q " + extra);
+}
+fs::path record_of(const fs::path& dir, const std::string& ts = kTs) {
+  return dir / ("accuracy_checking_run_" + ts + ".jsonl");
 }
 
 std::size_t rows_in(const fs::path& csv) { return probe::csv_read_file(csv.string()).size() - 1; }
@@ -157,12 +161,18 @@ TEST(FaultInjection, CompareNeverOverwritesAnEarlierOutput) {
     EXPECT_EQ(e.path().filename().string().find(".partial"), std::string::npos) << e.path();
 }
 
-// Item 2: a CSV of another dump used to be continued, its rows counted in the summary.
+// Item 2: a CSV of another dump used to be continued, its rows counted in the summary. The run record
+// names the dump; without the record (--resume_foreign) the rows themselves give it away.
 TEST(FaultInjection, ResumeRefusesTheCsvOfAnotherDump) {
   ScratchDir t("foreign");
   ASSERT_EQ(new_run("pt_fp16_fwdbwd", t.path()).code, 0);
   const std::string before = slurp(result_of(t.path()));
   auto r = resume("pt_fp32_fwd", result_of(t.path()));
+  EXPECT_NE(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("dump_json"), std::string::npos) << r.out;
+  EXPECT_EQ(slurp(result_of(t.path())), before);
+  fs::remove(record_of(t.path()));
+  r = resume("pt_fp32_fwd", result_of(t.path()), "--resume_foreign");
   EXPECT_NE(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("row 2"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("another dump"), std::string::npos) << r.out;
@@ -188,7 +198,7 @@ TEST(FaultInjection, ResumeRefusesGarbageDuplicatesAndForeignRows) {
     ScratchDir t("garbage");
     write(result_of(t.path()), header + c.body);
     write(details_of(t.path()), "");
-    auto r = resume("pt_fp32_fwd", result_of(t.path()));
+    auto r = resume("pt_fp32_fwd", result_of(t.path()), "--resume_foreign");
     EXPECT_NE(r.code, 0) << c.body << r.out;
     EXPECT_NE(r.out.find(c.expect), std::string::npos) << c.body << r.out;
   }
@@ -201,6 +211,7 @@ TEST(FaultInjection, ResultRowsWithoutDetailsRowsAreCheckedAgain) {
   const std::string want_res = slurp(result_of(full.path())), want_det = slurp(details_of(full.path()));
   // Keep all result rows but cut the details file after the header and the first API's rows.
   fs::copy_file(result_of(full.path()), result_of(t.path()));
+  fs::copy_file(record_of(full.path()), record_of(t.path()));
   auto det_rows = probe::csv_read_file(details_of(full.path()).string());
   std::string det = "\xEF\xBB\xBF" + probe::csv_encode_row(det_rows[0]) + "\r\n";
   for (std::size_t i = 1; i < det_rows.size() && det_rows[i][0].starts_with("Functional.relu.0."); ++i)
@@ -210,6 +221,140 @@ TEST(FaultInjection, ResultRowsWithoutDetailsRowsAreCheckedAgain) {
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_EQ(slurp(result_of(t.path())), want_res);
   EXPECT_EQ(slurp(details_of(t.path())), want_det);
+}
+
+// A resume used to keep the verdicts of files written for another dump with the same API
+// names. The run record holds dump.json's hash and the tensor files' names and sizes.
+TEST(FaultInjection, ResumeRefusesTheFilesOfAnotherDumpWithTheSameApis) {
+  ScratchDir t("same_apis");
+  for (const char* copy : {"a", "b", "c"})
+    fs::copy(kData + "/pt_fp32_fwd", t.path() / copy, fs::copy_options::recursive);
+  // b: the same APIs, another dump.json (one statistic differs, as in a dump of another step).
+  std::string json = slurp(t.path() / "b" / "dump.json");
+  const std::size_t max = json.find("\"Max\": 1.");
+  ASSERT_NE(max, std::string::npos);
+  json.insert(max + 7, "1");  // 1.566... becomes 11.566...
+  write(t.path() / "b" / "dump.json", json);
+  // c: the same dump.json, a tensor file of another size.
+  fs::path tensor;
+  for (const auto& e : fs::directory_iterator(t.path() / "c" / "dump_tensor_data")) tensor = e.path();
+  ASSERT_FALSE(tensor.empty());
+  std::ofstream(tensor, std::ios::binary | std::ios::app) << '\0';
+
+  const fs::path out = t.path() / "out";
+  auto r = run_cli("run_ut -api_info " + (t.path() / "a" / "dump.json").string() + " -o " + out.string() +
+                   " --timestamp " + kTs + " -q");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::string res = slurp(result_of(out)), det = slurp(details_of(out));
+  for (const auto& [copy, field] :
+       {std::pair<std::string, std::string>{"b", "dump_json"}, {"c", "tensor_files"}}) {
+    r = run_cli("run_ut -api_info " + (t.path() / copy / "dump.json").string() + " -csv_path " +
+                result_of(out).string() + " -q");
+    EXPECT_NE(r.code, 0) << copy << r.out;
+    EXPECT_NE(r.out.find("cannot resume: the files were written with " + field), std::string::npos) << r.out;
+    EXPECT_EQ(slurp(result_of(out)), res);
+    EXPECT_EQ(slurp(details_of(out)), det);
+  }
+  // Its own dump resumes (nothing left to check).
+  r = run_cli("run_ut -api_info " + (t.path() / "a" / "dump.json").string() + " -csv_path " +
+              result_of(out).string() + " -q");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(slurp(result_of(out)), res);
+}
+
+// A hand-edited verdict used to be kept by the resume. gelu.0 is an error in pt_fp32_fwd
+// (its dumped output is corrupted, RunUtE2e.Fp32Forward...); a row saying pass must not survive.
+TEST(FaultInjection, ResumeRefusesHandEditedRows) {
+  ScratchDir t("edited");
+  ASSERT_EQ(new_run("pt_fp32_fwd", t.path()).code, 0);
+  const std::string res = slurp(result_of(t.path())), det = slurp(details_of(t.path()));
+  std::string edited = res;
+  const std::size_t gelu = edited.find("Functional.gelu.0,error,");
+  ASSERT_NE(gelu, std::string::npos) << res;
+  edited.replace(gelu, 24, "Functional.gelu.0,pass,");
+  write(result_of(t.path()), edited);
+  auto r = resume("pt_fp32_fwd", result_of(t.path()));
+  EXPECT_NE(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("row 8"), std::string::npos) << r.out;  // header, then gelu.0 is the 7th API
+  EXPECT_NE(r.out.find("changed after the run"), std::string::npos) << r.out;
+  EXPECT_EQ(slurp(result_of(t.path())), edited);
+
+  // The same in the details file, one digit of a metric, the size unchanged.
+  write(result_of(t.path()), res);
+  std::string det_edited = det;
+  const std::size_t digit = det_edited.find_first_of("123456789", det_edited.find("Torch.matmul.0"));
+  ASSERT_NE(digit, std::string::npos);
+  det_edited[digit] = det_edited[digit] == '9' ? '8' : static_cast<char>(det_edited[digit] + 1);
+  write(details_of(t.path()), det_edited);
+  r = resume("pt_fp32_fwd", result_of(t.path()));
+  EXPECT_NE(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find(details_of(t.path()).filename().string()), std::string::npos) << r.out;
+  EXPECT_EQ(slurp(details_of(t.path())), det_edited);
+}
+
+// A result file without a run record (msprobe's own, an older probe's) is continued only
+// when the user says so; a resume used to accept it silently.
+TEST(FaultInjection, ResumeOfAFileWithoutARunRecordNeedsResumeForeign) {
+  ScratchDir t("no_record");
+  ASSERT_EQ(new_run("pt_fp32_fwd", t.path()).code, 0);
+  const std::string res = slurp(result_of(t.path())), det = slurp(details_of(t.path()));
+  fs::remove(record_of(t.path()));
+  auto r = resume("pt_fp32_fwd", result_of(t.path()));
+  EXPECT_NE(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("--resume_foreign"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(record_of(t.path())));
+  r = resume("pt_fp32_fwd", result_of(t.path()), "--resume_foreign");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(slurp(result_of(t.path())), res);
+  EXPECT_EQ(slurp(details_of(t.path())), det);
+  // Continued once, the files have a record again: the next resume needs no flag.
+  EXPECT_TRUE(fs::exists(record_of(t.path())));
+  EXPECT_EQ(resume("pt_fp32_fwd", result_of(t.path())).code, 0);
+  EXPECT_EQ(slurp(result_of(t.path())), res);
+  EXPECT_EQ(slurp(details_of(t.path())), det);
+}
+
+// What a kill leaves in the record (a torn last checkpoint) and in the files (rows after the last complete
+// checkpoint, a torn row): the resume goes back to the last checkpoint both files reach and checks the
+// rest again, giving the files of an uninterrupted run.
+TEST(FaultInjection, ResumeGoesBackToTheLastCheckpoint) {
+  ScratchDir t("checkpoints");
+  ASSERT_EQ(new_run("pt_fp32_fwd", t.path()).code, 0);
+  const std::string res = slurp(result_of(t.path())), det = slurp(details_of(t.path()));
+  const std::string record = slurp(record_of(t.path()));
+  // Drop the last three checkpoints, tear the one before them.
+  std::size_t cut = record.size() - 1;
+  for (int i = 0; i < 4; ++i) cut = record.rfind('\n', cut - 1);
+  write(record_of(t.path()), record.substr(0, cut + 20));
+  // The result file lost its last row, the details file keeps a torn half row.
+  write(result_of(t.path()), res.substr(0, res.rfind("\r\n", res.size() - 3) + 2));
+  write(details_of(t.path()), det + "Torch.made_up_op.0.forward.output.1,torch.fl");
+  auto r = resume("pt_fp32_fwd", result_of(t.path()));
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("apis 15 "), std::string::npos) << r.out;
+  EXPECT_EQ(slurp(result_of(t.path())), res);
+  EXPECT_EQ(slurp(details_of(t.path())), det);
+  EXPECT_EQ(slurp(record_of(t.path())), record);
+}
+
+// A resume with other options used to judge the rest of the dump by another rule set,
+// one file holding two. It is refused, naming the option.
+TEST(FaultInjection, ResumeWithOtherOptionsIsRefused) {
+  for (const auto& [given, field] : {std::pair<std::string, std::string>{"--profile msprobe", "profile"},
+                                     {"--device_runner emulated", "device_runner"},
+                                     {"--seed 7", "seed"}}) {
+    ScratchDir t("other_options");
+    ASSERT_EQ(new_run("pt_fp32_fwd", t.path(), given).code, 0);
+    const std::string res = slurp(result_of(t.path())), det = slurp(details_of(t.path()));
+    auto r = resume("pt_fp32_fwd", result_of(t.path()));
+    EXPECT_NE(r.code, 0) << given << r.out;
+    EXPECT_NE(r.out.find("cannot resume: the files were written with " + field), std::string::npos) << r.out;
+    EXPECT_EQ(slurp(result_of(t.path())), res);
+    EXPECT_EQ(slurp(details_of(t.path())), det);
+    r = resume("pt_fp32_fwd", result_of(t.path()), given);
+    EXPECT_EQ(r.code, 0) << given << r.out;
+    EXPECT_EQ(slurp(result_of(t.path())), res);
+  }
 }
 
 // Item 3: an unwritable error-data folder used to turn every failing API into SKIP with exit 0.

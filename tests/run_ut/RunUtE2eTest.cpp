@@ -541,6 +541,8 @@ TEST(RunUtE2e, MindSporeResumeSkipsDoneApis) {
   std::string det_part = cut_after_lines(det, 1 + 3 + 2 + 1);  // header, matmul (3), relu (2), add fwd
   std::ofstream(part.path() / want.result.filename(), std::ios::binary) << res_part;
   std::ofstream(part.path() / want.details.filename(), std::ios::binary) << det_part;
+  const std::string record = "accuracy_checking_run_" + kTs + ".jsonl";
+  fs::copy_file(full.path() / record, part.path() / record);
   Cli c = run_cli("-f mindspore run_ut -api_info " + kData + "/ms_fp32_tensor/dump.json -q -csv_path " +
                   (part.path() / want.result.filename()).string());
   ASSERT_EQ(c.code, 0) << c.out;
