@@ -59,7 +59,9 @@ struct PROBE_API ServerOptions {
   /// Non-empty: shared-directory mode (msprobe's nfs_path) instead of TCP: nothing is bound; run() polls this
   /// directory for `{rank}_{step}_{seq}_{api}.rec` record files (taken in seq order per rank and deleted) and
   /// `start_{rank}`/`end_{rank}` markers (Client with ClientOptions::shared_dir writes them). A rank counts
-  /// as a producer: it ends with its end marker, or as lost after idle_timeout without a file.
+  /// as a producer: it ends with its end marker, or as lost after idle_timeout without a file. The
+  /// constructor claims the directory for this server's life (an exclusive flock on the hidden file
+  /// `.probe_server.lock` in it); a second server on the same directory throws probe::Error (Io) naming it.
   std::string shared_dir;
   /// Non-empty: mutual TLS (msprobe's tls_path): this directory holds server.key, server.crt (PEM, the key
   /// unencrypted), ca.crt and optionally crl.pem. TLS 1.2 or 1.3 with ECDHE and AES-GCM/ChaCha20 ciphers;

@@ -11,6 +11,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <rapidjson/document.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -172,6 +173,7 @@ struct Server::Impl {
   const RunnerRegistry* registry = nullptr;
   const Standards* standards = nullptr;
   Fd listener, wake_read, wake_write;
+  Fd shared_lock;  // shared-directory mode: the flock on kSharedDirLock, held for the server's life
   std::unique_ptr<detail::TlsContext> tls;  // with tls_dir
   std::vector<std::byte> plain;             // decrypted bytes of the connection being read
   std::uint16_t bound_port = 0;
@@ -196,6 +198,7 @@ struct Server::Impl {
         throw Error(ErrorKind::InvalidArgument,
                     "tls_path applies to TCP; the shared-directory mode (nfs_path) does not use it",
                     options.tls_dir, "tls_path");
+      claim_shared_dir();
       make_wake_pipe();
       return;
     }
@@ -237,6 +240,26 @@ struct Server::Impl {
     bound_port = ntohs(bound.ss_family == AF_INET ? reinterpret_cast<sockaddr_in*>(&bound)->sin_port
                                                   : reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
     make_wake_pipe();
+  }
+
+  // Two servers polling one directory would each take part of every rank's records and check them twice or
+  // not at all, and neither would see all of a rank. The directory belongs to one server at a time: an
+  // exclusive flock on a hidden file inside it (on NFS, Linux turns flock into an NFS lock, so servers on
+  // other hosts are excluded too). The file is left in place: removing it would let a server that opened
+  // the old file and one that creates a new one both hold "the" lock.
+  void claim_shared_dir() {
+    const std::string path = options.shared_dir + "/" + std::string(detail::kSharedDirLock);
+    shared_lock = Fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0640));
+    if (shared_lock.get() < 0)
+      throw Error(ErrorKind::Io, "cannot create the server's lock file: " + errno_text(), path, "nfs_path");
+    if (::flock(shared_lock.get(), LOCK_EX | LOCK_NB) == 0) return;
+    if (errno == EWOULDBLOCK)
+      throw Error(ErrorKind::Io,
+                  "another probe run_ut server is watching this shared directory (it holds " +
+                      std::string(detail::kSharedDirLock) +
+                      "); one directory serves one server at a time: give this one another nfs_path",
+                  options.shared_dir, "nfs_path");
+    throw Error(ErrorKind::Io, "cannot lock the server's lock file: " + errno_text(), path, "nfs_path");
   }
 
   void make_wake_pipe() {

@@ -15,6 +15,9 @@
 
 namespace probe::online::detail {
 
+/// The file a server holds an exclusive flock on while it watches the directory (hidden: listings skip it).
+inline constexpr std::string_view kSharedDirLock = ".probe_server.lock";
+
 struct SharedDirName {
   enum class Kind { Start, End, Record };
   Kind kind = Kind::Record;
