@@ -62,6 +62,8 @@ struct PROBE_API ServerOptions {
   /// as a producer: it ends with its end marker, or as lost after idle_timeout without a file. The
   /// constructor claims the directory for this server's life (an exclusive flock on the hidden file
   /// `.probe_server.lock` in it); a second server on the same directory throws probe::Error (Io) naming it.
+  /// An `end_{rank}` marker found at construction without a record file of its rank is left from an earlier
+  /// run and would end the rank at once: probe::Error (InvalidArgument) naming the file (it is not removed).
   std::string shared_dir;
   /// Non-empty: mutual TLS (msprobe's tls_path): this directory holds server.key, server.crt (PEM, the key
   /// unencrypted), ca.crt and optionally crl.pem. TLS 1.2 or 1.3 with ECDHE and AES-GCM/ChaCha20 ciphers;

@@ -199,6 +199,7 @@ struct Server::Impl {
                     "tls_path applies to TCP; the shared-directory mode (nfs_path) does not use it",
                     options.tls_dir, "tls_path");
       claim_shared_dir();
+      refuse_stale_markers();
       make_wake_pipe();
       return;
     }
@@ -260,6 +261,32 @@ struct Server::Impl {
                       "); one directory serves one server at a time: give this one another nfs_path",
                   options.shared_dir, "nfs_path");
     throw Error(ErrorKind::Io, "cannot lock the server's lock file: " + errno_text(), path, "nfs_path");
+  }
+
+  // A client writes end_{rank} after its rank's last record, and only this server removes records, so an end
+  // marker without a record of its rank is left from an earlier run (whose server took the records but not
+  // the marker, or died). Taken now, it would end that rank at once: a run of 0 rows that exits 0. Refused
+  // rather than removed: the directory may be shared by mistake, and the user should see that.
+  void refuse_stale_markers() {
+    std::set<std::uint64_t> with_records;
+    std::vector<detail::SharedDirName> ends;
+    for (const std::string& name : detail::list_shared_dir(options.shared_dir)) {
+      auto parsed = detail::parse_shared_dir_name(name);
+      if (!parsed) continue;
+      if (parsed->kind == detail::SharedDirName::Kind::Record) with_records.insert(parsed->rank);
+      if (parsed->kind == detail::SharedDirName::Kind::End) ends.push_back(*parsed);
+    }
+    for (const auto& e : ends)
+      if (!with_records.count(e.rank)) {
+        const std::string rank = std::to_string(e.rank);
+        throw Error(ErrorKind::InvalidArgument,
+                    "end_" + rank + " is left from an earlier run (no record file of rank " + rank +
+                        " is here, and a client writes end_" + rank +
+                        " after its records): it would end rank " + rank +
+                        " at once with no rows; remove it, after checking that no training process still "
+                        "writes here",
+                    options.shared_dir + "/end_" + rank, "nfs_path");
+      }
   }
 
   void make_wake_pipe() {

@@ -604,7 +604,6 @@ TEST(OnlineClient, SendApiNumbersEachApiOverTheClientsLifeAcrossThreadsAndSteps)
     });
   for (auto& t : threads) t.join();
   EXPECT_EQ(client.send_api("Tensor.relu", call, out, 1, 0), "Tensor.relu.0");
-  client.close();
   std::multiset<std::string> want, files;
   for (int k = 0; k < 50; ++k) want.insert("Functional.relu." + std::to_string(k));
   EXPECT_EQ(returned, want);
@@ -617,6 +616,108 @@ TEST(OnlineClient, SendApiNumbersEachApiOverTheClientsLifeAcrossThreadsAndSteps)
     files.insert(f.substr(at, f.size() - at - 4));
   }
   EXPECT_EQ(files, want);
+  // No server takes them: close() says so and removes them again.
+  EXPECT_THROW(client.close(100ms), probe::Error);
+  EXPECT_EQ(client.stats().acked, 0u);
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
+}
+
+// --- exit 0 means every record was taken ------------------------------------------------------------------
+
+// A stand-in server on loopback that answers the first bytes it reads with KILL_, as a server that is
+// stopped (SIGTERM) answers the connections still sending. `probe replay` used to print "acknowledged 0" and
+// exit 0.
+TEST(OnlineCli, ReplayAnsweredKillBeforeItsRecordsAreAcknowledgedFails) {
+  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(::listen(listener, 4), 0);
+  socklen_t len = sizeof a;
+  ::getsockname(listener, reinterpret_cast<sockaddr*>(&a), &len);
+  const std::string dump = kRunUt + "pt_fp32_fwd/dump.json";
+  Process replay({PROBE_CLI_PATH, "replay", "-api_info", dump, "--port", std::to_string(ntohs(a.sin_port)),
+                  "--timeout", "20", "-q"});
+  pollfd p{listener, POLLIN, 0};
+  ASSERT_EQ(::poll(&p, 1, 20000), 1);
+  const int conn = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+  ::close(listener);
+  ASSERT_GE(conn, 0);
+  std::byte buf[4096];
+  ASSERT_GT(::recv(conn, buf, sizeof buf, 0), 0);  // the first record is on its way
+  const auto kill = probe::online::encode_ack({AckCode::Kill, {probe::online::kKillSeq, 0, 0}});
+  ASSERT_EQ(::send(conn, kill.data(), kill.size(), MSG_NOSIGNAL), static_cast<ssize_t>(kill.size()));
+  const auto until = Clock::now() + 20s;  // read (and never acknowledge) whatever else comes, until it exits
+  int code = -1;
+  while (Clock::now() < until && (code = replay.wait_exit(0ms)) == -1) {
+    pollfd q{conn, POLLIN, 0};
+    if (::poll(&q, 1, 20) == 1 && ::recv(conn, buf, sizeof buf, 0) <= 0) std::this_thread::sleep_for(20ms);
+  }
+  ::close(conn);
+  EXPECT_EQ(code, probe::exit_code(probe::ErrorKind::Io)) << replay.text;
+  EXPECT_NE(replay.text.find("records not acknowledged"), std::string::npos) << replay.text;
+  EXPECT_NE(replay.text.find("KILL_"), std::string::npos) << replay.text;
+}
+
+// No server watches the directory: the files were written but never taken. `probe replay` used to exit 0.
+TEST(OnlineCli, ReplayToASharedDirectoryNoServerTakesFails) {
+  ScratchDir dir("online");
+  const std::string dump = kRunUt + "pt_fp32_fwd/dump.json";
+  const DumpRecords records = DumpRecords::open(dump);
+  Process replay({PROBE_CLI_PATH, "replay", "-api_info", dump, "--nfs_path", dir.path().string(), "--timeout",
+                  "1", "-q"});
+  EXPECT_EQ(replay.wait_exit(30s), probe::exit_code(probe::ErrorKind::Io)) << replay.text;
+  const std::string count = std::to_string(records.size()) + " of " + std::to_string(records.size());
+  EXPECT_NE(replay.text.find(count + " records not acknowledged"), std::string::npos) << replay.text;
+  EXPECT_NE(replay.text.find("not taken by a server"), std::string::npos) << replay.text;
+  // Nothing is left for a later server: no record and no end marker.
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
+}
+
+// An end marker left from an earlier run (no record of its rank beside it) used to end the rank at once:
+// a new server exited 0 with no rows. It is refused at start, named, and left in place.
+TEST(OnlineSharedDir, AStaleEndMarkerIsRefusedAtStart) {
+  ScratchDir dir("online");
+  const std::string shared = dir.file("nfs");
+  std::filesystem::create_directory(shared);
+  { std::ofstream(shared + "/end_0"); }
+  auto options = server_options(dir.file("online"), 0);
+  options.shared_dir = shared;
+  try {
+    Server server(options);
+    ADD_FAILURE() << "a server started on a directory holding a stale end_0";
+  } catch (const probe::Error& e) {
+    EXPECT_EQ(e.kind(), probe::ErrorKind::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find(shared + "/end_0"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("earlier run"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(std::filesystem::exists(shared + "/end_0"));
+  // With a record of rank 0 beside it, the marker belongs to a client that finished before the server
+  // started: the server takes both and checks the record.
+  const DumpRecords records = DumpRecords::open(kRunUt + "pt_fp32_fwd/dump.json");
+  {
+    std::filesystem::remove(shared + "/end_0");
+    ClientOptions o;
+    o.shared_dir = shared;
+    Client client(o);
+    client.send_frame(records.frame(0), 0, 0);
+    EXPECT_THROW(client.close(0ms), probe::Error);  // withdrawn: nothing took it yet
+  }
+  {
+    std::string api = records.key(0);
+    api.resize(api.size() - 8);
+    std::ofstream(shared + "/0_0_0_" + api + ".rec", std::ios::binary) << [&] {
+      const auto f = records.frame(0);
+      return std::string(reinterpret_cast<const char*>(f.data()), f.size());
+    }();
+    std::ofstream(shared + "/start_0");
+    std::ofstream(shared + "/end_0");
+  }
+  Running server(options);
+  const ServerSummary s = server.finish(20s);
+  ASSERT_EQ(s.ranks.count(0), 1u) << server.joined_log();
+  EXPECT_EQ(s.ranks.at(0).run_ut.apis, 1u) << server.joined_log();
 }
 
 }  // namespace
