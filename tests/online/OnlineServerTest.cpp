@@ -9,10 +9,12 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -718,6 +720,144 @@ TEST(OnlineSharedDir, AStaleEndMarkerIsRefusedAtStart) {
   const ServerSummary s = server.finish(20s);
   ASSERT_EQ(s.ranks.count(0), 1u) << server.joined_log();
   EXPECT_EQ(s.ranks.at(0).run_ut.apis, 1u) << server.joined_log();
+}
+
+// --- memory bounds: max_connection_bytes, max_buffered_bytes (config.json) -------------------------------
+
+std::string config_with_limits(const ScratchDir& dir, std::uint64_t per_connection, std::uint64_t total) {
+  const std::string path = dir.file("config.json");
+  std::ofstream cfg(path);
+  cfg << R"({"task": "run_ut", "run_ut": {"is_online": true, "host": "127.0.0.1", "port": 0, "rank_list": [0],
+            "max_connection_bytes": )"
+      << per_connection << R"(, "max_buffered_bytes": )" << total << "}}";
+  return path;
+}
+
+// The header of one message announcing `payload` bytes, CRC field "00000000" (the payload will not match:
+// the server answers ERROR, which keeps the test to the buffering).
+std::vector<std::byte> announce(std::uint64_t payload, std::uint64_t seq) {
+  std::vector<std::byte> h(probe::online::kMessageHeaderBytes + probe::online::kCrcFieldBytes,
+                           std::byte{'0'});
+  for (int i = 0; i < 8; ++i) {
+    h[static_cast<std::size_t>(i)] = static_cast<std::byte>(payload >> (56 - 8 * i));
+    h[static_cast<std::size_t>(8 + i)] = static_cast<std::byte>(seq >> (56 - 8 * i));
+    h[static_cast<std::size_t>(16 + i)] = std::byte{0};
+    h[static_cast<std::size_t>(24 + i)] = std::byte{0};
+  }
+  return h;
+}
+
+std::uint64_t peak_rss_kib(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6));
+  ADD_FAILURE() << "no VmHWM for pid " << pid;
+  return 0;
+}
+
+// A message above max_connection_bytes used to be buffered up to the 2 GiB frame limit. It is a stream
+// error as soon as its header is in: that connection is closed, the others go on.
+TEST(OnlineCli, AMessageAboveMaxConnectionBytesClosesOnlyItsConnection) {
+  ScratchDir dir("online");
+  const std::string dump = kRunUt + "pt_fp32_fwd/dump.json";
+  const auto want = offline(dump, dir.file("offline"));
+  Process server({PROBE_CLI_PATH, "run_ut", "-config", config_with_limits(dir, 1 << 20, 4 << 20), "-o",
+                  dir.file("online"), "--timestamp", kTs, "--producers", "1"});
+  const std::uint16_t port = server.listening_port();
+  ASSERT_NE(port, 0) << server.text;
+  {
+    RawSocket big(port);
+    big.send(announce(2 << 20, 0));
+    big.send(std::vector<std::byte>(64 << 10));
+    EXPECT_TRUE(big.closed_by_server(5s));
+  }
+  Process replay({PROBE_CLI_PATH, "replay", "-api_info", dump, "--port", std::to_string(port), "-q"});
+  EXPECT_EQ(replay.wait_exit(60s), 0) << replay.text;
+  EXPECT_EQ(server.wait_exit(60s), 0) << server.text;
+  EXPECT_NE(server.text.find("closed_bad 1 "), std::string::npos) << server.text;
+  EXPECT_EQ(slurp(dir.file("online") + "/accuracy_checking_result_" + kTs + "_rank0.csv"),
+            slurp(want.result_csv));
+}
+
+// Four connections each send most of a 32 MiB message. Every connection used to buffer its own (four times
+// 32 MiB resident, and 2 GiB each was allowed). With max_buffered_bytes 48 MiB only one message fits at a
+// time: the others are not read (their senders block in TCP) until it is complete, then go one by one.
+TEST(OnlineCli, MaxBufferedBytesBoundsTheServersMemoryAndHoldsSendersBack) {
+  ScratchDir dir("online");
+  constexpr std::uint64_t kPayload = 32 << 20;
+  Process server({PROBE_CLI_PATH, "run_ut", "-config", config_with_limits(dir, 40 << 20, 48 << 20), "-o",
+                  dir.file("online"), "--producers", "0"});
+  const std::uint16_t port = server.listening_port();
+  ASSERT_NE(port, 0) << server.text;
+  std::this_thread::sleep_for(200ms);
+  const std::uint64_t base_kib = peak_rss_kib(server.pid);
+  std::atomic<int> most_sent{0}, answered{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> senders;
+  for (int i = 0; i < 4; ++i)
+    senders.emplace_back([&, i] {
+      RawSocket s(port);
+      const timeval limit{30, 0};  // a server that never reads fails the test instead of hanging it
+      ::setsockopt(s.fd(), SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
+      const std::vector<std::byte> chunk(1 << 20);
+      bool ok = ::send(s.fd(), announce(kPayload, 0).data(), 40, MSG_NOSIGNAL) == 40;
+      for (std::uint64_t sent = 0; ok && sent < kPayload - 1;) {
+        const std::size_t n =
+            static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size(), kPayload - 1 - sent));
+        const ssize_t k = ::send(s.fd(), chunk.data(), n, MSG_NOSIGNAL);
+        ok = k > 0;
+        if (ok) sent += static_cast<std::uint64_t>(k);
+      }
+      ++most_sent;
+      for (int w = 0; w < 3000 && !go; ++w) std::this_thread::sleep_for(10ms);
+      ok = ok && ::send(s.fd(), chunk.data(), 1, MSG_NOSIGNAL) == 1;
+      const auto a = ok ? s.ack(30s) : std::nullopt;
+      if (a && a->code == AckCode::Error) ++answered;
+      EXPECT_TRUE(a.has_value()) << "sender " << i;
+    });
+  for (int w = 0; w < 300 && most_sent < 4; ++w) std::this_thread::sleep_for(10ms);
+  std::this_thread::sleep_for(500ms);  // what the server will read of the senders' bytes, it has read
+  const std::uint64_t grown_mib = (peak_rss_kib(server.pid) - base_kib) >> 10;
+  const int through = most_sent;
+  go = true;
+  for (auto& t : senders) t.join();
+  EXPECT_EQ(server.wait_exit(30s), 0) << server.text;
+  // One message of 32 MiB resident (plus allocator slack), never two.
+  EXPECT_LT(grown_mib, 60u) << "peak RSS grew by " << grown_mib << " MiB";
+  // At least one sender was held back (without the bound all four got through).
+  EXPECT_LT(through, 4) << "senders whose bytes the server took before any message was complete";
+  EXPECT_EQ(answered.load(), 4);
+  EXPECT_NE(server.text.find("crc_errors 4 "), std::string::npos) << server.text;
+  EXPECT_EQ(server.text.find("buffer_waits 0"), std::string::npos) << server.text;
+  EXPECT_NE(server.text.find("buffer_waits "), std::string::npos) << server.text;
+}
+
+TEST(OnlineServer, MemoryBoundsThatCannotWorkAreRefused) {
+  ScratchDir dir("online");
+  auto o = server_options(dir.file("online"), 1);
+  o.max_connection_bytes = 8 << 20;
+  o.max_buffered_bytes = 4 << 20;  // a message one connection may send would never fit
+  try {
+    Server s(o);
+    ADD_FAILURE() << "max_buffered_bytes below max_connection_bytes was accepted";
+  } catch (const probe::Error& e) {
+    EXPECT_EQ(e.kind(), probe::ErrorKind::InvalidArgument);
+    EXPECT_EQ(e.field(), "max_buffered_bytes");
+  }
+  o = server_options(dir.file("online"), 1);
+  o.max_connections = 0;
+  EXPECT_THROW(Server s(o), probe::Error);
+  {
+    std::ofstream cfg(dir.file("config.json"));
+    cfg << R"({"run_ut": {"is_online": true, "max_buffered_bytes": -1}})";
+  }
+  try {
+    probe::online::load_online_config(dir.file("config.json"));
+    ADD_FAILURE() << "a negative max_buffered_bytes was accepted";
+  } catch (const probe::Error& e) {
+    EXPECT_EQ(e.field(), "run_ut.max_buffered_bytes");
+  }
 }
 
 }  // namespace
