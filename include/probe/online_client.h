@@ -53,7 +53,7 @@ struct PROBE_API ClientOptions {
 
 struct PROBE_API ClientStats {
   std::size_t sent = 0;     ///< API messages queued by send()
-  std::size_t acked = 0;    ///< answered OK_
+  std::size_t acked = 0;    ///< answered OK_ (shared directory: record files a server has taken)
   std::size_t resent = 0;   ///< sent again after ERROR
   std::size_t busy = 0;     ///< BUSY_ answers
   std::size_t dropped = 0;  ///< given up after max_resends ERRORs
