@@ -38,12 +38,15 @@ options:
                                    verify against ca.crt and name the --host address (empty: plaintext)
   --nfs_path DIR                   shared-directory mode: write record files into DIR instead of TCP
   --no_checksum                    send no CRC field (the server must be told the same)
-  --timeout SECONDS                how long the final handshake may take (default 600)
+  --timeout SECONDS                how long the final handshake may take; with --nfs_path, how long to
+                                   wait for a server to take the record files (default 600)
   -q, --quiet                      no progress line
   -h, --help                       this help
 
-Exit code 0 when the server acknowledged everything and answered STOP_; a lost connection is
-reported with a non-zero exit code.
+Exit code 0 only when the server acknowledged every record (with --nfs_path: took every record file,
+within --timeout) and answered STOP_. Otherwise (a lost connection, KILL_ before every record was
+acknowledged, no server taking the files) the count not acknowledged and the reason, and exit code 3;
+with --nfs_path the files no server took are removed again.
 )";
 
 std::uint64_t non_negative(const std::string& value, const std::string& flag) {
@@ -138,15 +141,36 @@ int run_replay(Args args) {
   o.tls_dir = tls_path;
   o.wire.checksum = checksum;
   online::Client client(o);
-  for (std::size_t i = 0; i < records.size(); ++i) {
-    client.send_frame(records.frame(i, o.limits), step, rank);
-    if (!quiet) fmt::print(stderr, "\rreplay: {}/{} APIs sent", i + 1, records.size());
+  // Exit 0 only when every record was acknowledged (over TCP: OK_; shared directory: taken by a server);
+  // otherwise the count and the reason.
+  std::string failure;
+  try {
+    for (std::size_t i = 0; i < records.size(); ++i) {
+      client.send_frame(records.frame(i, o.limits), step, rank);
+      if (!quiet) fmt::print(stderr, "\rreplay: {}/{} APIs sent", i + 1, records.size());
+    }
+  } catch (const Error& e) {
+    failure = e.what();
   }
   if (!quiet) fmt::print(stderr, "\n");
-  const online::ClientStats s = client.close(std::chrono::seconds(timeout_s));
+  online::ClientStats s;
+  if (failure.empty()) {
+    try {
+      s = client.close(std::chrono::seconds(timeout_s));
+    } catch (const Error& e) {
+      failure = e.what();
+    }
+  }
+  if (!failure.empty()) s = client.stats();
   fmt::print("sent {} acknowledged {} resent {} busy {} dropped {}\n", s.sent, s.acked, s.resent, s.busy,
              s.dropped);
-  return s.dropped > 0 ? exit_code(ErrorKind::Io) : 0;
+  if (failure.empty() && s.acked < records.size())
+    failure = s.dropped > 0 ? "given up after repeated ERROR answers (checksum mismatches)"
+                            : "the server did not acknowledge them";
+  if (failure.empty()) return 0;
+  fmt::print(stderr, "probe replay: {} of {} records not acknowledged: {}\n", records.size() - s.acked,
+             records.size(), failure);
+  return exit_code(ErrorKind::Io);
 }
 
 }  // namespace probe::cli

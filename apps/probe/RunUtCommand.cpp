@@ -185,13 +185,20 @@ void print_help(bool multi) {
             "                                    {rank}_{step}_{seq}_{api}.rec files and start_/end_{rank} "
             "markers\n"
             "                                    into DIR (probe replay --nfs_path); each is checked and "
-            "deleted\n"
+            "deleted;\n"
+            "                                    one server per DIR (it holds DIR/.probe_server.lock); an\n"
+            "                                    end_{rank} left without records of its rank is refused\n"
             "  --tls_path DIR                    mutual TLS (TLS 1.2/1.3, ECDHE with AES-GCM or ChaCha20):\n"
             "                                    DIR holds server.key, server.crt, ca.crt and optionally\n"
             "                                    crl.pem (PEM; the key unencrypted); every client must "
             "present\n"
             "                                    a certificate ca.crt verifies (in its dates, not revoked);\n"
             "                                    empty = plaintext. A bad file is an error naming it\n"
+            "memory bounds (config.json run_ut keys only): max_connections (default 256),\n"
+            "max_connection_bytes (bytes one connection may buffer; default 2 GiB + 40, one message of the\n"
+            "largest frame; a larger message closes that connection), max_buffered_bytes (all connections\n"
+            "together; default twice that; a connection whose next message does not fit is not read until\n"
+            "there is room)\n"
             "The server prints \"listening on ADDR:PORT\" (or \"watching DIR\") and ends when every producer "
             "has\n"
             "sent STOP_ (end marker) and\n"
@@ -260,6 +267,7 @@ class SignalStop {
 };
 
 int run_online(const RunUtOptions& o, OnlineFlags f, bool quiet) {
+  online::OnlineConfig limits;  // max_connections, max_connection_bytes, max_buffered_bytes: config.json only
   if (!o.config_path.empty()) {
     const online::OnlineConfig c = online::load_online_config(o.config_path);
     if (!f.host) f.host = c.host;
@@ -267,6 +275,7 @@ int run_online(const RunUtOptions& o, OnlineFlags f, bool quiet) {
     if (!f.rank_list) f.rank_list = c.rank_list;
     if (!f.nfs_path) f.nfs_path = c.nfs_path;
     if (!f.tls_path) f.tls_path = c.tls_path;
+    limits = c;
   }
   const bool shared = f.nfs_path && !f.nfs_path->empty();
   if (!shared && !f.port) bad("online run_ut needs --port (or run_ut.port in -config), or --nfs_path");
@@ -281,6 +290,9 @@ int run_online(const RunUtOptions& o, OnlineFlags f, bool quiet) {
   so.wire.checksum = f.checksum;
   so.producers = f.producers;
   so.idle_timeout = std::chrono::seconds(f.idle_timeout_s);
+  if (limits.max_connections) so.max_connections = *limits.max_connections;
+  if (limits.max_connection_bytes) so.max_connection_bytes = *limits.max_connection_bytes;
+  if (limits.max_buffered_bytes) so.max_buffered_bytes = *limits.max_buffered_bytes;
   so.stream.run_ut = o;
   so.stream.resume = f.resume;
   so.stream.capacity = f.queue_size;
@@ -298,9 +310,9 @@ int run_online(const RunUtOptions& o, OnlineFlags f, bool quiet) {
   const online::ServerSummary s = server.run(signals.token());
   fmt::print(
       "connections {} messages {} crc_errors {} busy {} duplicates {} other_ranks {} closed_bad {} "
-      "closed_idle {} lost {} tls_refused {}\n",
+      "closed_idle {} lost {} tls_refused {} buffer_waits {}\n",
       s.connections, s.messages, s.crc_errors, s.busy, s.duplicates, s.other_ranks, s.closed_bad,
-      s.closed_idle, s.lost, s.tls_refused);
+      s.closed_idle, s.lost, s.tls_refused, s.buffer_waits);
   for (const auto& [rank, r] : s.ranks) {
     fmt::print("rank {}: apis {} pass {} warning {} error {} skip {} (ignored {}, repeated {}, dropped {})\n",
                rank, r.run_ut.apis, r.run_ut.pass, r.run_ut.warning, r.run_ut.error, r.run_ut.skip, r.ignored,

@@ -40,8 +40,9 @@ struct PROBE_API ClientOptions {
   std::chrono::milliseconds connect_timeout = std::chrono::seconds(10);
   /// Non-empty: shared-directory mode (msprobe's nfs_path): no socket; send() writes the record file
   /// `{rank}_{step}_{seq}_{api}.rec` (temporary file + atomic link, never replacing a file) after a
-  /// `start_{rank}` marker, close() writes `end_{rank}`. Nothing is acknowledged: `acked` counts files
-  /// written.
+  /// `start_{rank}` marker, close() writes `end_{rank}`. A record counts as acknowledged (`acked`) once a
+  /// server has taken (removed) its file; close() waits for all of them within its timeout, and when the time
+  /// runs out removes the files and markers still there and throws Io with the count not taken.
   std::string shared_dir;
   /// Non-empty: mutual TLS (msprobe's tls_path): this directory holds client.key, client.crt (PEM, the key
   /// unencrypted), ca.crt and optionally crl.pem. The server's certificate must verify against ca.crt, be
@@ -52,7 +53,7 @@ struct PROBE_API ClientOptions {
 
 struct PROBE_API ClientStats {
   std::size_t sent = 0;     ///< API messages queued by send()
-  std::size_t acked = 0;    ///< answered OK_
+  std::size_t acked = 0;    ///< answered OK_ (shared directory: record files a server has taken)
   std::size_t resent = 0;   ///< sent again after ERROR
   std::size_t busy = 0;     ///< BUSY_ answers
   std::size_t dropped = 0;  ///< given up after max_resends ERRORs
@@ -87,8 +88,9 @@ class PROBE_API Client {
   /// The same with a frame already encoded (probe/precheck_frame.h), e.g. from DumpRecords.
   void send_frame(std::vector<std::byte> frame, std::uint64_t step, std::uint64_t rank);
   /// Waits until every message is acknowledged, sends STOP_ and waits for OVER_, then closes, all within
-  /// `timeout`. Throws probe::Error (Io) when the connection was lost or the time ran out before that
-  /// (stats() says how far it got). Idempotent once it has succeeded.
+  /// `timeout`. Throws probe::Error (Io) when the connection was lost, the server ended the run (KILL_)
+  /// before acknowledging every record, or the time ran out before that (stats() says how far it got).
+  /// Idempotent once it has succeeded.
   ClientStats close(std::chrono::milliseconds timeout = std::chrono::seconds(60));
   /// Counts so far.
   ClientStats stats() const;

@@ -87,7 +87,8 @@ PROBE_API Ack decode_ack(std::span<const std::byte> bytes);
 /// limit, a CRC field that is not 8 hex digits) throws probe::Error(Format) naming `source` and the field;
 /// the stream is then out of step and the connection must be closed. A wrong CRC is not a stream error:
 /// the message comes back with crc_ok false, so the sender can be asked to resend it. The decoder never
-/// holds more than one message plus what was fed since the last next().
+/// holds more than one message plus what was fed since the last next(); once a message's header is in, its
+/// buffer is allocated once at the message's size, and a buffer left large by a big message is released.
 class PROBE_API MessageDecoder {
  public:
   explicit MessageDecoder(WireOptions options = {}, std::string source = "connection");
@@ -95,6 +96,11 @@ class PROBE_API MessageDecoder {
   std::optional<Message> next();
   /// Bytes received but not yet returned in a message (0 at a clean message boundary).
   std::size_t buffered() const { return buffer_.size() - consumed_; }
+  /// Bytes of the message being received (header, CRC field and payload) once its 32-byte header is in
+  /// (the announced length is not checked here: next() does); nullopt before.
+  std::optional<std::uint64_t> message_bytes() const;
+  /// Bytes of a message's header and CRC field with these options.
+  std::size_t header_bytes() const;
 
  private:
   WireOptions options_;

@@ -241,6 +241,16 @@ struct Client::Impl {
     cv.notify_all();
   }
 
+  // The server ended the run (KILL_) while records were still queued or unacknowledged: they are lost.
+  Error killed_error() const {
+    const std::size_t unacked = stats.sent - stats.acked - stats.dropped;
+    return Error(ErrorKind::Io,
+                 "the pre-check server ended the run (KILL_) before acknowledging " +
+                     std::to_string(unacked) + " of " + std::to_string(stats.sent) + " records" +
+                     (closing ? std::string() : std::string(" (and further records cannot be sent)")),
+                 where);
+  }
+
   Error lost() const {
     return Error(ErrorKind::Io, "connection to the pre-check server lost: " + failure, where);
   }
@@ -253,13 +263,15 @@ struct Client::Impl {
       shared->record(rank, step, next_seq, api, payload);
       ++next_seq;
       ++stats.sent;
-      ++stats.acked;
+      stats.acked = shared->taken();
       return;
     }
     const auto deadline = Clock::now() + options.send_timeout;
-    cv.wait_until(lock, deadline,
-                  [&] { return !failure.empty() || closing || queue.size() < options.send_queue; });
+    cv.wait_until(lock, deadline, [&] {
+      return !failure.empty() || closing || stats.killed || queue.size() < options.send_queue;
+    });
     if (!failure.empty()) throw lost();
+    if (stats.killed && !is_stop) throw killed_error();
     if (closing && !is_stop) throw Error(ErrorKind::InvalidArgument, "send() after close()", where);
     if (queue.size() >= options.send_queue && !is_stop)
       throw Error(ErrorKind::Io,
@@ -504,8 +516,23 @@ ClientStats Client::close(std::chrono::milliseconds timeout) {
   std::unique_lock lock(s.m);
   if (s.finished && s.stats.stopped) return s.stats;
   if (s.shared) {
-    s.closing = true;
-    s.shared->end_all();
+    // Written is not taken: success means a server has taken (removed) every record file.
+    if (!s.closing) {
+      s.closing = true;
+      s.shared->end_all();
+    }
+    if (!s.failure.empty()) throw Error(ErrorKind::Io, s.failure, s.where, "nfs_path");
+    const bool all_taken = s.shared->wait_taken(deadline);
+    s.stats.acked = s.shared->taken();
+    if (!all_taken) {
+      // Withdrawn, so a server started later does not check records this caller was told were lost, and
+      // no end marker is left behind to end that server's run at once.
+      s.stats.acked = s.shared->withdraw();
+      s.failure = std::to_string(s.stats.sent - s.stats.acked) + " of " + std::to_string(s.stats.sent) +
+                  " record files were not taken by a server within " + std::to_string(timeout.count()) +
+                  " ms (is a probe run_ut server watching this nfs_path?); they were removed again";
+      throw Error(ErrorKind::Io, s.failure, s.where, "nfs_path");
+    }
     s.finished = true;
     s.stats.stopped = true;
     return s.stats;
@@ -530,6 +557,7 @@ ClientStats Client::close(std::chrono::milliseconds timeout) {
   if (!s.cv.wait_until(lock, deadline, [&] { return !s.failure.empty() || s.finished; }))
     throw Error(ErrorKind::Io, "close: no OVER_ from the server before the time ran out", s.where);
   if (!s.failure.empty()) throw s.lost();
+  if (s.stats.killed && s.stats.acked + s.stats.dropped < s.stats.sent) throw s.killed_error();
   return s.stats;
 }
 

@@ -11,6 +11,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <rapidjson/document.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -36,6 +37,10 @@ namespace probe::online {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+static_assert(kDefaultMaxConnectionBytes ==
+                  FrameLimits{}.max_frame_bytes + kMessageHeaderBytes + kCrcFieldBytes,
+              "the default per-connection bound holds one message of the largest default frame");
 
 std::string errno_text() { return std::strerror(errno); }
 
@@ -95,6 +100,8 @@ struct Connection {
   std::unique_ptr<detail::TlsSession> tls;  // with tls_dir
   bool authenticated = true;                // false until the TLS handshake has succeeded
   bool tls_ended = false;                   // the peer sent close_notify
+  std::uint64_t reserved = 0;               // bytes of max_buffered_bytes held for the message arriving
+  bool waiting = false;                     // not read until max_buffered_bytes has room for its message
   // A record waiting for room in its rank's stream (answered BUSY_); reading pauses meanwhile.
   std::optional<std::pair<MessageId, Frame>> parked;
 
@@ -153,6 +160,16 @@ OnlineConfig load_online_config(const std::string& path) {
                   "run_ut.port");
     if (v->GetInt() >= 0) c.port = v->GetInt();
   }
+  auto positive = [&](const char* key) -> std::optional<std::uint64_t> {
+    const auto* v = field(key);
+    if (!v) return std::nullopt;
+    if (!v->IsUint64() || v->GetUint64() == 0)
+      throw Error(ErrorKind::Format, "must be an integer >= 1", path, std::string("run_ut.") + key);
+    return v->GetUint64();
+  };
+  if (auto n = positive("max_connections")) c.max_connections = static_cast<std::size_t>(*n);
+  c.max_connection_bytes = positive("max_connection_bytes");
+  c.max_buffered_bytes = positive("max_buffered_bytes");
   if (const auto* v = field("rank_list")) {
     if (!v->IsArray()) throw Error(ErrorKind::Format, "must be a list of ranks", path, "run_ut.rank_list");
     c.rank_list.clear();
@@ -172,11 +189,13 @@ struct Server::Impl {
   const RunnerRegistry* registry = nullptr;
   const Standards* standards = nullptr;
   Fd listener, wake_read, wake_write;
+  Fd shared_lock;  // shared-directory mode: the flock on kSharedDirLock, held for the server's life
   std::unique_ptr<detail::TlsContext> tls;  // with tls_dir
   std::vector<std::byte> plain;             // decrypted bytes of the connection being read
   std::uint16_t bound_port = 0;
   bool ran = false;
-  bool rank_failed = false;  // a rank's files could not be written: the run ends, run() rethrows
+  bool rank_failed = false;           // a rank's files could not be written: the run ends, run() rethrows
+  std::uint64_t buffered_in_use = 0;  // the sum of every connection's `reserved`
 
   std::vector<std::unique_ptr<Connection>> connections;
   std::map<std::uint64_t, std::unique_ptr<RunUtStream>> streams;
@@ -186,7 +205,26 @@ struct Server::Impl {
     if (options.log) options.log(line);
   }
 
+  void check_limits() const {
+    const std::uint64_t smallest = kMessageHeaderBytes + kCrcFieldBytes + kFrameOverhead;
+    if (options.max_connections == 0)
+      throw Error(ErrorKind::InvalidArgument, "must be at least 1", {}, "max_connections");
+    if (options.max_connection_bytes < smallest)
+      throw Error(ErrorKind::InvalidArgument,
+                  "must be at least " + std::to_string(smallest) +
+                      " (one message of the smallest frame), got " +
+                      std::to_string(options.max_connection_bytes),
+                  {}, "max_connection_bytes");
+    if (options.max_buffered_bytes < options.max_connection_bytes)
+      throw Error(ErrorKind::InvalidArgument,
+                  "must be at least max_connection_bytes (" + std::to_string(options.max_connection_bytes) +
+                      "), or a message one connection may send could never be read; got " +
+                      std::to_string(options.max_buffered_bytes),
+                  {}, "max_buffered_bytes");
+  }
+
   void bind_and_listen() {
+    check_limits();
     if (!options.shared_dir.empty()) {
       struct stat st {};
       if (::stat(options.shared_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
@@ -196,6 +234,8 @@ struct Server::Impl {
         throw Error(ErrorKind::InvalidArgument,
                     "tls_path applies to TCP; the shared-directory mode (nfs_path) does not use it",
                     options.tls_dir, "tls_path");
+      claim_shared_dir();
+      refuse_stale_markers();
       make_wake_pipe();
       return;
     }
@@ -239,6 +279,52 @@ struct Server::Impl {
     make_wake_pipe();
   }
 
+  // Two servers polling one directory would each take part of every rank's records and check them twice or
+  // not at all, and neither would see all of a rank. The directory belongs to one server at a time: an
+  // exclusive flock on a hidden file inside it (on NFS, Linux turns flock into an NFS lock, so servers on
+  // other hosts are excluded too). The file is left in place: removing it would let a server that opened
+  // the old file and one that creates a new one both hold "the" lock.
+  void claim_shared_dir() {
+    const std::string path = options.shared_dir + "/" + std::string(detail::kSharedDirLock);
+    shared_lock = Fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0640));
+    if (shared_lock.get() < 0)
+      throw Error(ErrorKind::Io, "cannot create the server's lock file: " + errno_text(), path, "nfs_path");
+    if (::flock(shared_lock.get(), LOCK_EX | LOCK_NB) == 0) return;
+    if (errno == EWOULDBLOCK)
+      throw Error(ErrorKind::Io,
+                  "another probe run_ut server is watching this shared directory (it holds " +
+                      std::string(detail::kSharedDirLock) +
+                      "); one directory serves one server at a time: give this one another nfs_path",
+                  options.shared_dir, "nfs_path");
+    throw Error(ErrorKind::Io, "cannot lock the server's lock file: " + errno_text(), path, "nfs_path");
+  }
+
+  // A client writes end_{rank} after its rank's last record, and only this server removes records, so an end
+  // marker without a record of its rank is left from an earlier run (whose server took the records but not
+  // the marker, or died). Taken now, it would end that rank at once: a run of 0 rows that exits 0. Refused
+  // rather than removed: the directory may be shared by mistake, and the user should see that.
+  void refuse_stale_markers() {
+    std::set<std::uint64_t> with_records;
+    std::vector<detail::SharedDirName> ends;
+    for (const std::string& name : detail::list_shared_dir(options.shared_dir)) {
+      auto parsed = detail::parse_shared_dir_name(name);
+      if (!parsed) continue;
+      if (parsed->kind == detail::SharedDirName::Kind::Record) with_records.insert(parsed->rank);
+      if (parsed->kind == detail::SharedDirName::Kind::End) ends.push_back(*parsed);
+    }
+    for (const auto& e : ends)
+      if (!with_records.count(e.rank)) {
+        const std::string rank = std::to_string(e.rank);
+        throw Error(ErrorKind::InvalidArgument,
+                    "end_" + rank + " is left from an earlier run (no record file of rank " + rank +
+                        " is here, and a client writes end_" + rank +
+                        " after its records): it would end rank " + rank +
+                        " at once with no rows; remove it, after checking that no training process still "
+                        "writes here",
+                    options.shared_dir + "/end_" + rank, "nfs_path");
+      }
+  }
+
   void make_wake_pipe() {
     int pipe_fds[2];
     if (::pipe2(pipe_fds, O_NONBLOCK | O_CLOEXEC) != 0)
@@ -274,6 +360,7 @@ struct Server::Impl {
     flush_now(c);
     c.open = false;
     c.parked.reset();
+    release(c);
     c.fd.reset();
     if (!c.stopped && c.authenticated) ++summary.lost;
     log("connection " + c.name + " closed: " + why);
@@ -318,7 +405,9 @@ struct Server::Impl {
       const int one = 1;
       ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
       WireOptions wire = options.wire;
-      wire.max_payload_bytes = std::min(wire.max_payload_bytes, options.limits.max_frame_bytes);
+      const std::uint64_t head = kMessageHeaderBytes + (wire.checksum ? kCrcFieldBytes : 0);
+      wire.max_payload_bytes = std::min(
+          {wire.max_payload_bytes, options.limits.max_frame_bytes, options.max_connection_bytes - head});
       auto c = std::make_unique<Connection>(fd, name, wire);
       if (tls) {
         try {
@@ -388,6 +477,43 @@ struct Server::Impl {
     return true;
   }
 
+  // A connection's share of max_buffered_bytes goes back once its message has left the decoder and is not
+  // parked (a parked record keeps it: its frame is still held here).
+  void release(Connection& c) {
+    buffered_in_use -= c.reserved;
+    c.reserved = 0;
+  }
+
+  // How many bytes a connection may read now: up to the end of its message's header freely (a few dozen
+  // bytes), then up to the end of the message once the message's whole size is reserved from
+  // max_buffered_bytes. 0: leave the connection unread (its sender blocks in TCP) until others release room.
+  std::size_t read_room(Connection& c) {
+    const std::size_t buffered = c.decoder.buffered();
+    const auto want = c.decoder.message_bytes();
+    if (!want) return c.decoder.header_bytes() - buffered;
+    if (*want > options.max_connection_bytes) return 0;  // next() refuses it; never reached after a drain
+    if (c.reserved < *want) {
+      if (buffered_in_use - c.reserved + *want > options.max_buffered_bytes) {
+        if (!c.waiting) {
+          c.waiting = true;
+          ++summary.buffer_waits;
+          log("connection " + c.name + ": not read until " + std::to_string(*want) +
+              " bytes for its next message are free (max_buffered_bytes " +
+              std::to_string(options.max_buffered_bytes) + ", " + std::to_string(buffered_in_use) +
+              " in use)");
+        }
+        return 0;
+      }
+      buffered_in_use += *want - c.reserved;
+      c.reserved = *want;
+      if (c.waiting) {
+        c.waiting = false;
+        c.last_heard = Clock::now();  // the idle clock stood still while the server was not reading
+      }
+    }
+    return *want > buffered ? static_cast<std::size_t>(*want - buffered) : 0;
+  }
+
   // Decodes and handles what a connection has buffered, up to a record that has to wait.
   void drain_decoder(Connection& c, const std::stop_token& stop) {
     while (c.open && !c.parked) {
@@ -400,7 +526,9 @@ struct Server::Impl {
         return;
       }
       if (!m) return;
-      if (!handle(c, std::move(*m), stop)) return;
+      const bool handled = handle(c, std::move(*m), stop);
+      if (!c.parked) release(c);
+      if (!handled) return;
     }
   }
 
@@ -414,6 +542,7 @@ struct Server::Impl {
     c.seen.insert(c.parked->first.seq);
     c.ack(AckCode::Ok, c.parked->first);
     c.parked.reset();
+    release(c);
     drain_decoder(c, stop);
   }
 
@@ -449,10 +578,19 @@ struct Server::Impl {
     return true;
   }
 
-  void read_from(Connection& c, const std::stop_token& stop) {
+  void read_from(Connection& c, short revents, const std::stop_token& stop) {
     std::byte buffer[64 * 1024];
-    for (int rounds = 0; rounds < 16 && c.open && !c.parked; ++rounds) {
-      const ssize_t n = ::recv(c.fd.get(), buffer, sizeof buffer, 0);
+    for (int rounds = 0; rounds < 32 && c.open && !c.parked; ++rounds) {
+      const std::size_t room = read_room(c);
+      if (room == 0) {
+        if (revents & (POLLHUP | POLLERR)) close(c, "the connection failed while it waited for buffer room");
+        return;
+      }
+      // TLS: ciphertext comes in records of up to 16 KiB, so the plaintext may run up to one record past the
+      // reservation; plaintext TCP stops exactly at the end of the message.
+      const std::size_t take = c.tls ? std::min(sizeof buffer, std::max<std::size_t>(room, 17 * 1024))
+                                     : std::min(room, sizeof buffer);
+      const ssize_t n = ::recv(c.fd.get(), buffer, take, 0);
       if (n > 0) {
         c.last_heard = Clock::now();
         const std::span<const std::byte> got(buffer, static_cast<std::size_t>(n));
@@ -653,10 +791,10 @@ struct Server::Impl {
       for (auto& c : connections) {
         if (!c->open) continue;
         short events = 0;
-        if (!c->parked) events |= POLLIN;
+        if (!c->parked && read_room(*c) > 0) events |= POLLIN;
         if (c->out_sent < c->out.size()) events |= POLLOUT;
         parked = parked || c->parked.has_value();
-        next_deadline = std::min(next_deadline, c->last_heard + options.idle_timeout);
+        if (!c->waiting) next_deadline = std::min(next_deadline, c->last_heard + options.idle_timeout);
         if (!c->authenticated)
           next_deadline = std::min(next_deadline, c->accepted_at + options.handshake_timeout);
         fds.push_back({c->fd.get(), events, 0});
@@ -677,7 +815,7 @@ struct Server::Impl {
           Connection& c = *polled[i];
           const short rev = fds[i + 2].revents;
           if (!c.open || rev == 0) continue;
-          if (rev & (POLLIN | POLLHUP | POLLERR)) read_from(c, stop);
+          if (rev & (POLLIN | POLLHUP | POLLERR)) read_from(c, rev, stop);
           if (c.open && (rev & POLLOUT) && !flush_now(c)) close(c, "send failed: the peer is gone");
         }
         if (fds[0].revents & POLLIN) accept_all();
@@ -695,7 +833,7 @@ struct Server::Impl {
                         " ms (handshake timeout)");
           continue;
         }
-        if (now - c->last_heard >= options.idle_timeout && !c->parked) {
+        if (now - c->last_heard >= options.idle_timeout && !c->parked && !c->waiting) {
           ++summary.closed_idle;
           close(*c, "idle for " + std::to_string(options.idle_timeout.count()) + " ms (idle timeout)");
         }

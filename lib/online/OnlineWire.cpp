@@ -109,9 +109,26 @@ Ack decode_ack(std::span<const std::byte> bytes) {
 MessageDecoder::MessageDecoder(WireOptions options, std::string source)
     : options_(options), source_(std::move(source)) {}
 
+std::size_t MessageDecoder::header_bytes() const {
+  return kMessageHeaderBytes + (options_.checksum ? kCrcFieldBytes : 0);
+}
+
+std::optional<std::uint64_t> MessageDecoder::message_bytes() const {
+  if (buffered() < kMessageHeaderBytes) return std::nullopt;
+  const std::uint64_t length = read_be(buffer_.data() + consumed_);
+  const std::uint64_t head = header_bytes();
+  return length > UINT64_MAX - head ? UINT64_MAX : head + length;
+}
+
 void MessageDecoder::feed(std::span<const std::byte> bytes) {
   compact(buffer_, consumed_);
   buffer_.insert(buffer_.end(), bytes.begin(), bytes.end());
+  // One allocation of the message's size instead of doubling: a large payload would otherwise peak at
+  // one and a half to three times its size while the vector grows.
+  if (const auto want = message_bytes(); want && *want - header_bytes() <= options_.max_payload_bytes) {
+    const std::uint64_t need = consumed_ + *want;
+    if (need > buffer_.capacity()) buffer_.reserve(static_cast<std::size_t>(need));
+  }
 }
 
 std::optional<Message> MessageDecoder::next() {
@@ -150,13 +167,27 @@ std::optional<Message> MessageDecoder::next() {
   }
   if (avail - head < length) return std::nullopt;
   const std::byte* body = p + head;
-  message.payload.assign(body, body + length);
+  if (consumed_ == 0 && buffer_.size() == head + length) {
+    // The buffer holds exactly this message: it becomes the payload, without a second copy of its size.
+    message.payload = std::move(buffer_);
+    message.payload.erase(message.payload.begin(),
+                          message.payload.begin() + static_cast<std::ptrdiff_t>(head));
+    buffer_ = {};
+    consumed_ = 0;
+  } else {
+    message.payload.assign(body, body + length);
+    consumed_ += head + static_cast<std::size_t>(length);
+  }
+  if (buffered() == 0) {
+    buffer_.clear();
+    consumed_ = 0;
+    if (buffer_.capacity() > (std::size_t{1} << 20)) buffer_ = {};  // a big message's pages go back
+  }
   if (options_.checksum) {
     const auto crc = static_cast<std::uint32_t>(
         crc32_z(0, reinterpret_cast<const Bytef*>(message.payload.data()), message.payload.size()));
     message.crc_ok = crc == expected_crc;
   }
-  consumed_ += head + static_cast<std::size_t>(length);
   return message;
 }
 

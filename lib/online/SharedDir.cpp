@@ -114,16 +114,61 @@ void SharedDirWriter::record(std::uint64_t rank, std::uint64_t step, std::uint64
                 std::string(api));
   if (std::find(started_.begin(), started_.end(), rank) == started_.end()) {
     publish("start_" + std::to_string(rank), {});
+    markers_.push_back(dir_ + "/start_" + std::to_string(rank));
     started_.push_back(rank);
   }
-  publish(std::to_string(rank) + "_" + std::to_string(step) + "_" + std::to_string(seq) + "_" +
-              std::string(api) + ".rec",
-          frame);
+  const std::string name = std::to_string(rank) + "_" + std::to_string(step) + "_" + std::to_string(seq) +
+                           "_" + std::string(api) + ".rec";
+  publish(name, frame);
+  pending_.push_back(dir_ + "/" + name);
+  check_taken(false);
 }
 
 void SharedDirWriter::end_all() {
-  for (std::uint64_t rank : started_) publish("end_" + std::to_string(rank), {});
+  for (std::uint64_t rank : started_) {
+    publish("end_" + std::to_string(rank), {});
+    markers_.push_back(dir_ + "/end_" + std::to_string(rank));
+  }
   started_.clear();
+}
+
+namespace {
+bool gone(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) != 0 && errno == ENOENT;
+}
+}  // namespace
+
+void SharedDirWriter::check_taken(bool all) {
+  if (!all) {
+    // A server takes a rank's files in seq order, so the oldest go first; two looks per record keep up.
+    for (int i = 0; i < 2 && !pending_.empty() && gone(pending_.front()); ++i) {
+      pending_.pop_front();
+      ++taken_;
+    }
+    return;
+  }
+  const auto before = pending_.size();
+  pending_.erase(std::remove_if(pending_.begin(), pending_.end(), gone), pending_.end());
+  taken_ += before - pending_.size();
+}
+
+bool SharedDirWriter::wait_taken(std::chrono::steady_clock::time_point deadline) {
+  for (;;) {
+    check_taken(true);
+    if (pending_.empty()) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    ::usleep(20 * 1000);
+  }
+}
+
+std::size_t SharedDirWriter::withdraw() {
+  for (auto it = markers_.rbegin(); it != markers_.rend(); ++it) ::unlink(it->c_str());  // end_ first
+  markers_.clear();
+  for (const std::string& path : pending_)
+    if (::unlink(path.c_str()) != 0 && errno == ENOENT) ++taken_;  // taken after all, just now
+  pending_.clear();
+  return taken_;
 }
 
 std::vector<std::string> list_shared_dir(const std::string& dir) {

@@ -6,7 +6,10 @@
 // name is never replaced.
 #pragma once
 
+#include <chrono>
+#include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <span>
 #include <string>
@@ -14,6 +17,9 @@
 #include <vector>
 
 namespace probe::online::detail {
+
+/// The file a server holds an exclusive flock on while it watches the directory (hidden: listings skip it).
+inline constexpr std::string_view kSharedDirLock = ".probe_server.lock";
 
 struct SharedDirName {
   enum class Kind { Start, End, Record };
@@ -35,12 +41,23 @@ class SharedDirWriter {
               std::span<const std::byte> frame);
   /// Writes end_{rank} for every rank started.
   void end_all();
+  /// Record files written and since removed by a server (taken), as far as the last check saw.
+  std::size_t taken() const { return taken_; }
+  /// Polls until every record file written is taken (true) or `deadline` passes (false).
+  bool wait_taken(std::chrono::steady_clock::time_point deadline);
+  /// Removes the record files and markers still in the directory (no server took them); returns taken().
+  std::size_t withdraw();
 
  private:
   void publish(const std::string& name, std::span<const std::byte> bytes);
+  // Drops the taken files from pending_; `all` false checks the oldest few only (cheap, per record).
+  void check_taken(bool all);
   std::string dir_;
   std::vector<std::uint64_t> started_;
   std::uint64_t temp_counter_ = 0;
+  std::deque<std::string> pending_;   // record files written, not yet seen taken
+  std::vector<std::string> markers_;  // start_/end_ files written
+  std::size_t taken_ = 0;
 };
 
 /// A directory listing (names only, no '.' files), for the server's poll.

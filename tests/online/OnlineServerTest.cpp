@@ -9,9 +9,12 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -494,7 +497,8 @@ TEST(OnlineSharedDir, TwoRanksTwoStepsEqualOfflineRunUt) {
   std::vector<std::string> left;
   for (const auto& e : std::filesystem::directory_iterator(shared))
     left.push_back(e.path().filename().string());
-  EXPECT_EQ(left, std::vector<std::string>{"README"});
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left, (std::vector<std::string>{".probe_server.lock", "README"}));
   EXPECT_TRUE(std::filesystem::exists("/etc/passwd"));
 }
 
@@ -531,6 +535,38 @@ TEST(OnlineSharedDir, ADirectoryNamedLikeARecordIsRefusedOnceThenIgnored) {
   ASSERT_EQ(s.ranks.count(0), 1u) << log;
   EXPECT_EQ(slurp(s.ranks.at(0).run_ut.result_csv), slurp(want.result_csv));
   EXPECT_TRUE(std::filesystem::is_directory(shared + "/0_0_999_Functional.relu.9.rec"));
+}
+
+// Two servers on one directory used to split every rank's records between them (one ended with half the
+// rows, the other never ended). The directory belongs to the first; the second is refused, in the library
+// and by the CLI (non-zero exit, the directory named), and the directory is free again once the first ends.
+TEST(OnlineSharedDir, ASecondServerOnTheSameDirectoryIsRefused) {
+  ScratchDir dir("online");
+  const std::string shared = dir.file("nfs");
+  std::filesystem::create_directory(shared);
+  auto options = server_options(dir.file("online"), 1);
+  options.shared_dir = shared;
+  {
+    Server first(options);
+    try {
+      Server second(options);
+      ADD_FAILURE() << "a second server on " << shared << " was accepted";
+    } catch (const probe::Error& e) {
+      EXPECT_EQ(e.kind(), probe::ErrorKind::Io);
+      EXPECT_NE(std::string(e.what()).find("another probe run_ut server"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(shared), std::string::npos) << e.what();
+    }
+    Process cli({PROBE_CLI_PATH, "run_ut", "--online", "--nfs_path", shared, "-o", dir.file("cli")});
+    EXPECT_EQ(cli.wait_exit(20s), probe::exit_code(probe::ErrorKind::Io)) << cli.text;
+    EXPECT_NE(cli.text.find("another probe run_ut server"), std::string::npos) << cli.text;
+    EXPECT_EQ(cli.text.find("watching " + shared), std::string::npos) << cli.text;
+  }
+  EXPECT_NO_THROW(Server again(options));
+  // The lock file is hidden from the server's listing and from the clients' names.
+  std::vector<std::string> left;
+  for (const auto& e : std::filesystem::directory_iterator(shared))
+    left.push_back(e.path().filename().string());
+  EXPECT_EQ(left, std::vector<std::string>{".probe_server.lock"});
 }
 
 TEST(OnlineSharedDir, AnExistingRecordNameIsNeverReplaced) {
@@ -570,7 +606,6 @@ TEST(OnlineClient, SendApiNumbersEachApiOverTheClientsLifeAcrossThreadsAndSteps)
     });
   for (auto& t : threads) t.join();
   EXPECT_EQ(client.send_api("Tensor.relu", call, out, 1, 0), "Tensor.relu.0");
-  client.close();
   std::multiset<std::string> want, files;
   for (int k = 0; k < 50; ++k) want.insert("Functional.relu." + std::to_string(k));
   EXPECT_EQ(returned, want);
@@ -583,6 +618,246 @@ TEST(OnlineClient, SendApiNumbersEachApiOverTheClientsLifeAcrossThreadsAndSteps)
     files.insert(f.substr(at, f.size() - at - 4));
   }
   EXPECT_EQ(files, want);
+  // No server takes them: close() says so and removes them again.
+  EXPECT_THROW(client.close(100ms), probe::Error);
+  EXPECT_EQ(client.stats().acked, 0u);
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
+}
+
+// --- exit 0 means every record was taken ------------------------------------------------------------------
+
+// A stand-in server on loopback that answers the first bytes it reads with KILL_, as a server that is
+// stopped (SIGTERM) answers the connections still sending. `probe replay` used to print "acknowledged 0" and
+// exit 0.
+TEST(OnlineCli, ReplayAnsweredKillBeforeItsRecordsAreAcknowledgedFails) {
+  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(::listen(listener, 4), 0);
+  socklen_t len = sizeof a;
+  ::getsockname(listener, reinterpret_cast<sockaddr*>(&a), &len);
+  const std::string dump = kRunUt + "pt_fp32_fwd/dump.json";
+  Process replay({PROBE_CLI_PATH, "replay", "-api_info", dump, "--port", std::to_string(ntohs(a.sin_port)),
+                  "--timeout", "20", "-q"});
+  pollfd p{listener, POLLIN, 0};
+  ASSERT_EQ(::poll(&p, 1, 20000), 1);
+  const int conn = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+  ::close(listener);
+  ASSERT_GE(conn, 0);
+  std::byte buf[4096];
+  ASSERT_GT(::recv(conn, buf, sizeof buf, 0), 0);  // the first record is on its way
+  const auto kill = probe::online::encode_ack({AckCode::Kill, {probe::online::kKillSeq, 0, 0}});
+  ASSERT_EQ(::send(conn, kill.data(), kill.size(), MSG_NOSIGNAL), static_cast<ssize_t>(kill.size()));
+  const auto until = Clock::now() + 20s;  // read (and never acknowledge) whatever else comes, until it exits
+  int code = -1;
+  while (Clock::now() < until && (code = replay.wait_exit(0ms)) == -1) {
+    pollfd q{conn, POLLIN, 0};
+    if (::poll(&q, 1, 20) == 1 && ::recv(conn, buf, sizeof buf, 0) <= 0) std::this_thread::sleep_for(20ms);
+  }
+  ::close(conn);
+  EXPECT_EQ(code, probe::exit_code(probe::ErrorKind::Io)) << replay.text;
+  EXPECT_NE(replay.text.find("records not acknowledged"), std::string::npos) << replay.text;
+  EXPECT_NE(replay.text.find("KILL_"), std::string::npos) << replay.text;
+}
+
+// No server watches the directory: the files were written but never taken. `probe replay` used to exit 0.
+TEST(OnlineCli, ReplayToASharedDirectoryNoServerTakesFails) {
+  ScratchDir dir("online");
+  const std::string dump = kRunUt + "pt_fp32_fwd/dump.json";
+  const DumpRecords records = DumpRecords::open(dump);
+  Process replay({PROBE_CLI_PATH, "replay", "-api_info", dump, "--nfs_path", dir.path().string(), "--timeout",
+                  "1", "-q"});
+  EXPECT_EQ(replay.wait_exit(30s), probe::exit_code(probe::ErrorKind::Io)) << replay.text;
+  const std::string count = std::to_string(records.size()) + " of " + std::to_string(records.size());
+  EXPECT_NE(replay.text.find(count + " records not acknowledged"), std::string::npos) << replay.text;
+  EXPECT_NE(replay.text.find("not taken by a server"), std::string::npos) << replay.text;
+  // Nothing is left for a later server: no record and no end marker.
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
+}
+
+// An end marker left from an earlier run (no record of its rank beside it) used to end the rank at once:
+// a new server exited 0 with no rows. It is refused at start, named, and left in place.
+TEST(OnlineSharedDir, AStaleEndMarkerIsRefusedAtStart) {
+  ScratchDir dir("online");
+  const std::string shared = dir.file("nfs");
+  std::filesystem::create_directory(shared);
+  { std::ofstream(shared + "/end_0"); }
+  auto options = server_options(dir.file("online"), 0);
+  options.shared_dir = shared;
+  try {
+    Server server(options);
+    ADD_FAILURE() << "a server started on a directory holding a stale end_0";
+  } catch (const probe::Error& e) {
+    EXPECT_EQ(e.kind(), probe::ErrorKind::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find(shared + "/end_0"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("earlier run"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(std::filesystem::exists(shared + "/end_0"));
+  // With a record of rank 0 beside it, the marker belongs to a client that finished before the server
+  // started: the server takes both and checks the record.
+  const DumpRecords records = DumpRecords::open(kRunUt + "pt_fp32_fwd/dump.json");
+  {
+    std::filesystem::remove(shared + "/end_0");
+    ClientOptions o;
+    o.shared_dir = shared;
+    Client client(o);
+    client.send_frame(records.frame(0), 0, 0);
+    EXPECT_THROW(client.close(0ms), probe::Error);  // withdrawn: nothing took it yet
+  }
+  {
+    std::string api = records.key(0);
+    api.resize(api.size() - 8);
+    std::ofstream(shared + "/0_0_0_" + api + ".rec", std::ios::binary) << [&] {
+      const auto f = records.frame(0);
+      return std::string(reinterpret_cast<const char*>(f.data()), f.size());
+    }();
+    std::ofstream(shared + "/start_0");
+    std::ofstream(shared + "/end_0");
+  }
+  Running server(options);
+  const ServerSummary s = server.finish(20s);
+  ASSERT_EQ(s.ranks.count(0), 1u) << server.joined_log();
+  EXPECT_EQ(s.ranks.at(0).run_ut.apis, 1u) << server.joined_log();
+}
+
+// --- memory bounds: max_connection_bytes, max_buffered_bytes (config.json) -------------------------------
+
+std::string config_with_limits(const ScratchDir& dir, std::uint64_t per_connection, std::uint64_t total) {
+  const std::string path = dir.file("config.json");
+  std::ofstream cfg(path);
+  cfg << R"({"task": "run_ut", "run_ut": {"is_online": true, "host": "127.0.0.1", "port": 0, "rank_list": [0],
+            "max_connection_bytes": )"
+      << per_connection << R"(, "max_buffered_bytes": )" << total << "}}";
+  return path;
+}
+
+// The header of one message announcing `payload` bytes, CRC field "00000000" (the payload will not match:
+// the server answers ERROR, which keeps the test to the buffering).
+std::vector<std::byte> announce(std::uint64_t payload, std::uint64_t seq) {
+  std::vector<std::byte> h(probe::online::kMessageHeaderBytes + probe::online::kCrcFieldBytes,
+                           std::byte{'0'});
+  for (int i = 0; i < 8; ++i) {
+    h[static_cast<std::size_t>(i)] = static_cast<std::byte>(payload >> (56 - 8 * i));
+    h[static_cast<std::size_t>(8 + i)] = static_cast<std::byte>(seq >> (56 - 8 * i));
+    h[static_cast<std::size_t>(16 + i)] = std::byte{0};
+    h[static_cast<std::size_t>(24 + i)] = std::byte{0};
+  }
+  return h;
+}
+
+std::uint64_t peak_rss_kib(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6));
+  ADD_FAILURE() << "no VmHWM for pid " << pid;
+  return 0;
+}
+
+// A message above max_connection_bytes used to be buffered up to the 2 GiB frame limit. It is a stream
+// error as soon as its header is in: that connection is closed, the others go on.
+TEST(OnlineCli, AMessageAboveMaxConnectionBytesClosesOnlyItsConnection) {
+  ScratchDir dir("online");
+  const std::string dump = kRunUt + "pt_fp32_fwd/dump.json";
+  const auto want = offline(dump, dir.file("offline"));
+  Process server({PROBE_CLI_PATH, "run_ut", "-config", config_with_limits(dir, 1 << 20, 4 << 20), "-o",
+                  dir.file("online"), "--timestamp", kTs, "--producers", "1"});
+  const std::uint16_t port = server.listening_port();
+  ASSERT_NE(port, 0) << server.text;
+  {
+    RawSocket big(port);
+    big.send(announce(2 << 20, 0));
+    big.send(std::vector<std::byte>(64 << 10));
+    EXPECT_TRUE(big.closed_by_server(5s));
+  }
+  Process replay({PROBE_CLI_PATH, "replay", "-api_info", dump, "--port", std::to_string(port), "-q"});
+  EXPECT_EQ(replay.wait_exit(60s), 0) << replay.text;
+  EXPECT_EQ(server.wait_exit(60s), 0) << server.text;
+  EXPECT_NE(server.text.find("closed_bad 1 "), std::string::npos) << server.text;
+  EXPECT_EQ(slurp(dir.file("online") + "/accuracy_checking_result_" + kTs + "_rank0.csv"),
+            slurp(want.result_csv));
+}
+
+// Four connections each send most of a 32 MiB message. Every connection used to buffer its own (four times
+// 32 MiB resident, and 2 GiB each was allowed). With max_buffered_bytes 48 MiB only one message fits at a
+// time: the others are not read (their senders block in TCP) until it is complete, then go one by one.
+TEST(OnlineCli, MaxBufferedBytesBoundsTheServersMemoryAndHoldsSendersBack) {
+  ScratchDir dir("online");
+  constexpr std::uint64_t kPayload = 32 << 20;
+  Process server({PROBE_CLI_PATH, "run_ut", "-config", config_with_limits(dir, 40 << 20, 48 << 20), "-o",
+                  dir.file("online"), "--producers", "0"});
+  const std::uint16_t port = server.listening_port();
+  ASSERT_NE(port, 0) << server.text;
+  std::this_thread::sleep_for(200ms);
+  const std::uint64_t base_kib = peak_rss_kib(server.pid);
+  std::atomic<int> most_sent{0}, answered{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> senders;
+  for (int i = 0; i < 4; ++i)
+    senders.emplace_back([&, i] {
+      RawSocket s(port);
+      const timeval limit{30, 0};  // a server that never reads fails the test instead of hanging it
+      ::setsockopt(s.fd(), SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
+      const std::vector<std::byte> chunk(1 << 20);
+      bool ok = ::send(s.fd(), announce(kPayload, 0).data(), 40, MSG_NOSIGNAL) == 40;
+      for (std::uint64_t sent = 0; ok && sent < kPayload - 1;) {
+        const std::size_t n =
+            static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size(), kPayload - 1 - sent));
+        const ssize_t k = ::send(s.fd(), chunk.data(), n, MSG_NOSIGNAL);
+        ok = k > 0;
+        if (ok) sent += static_cast<std::uint64_t>(k);
+      }
+      ++most_sent;
+      for (int w = 0; w < 3000 && !go; ++w) std::this_thread::sleep_for(10ms);
+      ok = ok && ::send(s.fd(), chunk.data(), 1, MSG_NOSIGNAL) == 1;
+      const auto a = ok ? s.ack(30s) : std::nullopt;
+      if (a && a->code == AckCode::Error) ++answered;
+      EXPECT_TRUE(a.has_value()) << "sender " << i;
+    });
+  for (int w = 0; w < 300 && most_sent < 4; ++w) std::this_thread::sleep_for(10ms);
+  std::this_thread::sleep_for(500ms);  // what the server will read of the senders' bytes, it has read
+  const std::uint64_t grown_mib = (peak_rss_kib(server.pid) - base_kib) >> 10;
+  const int through = most_sent;
+  go = true;
+  for (auto& t : senders) t.join();
+  EXPECT_EQ(server.wait_exit(30s), 0) << server.text;
+  // One message of 32 MiB resident (plus allocator slack), never two.
+  EXPECT_LT(grown_mib, 60u) << "peak RSS grew by " << grown_mib << " MiB";
+  // At least one sender was held back (without the bound all four got through).
+  EXPECT_LT(through, 4) << "senders whose bytes the server took before any message was complete";
+  EXPECT_EQ(answered.load(), 4);
+  EXPECT_NE(server.text.find("crc_errors 4 "), std::string::npos) << server.text;
+  EXPECT_EQ(server.text.find("buffer_waits 0"), std::string::npos) << server.text;
+  EXPECT_NE(server.text.find("buffer_waits "), std::string::npos) << server.text;
+}
+
+TEST(OnlineServer, MemoryBoundsThatCannotWorkAreRefused) {
+  ScratchDir dir("online");
+  auto o = server_options(dir.file("online"), 1);
+  o.max_connection_bytes = 8 << 20;
+  o.max_buffered_bytes = 4 << 20;  // a message one connection may send would never fit
+  try {
+    Server s(o);
+    ADD_FAILURE() << "max_buffered_bytes below max_connection_bytes was accepted";
+  } catch (const probe::Error& e) {
+    EXPECT_EQ(e.kind(), probe::ErrorKind::InvalidArgument);
+    EXPECT_EQ(e.field(), "max_buffered_bytes");
+  }
+  o = server_options(dir.file("online"), 1);
+  o.max_connections = 0;
+  EXPECT_THROW(Server s(o), probe::Error);
+  {
+    std::ofstream cfg(dir.file("config.json"));
+    cfg << R"({"run_ut": {"is_online": true, "max_buffered_bytes": -1}})";
+  }
+  try {
+    probe::online::load_online_config(dir.file("config.json"));
+    ADD_FAILURE() << "a negative max_buffered_bytes was accepted";
+  } catch (const probe::Error& e) {
+    EXPECT_EQ(e.field(), "run_ut.max_buffered_bytes");
+  }
 }
 
 }  // namespace
