@@ -174,17 +174,24 @@ void ZipReader::check_inflate_bound(const ZipEntry& e) const {
                 file_, e.name);
 }
 
+namespace {
+// A compressed member opened for reading; the caller closes it.
+zip_file_t* open_member(zip_t* za, const ZipEntry& e, const std::string& file) {
+  zip_file_t* zf = zip_fopen_index(za, e.index, 0);
+  if (!zf)
+    throw Error(ErrorKind::Unsupported, std::string("cannot open zip member: ") + zip_strerror(za), file,
+                e.name);
+  return zf;
+}
+}  // namespace
+
 std::shared_ptr<Storage> ZipReader::read(const ZipEntry& e, std::size_t& offset) const {
   if (e.stored) {
     offset = e.data_offset;
     return buf_;
   }
   check_inflate_bound(e);
-  auto* za = static_cast<zip_t*>(zip_);
-  zip_file_t* zf = zip_fopen_index(za, e.index, 0);
-  if (!zf)
-    throw Error(ErrorKind::Unsupported, std::string("cannot open zip member: ") + zip_strerror(za), file_,
-                e.name);
+  zip_file_t* zf = open_member(static_cast<zip_t*>(zip_), e, file_);
   auto out = make_owned_storage(static_cast<std::size_t>(e.size));
   std::uint64_t got = 0;
   std::string problem;
@@ -219,11 +226,7 @@ std::string ZipReader::read_prefix(const ZipEntry& e, std::size_t max_bytes) con
   const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(max_bytes, e.size));
   if (e.stored) return std::string(reinterpret_cast<const char*>(buf_->data() + e.data_offset), want);
   check_inflate_bound(e);
-  auto* za = static_cast<zip_t*>(zip_);
-  zip_file_t* zf = zip_fopen_index(za, e.index, 0);
-  if (!zf)
-    throw Error(ErrorKind::Unsupported, std::string("cannot open zip member: ") + zip_strerror(za), file_,
-                e.name);
+  zip_file_t* zf = open_member(static_cast<zip_t*>(zip_), e, file_);
   std::string out(want, '\0');
   std::size_t got = 0;
   std::string problem;
