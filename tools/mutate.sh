@@ -39,7 +39,7 @@ if [ -n "$list" ]; then
     out=$("$0" -B "$build" "$f" "$e" "$t" "$g" </dev/null 2>&1)
     set -e
     echo "$out"
-    verdict=$(echo "$out" | grep -E '^(KILLED|SURVIVED|NO-OP|NO-BUILD|NO-TESTS) ' | tail -1 | cut -c1-9)
+    verdict=$(echo "$out" | grep -E '^(KILLED|SURVIVED|NO-OP|NO-BUILD|NO-TESTS) ' | tail -1 | cut -c1-9 || true)
     [ "$verdict" = "KILLED   " ] || failed=1
     summary+=("${verdict:-ERROR    } $f: $e ($t '$g')")
   done <"$list"
@@ -87,7 +87,8 @@ set +e
 timeout 900 "$exe" --gtest_filter="$filter" >"$log" 2>&1
 rc=$?
 set -e
-grep -E '^\[  (PASSED|FAILED)  \]|^\[  FAILED  \] [A-Za-z]|Failure$' "$log" | head -20 | sed 's/^/  /'
+# sed reads the whole list (head would close the pipe early, and grep's SIGPIPE would end this script).
+grep -E '^\[  (PASSED|FAILED)  \]|^\[  FAILED  \] [A-Za-z]|Failure$' "$log" | sed -n '1,20s/^/  /p'
 if ! grep -qE '^\[==========\] [1-9][0-9]* tests? from .* ran\.' "$log"; then
   echo "NO-TESTS  $target --gtest_filter='$filter' ran no test"
   status=4

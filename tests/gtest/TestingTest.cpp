@@ -209,6 +209,23 @@ TEST(ProbeGtest, MatcherAndPredicateFormat) {
                           "precision standard ulp_compare: error (ulp)");
 }
 
+// D14 decides in the probe profile only, and its Warning (the reduced-precision band) is not accurate.
+// bfloat16 mm, K = 256, magnitude 256, bench 20, device 20.5: beyond the float32-accumulation bound
+// (1 + 2^-10) (2^-8 20 + (2^-24 + 8 sqrt(256) 2^-24) 256) = 0.080, within the bfloat16 band
+// (1 + 2^-10) (2^-8 20 + (2^-24 + 4 2^-8) 256) = 4.08.
+TEST(ProbeGtest, ErrorBoundWarningIsNotAccurateAndOnlyTheProbeProfileUsesTheBound) {
+  probe::testing::CheckOptions opt;
+  opt.magnitude = f64({256.0});
+  opt.accumulation = 256;
+  const auto a = probe::testing::check_output("Torch.mm", f64({20.0}), f64({20.5}), DType::BFloat16, opt);
+  EXPECT_EQ(a.error_bound.method, Method::ErrorBound);
+  EXPECT_EQ(a.error_bound.status, Status::Warning) << a.error_bound.message;
+  EXPECT_FALSE(a.accurate());
+  opt.profile = Profile::MsProbe;
+  const auto ms = probe::testing::check_output("Torch.mm", f64({20.0}), f64({20.5}), DType::BFloat16, opt);
+  EXPECT_EQ(ms.error_bound.method, Method::NotCompared);
+}
+
 TEST(ProbeGtest, WrongOutputCountOrDtypeFails) {
   const Tensor x = grid(DType::Float16);
   EXPECT_NONFATAL_FAILURE(EXPECT_PROBE_ACCURATE("Functional.gelu", args(x), (std::vector<Tensor>{})),

@@ -7,15 +7,20 @@
 
 #include <cmath>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/Slurp.h"
 #include "probe/error_bound.h"
 #include "probe/judge.h"
+#include "probe/output_compare.h"
+#include "probe/parallel.h"
 #include "probe/runner.h"
+#include "standards/ErrorBound.h"
 
 namespace probe {
 namespace {
@@ -303,6 +308,215 @@ TEST(ErrorBound, MagnitudeBenchAndAccumulationOfACall) {
   ASSERT_EQ(lm.size(), 1u);
   EXPECT_EQ(lm[0].tensor().to_doubles(), (std::vector<double>{6.5, 3.25}));
   EXPECT_EQ(error_bound_accumulation("Functional.layer_norm", ln, {1, 2}), 2);
+}
+
+// A float64 output's bench carries an error of the device's size, so its accumulation term is doubled:
+// exp in float64 has c = 8, K = 1, u = u_out = u_acc = 2^-53, and its bound at b = 1.5 is
+// (1 + 2^-10) (u + 2 (8 u + u / (1 - u))) 1.5 + 2^-1074 = 28.53 u. Float64's ulp at 1.5 is 2^-52 = 2 u:
+// 14 ulps (28 u) pass, 15 ulps (30 u) fail. (Without the doubling the bound is 15.01 u; with u_acc = 2^-52,
+// 55.5 u.)
+TEST(ErrorBound, Float64OutputsDoubleTheAccumulationTerm) {
+  const double b = 1.5, u = std::ldexp(1.0, -53);
+  const double bound = (1 + 1.0 / 1024) * (u + 2 * (8 * u + u / (1 - u))) * b + std::ldexp(1.0, -1074);
+  JudgeOptions o;
+  o.rule = JudgeRule::ErrorBound;
+  auto verdict = [&](int ulps) {
+    return judge("Torch.exp", f64({b}, {1}), f64({b + ulps * std::ldexp(1.0, -52)}, {1}), probe_standards(),
+                 DType::Float64, o);
+  };
+  EXPECT_EQ(verdict(14).status, Status::Pass) << verdict(14).message;
+  const Verdict w = verdict(15);
+  EXPECT_EQ(w.status, Status::Error) << w.message;
+  ASSERT_EQ(w.worst.size(), 1u);
+  EXPECT_NEAR(w.worst[0].bound, bound, bound * 1e-15);
+}
+
+// The reduced-precision band (a Warning) belongs to low-precision sums whose precision is a kernel's
+// choice, K > 1, and its u_low is TF32's 2^-11 for float32. Float32 mm, K = 256, magnitude 256, bench 20:
+// the bound is (1 + 2^-10) (2^-24 20 + (2^-24 + 8 sqrt(256) 2^-24) 256) = 1.97e-3, the band's
+// (1 + 2^-10) (2^-24 20 + (2^-24 + 4 2^-11) 256) = 0.50: an error of 0.25 is a Warning naming TF32, an error
+// of 1 an error (bfloat16's 2^-8 would make the band 4).
+TEST(ErrorBound, ReducedPrecisionBandOnlyWhereTheKernelChoosesThePrecision) {
+  JudgeOptions o;
+  o.rule = JudgeRule::ErrorBound;
+  o.magnitude = f64({256.0}, {1});
+  o.accumulation = 256;
+  const Verdict tf32 =
+      judge("Torch.mm", f64({20.0}, {1}), f64({20.25}, {1}), probe_standards(), DType::Float32, o);
+  EXPECT_EQ(tf32.status, Status::Warning) << tf32.message;
+  EXPECT_NE(tf32.message.find("TF32"), std::string::npos) << tf32.message;
+  const Verdict off =
+      judge("Torch.mm", f64({20.0}, {1}), f64({21.0}, {1}), probe_standards(), DType::Float32, o);
+  EXPECT_EQ(off.status, Status::Error) << off.message;
+  // add is one rounding (K = 1): no band. bfloat16, bench 10, magnitude 30: bound (1 + 2^-10) (2^-8 10 +
+  // (2 2^-24 + 2^-24 / (1 - 2^-24)) 30) = 0.039; an error of 0.25 (within the 4 2^-8 30 = 0.47 a band would
+  // give) is an error.
+  o.magnitude = f64({30.0}, {1});
+  o.accumulation = 1;
+  const Verdict add =
+      judge("Torch.add", f64({10.0}, {1}), f64({10.25}, {1}), probe_standards(), DType::BFloat16, o);
+  EXPECT_EQ(add.status, Status::Error) << add.message;
+  EXPECT_EQ(add.criteria.size(), 2u);
+  // A float64 GEMM has no reduced-precision band either: its verdict has no such criterion.
+  o.magnitude = f64({256.0}, {1});
+  o.accumulation = 256;
+  const Verdict f64mm =
+      judge("Torch.mm", f64({20.0}, {1}), f64({21.0}, {1}), probe_standards(), DType::Float64, o);
+  EXPECT_EQ(f64mm.status, Status::Error) << f64mm.message;
+  EXPECT_EQ(f64mm.criteria.size(), 2u);
+  EXPECT_EQ(tf32.criteria.size(), 3u);
+}
+
+// Above K = 64 the accumulation term is the probabilistic 8 sqrt(K) u, not a looser multiple. Float32 sum,
+// K = 10000, magnitude 1, bench 0.5: bound (1 + 2^-10) (0.5 u + (2 u + 8 100 u)) = 803.3 u (the worst case
+// K u / (1 - K u) is 10006 u); u = 2^-24. An error of 700 u passes, 1000 u does not (a Warning: within the
+// band 4 2^-11 = 32768 u).
+TEST(ErrorBound, LongSumsUseEightStandardDeviations) {
+  const double u = std::ldexp(1.0, -24);
+  JudgeOptions o;
+  o.rule = JudgeRule::ErrorBound;
+  o.magnitude = f64({1.0}, {1});
+  o.accumulation = 10000;
+  // 0.5 + j u is a float32 (its ulp at 0.5 is 2^-24 = u) for integer j.
+  const Verdict in =
+      judge("Torch.sum", f64({0.5}, {1}), f64({0.5 + 700 * u}, {1}), probe_standards(), DType::Float32, o);
+  EXPECT_EQ(in.status, Status::Pass) << in.message;
+  const Verdict out =
+      judge("Torch.sum", f64({0.5}, {1}), f64({0.5 + 1000 * u}, {1}), probe_standards(), DType::Float32, o);
+  EXPECT_EQ(out.status, Status::Warning) << out.message;
+  ASSERT_EQ(out.worst.size(), 1u);
+  const double bound = (1 + 1.0 / 1024) * (0.5 * u + 2 * u + 800 * u) + std::ldexp(1.0, -149);
+  EXPECT_NEAR(out.worst[0].bound, bound, bound * 1e-15);
+}
+
+// NaN must meet NaN; an infinity passes only where the bench is beyond float32's largest finite value
+// (3.4028234663852886e38), with the same sign.
+TEST(ErrorBound, NonFiniteValuesMustMatch) {
+  const double nan = std::nan(""), inf = std::numeric_limits<double>::infinity();
+  JudgeOptions o;
+  o.rule = JudgeRule::ErrorBound;
+  auto status = [&](double b, double d) {
+    return judge("Torch.exp", f64({b}, {1}), f64({d}, {1}), probe_standards(), DType::Float32, o).status;
+  };
+  EXPECT_EQ(status(nan, nan), Status::Pass);
+  EXPECT_EQ(status(1.0, nan), Status::Error);
+  EXPECT_EQ(status(nan, 1.0), Status::Error);
+  EXPECT_EQ(status(1e39, inf), Status::Pass);
+  EXPECT_EQ(status(-1e39, -inf), Status::Pass);
+  EXPECT_EQ(status(1e39, -inf), Status::Error);
+  EXPECT_EQ(status(1.0, inf), Status::Error);
+  EXPECT_EQ(status(3e38, inf), Status::Error);
+}
+
+// The worst elements are the largest error/bound ratios of the whole tensor, largest first, worst_count of
+// them, whichever worker scanned them. exp in float32 at b = 1.5 (bound 10 u 1.5 = 7.5 ulps of 2^-23, as in
+// ElementwiseBoundAtItsEdge): every element 1 ulp off (within), five elements 100..500 ulps off. Which
+// workers take the four 65536-element ranges is up to the scheduler, so the verdict is taken 20 times.
+TEST(ErrorBound, WorstElementsAreTheLargestRatiosOfAllWorkers) {
+  struct Threads {
+    int before = num_threads();
+    Threads() { set_num_threads(4); }
+    ~Threads() { set_num_threads(before); }
+  } threads;
+  const std::int64_t n = 4 * 65536;  // four ranges of the verdict's 65536-element grain
+  const double ulp = std::ldexp(1.0, -23);
+  std::vector<double> bench(static_cast<std::size_t>(n), 1.5), device(bench.size(), 1.5 + ulp);
+  const std::vector<std::pair<std::int64_t, int>> off = {
+      {5, 100}, {70000, 400}, {140000, 300}, {200000, 200}, {260000, 500}};
+  for (const auto& [at, ulps] : off) device[static_cast<std::size_t>(at)] = 1.5 + ulps * ulp;
+  const Tensor b = f64(bench, {n}), d = Tensor::from_values<double>(device, {n}).to(DType::Float32);
+  JudgeOptions o;
+  o.rule = JudgeRule::ErrorBound;
+  for (int run = 0; run < 20; ++run) {
+    const Verdict v = judge("Torch.exp", b, d, probe_standards(), DType::Float32, o);
+    EXPECT_EQ(v.status, Status::Error);
+    EXPECT_EQ(v.criteria.front().value, 5.0);  // elements beyond their bound
+    ASSERT_EQ(v.worst.size(), 3u) << "run " << run;
+    EXPECT_EQ(v.worst[0].index, 260000);
+    EXPECT_EQ(v.worst[1].index, 70000);
+    EXPECT_EQ(v.worst[2].index, 140000);
+    EXPECT_NE(v.message.find("worst at [260000]"), std::string::npos) << v.message;
+    if (HasFailure()) break;
+  }
+}
+
+// K of each accumulation kind, by hand: addmm(bias [3], mat1 [2, 5], mat2 [5, 3]) sums 5 products; a
+// convolution's weight [8, 3, 3, 3] is read as [out, in, 3, 3] (27 terms) or, transposed, [in, out, 3, 3]
+// (72): K bounds both, 216 / min(8, 3) = 72; sum of [4, 6] to [4] adds 6; mm [2, 3] x [3, 4]: the gradient
+// of the first input (g [2, 4] times b^T) sums 4 products, of the second (a^T g) 2: 2 4 3 / 6 and / 12.
+TEST(ErrorBound, AccumulationLengthOfEachKind) {
+  auto t = [](Shape s) { return Value(Tensor::zeros(DType::Float32, std::move(s))); };
+  ApiCall addmm;
+  addmm.args = {t({3}), t({2, 5}), t({5, 3})};
+  EXPECT_EQ(error_bound_accumulation("Torch.addmm", addmm, {2, 3}), 5);
+  ApiCall conv;
+  conv.args = {t({1, 3, 8, 8}), t({8, 3, 3, 3})};
+  EXPECT_EQ(error_bound_accumulation("Functional.conv2d.0", conv, {1, 8, 6, 6}), 72);
+  ApiCall sum;
+  sum.args = {t({4, 6}), Value(std::int64_t{1})};
+  EXPECT_EQ(error_bound_accumulation("Torch.sum", sum, {4}), 6);
+  ApiCall mm;
+  mm.args = {t({2, 3}), t({3, 4})};
+  EXPECT_EQ(error_bound_grad_accumulation("Torch.mm", mm, {2, 4}, {2, 3}), 4);
+  EXPECT_EQ(error_bound_grad_accumulation("Torch.mm", mm, {2, 4}, {3, 4}), 2);
+}
+
+// Re-judging run_ut's rows: a SKIP row stays SKIP (run_ut could not compare it); the other rows take D14's
+// verdict (exp 1.5 against 3.0 is far beyond its bound).
+TEST(ErrorBound, RejudgedRowsKeepSkip) {
+  const Value bench(f64({1.5}, {1})), device(Tensor::from_values<float>({3.0f}, {1}));
+  std::vector<DetailRow> rows(2);
+  rows[0].status = Status::Skip;
+  rows[0].message = "skipped by run_ut";
+  rows[1].status = Status::Pass;
+  detail::rejudge_rows("Torch.exp", {bench, bench}, {device, device}, {}, {1, 1}, rows, 0,
+                       Aggregation::Worst);
+  EXPECT_EQ(rows[0].status, Status::Skip);
+  EXPECT_EQ(rows[0].message, "skipped by run_ut");
+  EXPECT_EQ(rows[1].status, Status::Error) << rows[1].message;
+}
+
+// log_softmax's error is the logarithm's of a sum: absolute, relative to the sum, so its magnitude is
+// |b| + 1. float32, b = -2^-10, K = 1 (shape [1]): bound (1 + 2^-10) (2^-34 + (8 u + u / (1 - u))
+// (1 + 2^-10)) = 9.02 u, u = 2^-24. An error of 4 u = 2^-22 passes (|b| alone would give 0.0098 u).
+TEST(ErrorBound, LogSoftmaxIsBoundedByItsBenchPlusOne) {
+  const double u = std::ldexp(1.0, -24), b = -std::ldexp(1.0, -10);
+  JudgeOptions o;
+  o.rule = JudgeRule::ErrorBound;
+  const Verdict in = judge("Functional.log_softmax.0", f64({b}, {1}), f64({b + 4 * u}, {1}),
+                           probe_standards(), DType::Float32, o);
+  EXPECT_EQ(in.status, Status::Pass) << in.message;
+  const Verdict out = judge("Functional.log_softmax.0", f64({b}, {1}), f64({b + 16 * u}, {1}),
+                            probe_standards(), DType::Float32, o);
+  EXPECT_EQ(out.status, Status::Error) << out.message;
+  ASSERT_EQ(out.worst.size(), 1u);
+  const double bound = (1 + 1.0 / 1024) * (u * -b + (8 * u + u / (1 - u)) * (1 - b)) + std::ldexp(1.0, -149);
+  EXPECT_NEAR(out.worst[0].bound, bound, bound * 1e-15);
+}
+
+// softmax's exp sees x - max rounded: its magnitude is |b| (1 + |ln |b|| + ln K), K the largest dim, which
+// judge takes from the bench when the caller gives none. 1024 equal logits: b = 2^-10 everywhere, K = 1024,
+// ln 1024 = |ln 2^-10| = 6.93; g(1024, u) = min(1024 u / (1 - 1024 u), 8 32 u) = 256 u; bound (1 + 2^-10)
+// (u + (8 u + 256 u)(1 + 2 6.93)) 2^-10 = 3928.6 u 2^-10. An element 3000 u 2^-10 off passes (without
+// ln K the bound would be 2096 u 2^-10, with K = 1 72 u 2^-10), one 4000 u 2^-10 off does not.
+TEST(ErrorBound, SoftmaxMagnitudeTakesLnKOfTheLargestDim) {
+  const double u = std::ldexp(1.0, -24), b = std::ldexp(1.0, -10);
+  const std::int64_t k = 1024;
+  std::vector<double> bench(k, b), device(k, b);
+  JudgeOptions o;
+  o.rule = JudgeRule::ErrorBound;
+  device[7] = b + 3000 * u * b;  // a float32: 1500 of its ulps (2^-33) at 2^-10
+  const Verdict in =
+      judge("Functional.softmax.0", f64(bench, {k}), f64(device, {k}), probe_standards(), DType::Float32, o);
+  EXPECT_EQ(in.status, Status::Pass) << in.message;
+  device[7] = b + 4000 * u * b;
+  const Verdict out =
+      judge("Functional.softmax.0", f64(bench, {k}), f64(device, {k}), probe_standards(), DType::Float32, o);
+  EXPECT_EQ(out.status, Status::Error) << out.message;
+  ASSERT_FALSE(out.worst.empty());
+  const double ln = 10 * std::log(2.0);
+  const double bound = (1 + 1.0 / 1024) * (u + 264 * u * (1 + 2 * ln)) * b + std::ldexp(1.0, -149);
+  EXPECT_NEAR(out.worst[0].bound, bound, bound * 1e-15);
 }
 
 }  // namespace

@@ -150,6 +150,12 @@ TEST(MetricsCliErrorBound, AccumulatingApiNeedsItsMagnitude) {
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_EQ(parse_lines(r.out).at("status"), "pass") << r.out;
   EXPECT_EQ(run_cli("metrics " + files + "--accumulation 0").code, 2);
+  // --magnitude without --accumulation is not enough either.
+  const auto no_k = run_cli("metrics " + files + "--magnitude '" + dir.file("m.npy") + "'");
+  ASSERT_EQ(no_k.code, 0) << no_k.out;
+  EXPECT_NE(parse_lines(no_k.out).at("message").find("needs --magnitude and --accumulation"),
+            std::string::npos)
+      << no_k.out;
 }
 
 }  // namespace

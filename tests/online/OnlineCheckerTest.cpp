@@ -8,11 +8,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <map>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -409,6 +412,46 @@ TEST(OnlineChecker, CallSiteNamesBackwardOpsAndTheStep) {
     EXPECT_EQ(details[3][0], name("", 3, ".backward"));
     EXPECT_EQ(details[4][0], name("step0.", 4, ".forward"));
   }
+}
+
+// The default rule (D14) on a GEMM: the magnitude bench is mm on |a| and |b|, K the contracted dim.
+// a = ones [1, 256], b = +1, -1 alternating [256, 1]: a @ b = 0 exactly, |a| @ |b| = 256, K = 256, u = 2^-24.
+// A float32 device value of 50 2^-16 (= 50 u 256) is within the bound (1 + 2^-10) (u + 8 sqrt(256) u) 256
+// = 129.1 u 256 and beyond the K = 1 bound (1 + 2^-10) (u + u / (1 - u)) 256 = 2 u 256; 200 2^-16 is beyond
+// both, a Warning (within the TF32 band (1 + 2^-10) (u + 4 2^-11) 256 = 0.5).
+TEST(OnlineChecker, ErrorBoundJudgesAGemmByItsMagnitudeAndK) {
+  TempDir dir;
+  OnlineCheckerOptions o = options(dir.path().string());
+  o.rule = OnlineRule::ErrorBound;
+  OnlineChecker oc(o);
+  std::vector<float> ones(256, 1.0f), signs(256);
+  for (std::size_t k = 0; k < signs.size(); ++k) signs[k] = k % 2 ? -1.0f : 1.0f;
+  const OnlineCall call{
+      {Value(Tensor::from_values<float>(ones, {1, 256})), Value(Tensor::from_values<float>(signs, {256, 1}))},
+      {}};
+  auto device = [](int units) {
+    return Value(Tensor::from_values<float>({std::ldexp(static_cast<float>(units), -16)}, {1, 1}));
+  };
+  oc.check("Torch.mm", call, {device(50)});
+  oc.check("Torch.mm", call, {device(200)});
+  oc.flush();
+  const auto details = rows_of(oc.summary().details_csv);
+  ASSERT_EQ(details.size(), 3u);
+  const CsvRow& header = details[0];
+  const auto column = [&](const char* name) {
+    return static_cast<std::size_t>(std::find(header.begin(), header.end(), name) - header.begin());
+  };
+  const std::size_t status = column("Status"), message = column("Message");
+  ASSERT_LT(message, header.size());
+  std::map<std::string, CsvRow> by_name;
+  for (std::size_t i = 1; i < details.size(); ++i) by_name[details[i][0]] = details[i];
+  const CsvRow& within = by_name["Torch.mm.1.forward.output.0"];
+  const CsvRow& beyond = by_name["Torch.mm.2.forward.output.0"];
+  ASSERT_GT(within.size(), message);
+  ASSERT_GT(beyond.size(), message);
+  EXPECT_EQ(within[status], to_string(Status::Pass)) << within[message];
+  EXPECT_NE(within[message].find("gemm family, K=256"), std::string::npos) << within[message];
+  EXPECT_EQ(beyond[status], to_string(Status::Warning)) << beyond[message];
 }
 
 TEST(OnlineChecker, RejectsBadOptions) {
