@@ -44,6 +44,7 @@ struct FamilyRow {
 constexpr BoundFamily kGemm{"gemm", MK::AbsInputs, AK::LastDimOfFirst, 1, ""};
 constexpr BoundFamily kGemmBias{"gemm", MK::AbsInputs, AK::LastDimOfSecond, 2, "", true};
 constexpr BoundFamily kConv{"convolution", MK::AbsInputs, AK::ConvWeight, 2, ""};
+constexpr BoundFamily kAtenConv{"convolution", MK::AbsInputs, AK::ConvWeightAnyLayout, 2, ""};
 constexpr BoundFamily kReduction{"reduction", MK::AbsInputs, AK::ReducedCount, 2, ""};
 constexpr BoundFamily kScan{"scan", MK::AbsInputs, AK::LargestDim, 1, ""};
 constexpr BoundFamily kAdd{"addition", MK::AbsInputs, AK::None, 2, "", true};
@@ -72,7 +73,8 @@ constexpr std::array kFamilies{
     FamilyRow{"conv1d", kConv},
     FamilyRow{"conv2d", kConv},
     FamilyRow{"conv3d", kConv},
-    FamilyRow{"convolution", kConv},
+    FamilyRow{"convolution", kAtenConv},
+    FamilyRow{"_convolution", kAtenConv},
     FamilyRow{"sum", kReduction},
     FamilyRow{"nansum", kReduction},
     FamilyRow{"mean", kReduction},
@@ -237,12 +239,16 @@ std::int64_t accumulation_length(const BoundFamily& family, const std::vector<Sh
       k = last_dim(1);
       break;
     case AccumulationKind::ConvWeight:
-      // weight [out, in/groups, k...] (conv) or [in, out/groups, k...] (transposed): the elements of one
-      // slice along the smaller of the two channel dims bound the terms of one output element.
+      // weight [out, in/groups, k...]: one output element sums in/groups * prod(k) products.
+      if (inputs.size() >= 2 && inputs[1].size() >= 2)
+        k = probe::numel(inputs[1]) / std::max<std::int64_t>(1, inputs[1][0]);
+      break;
+    case AccumulationKind::ConvWeightAnyLayout:
+      // [out, in/groups, k...] or, transposed, [in, out/groups, k...]: a slice along the smaller of the two
+      // channel dims holds at least as many elements as either layout's terms per output element.
       if (inputs.size() >= 2 && inputs[1].size() >= 2) {
         const Shape& w = inputs[1];
-        const std::int64_t channels = std::max<std::int64_t>(1, std::min(w[0], w[1]));
-        k = probe::numel(w) / channels;
+        k = probe::numel(w) / std::max<std::int64_t>(1, std::min(w[0], w[1]));
       }
       break;
     case AccumulationKind::ReducedCount:

@@ -33,13 +33,14 @@ inline bool takes_magnitude(MagnitudeKind k) {
 
 /// How the number of terms summed into one output element follows from the input shapes.
 enum class AccumulationKind {
-  None,             ///< one term
-  LastDimOfFirst,   ///< the first tensor input's last dim: mm, matmul, bmm, linear, dot
-  LastDimOfSecond,  ///< the second tensor input's last dim: addmm(bias, mat1, mat2), baddbmm
-  ConvWeight,       ///< weight elements per output channel: conv
-  ReducedCount,     ///< input elements per output element: sum, mean
-  LargestDim,       ///< the largest input dim (a reduction along one dim): softmax, cumsum
-  Normalized,       ///< the elements of normalized_shape: layer_norm
+  None,                 ///< one term
+  LastDimOfFirst,       ///< the first tensor input's last dim: mm, matmul, bmm, linear, dot
+  LastDimOfSecond,      ///< the second tensor input's last dim: addmm(bias, mat1, mat2), baddbmm
+  ConvWeight,           ///< weight elements per output channel: conv1d/2d/3d, weight [out, in/groups, k...]
+  ConvWeightAnyLayout,  ///< aten's convolution, maybe transposed ([in, out/groups, k...]): bounds both
+  ReducedCount,         ///< input elements per output element: sum, mean
+  LargestDim,           ///< the largest input dim (a reduction along one dim): softmax, cumsum
+  Normalized,           ///< the elements of normalized_shape: layer_norm
 };
 
 /// One family of the D14 table.

@@ -440,10 +440,11 @@ TEST(ErrorBound, WorstElementsAreTheLargestRatiosOfAllWorkers) {
   }
 }
 
-// K of each accumulation kind, by hand: addmm(bias [3], mat1 [2, 5], mat2 [5, 3]) sums 5 products; a
-// convolution's weight [8, 3, 3, 3] is read as [out, in, 3, 3] (27 terms) or, transposed, [in, out, 3, 3]
-// (72): K bounds both, 216 / min(8, 3) = 72; sum of [4, 6] to [4] adds 6; mm [2, 3] x [3, 4]: the gradient
-// of the first input (g [2, 4] times b^T) sums 4 products, of the second (a^T g) 2: 2 4 3 / 6 and / 12.
+// K of each accumulation kind, by hand: addmm(bias [3], mat1 [2, 5], mat2 [5, 3]) sums 5 products; conv2d's
+// weight [8, 3, 3, 3] is [out, in, 3, 3]: 27 terms; aten's convolution may be transposed ([in, out, 3, 3],
+// 72 terms): K bounds both, 216 / min(8, 3) = 72; sum of [4, 6] to [4] adds 6; mm [2, 3] x [3, 4]: the
+// gradient of the first input (g [2, 4] times b^T) sums 4 products, of the second (a^T g) 2: 2 4 3 / 6 and
+// / 12.
 TEST(ErrorBound, AccumulationLengthOfEachKind) {
   auto t = [](Shape s) { return Value(Tensor::zeros(DType::Float32, std::move(s))); };
   ApiCall addmm;
@@ -451,7 +452,8 @@ TEST(ErrorBound, AccumulationLengthOfEachKind) {
   EXPECT_EQ(error_bound_accumulation("Torch.addmm", addmm, {2, 3}), 5);
   ApiCall conv;
   conv.args = {t({1, 3, 8, 8}), t({8, 3, 3, 3})};
-  EXPECT_EQ(error_bound_accumulation("Functional.conv2d.0", conv, {1, 8, 6, 6}), 72);
+  EXPECT_EQ(error_bound_accumulation("Functional.conv2d.0", conv, {1, 8, 6, 6}), 27);
+  EXPECT_EQ(error_bound_accumulation("Aten.convolution.default", conv, {1, 8, 6, 6}), 72);
   ApiCall sum;
   sum.args = {t({4, 6}), Value(std::int64_t{1})};
   EXPECT_EQ(error_bound_accumulation("Torch.sum", sum, {4}), 6);
