@@ -565,6 +565,17 @@ class ApiChecker {
                                 "--max_api_flops)",
                                 *flops, ctx_.options->max_api_flops),
                     "", "", full);
+    // ... and so are the results: repeat, expand, arange, new_full and the like turn a few bytes of
+    // arguments into any number of elements. Their size follows from shapes and int arguments alone, so it
+    // is refused before the bench allocates anything.
+    if (src.dump->task() != "tensor" && ctx_.options->max_api_elements > 0)
+      if (const auto n = estimated_result_elements(api_name, call);
+          n && *n > static_cast<double>(ctx_.options->max_api_elements))
+        throw Error(ErrorKind::Unsupported,
+                    fmt::format("the result of this API would hold about {:.4g} elements, above the limit of "
+                                "{} (raise it with --max_api_elements)",
+                                *n, ctx_.options->max_api_elements),
+                    "", "", full);
     // With a backward to check, the forward is evaluated once and its graph kept for the backward.
     std::string bwd_message = backward_message(api_name, has_out_kwarg);
     auto bit = ctx_.backward.find(full);
