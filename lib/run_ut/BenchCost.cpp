@@ -105,13 +105,17 @@ double expanded_numel(const Tensor& x, const std::vector<double>& sizes) {
   return p;
 }
 
-// interpolate: N * C * the output's spatial sizes, from `size` or floor(input size * scale_factor).
+// interpolate: N * C * the output's spatial sizes, from `size` or floor(input size * scale_factor); the
+// linear modes' sparse map holds 4 taps per output element (the runner's own check counts them too).
 std::optional<double> interpolated_numel(const ApiCall& call) {
   const Tensor* x = tensor_arg(call, 0, "input");
   if (!x || x->shape().size() < 3) return std::nullopt;
   const auto& s = x->shape();
   const std::size_t spatial = s.size() - 2;
-  double p = static_cast<double>(s[0]) * static_cast<double>(s[1]);
+  const Value* mode = arg(call, 3, "mode");
+  const bool linear = mode && mode->kind() == Value::Kind::String &&
+                      (mode->as_string() == "linear" || mode->as_string() == "bilinear");
+  double p = static_cast<double>(s[0]) * static_cast<double>(s[1]) * (linear ? 4.0 : 1.0);
   const Value* size = arg(call, 1, "size");
   const Value* scale = arg(call, 2, "scale_factor");
   if (size && !size->is_none()) {
