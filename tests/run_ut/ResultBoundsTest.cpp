@@ -16,6 +16,8 @@
 
 #include "common/ScratchDir.h"
 #include "probe/csv.h"
+#include "probe/precheck_frame.h"
+#include "probe/run_ut_stream.h"
 
 namespace {
 namespace fs = std::filesystem;
@@ -166,6 +168,34 @@ TEST(ResultBounds, TheLimitIsTheOption) {
             "the result of this API would hold about 4096 elements, above the limit of 4095 (raise it with "
             "--max_api_elements)");
   EXPECT_NE(b[1][1], "SKIP") << b[1][3];
+}
+
+// The online server checks each received record through the same code: one frame of a few hundred bytes
+// asking for a 16383 x 16383 repeat (6.3 GB before) is SKIP with the reason, and the process's peak RSS
+// does not move by more than a few megabytes.
+TEST(ResultBounds, OnlineRecordsAreBoundedToo) {
+  ScratchDir t("bounds_stream");
+  const std::string header =
+      statistics_dump({entry("Tensor.repeat.0", f32("1, 1") + ", " + i(16383) + ", " + i(16383))});
+  const auto frame = probe::online::encode_frame(header, {});
+  rusage before{}, after{};
+  ::getrusage(RUSAGE_SELF, &before);
+  probe::RunUtStreamOptions o;
+  o.run_ut.out_dir = (t.path() / "stream").string();
+  o.run_ut.timestamp = "20260304050607";
+  probe::RunUtStream stream(o);
+  ASSERT_TRUE(stream.push(probe::online::decode_frame(frame)));
+  const auto s = stream.finish();
+  ::getrusage(RUSAGE_SELF, &after);
+  EXPECT_LT(after.ru_maxrss - before.ru_maxrss, 64 * 1024);
+  EXPECT_EQ(s.run_ut.skip, 1u);
+  auto rows = probe::csv_read_file(s.run_ut.result_csv);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[1][0], "Tensor.repeat.0");
+  EXPECT_EQ(
+      rows[1][3],
+      "the result of this API would hold about 2.684e+08 elements, above the limit of 16777216 (raise it "
+      "with --max_api_elements)");
 }
 
 }  // namespace
