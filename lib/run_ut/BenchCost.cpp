@@ -107,7 +107,7 @@ double expanded_numel(const Tensor& x, const std::vector<double>& sizes) {
 
 // interpolate: N * C * the output's spatial sizes, from `size` or floor(input size * scale_factor); the
 // linear modes' sparse map holds 4 taps per output element (the runner's own check counts them too).
-std::optional<double> interpolated_numel(const ApiCall& call) {
+std::optional<double> interpolated_numel(const ApiCall& call, bool with_work) {
   const Tensor* x = tensor_arg(call, 0, "input");
   if (!x || x->shape().size() < 3) return std::nullopt;
   const auto& s = x->shape();
@@ -115,7 +115,7 @@ std::optional<double> interpolated_numel(const ApiCall& call) {
   const Value* mode = arg(call, 3, "mode");
   const bool linear = mode && mode->kind() == Value::Kind::String &&
                       (mode->as_string() == "linear" || mode->as_string() == "bilinear");
-  double p = static_cast<double>(s[0]) * static_cast<double>(s[1]) * (linear ? 4.0 : 1.0);
+  double p = static_cast<double>(s[0]) * static_cast<double>(s[1]) * (linear && with_work ? 4.0 : 1.0);
   const Value* size = arg(call, 1, "size");
   const Value* scale = arg(call, 2, "scale_factor");
   if (size && !size->is_none()) {
@@ -248,7 +248,7 @@ std::optional<double> estimated_bench_flops(std::string_view api, const ApiCall&
   return std::nullopt;
 }
 
-std::optional<double> estimated_result_elements(std::string_view api, const ApiCall& call) {
+std::optional<double> estimated_result_elements(std::string_view api, const ApiCall& call, bool with_work) {
   const auto t = tensors_of(call);
   if (one_of(api, {"repeat", "tile"})) {  // numel(input) * prod(repeats): missing leading dims count as 1
     const Tensor* x = tensor_arg(call, 0, "input");
@@ -282,7 +282,7 @@ std::optional<double> estimated_result_elements(std::string_view api, const ApiC
     const double cols = m && m->size() == 1 ? (*m)[0] : (*n)[0];
     return std::max((*n)[0], 0.0) * std::max(cols, 0.0);
   }
-  if (one_of(api, {"interpolate", "upsample"})) return interpolated_numel(call);
+  if (one_of(api, {"interpolate", "upsample"})) return interpolated_numel(call, with_work);
   if (api == "one_hot") return one_hot_numel(call);
   if (api == "pad") return padded_numel(call);
   if (api == "repeat_interleave") return repeat_interleave_numel(call);
@@ -293,7 +293,7 @@ std::optional<double> estimated_result_elements(std::string_view api, const ApiC
   if (api == "cdist") {  // x1 [B, P, M], x2 [B, R, M]: the broadcast difference [B, P, R, M] is formed
     if (t.size() < 2 || t[0]->shape().size() < 2 || t[1]->shape().size() < 2) return std::nullopt;
     return std::max(batch(*t[0]), batch(*t[1])) * dim(*t[0], 2) * dim(*t[1], 2) *
-           std::max(dim(*t[0], 1), 1.0);
+           (with_work ? std::max(dim(*t[0], 1), 1.0) : 1.0);
   }
   if (api == "diag") {  // a vector of n becomes an (n + |k|)^2 matrix
     const Tensor* x = tensor_arg(call, 0, "input");

@@ -15,11 +15,12 @@ namespace probe::rut {
 /// nullopt when the API is not one of the superlinear families or its tensors are not where expected.
 std::optional<double> estimated_bench_flops(std::string_view api, const ApiCall& call);
 
-/// Elements of the largest tensor the bench runner of `api` creates on `call` (its result or, for cdist,
-/// the broadcast difference and for linear interpolation its taps), computed from shapes and int arguments
-/// before anything is allocated, for the APIs whose results can outgrow their inputs (repeat, expand,
-/// new_full, arange, interpolate, one_hot, outer, kron, GEMMs, ...); nullopt for the others and when the
-/// arguments are not where expected.
-std::optional<double> estimated_result_elements(std::string_view api, const ApiCall& call);
+/// Elements of the largest tensor the bench runner of `api` creates on `call` (its result or, `with_work`,
+/// also cdist's broadcast difference and linear interpolation's taps), computed from shapes and int
+/// arguments before anything is allocated, for the APIs whose results can outgrow their inputs (repeat,
+/// expand, new_full, arange, interpolate, one_hot, outer, kron, GEMMs, ...); nullopt for the others and
+/// when the arguments are not where expected.
+std::optional<double> estimated_result_elements(std::string_view api, const ApiCall& call,
+                                                bool with_work = true);
 
 }  // namespace probe::rut

@@ -109,6 +109,13 @@ TEST(BenchCost, ResultElementsOfProductsAndResampling) {
   EXPECT_EQ(estimated_result_elements("kron", call({t({2, 3}), t({4, 5})})), 120.0);
   // cdist([2, 3, 4], [2, 5, 4]) forms the [2, 3, 5, 4] difference: 120.
   EXPECT_EQ(estimated_result_elements("cdist", call({t({2, 3, 4}), t({2, 5, 4})})), 120.0);
+  // The results alone (tensor dumps weigh them against the dumped outputs): cdist [2, 3, 5] = 30, bilinear
+  // 480.
+  EXPECT_EQ(estimated_result_elements("cdist", call({t({2, 3, 4}), t({2, 5, 4})}), false), 30.0);
+  EXPECT_EQ(estimated_result_elements(
+                "interpolate",
+                call({t({2, 3, 4, 5}), ints({Value(8), Value(10)}), Value(), Value("bilinear")}), false),
+            480.0);
   // pad([2, 3], (1, 2, 3, 4)): last dim 3 + 1 + 2 = 6, first 2 + 3 + 4 = 9: 54.
   EXPECT_EQ(
       estimated_result_elements("pad", call({t({2, 3}), ints({Value(1), Value(2), Value(3), Value(4)})})),

@@ -18,6 +18,8 @@
 #include "probe/csv.h"
 #include "probe/precheck_frame.h"
 #include "probe/run_ut_stream.h"
+#include "probe/tensor.h"
+#include "probe/tensor_file.h"
 
 namespace {
 namespace fs = std::filesystem;
@@ -171,6 +173,49 @@ TEST(ResultBounds, TheLimitIsTheOption) {
             "the result of this API would hold about 4096 elements, above the limit of 4095 (raise it with "
             "--max_api_elements)");
   EXPECT_NE(b[1][1], "SKIP") << cell(b[1], 3);
+}
+
+// A tensor dump's outputs come with their files: a result as large as the dumped outputs is checked even
+// above the limit, one larger than both (a one-element input file repeated 16383 x 16383 with a [2, 2]
+// output on record) is refused before the bench allocates.
+TEST(ResultBounds, TensorDumpsAllowTheirDumpedOutputsOnly) {
+  ScratchDir t("bounds_tensor");
+  const fs::path data = t.path() / "dump_tensor_data";
+  fs::create_directories(data);
+  auto desc = [](const std::string& shape, const std::string& file) {
+    return R"({"type": "torch.Tensor", "dtype": "torch.float32", "shape": [)" + shape +
+           R"(], "Max": 1.0, "Min": 1.0, "Mean": 1.0, "Norm": 1.0, "requires_grad": false, "data_name": ")" +
+           file + "\"}";
+  };
+  auto api = [&](const std::string& name, long long n) {
+    probe::save_npy((data / (name + ".forward.input.0.npy")).string(),
+                    probe::Tensor::from_values<float>({1.0f}, {1, 1}));
+    probe::save_npy((data / (name + ".forward.output.0.npy")).string(),
+                    probe::Tensor::from_values<float>({1.0f, 1.0f, 1.0f, 1.0f}, {2, 2}));
+    return "\"" + name + ".forward\": {\"input_args\": [" + desc("1, 1", name + ".forward.input.0.npy") +
+           ", " + i(n) + ", " + i(n) + "], \"input_kwargs\": {}, \"output\": [" +
+           desc("2, 2", name + ".forward.output.0.npy") + "]}";
+  };
+  std::ofstream(t.path() / "dump.json")
+      << R"({"task": "tensor", "level": "L1", "framework": "pytorch", "dump_data_dir": "dump_tensor_data", )"
+      << R"("data": {)" << api("Tensor.repeat.0", 16383) << ", " << api("Tensor.repeat.1", 2) << "}}";
+  // With a limit of 3 the [2, 2] result is above the limit but not above its dumped output.
+  const Measured m = run_measured({"run_ut", "-api_info", (t.path() / "dump.json").string(), "-o",
+                                   (t.path() / "out").string(), "--timestamp", "20260304050607", "-q",
+                                   "--max_api_elements", "3"});
+  ASSERT_EQ(m.code, 0);
+  EXPECT_LT(m.seconds, 5.0);
+  auto rows =
+      probe::csv_read_file((t.path() / "out" / "accuracy_checking_result_20260304050607.csv").string());
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[1][0], "Tensor.repeat.0");
+  EXPECT_EQ(rows[1][1], "SKIP");
+  EXPECT_EQ(
+      cell(rows[1], 3),
+      "the result of this API would hold about 2.684e+08 elements, more than its dumped outputs (4) and the "
+      "limit of 3 (raise it with --max_api_elements)");
+  EXPECT_EQ(rows[2][0], "Tensor.repeat.1");
+  EXPECT_EQ(rows[2][1], "pass") << cell(rows[2], 3);
 }
 
 // The online server checks each received record through the same code: one frame of a few hundred bytes
