@@ -48,8 +48,10 @@ struct PROBE_API RunUtOptions {
   Profile profile = Profile::Probe;
   std::string timestamp;  ///< 14-digit file timestamp; empty = local time at start
   DeviceSide device_side = DeviceSide::Auto;
-  /// Statistics dumps: an API whose generated inputs hold more elements than this in all is SKIP with
-  /// the reason, so a tiny dump.json cannot demand minutes and gigabytes (0 = no limit).
+  /// Statistics dumps: an API whose generated inputs hold more elements than this in all, or whose result
+  /// (or largest intermediate) would, computed from shapes and arguments before the bench runs, is SKIP with
+  /// the reason, so a tiny dump.json cannot demand minutes and gigabytes (0 = no limit). Tensor dumps: an
+  /// API whose result would exceed both this and its dumped outputs is SKIP.
   std::uint64_t max_api_elements = std::uint64_t{1} << 24;
   /// Statistics dumps: an API on generated inputs whose float64 bench would spend more floating-point
   /// operations than this (GEMM, convolution and attention families, forward) is SKIP with the reason

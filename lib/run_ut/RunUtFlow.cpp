@@ -225,6 +225,21 @@ class ValueBuilder {
   std::string min_zero_field_, float_field_;
 };
 
+// Elements of the tensors the dump records as the entry's outputs (their descriptors' shapes).
+double dumped_output_elements(const DumpEntry& entry) {
+  const DumpNode* list = entry.outputs();
+  if (!list) return 0;
+  std::vector<const TensorInfo*> tensors;
+  list->collect_tensors(tensors);
+  double total = 0;
+  for (const auto* t : tensors) {
+    double n = 1;
+    for (auto d : t->shape) n *= static_cast<double>(d);
+    total += n;
+  }
+  return total;
+}
+
 // The dumped outputs as device values, or nullopt when some tensor has no file (then the device
 // runner computes them). DECISIONS D6. In a tensor dump the device side is the dumped output: without
 // it (no "output", an empty one, a descriptor without data_name) throws Format naming the field, and
@@ -565,6 +580,33 @@ class ApiChecker {
                                 "--max_api_flops)",
                                 *flops, ctx_.options->max_api_flops),
                     "", "", full);
+    // ... and so are the results: repeat, expand, arange, new_full and the like turn a few bytes of
+    // arguments into any number of elements. Their size follows from shapes and int arguments alone, so it
+    // is refused before the bench allocates anything.
+    if (ctx_.options->max_api_elements > 0) {
+      const auto limit = static_cast<double>(ctx_.options->max_api_elements);
+      if (src.dump->task() != "tensor") {
+        if (const auto n = estimated_result_elements(api_name, call); n && *n > limit)
+          throw Error(
+              ErrorKind::Unsupported,
+              fmt::format("the result of this API would hold about {:.4g} elements, above the limit of "
+                          "{} (raise it with --max_api_elements)",
+                          *n, ctx_.options->max_api_elements),
+              "", "", full);
+      } else if (const auto n = estimated_result_elements(api_name, call, false); n && *n > limit) {
+        // A tensor dump's outputs come with their files, so a result as large as the dumped ones is what
+        // the device computed; one larger than them and the limit (a tiny input file and huge repeat
+        // sizes, a hostile online frame) is refused like a statistics dump's.
+        const double dumped = dumped_output_elements(entry);
+        if (*n > dumped)
+          throw Error(
+              ErrorKind::Unsupported,
+              fmt::format("the result of this API would hold about {:.4g} elements, more than its dumped "
+                          "outputs ({:.4g}) and the limit of {} (raise it with --max_api_elements)",
+                          *n, dumped, ctx_.options->max_api_elements),
+              "", "", full);
+      }
+    }
     // With a backward to check, the forward is evaluated once and its graph kept for the backward.
     std::string bwd_message = backward_message(api_name, has_out_kwarg);
     auto bit = ctx_.backward.find(full);

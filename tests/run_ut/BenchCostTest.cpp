@@ -1,6 +1,8 @@
 // The bench-cost estimate behind --max_api_flops, against FLOP counts derived by hand.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
 #include "probe/runner.h"
 #include "run_ut/BenchCost.h"
 
@@ -11,14 +13,18 @@ using probe::DType;
 using probe::Tensor;
 using probe::Value;
 using probe::rut::estimated_bench_flops;
+using probe::rut::estimated_result_elements;
 
 Value t(probe::Shape s) { return Value(Tensor::zeros(DType::Float32, std::move(s))); }
 
-ApiCall call(std::vector<Value> args) {
+ApiCall call(std::vector<Value> args, std::vector<std::pair<std::string, Value>> kwargs = {}) {
   ApiCall c;
   c.args = std::move(args);
+  c.kwargs = std::move(kwargs);
   return c;
 }
+
+Value ints(std::vector<Value> v) { return Value(std::move(v)); }
 
 TEST(BenchCost, GemmFamilies) {
   // [M=3, K=4] @ [K=4, N=5]: 3*5 outputs, 4 multiply-adds each: 2*3*4*5 = 120.
@@ -50,6 +56,80 @@ TEST(BenchCost, OtherApisAndMissingTensorsHaveNoEstimate) {
   EXPECT_FALSE(estimated_bench_flops("gelu", call({t({1000})})));
   EXPECT_FALSE(estimated_bench_flops("matmul", call({t({3, 4})})));
   EXPECT_FALSE(estimated_bench_flops("conv2d", call({t({3}), t({4, 3, 3, 3})})));
+}
+
+// Result sizes behind --max_api_elements, each derived by hand from torch's shape rules.
+TEST(BenchCost, ResultElementsOfRepeatExpandAndCreation) {
+  // repeat([2, 3], 4, 5) and repeat([2, 3], (1, 4, 5)): 6 elements x 20 = 120 (a new leading dim of 1).
+  EXPECT_EQ(estimated_result_elements("repeat", call({t({2, 3}), Value(4), Value(5)})), 120.0);
+  EXPECT_EQ(estimated_result_elements("repeat", call({t({2, 3}), ints({Value(1), Value(4), Value(5)})})),
+            120.0);
+  // tile([2, 3], dims=(7,)): 42.
+  EXPECT_EQ(estimated_result_elements("tile", call({t({2, 3})}, {{"dims", ints({Value(7)})}})), 42.0);
+  // expand([3, 1], 2, -1, 5): -1 keeps 3, so [2, 3, 5] = 30; broadcast_to([1], (6, 7)) = 42.
+  EXPECT_EQ(estimated_result_elements("expand", call({t({3, 1}), Value(2), Value(-1), Value(5)})), 30.0);
+  EXPECT_EQ(estimated_result_elements("broadcast_to", call({t({1}), ints({Value(6), Value(7)})})), 42.0);
+  // new_full(x, (3, 4), 1.5) = 12, new_zeros(x, 3, 4) = 12, zeros(size=(2, 5)) = 10, full((2, 5), 0) = 10.
+  EXPECT_EQ(estimated_result_elements("new_full", call({t({1}), ints({Value(3), Value(4)}), Value(1.5)})),
+            12.0);
+  EXPECT_EQ(estimated_result_elements("new_zeros", call({t({1}), Value(3), Value(4)})), 12.0);
+  EXPECT_EQ(estimated_result_elements("zeros", call({}, {{"size", ints({Value(2), Value(5)})}})), 10.0);
+  EXPECT_EQ(estimated_result_elements("full", call({ints({Value(2), Value(5)}), Value(0)})), 10.0);
+  // arange(10) = 10, arange(1, 10, 2) = [1, 3, 5, 7, 9] = 5, arange(0, 1, 0.3) = [0, .3, .6, .9] = 4,
+  // arange(5, 0) = 0, arange(end=7) = 7.
+  EXPECT_EQ(estimated_result_elements("arange", call({Value(10)})), 10.0);
+  EXPECT_EQ(estimated_result_elements("arange", call({Value(1), Value(10), Value(2)})), 5.0);
+  EXPECT_EQ(estimated_result_elements("arange", call({Value(0), Value(1), Value(0.3)})), 4.0);
+  EXPECT_EQ(estimated_result_elements("arange", call({Value(5), Value(0)})), 0.0);
+  EXPECT_EQ(estimated_result_elements("arange", call({}, {{"end", Value(7)}})), 7.0);
+  // linspace(0, 1, 9) = 9, eye(3) = 9, eye(3, 5) = 15.
+  EXPECT_EQ(estimated_result_elements("linspace", call({Value(0), Value(1), Value(9)})), 9.0);
+  EXPECT_EQ(estimated_result_elements("eye", call({Value(3)})), 9.0);
+  EXPECT_EQ(estimated_result_elements("eye", call({Value(3), Value(5)})), 15.0);
+}
+
+TEST(BenchCost, ResultElementsOfProductsAndResampling) {
+  // interpolate([2, 3, 4, 5], size=(8, 10)) = 6 * 80 = 480; size=7 -> 6 * 49 = 294;
+  // scale_factor=2.5 -> floor(10) x floor(12.5) = 10 x 12 per channel: 6 * 120 = 720.
+  EXPECT_EQ(estimated_result_elements("interpolate", call({t({2, 3, 4, 5}), ints({Value(8), Value(10)})})),
+            480.0);
+  EXPECT_EQ(estimated_result_elements("interpolate", call({t({2, 3, 4, 5})}, {{"size", Value(7)}})), 294.0);
+  EXPECT_EQ(estimated_result_elements("interpolate", call({t({2, 3, 4, 5})}, {{"scale_factor", Value(2.5)}})),
+            720.0);
+  // bilinear: the sparse map's 4 taps per output element: 4 * 480.
+  EXPECT_EQ(estimated_result_elements("interpolate", call({t({2, 3, 4, 5}), ints({Value(8), Value(10)}),
+                                                           Value(), Value("bilinear")})),
+            1920.0);
+  // one_hot of 4 indices with 10 classes = 40; with num_classes=-1 the classes are max + 1 = 8: 32.
+  const Tensor idx = Tensor::from_values<std::int64_t>({0, 1, 7, 2}, {4});
+  EXPECT_EQ(estimated_result_elements("one_hot", call({Value(idx), Value(10)})), 40.0);
+  EXPECT_EQ(estimated_result_elements("one_hot", call({Value(idx)})), 32.0);
+  // outer([3], [4]) = 12, kron([2, 3], [4, 5]) = 6 * 20 = 120.
+  EXPECT_EQ(estimated_result_elements("outer", call({t({3}), t({4})})), 12.0);
+  EXPECT_EQ(estimated_result_elements("kron", call({t({2, 3}), t({4, 5})})), 120.0);
+  // cdist([2, 3, 4], [2, 5, 4]) forms the [2, 3, 5, 4] difference: 120.
+  EXPECT_EQ(estimated_result_elements("cdist", call({t({2, 3, 4}), t({2, 5, 4})})), 120.0);
+  // The results alone (tensor dumps weigh them against the dumped outputs): cdist [2, 3, 5] = 30, bilinear
+  // 480.
+  EXPECT_EQ(estimated_result_elements("cdist", call({t({2, 3, 4}), t({2, 5, 4})}), false), 30.0);
+  EXPECT_EQ(estimated_result_elements(
+                "interpolate",
+                call({t({2, 3, 4, 5}), ints({Value(8), Value(10)}), Value(), Value("bilinear")}), false),
+            480.0);
+  // pad([2, 3], (1, 2, 3, 4)): last dim 3 + 1 + 2 = 6, first 2 + 3 + 4 = 9: 54.
+  EXPECT_EQ(
+      estimated_result_elements("pad", call({t({2, 3}), ints({Value(1), Value(2), Value(3), Value(4)})})),
+      54.0);
+  // [M, 1] @ [1, N]: M * N outputs from M + N inputs; addmm(input, [3, 4], [4, 5]) = 15.
+  EXPECT_EQ(estimated_result_elements("matmul", call({t({300, 1}), t({1, 400})})), 120000.0);
+  EXPECT_EQ(estimated_result_elements("addmm", call({t({5}), t({3, 4}), t({4, 5})})), 15.0);
+}
+
+TEST(BenchCost, OtherApisAndOddArgumentsHaveNoResultEstimate) {
+  EXPECT_FALSE(estimated_result_elements("gelu", call({t({1000})})));
+  EXPECT_FALSE(estimated_result_elements("repeat", call({t({2}), Value("x")})));
+  EXPECT_FALSE(estimated_result_elements("arange", call({Value(0), Value(1), Value(0)})));
+  EXPECT_FALSE(estimated_result_elements("interpolate", call({t({2, 3})})));
 }
 
 }  // namespace
