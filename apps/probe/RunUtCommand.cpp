@@ -313,17 +313,33 @@ int run_online(const RunUtOptions& o, OnlineFlags f, bool quiet) {
       "closed_idle {} lost {} tls_refused {} buffer_waits {}\n",
       s.connections, s.messages, s.crc_errors, s.busy, s.duplicates, s.other_ranks, s.closed_bad,
       s.closed_idle, s.lost, s.tls_refused, s.buffer_waits);
+  std::size_t refused = 0;
   for (const auto& [rank, r] : s.ranks) {
-    fmt::print("rank {}: apis {} pass {} warning {} error {} skip {} (ignored {}, repeated {}, dropped {})\n",
-               rank, r.run_ut.apis, r.run_ut.pass, r.run_ut.warning, r.run_ut.error, r.run_ut.skip, r.ignored,
-               r.repeated, r.dropped);
+    fmt::print(
+        "rank {}: apis {} pass {} warning {} error {} skip {} (ignored {}, repeated {}, dropped {}, "
+        "conflicts {}, other_runs {}) run_id {}\n",
+        rank, r.run_ut.apis, r.run_ut.pass, r.run_ut.warning, r.run_ut.error, r.run_ut.skip, r.ignored,
+        r.repeated, r.dropped, r.conflicts, r.other_runs, r.run_id.empty() ? "(none)" : r.run_id);
     fmt::print("result: {}\ndetails: {}\n", r.run_ut.result_csv, r.run_ut.details_csv);
+    for (const std::string& line : r.problems) fmt::print(stderr, "probe run_ut: rank {}: {}\n", rank, line);
+    if (r.problems.size() < r.conflicts + r.other_runs)
+      fmt::print(stderr, "probe run_ut: rank {}: {} more\n", rank,
+                 r.conflicts + r.other_runs - r.problems.size());
+    refused += r.conflicts + r.other_runs;
   }
   if (s.cancelled) {
     fmt::print(stderr,
                "probe run_ut: interrupted; the files are resumable: run again with --resume and --timestamp "
                "set to the 14 digits in their names\n");
     return 130;
+  }
+  if (refused) {
+    // A record refused unchecked may be the one that counts: the rows written do not clear the run.
+    fmt::print(stderr,
+               "probe run_ut: {} record(s) not checked: another copy of the same API with other content, or "
+               "another run's\n",
+               refused);
+    return exit_code(ErrorKind::Format);
   }
   return 0;
 }
