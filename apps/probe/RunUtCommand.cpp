@@ -178,7 +178,9 @@ void print_help(bool multi) {
             "  --idle_timeout SECONDS            close a connection silent this long (default 600)\n"
             "  --queue_size N                    records per rank waiting for the workers before the server\n"
             "                                    answers BUSY_ (default 50)\n"
-            "  --resume                          continue the files of the same -o, --timestamp and rank\n"
+            "  --resume                          continue the files of the same -o, --timestamp and rank;\n"
+            "                                    records of another run id than the files' (kept in\n"
+            "                                    accuracy_checking_result_<ts>_rank<N>.run_id) are refused\n"
             "  --no_checksum                     messages carry no CRC field (clients must agree)\n"
             "  --nfs_path DIR                    shared-directory mode instead of TCP: training processes "
             "write\n"
@@ -202,7 +204,10 @@ void print_help(bool multi) {
             "The server prints \"listening on ADDR:PORT\" (or \"watching DIR\") and ends when every producer "
             "has\n"
             "sent STOP_ (end marker) and\n"
-            "all records are written; SIGINT/SIGTERM end it early with resumable files (exit code 130).\n");
+            "all records are written; SIGINT/SIGTERM end it early with resumable files (exit code 130).\n"
+            "A rank's files belong to one run (the run id of its first record; probe replay --run_id): a\n"
+            "record of another run, or of an API already received with other content, is not checked,\n"
+            "is named on stderr and makes the exit code 4 (an identical resend is dropped silently).\n");
 }
 
 [[noreturn]] void bad(const std::string& msg) { command_line_error(msg); }

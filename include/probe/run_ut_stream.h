@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stop_token>
@@ -34,6 +35,9 @@ struct PROBE_API RunUtStreamOptions {
   /// Records accepted but not yet written (queued, being checked, or waiting for an earlier one): push()
   /// blocks and try_push() refuses while this many are outstanding (>= 1).
   std::size_t capacity = 50;
+  /// Called with each record refused as a conflict or another run's (the line `problems` keeps), from the
+  /// thread whose push() took it, under the stream's lock (it must not call the stream); may be empty.
+  std::function<void(const std::string&)> on_refused;
 };
 
 /// Counts of a stream besides run_ut's summary.

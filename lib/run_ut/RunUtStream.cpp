@@ -165,6 +165,7 @@ struct RunUtStream::Impl {
   }
 
   void problem(std::string line) {
+    if (options.on_refused) options.on_refused(line);
     if (summary.problems.size() < RunUtStreamSummary::kMaxProblems)
       summary.problems.push_back(std::move(line));
   }

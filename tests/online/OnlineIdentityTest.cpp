@@ -102,6 +102,7 @@ TEST(OnlineIdentity, ANameSentAgainWithOtherContentIsAConflictAndAnIdenticalRese
   EXPECT_NE(r.problems[0].find("Functional.gelu.0.forward was already received with other content"),
             std::string::npos)
       << r.problems[0];
+  EXPECT_TRUE(server.wait_for_log("rank 0: " + r.problems[0], 1s)) << server.joined_log();
 }
 
 TEST(OnlineIdentity, RecordsOfAnotherRunAreRefused) {
