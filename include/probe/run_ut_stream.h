@@ -31,6 +31,8 @@ struct PROBE_API RunUtStreamOptions {
   /// (their API rows are kept and those APIs are not checked again); create them otherwise. The files
   /// belong to one run: the first record's run id is kept beside them (the result file's name with
   /// `.run_id` for `.csv`), and a record of another run is refused (counted in other_runs), resumed or not.
+  /// Each checked API's Frame::digest is kept in `.digests` beside them, so after a resume the same name
+  /// with other content is still a conflict.
   bool resume = false;
   /// Records accepted but not yet written (queued, being checked, or waiting for an earlier one): push()
   /// blocks and try_push() refuses while this many are outstanding (>= 1).

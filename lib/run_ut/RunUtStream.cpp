@@ -59,8 +59,46 @@ std::vector<std::string> written_apis(const std::string& result_csv) {
   return names;
 }
 
-std::string run_id_path_of(const rut::OutputPaths& p) {
-  return p.result.substr(0, p.result.size() - 4) + ".run_id";
+// A file kept beside the result file: its name with `extension` for ".csv".
+std::string beside_result(const rut::OutputPaths& p, const char* extension) {
+  return p.result.substr(0, p.result.size() - 4) + extension;
+}
+
+using Digest = std::array<std::uint8_t, 32>;
+
+std::string hex_of(const Digest& d) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string s;
+  for (std::uint8_t b : d) {
+    s += kHex[b >> 4];
+    s += kHex[b & 15];
+  }
+  return s;
+}
+
+// The digests of a resumed stream's records ("api<TAB>64 hex digits" lines, in acceptance order); a line
+// that does not parse (the torn tail of a killed server) is skipped, its API then compares as a resend.
+std::map<std::string, Digest> read_digests(const std::string& path) {
+  std::map<std::string, Digest> out;
+  std::istringstream in(detail::read_whole_file(path, "cannot read the record digests of the files"));
+  std::string line;
+  while (std::getline(in, line)) {
+    const std::size_t tab = line.find('\t');
+    if (tab == std::string::npos || line.size() - tab - 1 != 64) continue;
+    Digest d{};
+    bool ok = true;
+    for (std::size_t i = 0; i < d.size() && ok; ++i) {
+      auto nibble = [&](char c) -> int {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        ok = false;
+        return 0;
+      };
+      d[i] = static_cast<std::uint8_t>(nibble(line[tab + 1 + 2 * i]) * 16 + nibble(line[tab + 2 + 2 * i]));
+    }
+    if (ok) out.emplace(line.substr(0, tab), d);
+  }
+  return out;
 }
 
 }  // namespace
@@ -87,9 +125,10 @@ struct RunUtStream::Impl {
   std::deque<Item> queue;
   std::map<std::size_t, std::optional<rut::ApiRows>> ready;  // checked, waiting for earlier ones
   // APIs written or accepted, with the digest of the record accepted (none for rows of a resumed file).
-  std::unordered_map<std::string, std::optional<std::array<std::uint8_t, 32>>> seen;
+  std::unordered_map<std::string, std::optional<Digest>> seen;
   std::optional<std::string> run_id;  // the files' run, once known
   std::string run_id_path;
+  std::ofstream digests;  // "api<TAB>digest" per API accepted for checking, so a resume still compares
   std::size_t next_index = 0, next_write = 0, outstanding = 0;
   bool writing = false, closing = false, stopped = false, finished = false;
   std::exception_ptr failure;
@@ -117,16 +156,23 @@ struct RunUtStream::Impl {
           rut::load_and_repair(paths, rut::run_ut_format(framework), written_apis(paths.result));
       for (const auto& [f, b] : st.statuses) rut::count(summary.run_ut, f, b);
       for (const std::string& api : st.done) seen.emplace(api, std::nullopt);
-      // Files of an older probe have no run id: the first record's becomes theirs.
-      if (fs::exists(run_id_path_of(paths), ec)) {
-        std::string text =
-            detail::read_whole_file(run_id_path_of(paths), "cannot read the run id of the files");
+      // Files of an older probe have neither file: the first record's run id becomes theirs, and their
+      // APIs compare as resends.
+      const std::string run_id_file = beside_result(paths, ".run_id");
+      if (fs::exists(run_id_file, ec)) {
+        std::string text = detail::read_whole_file(run_id_file, "cannot read the run id of the files");
         if (!text.empty() && text.back() == '\n') text.pop_back();
         if (!text.empty() && !online::valid_run_id(text))
-          throw Error(ErrorKind::Format, "not a run id", run_id_path_of(paths));
+          throw Error(ErrorKind::Format, "not a run id", run_id_file);
         run_id = text;
         summary.run_id = text;
       }
+      const std::string digests_file = beside_result(paths, ".digests");
+      if (fs::exists(digests_file, ec))
+        for (auto& [api, d] : read_digests(digests_file)) {
+          auto it = seen.find(api);
+          if (it != seen.end()) it->second = d;  // an API accepted but never written is checked again
+        }
     } else {
       lock = rut::claim_outputs(paths, false);
       // As run_ut: without a fixed timestamp a taken name moves on to the next free second.
@@ -136,7 +182,10 @@ struct RunUtStream::Impl {
       }
       if (!lock.is_open()) throw rut::outputs_exist_error(paths);
     }
-    run_id_path = run_id_path_of(paths);
+    run_id_path = beside_result(paths, ".run_id");
+    const std::string digests_file = beside_result(paths, ".digests");
+    digests.open(digests_file, std::ios::binary | (resume ? std::ios::app : std::ios::trunc));
+    if (!digests) throw Error(ErrorKind::Io, "cannot open the record digests of the files", digests_file);
     summary.run_ut.result_csv = paths.result;
     summary.run_ut.details_csv = paths.details;
     std::string error_dir;
@@ -210,6 +259,13 @@ struct RunUtStream::Impl {
     } else if (auto api = checker->api_of(item.record)) {
       auto [it, fresh] = seen.emplace(*api, item.record.digest);
       if (fresh) {
+        digests << *api << '\t' << hex_of(item.record.digest) << '\n' << std::flush;
+        if (!digests && !failure) {
+          failure =
+              std::make_exception_ptr(Error(ErrorKind::Io, "cannot write the record digests of the files",
+                                            beside_result(paths, ".digests")));
+          wake_all();
+        }
         item.api = std::move(*api);
       } else if (!it->second || *it->second == item.record.digest) {
         ++summary.repeated;

@@ -203,4 +203,32 @@ TEST(OnlineIdentity, ResumeRefusesAnotherRunAndContinuesTheSameRun) {
   EXPECT_EQ(slurp(base + "details_" + kTs + "_rank0.csv"), slurp(want.details_csv));
 }
 
+// The digests are kept beside the files too: after a resume, the same name with other content is still a
+// conflict, not a repeat.
+TEST(OnlineIdentity, AConflictIsFoundAcrossAResume) {
+  ScratchDir dir("identity");
+  const Gelu g;
+  {
+    Running server(server_options(dir.file("online"), 1));
+    Client client(with_run(server.port(), "run-a"));
+    client.send("Functional.gelu.0", g.call, g.healthy, 0, 0);
+    client.close(30s);
+    EXPECT_EQ(server.finish().ranks.at(0).run_ut.apis, 1u);
+  }
+  auto resume = server_options(dir.file("online"), 1);
+  resume.stream.resume = true;
+  Running server(resume);
+  {
+    Client client(with_run(server.port(), "run-a"));
+    client.send("Functional.gelu.0", g.call, g.healthy, 0, 0);
+    client.send("Functional.gelu.0", g.call, g.broken, 0, 0);
+    client.close(30s);
+  }
+  const ServerSummary s = server.finish();
+  const auto& r = s.ranks.at(0);
+  EXPECT_EQ(r.repeated, 1u);
+  EXPECT_EQ(r.conflicts, 1u);
+  EXPECT_EQ(r.run_ut.checked, 0u);
+}
+
 }  // namespace
