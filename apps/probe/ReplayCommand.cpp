@@ -16,7 +16,20 @@
 namespace probe::cli {
 namespace {
 
-enum class Opt { ApiInfo, Config, Host, Port, Rank, Step, TlsPath, NfsPath, NoChecksum, Timeout, Quiet };
+enum class Opt {
+  ApiInfo,
+  Config,
+  Host,
+  Port,
+  Rank,
+  Step,
+  TlsPath,
+  NfsPath,
+  NoChecksum,
+  Timeout,
+  RunId,
+  Quiet
+};
 
 constexpr std::string_view kHelp =
     R"(usage: probe replay -api_info DUMP.json (-config config.json | --host ADDR --port N) [options]
@@ -37,6 +50,10 @@ options:
                                    crl.pem (PEM; the key unencrypted); the server's certificate must
                                    verify against ca.crt and name the --host address (empty: plaintext)
   --nfs_path DIR                   shared-directory mode: write record files into DIR instead of TCP
+  --run_id ID                      the run the records belong to (1 to 128 of [A-Za-z0-9._:-]; default
+                                   a random id per process): a server checks one run per rank and
+                                   keeps it beside its files, so replays that continue one run
+                                   (run_ut --resume) must pass the same ID; printed at the end
   --no_checksum                    send no CRC field (the server must be told the same)
   --timeout SECONDS                how long the final handshake may take; with --nfs_path, how long to
                                    wait for a server to take the record files (default 600)
@@ -72,9 +89,10 @@ int run_replay(Args args) {
       flag(Opt::NfsPath, {"--nfs_path"}, Arity::One),
       flag(Opt::NoChecksum, {"--no_checksum"}, Arity::None),
       flag(Opt::Timeout, {"--timeout"}, Arity::One),
+      flag(Opt::RunId, {"--run_id"}, Arity::One),
       flag(Opt::Quiet, {"-q", "--quiet"}, Arity::None),
   };
-  std::string api_info, config, host, tls_path, nfs_path;
+  std::string api_info, config, host, tls_path, nfs_path, run_id;
   std::optional<std::uint64_t> port;
   std::uint64_t rank = 0, step = 0, timeout_s = 600;
   bool checksum = true, quiet = false;
@@ -118,6 +136,12 @@ int run_replay(Args args) {
       case Opt::Timeout:
         timeout_s = non_negative(value, f.written);
         break;
+      case Opt::RunId:
+        if (!online::valid_run_id(value))
+          command_line_error(f.written + " must be 1 to 128 characters of [A-Za-z0-9._:-], got \"" + value +
+                             "\"");
+        run_id = value;
+        break;
       case Opt::Quiet:
         quiet = true;
         break;
@@ -140,13 +164,14 @@ int run_replay(Args args) {
   o.shared_dir = nfs_path;
   o.tls_dir = tls_path;
   o.wire.checksum = checksum;
+  o.run_id = run_id;
   online::Client client(o);
   // Exit 0 only when every record was acknowledged (over TCP: OK_; shared directory: taken by a server);
   // otherwise the count and the reason.
   std::string failure;
   try {
     for (std::size_t i = 0; i < records.size(); ++i) {
-      client.send_frame(records.frame(i, o.limits), step, rank);
+      client.send_frame(records.frame(i, o.limits, client.run_id()), step, rank);
       if (!quiet) fmt::print(stderr, "\rreplay: {}/{} APIs sent", i + 1, records.size());
     }
   } catch (const Error& e) {
@@ -162,8 +187,8 @@ int run_replay(Args args) {
     }
   }
   if (!failure.empty()) s = client.stats();
-  fmt::print("sent {} acknowledged {} resent {} busy {} dropped {}\n", s.sent, s.acked, s.resent, s.busy,
-             s.dropped);
+  fmt::print("sent {} acknowledged {} resent {} busy {} dropped {} run_id {}\n", s.sent, s.acked, s.resent,
+             s.busy, s.dropped, client.run_id());
   if (failure.empty() && s.acked < records.size())
     failure = s.dropped > 0 ? "given up after repeated ERROR answers (checksum mismatches)"
                             : "the server did not acknowledge them";

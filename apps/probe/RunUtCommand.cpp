@@ -182,7 +182,10 @@ void print_help(bool multi) {
             "  --idle_timeout SECONDS            close a connection silent this long (default 600)\n"
             "  --queue_size N                    records per rank waiting for the workers before the server\n"
             "                                    answers BUSY_ (default 50)\n"
-            "  --resume                          continue the files of the same -o, --timestamp and rank\n"
+            "  --resume                          continue the files of the same -o, --timestamp and rank;\n"
+            "                                    records of another run id than the files' (kept in\n"
+            "                                    accuracy_checking_result_<ts>_rank<N>.run_id) are refused;\n"
+            "                                    record digests are kept in .digests beside it\n"
             "  --no_checksum                     messages carry no CRC field (clients must agree)\n"
             "  --nfs_path DIR                    shared-directory mode instead of TCP: training processes "
             "write\n"
@@ -206,7 +209,10 @@ void print_help(bool multi) {
             "The server prints \"listening on ADDR:PORT\" (or \"watching DIR\") and ends when every producer "
             "has\n"
             "sent STOP_ (end marker) and\n"
-            "all records are written; SIGINT/SIGTERM end it early with resumable files (exit code 130).\n");
+            "all records are written; SIGINT/SIGTERM end it early with resumable files (exit code 130).\n"
+            "A rank's files belong to one run (the run id of its first record; probe replay --run_id): a\n"
+            "record of another run, or of an API already received with other content, is not checked,\n"
+            "is named on stderr and makes the exit code 4 (an identical resend is dropped silently).\n");
 }
 
 [[noreturn]] void bad(const std::string& msg) { command_line_error(msg); }
@@ -317,17 +323,33 @@ int run_online(const RunUtOptions& o, OnlineFlags f, bool quiet) {
       "closed_idle {} lost {} tls_refused {} buffer_waits {}\n",
       s.connections, s.messages, s.crc_errors, s.busy, s.duplicates, s.other_ranks, s.closed_bad,
       s.closed_idle, s.lost, s.tls_refused, s.buffer_waits);
+  std::size_t refused = 0;
   for (const auto& [rank, r] : s.ranks) {
-    fmt::print("rank {}: apis {} pass {} warning {} error {} skip {} (ignored {}, repeated {}, dropped {})\n",
-               rank, r.run_ut.apis, r.run_ut.pass, r.run_ut.warning, r.run_ut.error, r.run_ut.skip, r.ignored,
-               r.repeated, r.dropped);
+    fmt::print(
+        "rank {}: apis {} pass {} warning {} error {} skip {} (ignored {}, repeated {}, dropped {}, "
+        "conflicts {}, other_runs {}) run_id {}\n",
+        rank, r.run_ut.apis, r.run_ut.pass, r.run_ut.warning, r.run_ut.error, r.run_ut.skip, r.ignored,
+        r.repeated, r.dropped, r.conflicts, r.other_runs, r.run_id.empty() ? "(none)" : r.run_id);
     fmt::print("result: {}\ndetails: {}\n", r.run_ut.result_csv, r.run_ut.details_csv);
+    for (const std::string& line : r.problems) fmt::print(stderr, "probe run_ut: rank {}: {}\n", rank, line);
+    if (r.problems.size() < r.conflicts + r.other_runs)
+      fmt::print(stderr, "probe run_ut: rank {}: {} more\n", rank,
+                 r.conflicts + r.other_runs - r.problems.size());
+    refused += r.conflicts + r.other_runs;
   }
   if (s.cancelled) {
     fmt::print(stderr,
                "probe run_ut: interrupted; the files are resumable: run again with --resume and --timestamp "
                "set to the 14 digits in their names\n");
     return 130;
+  }
+  if (refused) {
+    // A record refused unchecked may be the one that counts: the rows written do not clear the run.
+    fmt::print(stderr,
+               "probe run_ut: {} record(s) not checked: another copy of the same API with other content, or "
+               "another run's\n",
+               refused);
+    return exit_code(ErrorKind::Format);
   }
   return 0;
 }

@@ -179,6 +179,8 @@ class PROBE_API Dump {
   const std::string& level() const noexcept { return level_; }  ///< "L0", "L1", "mix", "debug", ...
   /// The "framework" field as written ("" when absent).
   const std::string& framework_field() const noexcept { return framework_field_; }
+  /// The top-level "run_id" as written ("" when absent): the producer's run in a precheck frame's header.
+  const std::string& run_id() const noexcept { return run_id_; }
   /// The field if present, else sniffed from tensor types ("mindspore.Tensor" / "torch.*").
   Framework framework() const noexcept { return framework_; }
   /// "dump_data_dir" as written; nullopt for null or absent. msprobe never reads tensors from it.
@@ -209,7 +211,7 @@ class PROBE_API Dump {
  private:
   friend class DumpBuilder;
   void index();
-  std::string path_, task_, level_, framework_field_;
+  std::string path_, task_, level_, framework_field_, run_id_;
   Framework framework_ = Framework::Unknown;
   std::optional<std::string> dump_data_dir_;
   std::vector<DumpEntry> entries_;

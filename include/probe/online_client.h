@@ -49,7 +49,14 @@ struct PROBE_API ClientOptions {
   /// within its dates (not revoked, with crl.pem) and name `host` (subjectAltName IP). Never combined with
   /// shared_dir (InvalidArgument).
   std::string tls_dir;
+  /// The producer's run, carried in every record's frame header: a server checks each rank's records of one
+  /// run only (its files keep the run id, and `--resume` refuses another). "" = process_run_id(); a job
+  /// whose ranks or restarts must count as one run passes its own (valid_run_id(), else InvalidArgument).
+  std::string run_id;
 };
+
+/// A run id generated once per process (32 random hex digits): ClientOptions::run_id's default.
+PROBE_API const std::string& process_run_id();
 
 struct PROBE_API ClientStats {
   std::size_t sent = 0;     ///< API messages queued by send()
@@ -85,7 +92,8 @@ class PROBE_API Client {
   /// per rank). Returns the name sent. Thread-safe; throws like send().
   std::string send_api(std::string_view api, const ApiCall& inputs, const std::vector<Value>& outputs,
                        std::uint64_t step, std::uint64_t rank);
-  /// The same with a frame already encoded (probe/precheck_frame.h), e.g. from DumpRecords.
+  /// The same with a frame already encoded (probe/precheck_frame.h), e.g. from DumpRecords; it carries the
+  /// run id it was encoded with (pass run_id() to DumpRecords::frame).
   void send_frame(std::vector<std::byte> frame, std::uint64_t step, std::uint64_t rank);
   /// Waits until every message is acknowledged, sends STOP_ and waits for OVER_, then closes, all within
   /// `timeout`. Throws probe::Error (Io) when the connection was lost, the server ended the run (KILL_)
@@ -94,6 +102,8 @@ class PROBE_API Client {
   ClientStats close(std::chrono::milliseconds timeout = std::chrono::seconds(60));
   /// Counts so far.
   ClientStats stats() const;
+  /// The run id this client's records carry (ClientOptions::run_id or process_run_id()).
+  const std::string& run_id() const;
 
  private:
   struct Impl;
@@ -101,10 +111,12 @@ class PROBE_API Client {
 };
 
 /// The precheck frame of one forward API call, its header in dump.json's entry format (key
-/// `api_name` + ".forward", tensors described as DumpWriter describes them, each naming its blob).
+/// `api_name` + ".forward", tensors described as DumpWriter describes them, each naming its blob) with
+/// `run_id` when not empty.
 PROBE_API std::vector<std::byte> encode_api_frame(std::string_view api_name, const ApiCall& inputs,
                                                   const std::vector<Value>& outputs,
                                                   Framework framework = Framework::PyTorch,
-                                                  const FrameLimits& limits = {});
+                                                  const FrameLimits& limits = {},
+                                                  std::string_view run_id = {});
 
 }  // namespace probe::online

@@ -15,11 +15,15 @@
 //   ...     blobs      blob 0, blob 1, ... back to back, no padding
 //   end-4   4          CRC-32 (zlib polynomial) of every preceding byte, u32 LE
 //
+// The header may carry a top-level "run_id" string (the producer's run, ClientOptions::run_id; old senders
+// omit it): at most 128 characters of [A-Za-z0-9._:-].
+//
 // Any language with a JSON parser and a CRC-32 can write or read it (tests/data/precheck_frame/ holds
 // frames written by a Python script). Decoding never trusts a length: every bound is checked before use.
 // All functions are thread-safe (no shared state).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -51,12 +55,22 @@ struct PROBE_API FrameLimits {
 struct PROBE_API Frame {
   Dump header;
   std::vector<Tensor> tensors;  ///< tensors[i] is blob i, with the dtype and shape of its descriptor
+  /// SHA-256 of the frame's bytes as decoded (all zero for a Frame not made by decode_frame): a record
+  /// sent again unchanged has the same digest, one with other content under the same name has not.
+  std::array<std::uint8_t, 32> digest{};
+
+  /// The producer's run id from the header ("" when the sender gave none).
+  const std::string& run_id() const { return header.run_id(); }
 
   /// The frame's single API record.
   const DumpEntry& entry() const { return header.entries().front(); }
   /// The blob a descriptor of entry() points at; throws InvalidArgument if it has no data_name.
   const Tensor& tensor(const TensorInfo& info) const;
 };
+
+inline constexpr std::size_t kMaxRunIdBytes = 128;
+/// Whether `run_id` may name a run: 1 to kMaxRunIdBytes characters of [A-Za-z0-9._:-].
+PROBE_API bool valid_run_id(std::string_view run_id);
 
 /// Builds a frame from a header document and the blobs its descriptors name by index. The header is
 /// validated exactly as decode_frame() will (so a sender cannot produce a frame its receiver refuses with
@@ -92,9 +106,11 @@ class PROBE_API DumpRecords {
   std::size_t size() const;
   /// The dump.json key of record i ("Functional.relu.0.forward").
   const std::string& key(std::size_t i) const;
-  /// Encodes record i with its tensors read now. Throws probe::Error naming the tensor file and field when a
-  /// file cannot be read, or when the frame breaks `limits`.
-  std::vector<std::byte> frame(std::size_t i, const FrameLimits& limits = {}) const;
+  /// Encodes record i with its tensors read now, its header carrying `run_id` when not empty (a client's
+  /// Client::run_id()). Throws probe::Error naming the tensor file and field when a file cannot be read, or
+  /// when the frame breaks `limits` or run_id is not valid_run_id().
+  std::vector<std::byte> frame(std::size_t i, const FrameLimits& limits = {},
+                               std::string_view run_id = {}) const;
 
  private:
   struct Impl;

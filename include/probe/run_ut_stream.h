@@ -6,10 +6,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <vector>
 
 #include "probe/export.h"
 #include "probe/precheck_frame.h"
@@ -26,11 +28,18 @@ struct PROBE_API RunUtStreamOptions {
   /// Set: the files are accuracy_checking_{result,details}_<ts>_rank<N>.csv (msprobe's online names).
   std::optional<std::uint64_t> rank;
   /// Continue the files of an earlier stream with the same out_dir, timestamp and rank when they exist
-  /// (their API rows are kept and those APIs are not checked again); create them otherwise.
+  /// (their API rows are kept and those APIs are not checked again); create them otherwise. The files
+  /// belong to one run: the first record's run id is kept beside them (the result file's name with
+  /// `.run_id` for `.csv`), and a record of another run is refused (counted in other_runs), resumed or not.
+  /// Each checked API's Frame::digest is kept in `.digests` beside them, so after a resume the same name
+  /// with other content is still a conflict.
   bool resume = false;
   /// Records accepted but not yet written (queued, being checked, or waiting for an earlier one): push()
   /// blocks and try_push() refuses while this many are outstanding (>= 1).
   std::size_t capacity = 50;
+  /// Called with each record refused as a conflict or another run's (the line `problems` keeps), from the
+  /// thread whose push() took it, under the stream's lock (it must not call the stream); may be empty.
+  std::function<void(const std::string&)> on_refused;
 };
 
 /// Counts of a stream besides run_ut's summary.
@@ -38,9 +47,17 @@ struct PROBE_API RunUtStreamSummary {
   RunUtSummary run_ut;      ///< rows, verdicts, files; `cancelled` after a stop
   std::size_t records = 0;  ///< records accepted by push()/try_push()
   std::size_t ignored = 0;  ///< records run_ut does not check on their own (module, backward keys)
-  /// Records of an API already written (a resumed file, or the same API sent twice): not checked again.
+  /// Records of an API already written or accepted, with the same content (a resend, or a row of a resumed
+  /// file): not checked again.
   std::size_t repeated = 0;
   std::size_t dropped = 0;  ///< accepted but not written because the stream was stopped first
+  /// Errors: records of an API already accepted whose content differs (Frame::digest), and records of
+  /// another run than the stream's (Frame::run_id). Neither is checked; `problems` says which.
+  std::size_t conflicts = 0, other_runs = 0;
+  std::vector<std::string> problems;  ///< one line per conflict or refused run, the first kMaxProblems
+  static constexpr std::size_t kMaxProblems = 20;
+  /// The run the files belong to: the first record's run id, or the one kept beside resumed files.
+  std::string run_id;
 };
 
 /// A run_ut output set fed record by record. Thread-safe: push() and try_push() may be called from any

@@ -294,6 +294,8 @@ class DumpBuilder {
       want_string(dump_.level_);
     else if (key == "framework")
       want_string(dump_.framework_field_);
+    else if (key == "run_id")
+      want_string(dump_.run_id_);
     else if (key == "dump_data_dir") {
       if (v.kind == Slot::Null)
         dump_.dump_data_dir_.reset();

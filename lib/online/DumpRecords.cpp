@@ -185,7 +185,8 @@ std::size_t DumpRecords::size() const { return impl_->records.size(); }
 
 const std::string& DumpRecords::key(std::size_t i) const { return impl_->records.at(i).key; }
 
-std::vector<std::byte> DumpRecords::frame(std::size_t i, const FrameLimits& limits) const {
+std::vector<std::byte> DumpRecords::frame(std::size_t i, const FrameLimits& limits,
+                                          std::string_view run_id) const {
   const Record& r = impl_->records.at(i);
   const DumpEntry& entry = *impl_->entries.at(i);
   std::unordered_map<std::string, const TensorInfo*> by_name;
@@ -210,6 +211,13 @@ std::vector<std::byte> DumpRecords::frame(std::size_t i, const FrameLimits& limi
     blobs.push_back(std::move(t));
   }
   std::string header = impl_->header_prefix;
+  if (!run_id.empty()) {
+    if (!valid_run_id(run_id))
+      throw Error(ErrorKind::InvalidArgument,
+                  "run_id is not 1 to " + std::to_string(kMaxRunIdBytes) + " characters of [A-Za-z0-9._:-]",
+                  impl_->dump.path(), "run_id");
+    header.insert(1, "\"run_id\":\"" + std::string(run_id) + "\",");  // no escaping: valid_run_id's alphabet
+  }
   append_json_string(header, r.key);
   header += ':';
   header += r.json;

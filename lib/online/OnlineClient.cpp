@@ -5,6 +5,7 @@
 // through the session: messages are encrypted on their way to the socket, acknowledgements decrypted.
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -18,6 +19,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <random>
 #include <thread>
 
 #include "dump_writer/RecordJson.h"
@@ -43,12 +45,18 @@ struct Pending {
 
 std::vector<std::byte> encode_api_frame(std::string_view api_name, const ApiCall& inputs,
                                         const std::vector<Value>& outputs, Framework framework,
-                                        const FrameLimits& limits) {
+                                        const FrameLimits& limits, std::string_view run_id) {
+  if (!run_id.empty() && !valid_run_id(run_id))
+    throw Error(ErrorKind::InvalidArgument,
+                "run_id is not 1 to " + std::to_string(kMaxRunIdBytes) + " characters of [A-Za-z0-9._:-]", {},
+                "run_id", std::string(api_name));
   std::vector<Tensor> blobs;
   const std::string key = std::string(api_name) + ".forward";
   const std::string record = dump_writer::forward_record_json(key, inputs, outputs, framework, blobs);
   const char* fw = framework == Framework::MindSpore ? "mindspore" : "pytorch";
-  const std::string header = std::string("{\"task\": \"tensor\", \"level\": \"L1\", \"framework\": \"") + fw +
+  const std::string run = run_id.empty() ? std::string() : "\"run_id\": \"" + std::string(run_id) + "\", ";
+  const std::string header = "{" + run +
+                             std::string("\"task\": \"tensor\", \"level\": \"L1\", \"framework\": \"") + fw +
                              "\", \"dump_data_dir\": \"frame\", \"data\": {" + record + "}}";
   return encode_frame(header, blobs, limits);
 }
@@ -439,9 +447,24 @@ struct Client::Impl {
   }
 };
 
+const std::string& process_run_id() {
+  static const std::string id = [] {
+    std::random_device device;
+    std::string hex;
+    for (int i = 0; i < 4; ++i) hex += fmt::format("{:08x}", device());
+    return hex;
+  }();
+  return id;
+}
+
 Client::Client(ClientOptions options) : impl_(std::make_unique<Impl>()) {
   Impl& s = *impl_;
   s.options = std::move(options);
+  if (s.options.run_id.empty()) s.options.run_id = process_run_id();
+  if (!valid_run_id(s.options.run_id))
+    throw Error(ErrorKind::InvalidArgument,
+                "run_id is not 1 to " + std::to_string(kMaxRunIdBytes) + " characters of [A-Za-z0-9._:-]", {},
+                "run_id");
   if (s.options.window == 0 || s.options.send_queue == 0)
     throw Error(ErrorKind::InvalidArgument, "window and send_queue must be at least 1");
   if (!s.options.shared_dir.empty()) {
@@ -481,7 +504,8 @@ Client::~Client() {
 
 void Client::send(std::string_view api_name, const ApiCall& inputs, const std::vector<Value>& outputs,
                   std::uint64_t step, std::uint64_t rank) {
-  impl_->enqueue(encode_api_frame(api_name, inputs, outputs, impl_->options.framework, impl_->options.limits),
+  impl_->enqueue(encode_api_frame(api_name, inputs, outputs, impl_->options.framework, impl_->options.limits,
+                                  impl_->options.run_id),
                  step, rank, false, api_name);
 }
 
@@ -560,6 +584,8 @@ ClientStats Client::close(std::chrono::milliseconds timeout) {
   if (s.stats.killed && s.stats.acked + s.stats.dropped < s.stats.sent) throw s.killed_error();
   return s.stats;
 }
+
+const std::string& Client::run_id() const { return impl_->options.run_id; }
 
 ClientStats Client::stats() const {
   std::lock_guard lock(impl_->m);

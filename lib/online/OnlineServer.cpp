@@ -343,6 +343,9 @@ struct Server::Impl {
     if (it != streams.end()) return *it->second;
     RunUtStreamOptions o = options.stream;
     o.rank = rank;
+    o.on_refused = [this, rank](const std::string& line) {
+      log("rank " + std::to_string(rank) + ": " + line);
+    };
     auto stream = std::make_unique<RunUtStream>(o, *registry, *standards, stop);
     log("rank " + std::to_string(rank) + ": writing " + stream->summary().run_ut.result_csv);
     return *streams.emplace(rank, std::move(stream)).first->second;

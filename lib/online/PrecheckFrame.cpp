@@ -1,5 +1,7 @@
+#include <openssl/evp.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <bit>
 #include <charconv>
 #include <cstdio>
@@ -59,6 +61,9 @@ Dump parse_header(std::string_view json, std::span<const std::uint64_t> blob_byt
          "a frame header must hold exactly one API record, found " + std::to_string(header.entries().size()),
          "data");
   const DumpEntry& entry = header.entries().front();
+  if (!header.run_id().empty() && !valid_run_id(header.run_id()))
+    fail(source, "run_id is not 1 to " + std::to_string(kMaxRunIdBytes) + " characters of [A-Za-z0-9._:-]",
+         "run_id");
   owner.assign(blob_bytes.size(), nullptr);
   for (const TensorInfo* info : entry.tensors()) {
     if (!info->has_file()) continue;  // a statistics-only descriptor carries no blob
@@ -115,6 +120,14 @@ std::uint64_t check_prefix(std::span<const std::byte> bytes, const FrameLimits& 
 }
 
 }  // namespace
+
+bool valid_run_id(std::string_view run_id) {
+  if (run_id.empty() || run_id.size() > kMaxRunIdBytes) return false;
+  return std::all_of(run_id.begin(), run_id.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == ':' || c == '-';
+  });
+}
 
 const Tensor& Frame::tensor(const TensorInfo& info) const {
   const auto index = blob_index(info.data_name);
@@ -249,6 +262,10 @@ Frame decode_frame(std::span<const std::byte> bytes, const FrameLimits& limits, 
     at += blob_bytes[i];
     frame.tensors.push_back(std::move(t));
   }
+  unsigned int digest_bytes = 0;
+  if (EVP_Digest(bytes.data(), length, frame.digest.data(), &digest_bytes, EVP_sha256(), nullptr) != 1 ||
+      digest_bytes != frame.digest.size())
+    throw Error(ErrorKind::Internal, "SHA-256 of the frame failed", source);
   return frame;
 }
 

@@ -1,6 +1,7 @@
 // run_ut fed record by record (probe/run_ut_stream.h): a bounded queue, worker threads that check with
 // run_ut's own ApiChecker (RecordChecker), and a writer that puts the rows in acceptance order.
 #include <algorithm>
+#include <array>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -10,10 +11,11 @@
 #include <mutex>
 #include <sstream>
 #include <thread>
-#include <unordered_set>
+#include <unordered_map>
 
 #include "probe/csv.h"
 #include "probe/error.h"
+#include "probe/precheck_frame.h"
 #include "probe/run_ut_stream.h"
 #include "probe/runner.h"
 #include "run_ut/ApiSelection.h"
@@ -57,6 +59,48 @@ std::vector<std::string> written_apis(const std::string& result_csv) {
   return names;
 }
 
+// A file kept beside the result file: its name with `extension` for ".csv".
+std::string beside_result(const rut::OutputPaths& p, const char* extension) {
+  return p.result.substr(0, p.result.size() - 4) + extension;
+}
+
+using Digest = std::array<std::uint8_t, 32>;
+
+std::string hex_of(const Digest& d) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string s;
+  for (std::uint8_t b : d) {
+    s += kHex[b >> 4];
+    s += kHex[b & 15];
+  }
+  return s;
+}
+
+// The digests of a resumed stream's records ("api<TAB>64 hex digits" lines, in acceptance order); a line
+// that does not parse (the torn tail of a killed server) is skipped, its API then compares as a resend.
+std::map<std::string, Digest> read_digests(const std::string& path) {
+  std::map<std::string, Digest> out;
+  std::istringstream in(detail::read_whole_file(path, "cannot read the record digests of the files"));
+  std::string line;
+  while (std::getline(in, line)) {
+    const std::size_t tab = line.find('\t');
+    if (tab == std::string::npos || line.size() - tab - 1 != 64) continue;
+    Digest d{};
+    bool ok = true;
+    for (std::size_t i = 0; i < d.size() && ok; ++i) {
+      auto nibble = [&](char c) -> int {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        ok = false;
+        return 0;
+      };
+      d[i] = static_cast<std::uint8_t>(nibble(line[tab + 1 + 2 * i]) * 16 + nibble(line[tab + 2 + 2 * i]));
+    }
+    if (ok) out.emplace(line.substr(0, tab), d);
+  }
+  return out;
+}
+
 }  // namespace
 
 struct RunUtStream::Impl {
@@ -80,7 +124,11 @@ struct RunUtStream::Impl {
   };
   std::deque<Item> queue;
   std::map<std::size_t, std::optional<rut::ApiRows>> ready;  // checked, waiting for earlier ones
-  std::unordered_set<std::string> seen;                      // APIs written or accepted
+  // APIs written or accepted, with the digest of the record accepted (none for rows of a resumed file).
+  std::unordered_map<std::string, std::optional<Digest>> seen;
+  std::optional<std::string> run_id;  // the files' run, once known
+  std::string run_id_path;
+  std::ofstream digests;  // "api<TAB>digest" per API accepted for checking, so a resume still compares
   std::size_t next_index = 0, next_write = 0, outstanding = 0;
   bool writing = false, closing = false, stopped = false, finished = false;
   std::exception_ptr failure;
@@ -107,7 +155,24 @@ struct RunUtStream::Impl {
       const rut::ResumeState st =
           rut::load_and_repair(paths, rut::run_ut_format(framework), written_apis(paths.result));
       for (const auto& [f, b] : st.statuses) rut::count(summary.run_ut, f, b);
-      seen.insert(st.done.begin(), st.done.end());
+      for (const std::string& api : st.done) seen.emplace(api, std::nullopt);
+      // Files of an older probe have neither file: the first record's run id becomes theirs, and their
+      // APIs compare as resends.
+      const std::string run_id_file = beside_result(paths, ".run_id");
+      if (fs::exists(run_id_file, ec)) {
+        std::string text = detail::read_whole_file(run_id_file, "cannot read the run id of the files");
+        if (!text.empty() && text.back() == '\n') text.pop_back();
+        if (!text.empty() && !online::valid_run_id(text))
+          throw Error(ErrorKind::Format, "not a run id", run_id_file);
+        run_id = text;
+        summary.run_id = text;
+      }
+      const std::string digests_file = beside_result(paths, ".digests");
+      if (fs::exists(digests_file, ec))
+        for (auto& [api, d] : read_digests(digests_file)) {
+          auto it = seen.find(api);
+          if (it != seen.end()) it->second = d;  // an API accepted but never written is checked again
+        }
     } else {
       lock = rut::claim_outputs(paths, false);
       // As run_ut: without a fixed timestamp a taken name moves on to the next free second.
@@ -117,6 +182,10 @@ struct RunUtStream::Impl {
       }
       if (!lock.is_open()) throw rut::outputs_exist_error(paths);
     }
+    run_id_path = beside_result(paths, ".run_id");
+    const std::string digests_file = beside_result(paths, ".digests");
+    digests.open(digests_file, std::ios::binary | (resume ? std::ios::app : std::ios::trunc));
+    if (!digests) throw Error(ErrorKind::Io, "cannot open the record digests of the files", digests_file);
     summary.run_ut.result_csv = paths.result;
     summary.run_ut.details_csv = paths.details;
     std::string error_dir;
@@ -144,15 +213,67 @@ struct RunUtStream::Impl {
     for (int i = 0; i < threads; ++i) workers.emplace_back([this] { work(); });
   }
 
+  void problem(std::string line) {
+    if (options.on_refused) options.on_refused(line);
+    if (summary.problems.size() < RunUtStreamSummary::kMaxProblems)
+      summary.problems.push_back(std::move(line));
+  }
+
+  // Keeps the run id beside the files (a temporary file renamed over, so a resume never reads half of one).
+  void keep_run_id(const std::string& id) {
+    const std::string tmp = run_id_path + ".tmp";
+    {
+      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+      out << id << '\n';
+      out.flush();
+      if (!out) throw Error(ErrorKind::Io, "cannot write the run id of the files", tmp);
+    }
+    std::error_code ec;
+    fs::rename(tmp, run_id_path, ec);
+    if (ec) throw Error(ErrorKind::Io, "cannot rename to " + run_id_path + ": " + ec.message(), tmp);
+  }
+
+  static std::string shown(const std::string& id) { return id.empty() ? "(none)" : id; }
+
   // Takes a record under the lock: decides whether it is checked and gives it its place in the output.
+  // First record for a name wins only against resends of the same bytes: another run's record is refused,
+  // and the same name with other content is an error, since either could hide the record that counts.
   void accept(std::unique_lock<std::mutex>&, online::Frame&& record) {
     ++summary.records;
     Item item{next_index++, {}, std::move(record)};
-    if (auto api = checker->api_of(item.record)) {
-      if (seen.insert(*api).second)
+    const std::string& rid = item.record.run_id();
+    if (!run_id) {
+      run_id = rid;
+      summary.run_id = rid;
+      try {
+        keep_run_id(rid);
+      } catch (...) {
+        if (!failure) failure = std::current_exception();
+        wake_all();
+      }
+    }
+    if (rid != *run_id) {
+      ++summary.other_runs;
+      problem(item.record.header.path() + ": " + item.record.entry().key + " belongs to run " + shown(rid) +
+              ", not to run " + shown(*run_id) + " of " + paths.result + "; not checked");
+    } else if (auto api = checker->api_of(item.record)) {
+      auto [it, fresh] = seen.emplace(*api, item.record.digest);
+      if (fresh) {
+        digests << *api << '\t' << hex_of(item.record.digest) << '\n' << std::flush;
+        if (!digests && !failure) {
+          failure =
+              std::make_exception_ptr(Error(ErrorKind::Io, "cannot write the record digests of the files",
+                                            beside_result(paths, ".digests")));
+          wake_all();
+        }
         item.api = std::move(*api);
-      else
+      } else if (!it->second || *it->second == item.record.digest) {
         ++summary.repeated;
+      } else {
+        ++summary.conflicts;
+        problem(item.record.header.path() + ": " + item.record.entry().key +
+                " was already received with other content; this copy is not checked");
+      }
     } else {
       ++summary.ignored;
     }
