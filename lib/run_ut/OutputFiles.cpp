@@ -212,7 +212,7 @@ bool known_status(const std::string& s) { return s.empty() || s == kSpace || par
 
 }  // namespace
 
-ResumeState load_and_repair(const OutputPaths& paths, const RunUtFormat& format,
+ResumeState load_and_repair(const OutputPaths& paths, const RunUtLayout& format,
                             const std::vector<std::string>& dump_apis) {
   // Names as the writer put them into the file.
   std::vector<std::string> apis;

@@ -50,7 +50,7 @@ struct ResumeState {
 /// prefix; MindSpore, which writes no row for an API with nothing to compare: an ordered subsequence):
 /// throws Format naming the row otherwise (a file of another dump, a foreign header, garbage,
 /// duplicates). Call with the claim_outputs lock held.
-ResumeState load_and_repair(const OutputPaths& paths, const RunUtFormat& format,
+ResumeState load_and_repair(const OutputPaths& paths, const RunUtLayout& format,
                             const std::vector<std::string>& apis);
 
 /// True when the result file holds anything after its header line (a verdict a resume would keep).

@@ -21,29 +21,6 @@ CsvRow DetailRow::to_csv(int precision) const {
   return out;
 }
 
-namespace {
-
-// The details header of a checker: four leading columns, one per metric with a `header`, Status, Message.
-CsvRow details_header_of(std::string_view MetricColumn::*header, const char* tested_dtype) {
-  CsvRow h{"API Name", "Bench Dtype", tested_dtype, "Shape"};
-  for (const MetricColumn& m : metric_table())
-    if (!(m.*header).empty()) h.emplace_back(m.*header);
-  h.insert(h.end(), {"Status", "Message"});
-  return h;
-}
-
-}  // namespace
-
-const CsvRow& details_csv_header() {
-  static const CsvRow h = details_header_of(&MetricColumn::pytorch_header, "DEVICE Dtype");
-  return h;
-}
-
-const CsvRow& result_csv_header() {
-  static const CsvRow h{"API name", "Forward Test Success", "Backward Test Success", "Message"};
-  return h;
-}
-
 namespace rut {
 namespace {
 
@@ -130,12 +107,8 @@ Status exact_rows(const ExactRule& rule, const std::vector<Value>& bench, const 
 
 class PyTorchFormat final : public RunUtFormat {
  public:
-  const CsvRow& result_header() const override { return result_csv_header(); }
-  const CsvRow& details_header() const override { return details_csv_header(); }
+  PyTorchFormat() : RunUtFormat(run_ut_layout(Framework::PyTorch)) {}
   CsvRow result_cells(const ResultRow& row) const override { return result_cells_with(row, kSpace); }
-  bool result_has_details(std::optional<Status> forward) const override { return forward.has_value(); }
-  bool result_row_per_api() const override { return true; }
-  const char* name() const override { return "PyTorch"; }
 
   ApiRows skip(const std::string& full, const std::string& message) const override {
     ApiRows r;
@@ -208,20 +181,8 @@ class PyTorchFormat final : public RunUtFormat {
 
 class MindSporeFormat final : public RunUtFormat {
  public:
-  const CsvRow& result_header() const override {
-    // msprobe spells the first column differently in the two checkers.
-    static const CsvRow h{"API Name", "Forward Test Success", "Backward Test Success", "Message"};
-    return h;
-  }
-  const CsvRow& details_header() const override {
-    static const CsvRow h = details_header_of(&MetricColumn::mindspore_header, "Tested Dtype");
-    return h;
-  }
+  MindSporeFormat() : RunUtFormat(run_ut_layout(Framework::MindSpore)) {}
   CsvRow result_cells(const ResultRow& row) const override { return result_cells_with(row, ""); }
-  // A forward SKIP has no details row; a row with a status has at least one.
-  bool result_has_details(std::optional<Status> forward) const override { return forward != Status::Skip; }
-  bool result_row_per_api() const override { return false; }
-  const char* name() const override { return "MindSpore"; }
 
   ApiRows skip(const std::string& full, const std::string& message) const override {
     ApiRows r;

@@ -64,18 +64,14 @@ struct ComparedApi {
   bool forward_ok = false, backward_ok = false;
 };
 
-/// A checker's file layout. The two instances are immutable: use from many threads is safe.
-class RunUtFormat {
+/// What a checker's files look like, apart from how its rows are computed (RowLayout.cpp): all that reading
+/// the files back needs (resume, load_and_repair), without the metrics kernel. The two instances are
+/// immutable.
+class RunUtLayout {
  public:
-  virtual ~RunUtFormat() = default;
+  virtual ~RunUtLayout() = default;
   virtual const CsvRow& result_header() const = 0;
   virtual const CsvRow& details_header() const = 0;
-  /// The result row's cells in this checker's spelling.
-  virtual CsvRow result_cells(const ResultRow& row) const = 0;
-  /// The rows of an API skipped as a whole, `message` saying why.
-  virtual ApiRows skip(const std::string& full_name, const std::string& message) const = 0;
-  /// Compares one API's outputs (and gradients) by `standards` and lays them out as rows.
-  virtual ComparedApi compare(const ApiOutputs& api, const Standards& standards) const = 0;
   /// True when every API checked gets a result row (PyTorch); MindSpore writes none for an API with nothing
   /// to compare.
   virtual bool result_row_per_api() const = 0;
@@ -83,6 +79,31 @@ class RunUtFormat {
   virtual bool result_has_details(std::optional<Status> forward) const = 0;
   /// "PyTorch" / "MindSpore", for messages.
   virtual const char* name() const = 0;
+};
+
+/// The layout of msprobe's checker for `fw` (MindSpore, else PyTorch).
+const RunUtLayout& run_ut_layout(Framework fw);
+
+/// A checker's file layout and its rows. The two instances are immutable: use from many threads is safe.
+class RunUtFormat : public RunUtLayout {
+ public:
+  explicit RunUtFormat(const RunUtLayout& layout) : layout_(layout) {}
+  const CsvRow& result_header() const final { return layout_.result_header(); }
+  const CsvRow& details_header() const final { return layout_.details_header(); }
+  bool result_row_per_api() const final { return layout_.result_row_per_api(); }
+  bool result_has_details(std::optional<Status> forward) const final {
+    return layout_.result_has_details(forward);
+  }
+  const char* name() const final { return layout_.name(); }
+  /// The result row's cells in this checker's spelling.
+  virtual CsvRow result_cells(const ResultRow& row) const = 0;
+  /// The rows of an API skipped as a whole, `message` saying why.
+  virtual ApiRows skip(const std::string& full_name, const std::string& message) const = 0;
+  /// Compares one API's outputs (and gradients) by `standards` and lays them out as rows.
+  virtual ComparedApi compare(const ApiOutputs& api, const Standards& standards) const = 0;
+
+ private:
+  const RunUtLayout& layout_;
 };
 
 /// The format of msprobe's checker for `fw` (MindSpore, else PyTorch).

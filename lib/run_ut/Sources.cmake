@@ -5,6 +5,7 @@ set(PROBE_SOURCES
   OutputFiles.cpp
   RandomInputs.cpp
   RowFormat.cpp
+  RowLayout.cpp
   RunRecord.cpp
   RunUtFlow.cpp
   RunUtStream.cpp
