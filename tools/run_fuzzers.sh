@@ -41,6 +41,15 @@ for f in tests/data/online_wire/*.bin; do
   case $f in *nocrc*) control='\207' ;; *) control='\007' ;; esac
   { printf "$control"; cat "$f"; } >"${corpus[onlinewire]}/$(basename "$f")"
 done
+# The resume fuzzer reads a result CSV, a 0x00 byte, then its details CSV (run_ut's files, as -csv_path
+# resumes them). The last seed is the result file under MindSpore's header, without details.
+corpus[resumecsv]=$(seed resumecsv)
+for r in tests/data/conformance/msprobe_e2e/*/*_accuracy_checking_result_*.csv; do
+  [ -f "$r" ] || continue
+  out="${corpus[resumecsv]}/$(echo "$r" | tr '/' '_')"
+  { cat "$r"; printf '\0'; cat "${r/_result_/_details_}"; } >"$out"
+done
+[ -f "${r:-}" ] && sed '1s/API name/API Name/' "$r" >"${corpus[resumecsv]}/mindspore_result_only"
 
 status=0
 for exe in "$build"/tests/fuzz/probe_fuzz_* "$build"/bin/probe_fuzz_*; do
