@@ -823,8 +823,15 @@ TEST(OnlineCli, MaxBufferedBytesBoundsTheServersMemoryAndHoldsSendersBack) {
   go = true;
   for (auto& t : senders) t.join();
   EXPECT_EQ(server.wait_exit(30s), 0) << server.text;
-  // One message of 32 MiB resident (plus allocator slack), never two.
-  EXPECT_LT(grown_mib, 60u) << "peak RSS grew by " << grown_mib << " MiB";
+  // One message of 32 MiB resident (plus allocator slack), never two. ThreadSanitizer maps about four bytes
+  // of shadow per byte the server touches (measured: 160 MiB for the one message), so its bound is scaled;
+  // four messages read at once would still exceed it.
+#if defined(__SANITIZE_THREAD__)
+  constexpr std::uint64_t kMaxGrowthMib = 300;
+#else
+  constexpr std::uint64_t kMaxGrowthMib = 60;
+#endif
+  EXPECT_LT(grown_mib, kMaxGrowthMib) << "peak RSS grew by " << grown_mib << " MiB";
   // At least one sender was held back (without the bound all four got through).
   EXPECT_LT(through, 4) << "senders whose bytes the server took before any message was complete";
   EXPECT_EQ(answered.load(), 4);
