@@ -20,6 +20,7 @@
 
 #include "probe/error.h"
 #include "probe/error_bound.h"
+#include "standards/ItemCompare.h"
 #include "support/Dispatch.h"
 #include "support/ThreadPool.h"
 
@@ -198,19 +199,6 @@ std::vector<std::int64_t> unravel(std::int64_t flat, const Shape& shape) {
 
 std::string coords_text(const std::vector<std::int64_t>& at) {
   return fmt::format("[{}]", fmt::join(at, ", "));
-}
-
-std::string_view dtype_word(DType t) {
-  switch (t) {
-    case DType::Float16:
-      return "float16";
-    case DType::BFloat16:
-      return "bfloat16";
-    case DType::Float32:
-      return "float32";
-    default:
-      return "float64";
-  }
 }
 
 }  // namespace
@@ -446,13 +434,8 @@ Verdict error_bound_verdict(const BoundFamily& family, const Tensor& bench, cons
     e.abs_err = std::fabs(e.device - e.bench);
     e.rel_err = e.bench == 0 ? kInf : e.abs_err / std::fabs(e.bench);
     e.bound = r.key == kInf ? std::numeric_limits<double>::quiet_NaN() : r.bound;
-    if (fmt_out && std::isfinite(e.bench) && std::isfinite(e.device)) {
-      // msprobe's ULP (precheck.md §2.9): the bench's exponent, floored at the smallest normal's.
-      const int min_exponent = fmt_out->precision == 11 ? -14 : fmt_out->precision == 53 ? -1022 : -126;
-      const int exponent = std::max(
-          e.bench == 0 ? 0 : static_cast<int>(std::floor(std::log2(std::fabs(e.bench)))), min_exponent);
-      e.ulp = std::ldexp(e.abs_err, fmt_out->precision - 1 - exponent);
-    }
+    if (std::isfinite(e.bench) && std::isfinite(e.device))
+      e.ulp = msprobe_ulp(e.abs_err, e.bench, dev.dtype());
     v.worst.push_back(std::move(e));
   }
 
@@ -464,7 +447,7 @@ Verdict error_bound_verdict(const BoundFamily& family, const Tensor& bench, cons
                           static_cast<double>(beyond_band), "==", 0, beyond_band == 0});
   v.status = beyond == 0 ? Status::Pass : beyond_band == 0 ? Status::Warning : Status::Error;
   const std::string bound_text =
-      fmt::format("{} family, K={}, {}", family.name, accumulation, dtype_word(device.dtype()));
+      fmt::format("{} family, K={}, {}", family.name, accumulation, probe::name(device.dtype()));
   if (v.status == Status::Pass) {
     v.message = fmt::format("error bound (D14, {}): largest error/bound {:.3g}", bound_text, worst_ratio);
     return v;
@@ -481,7 +464,7 @@ Verdict error_bound_verdict(const BoundFamily& family, const Tensor& bench, cons
     v.message += fmt::format(
         "; every element is within the bound of an accumulation in {} precision: a kernel that computes "
         "(accumulates, or for float32 multiplies) in reduced precision, or a fault of that size",
-        device.dtype() == DType::Float32 ? std::string_view("TF32") : dtype_word(device.dtype()));
+        device.dtype() == DType::Float32 ? std::string_view("TF32") : probe::name(device.dtype()));
   return v;
 }
 

@@ -25,6 +25,10 @@ DetailRow compare_item_traced(std::string_view api_name, const Value& bench, con
                               const Standards& config, bool fp8_input, std::optional<Standard> forced,
                               ItemTrace* trace, const TensorMetrics* computed = nullptr);
 
+/// msprobe's ULP error of one finite element (precheck.md §2.9): |device - bench| in units of the device
+/// dtype at the bench's exponent, floored at the smallest normal's; nullopt for non-floating dtypes.
+std::optional<double> msprobe_ulp(double abs_err, double bench, DType device_dtype);
+
 /// compare_mindspore's row from the float64 MindSpore metrics (ms_*) of a valid pair; nullptr: an invalid
 /// pair.
 MindSporeRow mindspore_row(const TensorMetrics* metrics, const Standards& config);

@@ -64,11 +64,23 @@ std::optional<UlpFormat> ulp_format(DType t) {
   }
 }
 
+}  // namespace
+
+std::optional<double> detail::msprobe_ulp(double abs_err, double bench, DType device_dtype) {
+  const std::optional<UlpFormat> fmt = ulp_format(device_dtype);
+  if (!fmt) return std::nullopt;
+  // The exponent of a zero bench is 0, floored at the smallest normal.
+  int exponent = bench == 0 ? 0 : static_cast<int>(std::floor(std::log2(std::fabs(bench))));
+  exponent = std::max(exponent, fmt->min_exponent);
+  return std::ldexp(abs_err, fmt->mantissa_bits - exponent);
+}
+
+namespace {
+
 std::vector<ElementError> worst_elements(const Tensor& bench, const Tensor& device, std::size_t count) {
   std::vector<ElementError> out;
   if (count == 0 || bench.shape() != device.shape() || bench.numel() == 0) return out;
   const std::vector<double> b = bench.to_doubles(), d = device.to_doubles();
-  const std::optional<UlpFormat> fmt = ulp_format(device.dtype());
   struct Ranked {
     double key;
     ElementError e;
@@ -85,12 +97,7 @@ std::vector<ElementError> worst_elements(const Tensor& bench, const Tensor& devi
     e.abs_err = std::fabs(di - bi);
     e.rel_err = bi == 0 ? std::numeric_limits<double>::infinity() : e.abs_err / std::fabs(bi);
     const bool finite_pair = std::isfinite(bi) && std::isfinite(di);
-    if (fmt && finite_pair) {
-      // msprobe's ULP (precheck.md §2.9): the exponent of a zero bench is 0, floored at the smallest normal.
-      int exponent = bi == 0 ? 0 : static_cast<int>(std::floor(std::log2(std::fabs(bi))));
-      exponent = std::max(exponent, fmt->min_exponent);
-      e.ulp = std::ldexp(e.abs_err, fmt->mantissa_bits - exponent);
-    }
+    if (finite_pair) e.ulp = detail::msprobe_ulp(e.abs_err, bi, device.dtype());
     const double key = !finite_pair ? std::numeric_limits<double>::infinity() : e.ulp ? *e.ulp : e.rel_err;
     if (heap.size() < count) {
       heap.push_back({key, e});
