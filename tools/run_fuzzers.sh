@@ -51,6 +51,26 @@ for r in tests/data/conformance/msprobe_e2e/*/*_accuracy_checking_result_*.csv; 
 done
 [ -f "${r:-}" ] && sed '1s/API name/API Name/' "$r" >"${corpus[resumecsv]}/mindspore_result_only"
 
+# The records fuzzer reads tagged segments (tests/fuzz/RecordsFuzzer.cpp): 0 + u16 length + a frame,
+# 1 + a record (run id, key, digest), 2 + u8 length + a torn tail (a resume), 4 + name byte + digest byte.
+# Seeds: each frame alone; frames, a resend, a resume and a record under the same name with another digest;
+# short records across two resumes, the first after a torn tail.
+byte() { printf "\\$(printf %03o "$1")"; }
+u16le() { byte $(($1 & 255)); byte $(($1 >> 8)); }
+frame_segment() { byte 0; u16le "$(stat -c %s "$1")"; cat "$1"; }
+corpus[records]=$(seed records)
+for f in tests/data/precheck_frame/*.frame; do frame_segment "$f" >"${corpus[records]}/$(basename "$f")"; done
+{
+  for f in tests/data/precheck_frame/*.frame tests/data/precheck_frame/relu.frame; do frame_segment "$f"; done
+  byte 2; byte 5; printf 'torn\t'
+  byte 1; byte 0; byte 25; printf 'Functional.relu.0.forward'; head -c 32 /dev/zero | tr '\0' 'x'
+  byte 1; byte 2; printf 'r2'; byte 25; printf 'Functional.relu.0.forward'; head -c 32 /dev/zero
+} >"${corpus[records]}/session"
+{
+  byte 4; byte 1; byte 1; byte 2; byte 1; printf 'x'; byte 4; byte 2; byte 1; byte 2; byte 0
+  byte 4; byte 2; byte 9; byte 4; byte 3; byte 3
+} >"${corpus[records]}/names"
+
 status=0
 for exe in "$build"/tests/fuzz/probe_fuzz_* "$build"/bin/probe_fuzz_*; do
   [ -x "$exe" ] || continue

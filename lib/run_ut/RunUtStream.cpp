@@ -1,7 +1,6 @@
 // run_ut fed record by record (probe/run_ut_stream.h): a bounded queue, worker threads that check with
 // run_ut's own ApiChecker (RecordChecker), and a writer that puts the rows in acceptance order.
 #include <algorithm>
-#include <array>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -9,9 +8,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
-#include <sstream>
 #include <thread>
-#include <unordered_map>
 
 #include "probe/csv.h"
 #include "probe/error.h"
@@ -21,6 +18,7 @@
 #include "run_ut/ApiSelection.h"
 #include "run_ut/Engine.h"
 #include "run_ut/OutputFiles.h"
+#include "run_ut/RecordBook.h"
 #include "run_ut/RecordChecker.h"
 #include "support/Timestamp.h"
 
@@ -64,43 +62,6 @@ std::string beside_result(const rut::OutputPaths& p, const char* extension) {
   return p.result.substr(0, p.result.size() - 4) + extension;
 }
 
-using Digest = std::array<std::uint8_t, 32>;
-
-std::string hex_of(const Digest& d) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string s;
-  for (std::uint8_t b : d) {
-    s += kHex[b >> 4];
-    s += kHex[b & 15];
-  }
-  return s;
-}
-
-// The digests of a resumed stream's records ("api<TAB>64 hex digits" lines, in acceptance order); a line
-// that does not parse (the torn tail of a killed server) is skipped, its API then compares as a resend.
-std::map<std::string, Digest> read_digests(const std::string& path) {
-  std::map<std::string, Digest> out;
-  std::istringstream in(detail::read_whole_file(path, "cannot read the record digests of the files"));
-  std::string line;
-  while (std::getline(in, line)) {
-    const std::size_t tab = line.find('\t');
-    if (tab == std::string::npos || line.size() - tab - 1 != 64) continue;
-    Digest d{};
-    bool ok = true;
-    for (std::size_t i = 0; i < d.size() && ok; ++i) {
-      auto nibble = [&](char c) -> int {
-        if (c >= '0' && c <= '9') return c - '0';
-        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-        ok = false;
-        return 0;
-      };
-      d[i] = static_cast<std::uint8_t>(nibble(line[tab + 1 + 2 * i]) * 16 + nibble(line[tab + 2 + 2 * i]));
-    }
-    if (ok) out.emplace(line.substr(0, tab), d);
-  }
-  return out;
-}
-
 }  // namespace
 
 struct RunUtStream::Impl {
@@ -124,9 +85,7 @@ struct RunUtStream::Impl {
   };
   std::deque<Item> queue;
   std::map<std::size_t, std::optional<rut::ApiRows>> ready;  // checked, waiting for earlier ones
-  // APIs written or accepted, with the digest of the record accepted (none for rows of a resumed file).
-  std::unordered_map<std::string, std::optional<Digest>> seen;
-  std::optional<std::string> run_id;  // the files' run, once known
+  rut::RecordBook book;  // the files' run, and the names taken with their records' digests
   std::string run_id_path;
   std::ofstream digests;  // "api<TAB>digest" per API accepted for checking, so a resume still compares
   std::size_t next_index = 0, next_write = 0, outstanding = 0;
@@ -155,9 +114,9 @@ struct RunUtStream::Impl {
       const rut::ResumeState st =
           rut::load_and_repair(paths, rut::run_ut_format(framework), written_apis(paths.result));
       for (const auto& [f, b] : st.statuses) rut::count(summary.run_ut, f, b);
-      for (const std::string& api : st.done) seen.emplace(api, std::nullopt);
       // Files of an older probe have neither file: the first record's run id becomes theirs, and their
       // APIs compare as resends.
+      std::optional<std::string> run_id;
       const std::string run_id_file = beside_result(paths, ".run_id");
       if (fs::exists(run_id_file, ec)) {
         std::string text = detail::read_whole_file(run_id_file, "cannot read the run id of the files");
@@ -167,12 +126,21 @@ struct RunUtStream::Impl {
         run_id = text;
         summary.run_id = text;
       }
+      const std::vector<std::string> done(st.done.begin(), st.done.end());
       const std::string digests_file = beside_result(paths, ".digests");
-      if (fs::exists(digests_file, ec))
-        for (auto& [api, d] : read_digests(digests_file)) {
-          auto it = seen.find(api);
-          if (it != seen.end()) it->second = d;  // an API accepted but never written is checked again
+      if (fs::exists(digests_file, ec)) {
+        const std::string text =
+            detail::read_whole_file(digests_file, "cannot read the record digests of the files");
+        const std::size_t intact = book.resume(std::move(run_id), done, text);
+        if (intact < text.size()) {
+          fs::resize_file(digests_file, intact, ec);
+          if (ec)
+            throw Error(ErrorKind::Io, "cannot cut the torn last line of the record digests: " + ec.message(),
+                        digests_file);
         }
+      } else {
+        book.resume(std::move(run_id), done, {});
+      }
     } else {
       lock = rut::claim_outputs(paths, false);
       // As run_ut: without a fixed timestamp a taken name moves on to the next free second.
@@ -242,8 +210,11 @@ struct RunUtStream::Impl {
     ++summary.records;
     Item item{next_index++, {}, std::move(record)};
     const std::string& rid = item.record.run_id();
-    if (!run_id) {
-      run_id = rid;
+    std::optional<std::string> api;
+    if (rid == book.run_id().value_or(rid)) api = checker->api_of(item.record);
+    bool fixed_run = false;
+    const rut::Admission admission = book.admit(rid, api, item.record.digest, &fixed_run);
+    if (fixed_run) {
       summary.run_id = rid;
       try {
         keep_run_id(rid);
@@ -252,14 +223,14 @@ struct RunUtStream::Impl {
         wake_all();
       }
     }
-    if (rid != *run_id) {
-      ++summary.other_runs;
-      problem(item.record.header.path() + ": " + item.record.entry().key + " belongs to run " + shown(rid) +
-              ", not to run " + shown(*run_id) + " of " + paths.result + "; not checked");
-    } else if (auto api = checker->api_of(item.record)) {
-      auto [it, fresh] = seen.emplace(*api, item.record.digest);
-      if (fresh) {
-        digests << *api << '\t' << hex_of(item.record.digest) << '\n' << std::flush;
+    switch (admission) {
+      case rut::Admission::OtherRun:
+        ++summary.other_runs;
+        problem(item.record.header.path() + ": " + item.record.entry().key + " belongs to run " + shown(rid) +
+                ", not to run " + shown(*book.run_id()) + " of " + paths.result + "; not checked");
+        break;
+      case rut::Admission::Check:
+        digests << rut::RecordBook::digest_line(*api, item.record.digest) << std::flush;
         if (!digests && !failure) {
           failure =
               std::make_exception_ptr(Error(ErrorKind::Io, "cannot write the record digests of the files",
@@ -267,15 +238,18 @@ struct RunUtStream::Impl {
           wake_all();
         }
         item.api = std::move(*api);
-      } else if (!it->second || *it->second == item.record.digest) {
+        break;
+      case rut::Admission::Repeat:
         ++summary.repeated;
-      } else {
+        break;
+      case rut::Admission::Conflict:
         ++summary.conflicts;
         problem(item.record.header.path() + ": " + item.record.entry().key +
                 " was already received with other content; this copy is not checked");
-      }
-    } else {
-      ++summary.ignored;
+        break;
+      case rut::Admission::Ignored:
+        ++summary.ignored;
+        break;
     }
     ++outstanding;
     if (item.api.empty()) {

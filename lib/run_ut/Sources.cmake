@@ -4,6 +4,7 @@ set(PROBE_SOURCES
   Engine.cpp
   OutputFiles.cpp
   RandomInputs.cpp
+  RecordBook.cpp
   RowFormat.cpp
   RowLayout.cpp
   RunRecord.cpp

@@ -3,8 +3,10 @@
 // record of another run than the one a rank's files belong to is refused, and `--resume` keeps the run.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -14,6 +16,7 @@
 #include "probe/online_client.h"
 #include "probe/online_server.h"
 #include "probe/precheck_frame.h"
+#include "run_ut/RecordBook.h"
 
 namespace {
 
@@ -229,6 +232,64 @@ TEST(OnlineIdentity, AConflictIsFoundAcrossAResume) {
   EXPECT_EQ(r.repeated, 1u);
   EXPECT_EQ(r.conflicts, 1u);
   EXPECT_EQ(r.run_ut.checked, 0u);
+}
+
+// A killed server can leave half a digest line; the resumed server cuts it before appending, so that the
+// next record's digest is still a line of its own at the resume after that.
+TEST(OnlineIdentity, ATornDigestLineDoesNotSwallowTheNextRecordsDigest) {
+  ScratchDir dir("identity");
+  const Gelu g;
+  const std::string digests = dir.file("online") + "/accuracy_checking_result_" + kTs + "_rank0.digests";
+  auto resume = server_options(dir.file("online"), 1);
+  resume.stream.resume = true;
+  {
+    Running server(server_options(dir.file("online"), 1));
+    Client client(with_run(server.port(), "run-a"));
+    client.send("Functional.gelu.0", g.call, g.healthy, 0, 0);
+    client.close(30s);
+    EXPECT_EQ(server.finish().ranks.at(0).run_ut.apis, 1u);
+  }
+  {
+    std::ofstream(digests, std::ios::app) << "Functional.gelu.7\t0123";  // no line break: torn
+  }
+  {
+    Running server(resume);
+    Client client(with_run(server.port(), "run-a"));
+    client.send("Functional.gelu.1", g.call, g.healthy, 0, 0);
+    client.close(30s);
+    EXPECT_EQ(server.finish().ranks.at(0).run_ut.checked, 1u);
+  }
+  EXPECT_EQ(slurp(digests).find("0123"), std::string::npos) << slurp(digests);
+  Running server(resume);
+  {
+    Client client(with_run(server.port(), "run-a"));
+    client.send("Functional.gelu.1", g.call, g.broken, 0, 0);
+    client.close(30s);
+  }
+  const auto& r = server.finish().ranks.at(0);
+  EXPECT_EQ(r.conflicts, 1u);
+  EXPECT_EQ(r.repeated, 0u);
+}
+
+// Names are written escaped into the digests file: a key holding a tab or a line break (a JSON string may)
+// keeps its digest through a resume.
+TEST(OnlineIdentity, DigestLinesKeepAnyNameThroughAResume) {
+  probe::rut::RecordDigest a{}, b{};
+  a[0] = 1;
+  b[0] = 2;
+  const std::string odd = "Functional.x\t\n%0A%.0";
+  const std::string file = probe::rut::RecordBook::digest_line(odd, a) +
+                           probe::rut::RecordBook::digest_line("Functional.relu.0", a);
+  EXPECT_EQ(std::count(file.begin(), file.end(), '\n'), 2);
+  probe::rut::RecordBook book;
+  EXPECT_EQ(book.resume(std::string("r"), {odd, "Functional.relu.0"}, file + "Functional.y.0\t01"),
+            file.size());
+  EXPECT_EQ(book.admit("r", odd, a), probe::rut::Admission::Repeat);
+  EXPECT_EQ(book.admit("r", odd, b), probe::rut::Admission::Conflict);
+  EXPECT_EQ(book.admit("r", std::string("Functional.relu.0"), b), probe::rut::Admission::Conflict);
+  EXPECT_EQ(book.admit("r", std::string("Functional.y.0"), b), probe::rut::Admission::Check);
+  EXPECT_EQ(book.admit("q", std::string("Functional.z.0"), b), probe::rut::Admission::OtherRun);
+  EXPECT_EQ(book.admit("r", std::nullopt, b), probe::rut::Admission::Ignored);
 }
 
 }  // namespace
