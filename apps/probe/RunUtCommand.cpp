@@ -205,7 +205,9 @@ void print_help(bool multi) {
             "max_connection_bytes (bytes one connection may buffer; default 2 GiB + 40, one message of the\n"
             "largest frame; a larger message closes that connection), max_buffered_bytes (all connections\n"
             "together; default twice that; a connection whose next message does not fit is not read until\n"
-            "there is room)\n"
+            "there is room), max_outstanding_bytes (tensor bytes of the records one rank holds decoded "
+            "until\n"
+            "they are checked; default 2 GiB; one record is always taken)\n"
             "The server prints \"listening on ADDR:PORT\" (or \"watching DIR\") and ends when every producer "
             "has\n"
             "sent STOP_ (end marker) and\n"
@@ -303,6 +305,7 @@ int run_online(const RunUtOptions& o, OnlineFlags f, bool quiet) {
   if (limits.max_connections) so.max_connections = *limits.max_connections;
   if (limits.max_connection_bytes) so.max_connection_bytes = *limits.max_connection_bytes;
   if (limits.max_buffered_bytes) so.max_buffered_bytes = *limits.max_buffered_bytes;
+  if (limits.max_outstanding_bytes) so.stream.max_outstanding_bytes = *limits.max_outstanding_bytes;
   so.stream.run_ut = o;
   so.stream.resume = f.resume;
   so.stream.capacity = f.queue_size;

@@ -36,6 +36,7 @@ struct PROBE_API OnlineConfig {
   /// probe's bounds on the server's memory (ServerOptions' fields of the same names); unset = the defaults.
   std::optional<std::size_t> max_connections;
   std::optional<std::uint64_t> max_connection_bytes, max_buffered_bytes;
+  std::optional<std::uint64_t> max_outstanding_bytes;  ///< RunUtStreamOptions' field, per rank
 };
 /// Reads the run_ut section of config.json; throws probe::Error naming the file and field on bad content.
 PROBE_API OnlineConfig load_online_config(const std::string& config_json);

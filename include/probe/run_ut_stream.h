@@ -37,6 +37,10 @@ struct PROBE_API RunUtStreamOptions {
   /// Records accepted but not yet written (queued, being checked, or waiting for an earlier one): push()
   /// blocks and try_push() refuses while this many are outstanding (>= 1).
   std::size_t capacity = 50;
+  /// Tensor bytes of the outstanding records together: push() blocks and try_push() refuses a record that
+  /// would go beyond it, except when nothing is outstanding (one record is always taken). The default
+  /// holds one frame of the largest size FrameLimits allows.
+  std::uint64_t max_outstanding_bytes = std::uint64_t{1} << 31;
   /// Called with each record refused as a conflict or another run's (the line `problems` keeps), from the
   /// thread whose push() took it, under the stream's lock (it must not call the stream); may be empty.
   std::function<void(const std::string&)> on_refused;
@@ -58,6 +62,7 @@ struct PROBE_API RunUtStreamSummary {
   static constexpr std::size_t kMaxProblems = 20;
   /// The run the files belong to: the first record's run id, or the one kept beside resumed files.
   std::string run_id;
+  std::uint64_t peak_outstanding_bytes = 0;  ///< the most tensor bytes outstanding records held at once
 };
 
 /// A run_ut output set fed record by record. Thread-safe: push() and try_push() may be called from any

@@ -170,6 +170,7 @@ OnlineConfig load_online_config(const std::string& path) {
   if (auto n = positive("max_connections")) c.max_connections = static_cast<std::size_t>(*n);
   c.max_connection_bytes = positive("max_connection_bytes");
   c.max_buffered_bytes = positive("max_buffered_bytes");
+  c.max_outstanding_bytes = positive("max_outstanding_bytes");
   if (const auto* v = field("rank_list")) {
     if (!v->IsArray()) throw Error(ErrorKind::Format, "must be a list of ranks", path, "run_ut.rank_list");
     c.rank_list.clear();

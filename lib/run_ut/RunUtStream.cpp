@@ -89,6 +89,7 @@ struct RunUtStream::Impl {
   std::string run_id_path;
   std::ofstream digests;  // "api<TAB>digest" per API accepted for checking, so a resume still compares
   std::size_t next_index = 0, next_write = 0, outstanding = 0;
+  std::uint64_t held_bytes = 0;  // tensor bytes of the records queued or being checked
   bool writing = false, closing = false, stopped = false, finished = false;
   std::exception_ptr failure;
   RunUtStreamSummary summary;
@@ -255,12 +256,26 @@ struct RunUtStream::Impl {
     if (item.api.empty()) {
       ready.emplace(item.index, std::nullopt);
     } else {
+      held_bytes += bytes_of(item.record);
+      summary.peak_outstanding_bytes = std::max(summary.peak_outstanding_bytes, held_bytes);
       queue.push_back(std::move(item));
       cv_work.notify_one();
     }
   }
 
   bool open() const { return !stopped && !closing && !failure; }
+
+  static std::uint64_t bytes_of(const online::Frame& record) {
+    std::uint64_t n = 0;
+    for (const Tensor& t : record.tensors) n += t.nbytes();
+    return n;
+  }
+
+  // Whether a record of `bytes` may be taken now: below both bounds, or the only one.
+  bool room_for(std::uint64_t bytes) const {
+    return outstanding < options.capacity &&
+           (held_bytes == 0 || held_bytes + bytes <= options.max_outstanding_bytes);
+  }
 
   void work() {
     for (;;) {
@@ -282,8 +297,11 @@ struct RunUtStream::Impl {
         wake_all();
         return;
       }
+      const std::uint64_t bytes = bytes_of(item.record);
       item.record = {};  // the tensors are not needed while the rows wait for their turn
       std::unique_lock lock(m);
+      held_bytes -= bytes;
+      cv_room.notify_all();
       ready.emplace(item.index, std::move(rows));
       write_ready(lock);
     }
@@ -360,7 +378,8 @@ RunUtStream::~RunUtStream() {
 bool RunUtStream::push(online::Frame record) {
   Impl& s = *impl_;
   std::unique_lock lock(s.m);
-  s.cv_room.wait(lock, [&] { return !s.open() || s.outstanding < s.options.capacity; });
+  const std::uint64_t bytes = Impl::bytes_of(record);
+  s.cv_room.wait(lock, [&] { return !s.open() || s.room_for(bytes); });
   if (!s.open()) return false;
   s.accept(lock, std::move(record));
   s.write_ready(lock);  // an ignored record may be the next one to write
@@ -370,7 +389,7 @@ bool RunUtStream::push(online::Frame record) {
 bool RunUtStream::try_push(online::Frame& record) {
   Impl& s = *impl_;
   std::unique_lock lock(s.m);
-  if (!s.open() || s.outstanding >= s.options.capacity) return false;
+  if (!s.open() || !s.room_for(Impl::bytes_of(record))) return false;
   s.accept(lock, std::move(record));
   s.write_ready(lock);
   return true;

@@ -865,6 +865,11 @@ TEST(OnlineServer, MemoryBoundsThatCannotWorkAreRefused) {
   } catch (const probe::Error& e) {
     EXPECT_EQ(e.field(), "run_ut.max_buffered_bytes");
   }
+  {
+    std::ofstream cfg(dir.file("config.json"));
+    cfg << R"({"run_ut": {"is_online": true, "max_outstanding_bytes": 1048576}})";
+  }
+  EXPECT_EQ(probe::online::load_online_config(dir.file("config.json")).max_outstanding_bytes, 1048576u);
 }
 
 }  // namespace

@@ -192,3 +192,42 @@ TEST(RunUtStream, RefusesBadOptions) {
 }
 
 }  // namespace
+
+namespace {
+
+// Outstanding records are bounded by their tensor bytes as well as their count: records of a real dump
+// held to the bytes of three of the largest, and one record above the bound alone still taken.
+TEST(RunUtStream, OutstandingRecordsAreBoundedByTheirBytes) {
+  ScratchDir dir("stream");
+  const auto want = offline("pt_mixed", dir.file("offline"));
+  const DumpRecords records = DumpRecords::open(kRunUt + "pt_mixed/dump.json");
+  std::uint64_t largest = 0, total = 0;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    std::uint64_t n = 0;
+    for (const auto& t : decode_frame(records.frame(i)).tensors) n += t.nbytes();
+    largest = std::max(largest, n);
+    total += n;
+  }
+  ASSERT_GT(total, 3 * largest);  // otherwise the bound could not be reached
+  auto options = stream_options(dir.file("stream"));
+  options.capacity = 1000;
+  options.run_ut.threads = 1;
+  options.max_outstanding_bytes = 3 * largest;
+  {
+    RunUtStream stream(options);
+    feed(stream, records, 0, records.size());
+    const auto s = stream.finish();
+    EXPECT_LE(s.peak_outstanding_bytes, 3 * largest);
+    EXPECT_GE(s.peak_outstanding_bytes, largest);
+    EXPECT_EQ(slurp(s.run_ut.result_csv), slurp(want.result_csv));
+  }
+  options.run_ut.out_dir = dir.file("alone");
+  options.max_outstanding_bytes = 1;
+  RunUtStream stream(options);
+  feed(stream, records, 0, records.size());
+  const auto s = stream.finish();
+  EXPECT_EQ(s.run_ut.apis, want.apis);
+  EXPECT_EQ(s.peak_outstanding_bytes, largest);
+}
+
+}  // namespace
