@@ -123,14 +123,6 @@ Value copy_arg(const OnlineArg& a, std::string_view api) {
   return copy_value(std::get<Value>(a));
 }
 
-void flatten(const Value& v, std::vector<Value>& out) {
-  if (v.is_list()) {
-    for (const auto& i : v.list()) flatten(i, out);
-  } else {
-    out.push_back(v);
-  }
-}
-
 std::string shape_list(const Shape& s) {
   std::string out = "[";
   for (std::size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
@@ -388,8 +380,7 @@ struct OnlineChecker::Impl {
     std::vector<std::int64_t> accumulation;
     if (error_bound_support(j.name.key).needs_magnitude) {
       try {
-        for (const auto& v : error_bound_magnitude(registry, o.framework, j.name.key, j.inputs))
-          flatten(v, magnitude);
+        magnitude = detail::value_leaves(error_bound_magnitude(registry, o.framework, j.name.key, j.inputs));
       } catch (const Error& e) {
         for (auto& row : rows)
           row.message = "no magnitude bench (" + std::string(e.what()) + "): " + row.message;
@@ -416,9 +407,7 @@ struct OnlineChecker::Impl {
       write_rows({result_name, Status::Skip, e.what(), j.site.backward}, {});
       return Outcome::Skip;
     }
-    std::vector<Value> dev, ben;
-    for (const auto& v : j.outputs) flatten(v, dev);
-    for (const auto& v : bench.outputs) flatten(v, ben);
+    const std::vector<Value> dev = detail::value_leaves(j.outputs), ben = detail::value_leaves(bench.outputs);
 
     bool passed = true;
     std::vector<CsvRow> details;
