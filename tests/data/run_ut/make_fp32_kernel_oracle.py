@@ -20,7 +20,8 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DUMPS = ["real_mlp_bf16", "real_mlp_bf16_faults", "real_half_fp16", "real_half_fp16_faults", "real_mlp_fp32",
-         "real_mlp_fp32_faults"]
+         "real_mlp_fp32_faults"] + [f"real_{m}_{t}{f}" for m in ("llama", "gpt") for t in ("fp32", "bf16")
+                                    for f in ("", "_gemmfaults")]
 FUNCTIONS = {"Functional.linear.": torch.nn.functional.linear, "Torch.matmul.": torch.matmul,
              "Torch.sum.": torch.sum, "Functional.softmax.": torch.nn.functional.softmax}
 
