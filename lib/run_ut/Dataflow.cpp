@@ -12,6 +12,7 @@
 #include "probe/api_name.h"
 #include "probe/error.h"
 #include "probe/error_bound.h"
+#include "runners/Autograd.h"
 #include "standards/ErrorBound.h"
 
 namespace probe::rut {
@@ -64,9 +65,110 @@ std::optional<std::string> composite_backward_reason(const std::string& api_name
   return std::nullopt;
 }
 
+namespace {
+
+// Euclidean norms of the rows ([rows, cols] row-major, along cols) or of the columns.
+std::vector<double> norms(const double* p, std::int64_t rows, std::int64_t cols, bool of_rows) {
+  std::vector<double> out(static_cast<std::size_t>(of_rows ? rows : cols), 0.0);
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t c = 0; c < cols; ++c) {
+      const double v = p[r * cols + c];
+      out[static_cast<std::size_t>(of_rows ? r : c)] += v * v;
+    }
+  for (double& v : out) v = std::sqrt(v);
+  return out;
+}
+
+// The input gradient of a GEMM-shaped API computed as one float64 GEMM per batch, without the forward and
+// the other operand's gradient that a runner's backward also computes, and its magnitude by D14's
+// Cauchy-Schwarz bound (row norms times column norms) instead of a second GEMM. Covers linear (any rank of
+// the input) and matmul of an N-D by a 2-D tensor or of two tensors of one batch shape; nullopt otherwise.
+std::optional<BenchInputGradient> gemm_input_gradient(const std::string& op, const ApiCall& call,
+                                                      const std::vector<Value>& grads_in,
+                                                      const std::string& path) {
+  const bool linear = op == "linear";
+  if (!linear && op != "matmul" && op != "__matmul__") return std::nullopt;
+  if (call.args.size() < 2 || !call.args[0].is_tensor() || !call.args[1].is_tensor() || grads_in.empty() ||
+      !grads_in[0].is_tensor() || (path != "input.0" && path != "input.1"))
+    return std::nullopt;
+  const Tensor &a = call.args[0].tensor(), &b = call.args[1].tensor(), &g = grads_in[0].tensor();
+  if (a.ndim() < 2 || b.ndim() < 2) return std::nullopt;
+  const bool first = path == "input.0";
+  // Each GEMM as batches of [m, k] x [k, n] (linear: b is W [n, k]).
+  std::int64_t batches = 1, m = 0, k = a.shape().back(), n = 0;
+  if (linear || b.ndim() == 2) {
+    if (b.ndim() != 2) return std::nullopt;
+    m = a.numel() / std::max<std::int64_t>(k, 1);
+    n = linear ? b.shape()[0] : b.shape()[1];
+    if ((linear ? b.shape()[1] : b.shape()[0]) != k) return std::nullopt;
+  } else {
+    if (a.ndim() != b.ndim()) return std::nullopt;
+    for (int d = 0; d + 2 < a.ndim(); ++d) {
+      if (a.shape()[static_cast<std::size_t>(d)] != b.shape()[static_cast<std::size_t>(d)])
+        return std::nullopt;
+      batches *= a.shape()[static_cast<std::size_t>(d)];
+    }
+    m = a.shape()[a.shape().size() - 2];
+    n = b.shape().back();
+    if (b.shape()[b.shape().size() - 2] != k) return std::nullopt;
+  }
+  if ((linear && !first) || g.numel() != batches * m * n) return std::nullopt;  // linear's dW: the runner
+  const std::vector<double> av = a.to_doubles(), bv = b.to_doubles(), gv = g.to_doubles();
+  BenchInputGradient out;
+  std::vector<double> grad, mag;
+  if (first) {
+    // dA[m, k] = G[m, n] op(B): linear's W is [n, k] already; matmul's B [k, n] is used transposed.
+    grad.assign(static_cast<std::size_t>(batches * m * k), 0.0);
+    mag.assign(grad.size(), 0.0);
+    for (std::int64_t t = 0; t < batches; ++t) {
+      const double* gp = gv.data() + t * m * n;
+      const double* bp = bv.data() + (linear || b.ndim() == 2 ? 0 : t * k * n);
+      runners::gemm(gp, bp, grad.data() + t * m * k, m, n, k, false, !linear);
+      const std::vector<double> gr = norms(gp, m, n, true);
+      const std::vector<double> bn = linear ? norms(bp, n, k, false) : norms(bp, k, n, true);
+      for (std::int64_t i = 0; i < m; ++i)
+        for (std::int64_t j = 0; j < k; ++j)
+          mag[static_cast<std::size_t>(t * m * k + i * k + j)] =
+              gr[static_cast<std::size_t>(i)] * bn[static_cast<std::size_t>(j)];
+    }
+    out.accumulation = n;
+    out.grad = Tensor::from_values<double>(grad, a.shape());
+  } else {
+    // matmul's dB[k, n] = A^T G, summed over the flattened rows of an N-D A against a 2-D B.
+    // An N-D A against a 2-D B was flattened to one batch of m rows above.
+    const std::int64_t mm = m, bb = batches;
+    grad.assign(static_cast<std::size_t>(bb * k * n), 0.0);
+    mag.assign(grad.size(), 0.0);
+    for (std::int64_t t = 0; t < bb; ++t) {
+      const double* ap = av.data() + t * mm * k;
+      const double* gp = gv.data() + t * mm * n;
+      runners::gemm(ap, gp, grad.data() + t * k * n, k, mm, n, true, false);
+      const std::vector<double> ac = norms(ap, mm, k, false), gc = norms(gp, mm, n, false);
+      for (std::int64_t i = 0; i < k; ++i)
+        for (std::int64_t j = 0; j < n; ++j)
+          mag[static_cast<std::size_t>(t * k * n + i * n + j)] =
+              ac[static_cast<std::size_t>(i)] * gc[static_cast<std::size_t>(j)];
+    }
+    out.accumulation = mm;
+    out.grad = Tensor::from_values<double>(grad, b.shape());
+  }
+  out.magnitude = Tensor::from_values<double>(mag, out.grad.shape());
+  return out;
+}
+
+}  // namespace
+
 BenchInputGradient bench_input_gradient(const RunnerRegistry& registry, Framework framework,
                                         const std::string& runner_api, const ApiCall& call,
                                         const std::vector<Value>& grads_in, const std::string& path) {
+  const detail::BoundFamily* fam = detail::bound_family(runner_api);
+  const auto parsed = parse_api_name(runner_api);
+  if (fam && parsed)
+    if (auto fast = gemm_input_gradient(parsed->name, call, grads_in, path)) {
+      fast->own_ulps = fam->own_ulps;
+      fast->family = std::string(fam->name);
+      return std::move(*fast);
+    }
   auto find = [&](const std::vector<InputGradient>& gs) -> const InputGradient* {
     for (const auto& g : gs)
       if (g.path == path) return &g;
@@ -438,6 +540,7 @@ std::optional<DataflowVerdict> Dataflow::verdict(const std::string& full,
         f = it->second;
       }
       if (mine) {
+        const auto t0 = Clock::now();
         DataflowVerdict v;
         try {
           v = check(groups_[gi], access);
@@ -446,6 +549,7 @@ std::optional<DataflowVerdict> Dataflow::verdict(const std::string& full,
         } catch (const std::exception& e) {
           v = {Status::Skip, std::string("SKIP: ") + e.what()};
         }
+        check_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
         promise.set_value(std::move(v));
       }
       const DataflowVerdict& v = f.get();

@@ -7,6 +7,7 @@
 // own gradient is unknown and the device gradient the others recorded.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <future>
 #include <map>
@@ -87,6 +88,8 @@ class Dataflow {
   std::optional<DataflowVerdict> verdict(const std::string& full, const DataflowAccess& access) const;
 
   const Stats& stats() const noexcept { return stats_; }
+  /// Wall time spent in the per-tensor checks so far (summed over threads).
+  double check_seconds() const noexcept { return static_cast<double>(check_ns_.load()) * 1e-9; }
 
  private:
   struct Slot;
@@ -104,6 +107,7 @@ class Dataflow {
   mutable std::mutex mutex_;
   mutable std::map<std::size_t, std::shared_future<DataflowVerdict>> done_;
   Stats stats_;
+  mutable std::atomic<std::int64_t> check_ns_{0};
 };
 
 }  // namespace probe::rut

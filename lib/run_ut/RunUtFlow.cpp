@@ -1346,6 +1346,15 @@ RunUtSummary run_ut(const RunUtOptions& options, const RunnerRegistry& registry,
   RunUtSummary s = run_engine(
       names, [&](std::size_t i) { return checker.check(names[i], *entries[i], source); }, cfg, progress,
       &ctx.bytes, std::move(stop));
+  if (dataflow) {
+    s.dataflow = true;
+    s.dataflow_links = dataflow->stats().links;
+    s.dataflow_tensors = dataflow->stats().checked_tensors;
+    s.dataflow_hashed = dataflow->stats().tensors_hashed;
+    s.dataflow_hashed_bytes = dataflow->stats().bytes_hashed;
+    s.dataflow_link_seconds = dataflow->stats().seconds;
+    s.dataflow_check_seconds = dataflow->check_seconds();
+  }
   if (ctx.error_dir_made) s.error_data_dir = ctx.error_data_dir;
   s.error_data_failures = ctx.error_data_failures;
   s.error_data_problem = ctx.error_data_problem;
