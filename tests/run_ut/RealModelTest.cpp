@@ -482,4 +482,46 @@ TEST(Dataflow, OneAndTwoThreadsAreByteIdentical) {
   }
 }
 
+// D16's bound at its edge (tests/data/run_ut/make_dataflow_edge_dumps.py): one element of the gradient
+// the producer recorded is set to torch's float64 gradient plus 0.5 or 1.5 times the bound computed in the
+// script from D16's formula (and, for float32, inside and beyond the reduced-precision band).
+// dataflow_edge.json gives the status each dump must get; a flagged row names that element.
+TEST(Dataflow, BoundAtItsEdge) {
+  const std::string edge = slurp(kData + "/dataflow_edge.json");
+  const std::regex entry(R"re("(dataflow_edge_[a-z0-9_]+)"\s*:\s*\{\s*"status"\s*:\s*"([A-Za-z]+)")re");
+  int dumps = 0;
+  for (auto it = std::sregex_iterator(edge.begin(), edge.end(), entry); it != std::sregex_iterator(); ++it) {
+    const std::string dump = (*it)[1].str(), status = (*it)[2].str();
+    ++dumps;
+    UtOutcome r = run(dump, "probe");
+    ASSERT_EQ(r.cli.code, 0) << r.cli.out;
+    const auto& row = r.details["Functional.linear.0.backward.output.0"];
+    const std::string msg = field(row, kMessage);
+    EXPECT_EQ(field(row, kStatus), status) << dump << ": " << msg;
+    EXPECT_NE(msg.find("dataflow (D16): the gradient of Tensor.__mul__.0 output.0"), std::string::npos)
+        << msg;
+    if (status != "pass") {
+      EXPECT_NE(msg.find("1 of 48 elements beyond, the worst at [0, 0, 0]"), std::string::npos) << msg;
+    }
+    EXPECT_NE(field(r.result["Tensor.__mul__.0"], 2), "error") << dump;
+  }
+  EXPECT_EQ(dumps, 6);
+}
+
+// D16 links an input to the output it is only when that is unambiguous. real_mlp_bf16 casts one bfloat16
+// tensor to float32 twice (make_real_model_dumps.py: y.float() for cross_entropy and again for l1_loss):
+// two outputs with the same bytes, neither a copy of the other, so l1_loss's input is linked to none and
+// its row says why. In real_mlp_fp32 the same .float() calls keep the dtype (copies of y): no ambiguity.
+TEST(Dataflow, AmbiguousLinksAreLeftOutWithTheReason) {
+  UtOutcome b = run("real_mlp_bf16", "probe");
+  ASSERT_EQ(b.cli.code, 0) << b.cli.out;
+  const std::string msg = field(b.details["Functional.l1_loss.0.backward.output.0"], kMessage);
+  EXPECT_NE(msg.find("Functional.l1_loss.0 input.0 has the bytes of several earlier outputs (Tensor.float.1 "
+                     "output.0, Tensor.float.2 output.0), so it is linked to none"),
+            std::string::npos)
+      << msg;
+  UtOutcome f = run("real_mlp_fp32", "probe");
+  EXPECT_EQ(f.details_text.find("so it is linked to none"), std::string::npos);
+}
+
 }  // namespace
