@@ -391,12 +391,10 @@ Dataflow::Dataflow(const Dump& dump, const std::vector<std::pair<std::string, co
     auto it = first_output_api.find(s.key);
     if (grad && it != first_output_api.end() && it->second < s.api) needed[s.key] = true;
   }
-  // Hash each such file once (a copy's output takes its input's hash).
-  std::vector<bool> alias_out(slots.size(), false);
-  for (const auto& [in, o] : aliases) alias_out[o] = true;
+  // Hash each such file once. A copy's output then takes its input's hash; one whose bytes differ from its
+  // input's changed the data.
   for (Slot& s : slots) {
-    if (alias_out[&s - slots.data()] || !needed.count(s.key) || !s.info->has_file() || !s.info->dtype)
-      continue;
+    if (!needed.count(s.key) || !s.info->has_file() || !s.info->dtype) continue;
     try {
       const Tensor t = dump_.load_tensor(*forward_[s.api].second, *s.info);
       s.hash = bytes_hash(t.bytes(), t.nbytes());
@@ -406,7 +404,10 @@ Dataflow::Dataflow(const Dump& dump, const std::vector<std::pair<std::string, co
       // An unreadable file links nothing; the API's own row reports the file.
     }
   }
-  for (const auto& [in, o] : aliases) slots[o].hash = slots[in].hash;
+  for (const auto& [in, o] : aliases) {
+    if (slots[in].hash && slots[o].hash && *slots[in].hash != *slots[o].hash) changed[slots[o].api] = true;
+    slots[o].hash = slots[in].hash;
+  }
   auto same_bytes = [&](const Slot& a, const Slot& b) {
     return a.hash && b.hash && a.key == b.key && *a.hash == *b.hash;
   };
@@ -446,7 +447,10 @@ Dataflow::Dataflow(const Dump& dump, const std::vector<std::pair<std::string, co
     for (std::size_t c = 0; c < k; ++c) others |= !from_same || slots[cands[c]].api == slots[root].api;
     for (std::size_t c = k + 1; c < cands.size(); ++c) others |= slots[cands[c]].api == slots[root].api;
     if (!altered.empty()) {
-      ambiguous.emplace_back(si, "its copy " + altered + " changed the data (its own row reports that, D15)");
+      ambiguous.emplace_back(si, forward_[s.api].first + " " + s.path + " has the bytes of the input of " +
+                                     altered +
+                                     ", a copy whose output differs from them (its own row reports "
+                                     "that, D15), so it is linked to none");
       ++stats_.ambiguous;
       continue;
     }

@@ -524,4 +524,18 @@ TEST(Dataflow, AmbiguousLinksAreLeftOutWithTheReason) {
   EXPECT_EQ(f.details_text.find("so it is linked to none"), std::string::npos);
 }
 
+// A copy whose recorded output differs from its input (real_moves_*_faults, faults.json: one element of
+// Tensor.clone.0's forward output changed) is not taken for its input: the tensor it copies is left
+// unchecked, with the reason, rather than summed with consumers that may have read the other bytes.
+TEST(Dataflow, ACopyThatChangedTheDataLeavesItsTensorUnchecked) {
+  for (const char* dump : {"real_moves_fp32_faults", "real_moves_bf16_faults"}) {
+    UtOutcome r = run(dump, "probe");
+    ASSERT_EQ(r.cli.code, 0) << r.cli.out;
+    const std::string msg = field(r.details["Torch.matmul.0.backward.output.0"], kMessage);
+    EXPECT_NE(msg.find("has the bytes of the input of Tensor.clone.0, a copy whose output differs from them"),
+              std::string::npos)
+        << dump << ": " << msg;
+  }
+}
+
 }  // namespace
