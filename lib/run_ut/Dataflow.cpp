@@ -397,10 +397,10 @@ Dataflow::Dataflow(const Dump& dump, const std::vector<std::pair<std::string, co
     if (!needed.count(s.key) || !s.info->has_file() || !s.info->dtype) continue;
     try {
       const Tensor t = dump_.load_tensor(*forward_[s.api].second, *s.info);
-      s.hash = bytes_hash(t.bytes(), t.nbytes());
+      s.hash = t.nbytes() ? bytes_hash(t.bytes(), t.nbytes()) : 0;
       ++stats_.tensors_hashed;
       stats_.bytes_hashed += t.nbytes();
-    } catch (const Error&) {
+    } catch (const std::exception&) {
       // An unreadable file links nothing; the API's own row reports the file.
     }
   }
@@ -591,6 +591,7 @@ DataflowVerdict Dataflow::check(const Group& g, const DataflowAccess& access) co
   const double share = f64 ? 2 : 1;
   const double u_low = device.dtype() == DType::Float32 ? std::ldexp(1.0, -11) : u;
   const std::size_t numel = static_cast<std::size_t>(device.numel());
+  if (numel == 0) return skip("it has no elements");
   std::vector<double> sum(numel, 0.0), absum(numel, 0.0), bound(numel, 0.0), band(numel, 0.0);
   std::vector<std::string> benched, dumped;
   for (const auto& c : g.consumers) {
