@@ -538,4 +538,17 @@ TEST(Dataflow, ACopyThatChangedTheDataLeavesItsTensorUnchecked) {
   }
 }
 
+// Two outputs with the same bytes (make_dataflow_edge_dumps.py: h = x * c with x, c > 0 and r = relu(h);
+// the linear takes r): the latest producer computed them from a tensor with those bytes, so it is the one
+// linked, and the check passes (the dump is torch's own).
+TEST(Dataflow, TheLatestProducerOfTheSameBytesWinsWhenItComputedThemFromThem) {
+  UtOutcome r = run("dataflow_latest_fp32", "probe");
+  ASSERT_EQ(r.cli.code, 0) << r.cli.out;
+  const auto& row = r.details["Functional.linear.0.backward.output.0"];
+  EXPECT_EQ(field(row, kStatus), "pass");
+  EXPECT_NE(field(row, kMessage).find("dataflow (D16): the gradient of Functional.relu.0 output.0"),
+            std::string::npos)
+      << field(row, kMessage);
+}
+
 }  // namespace

@@ -13,6 +13,10 @@ documented formula (one unknown consumer, a GEMM: c_f = 1, K = the output featur
 ||g_row|| ||W_col||, no summation term); __mul__'s dumped backward output is recomputed from the changed
 gradient so that __mul__'s own row stays consistent. edge.json lists each dump with the status D16 must
 give the linear's backward row.
+
+dataflow_latest_fp32: h = x * c with x, c > 0, r = relu(h) (the same bytes as h), y = linear(r, W) with a
+3-D r, and h also consumed by a second __mul__ before the relu: the linear's input has the bytes of two
+outputs, and the latest, relu's, computed them from a tensor with those bytes, so it is the one linked.
 """
 import json
 import math
@@ -26,7 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import make_real_model_dumps as real  # noqa: E402
 
-APIS = [("Functional", F, "linear"), ("Tensor", torch.Tensor, "__mul__")]
+APIS = [("Functional", F, "linear"), ("Functional", F, "relu"), ("Tensor", torch.Tensor, "__mul__")]
 SLACK = 1 + 2.0 ** -10
 
 
@@ -84,7 +88,22 @@ def make(name, dtype, where):
     return {"status": status, "error_over_bound": err / bound, "bound": bound, "band": band}
 
 
+def latest():
+    g = torch.Generator().manual_seed(62)
+    x = (torch.rand(2, 3, 8, generator=g) + 0.1).requires_grad_(True)
+    c = torch.rand(2, 3, 8, generator=g) + 0.5
+    w = (torch.randn(16, 8, generator=g) * 0.3).requires_grad_(True)
+
+    def body():
+        h = x * c
+        side = h * 2.0
+        r = F.relu(h)
+        return F.linear(r, w).sum() + side.sum()
+    real.run("dataflow_latest_fp32", body, apis=APIS)
+
+
 def main():
+    latest()
     edge = {}
     for dtype, tag in ((torch.float64, "fp64"), (torch.float32, "fp32")):
         for where in ("inside", "outside") + (("band", "beyond_band") if dtype == torch.float32 else ()):
