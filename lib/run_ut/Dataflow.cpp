@@ -488,7 +488,8 @@ Dataflow::Dataflow(const Dump& dump, const std::vector<std::pair<std::string, co
     auto git = group_of.find({slots[out].api, j});
     if (git == group_of.end()) continue;
     Group& g = groups_[git->second];
-    if (copy[s.api] == 1) continue;  // passes the gradient of its output, whose consumers are counted
+    if (copy[s.api] == 1) continue;          // passes the gradient of its output, whose consumers are counted
+    if (names[s.api] == "detach") continue;  // passes no gradient back
     if (s.path.rfind("kwargs.", 0) == 0) {
       g.skip = forward_[s.api].first + " takes it as the keyword argument " + s.path.substr(7) +
                ", whose gradient the dump does not map";
