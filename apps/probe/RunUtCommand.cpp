@@ -578,6 +578,12 @@ int run(Args args, bool multi) {
   }
   Progress progress(quiet);
   RunUtSummary s = run_ut(o, [&](const RunUtProgress& p) { progress.update(p); });
+  if (s.dataflow)
+    fmt::print(
+        "dataflow (D16): {} inputs linked to the outputs they are, {} tensors' gradients checked; {} "
+        "tensors ({:.1f} MB) hashed, pre-pass {:.2f} s, checks {:.2f} s\n",
+        s.dataflow_links, s.dataflow_tensors, s.dataflow_hashed, s.dataflow_hashed_bytes / 1e6,
+        s.dataflow_link_seconds, s.dataflow_check_seconds);
   fmt::print("apis {} pass {} warning {} error {} skip {} (forward: error {}, backward: error {} skip {})\n",
              s.apis, s.pass, s.warning, s.error, s.skip, s.forward_error, s.backward_error, s.backward_skip);
   fmt::print("result: {}\ndetails: {}\n", s.result_csv, s.details_csv);

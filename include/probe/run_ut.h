@@ -74,6 +74,13 @@ struct PROBE_API RunUtSummary {
   std::size_t forward_error = 0, backward_error = 0, backward_skip = 0;
   std::size_t checked = 0;         ///< APIs checked by this run (not taken over from a resumed file)
   std::uint64_t tensor_bytes = 0;  ///< bytes of dumped tensors this run loaded
+  /// DECISIONS D16 (probe profile, tensor dumps): inputs linked to the outputs they are, tensors whose
+  /// gradient was checked through their consumers, the tensors hashed to link them (and their bytes), the
+  /// pre-pass's wall time (reading and hashing included) and the time spent in the checks.
+  std::size_t dataflow_links = 0, dataflow_tensors = 0, dataflow_hashed = 0;
+  std::uint64_t dataflow_hashed_bytes = 0;
+  double dataflow_link_seconds = 0, dataflow_check_seconds = 0;
+  bool dataflow = false;  ///< whether the pre-pass ran
   std::string result_csv, details_csv;
   std::string error_data_dir;  ///< set when -save_error_data wrote something
   /// Failing APIs whose error data could not be saved (their verdicts stand), and the first reason.

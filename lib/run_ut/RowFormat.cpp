@@ -105,6 +105,44 @@ Status exact_rows(const ExactRule& rule, const std::vector<Value>& bench, const 
   return aggregate_statuses(statuses, how);
 }
 
+// DECISIONS D16: the dataflow verdict joins the API's backward rows: a compared row takes the worse of
+// its status and the verdict's, and when every backward row is SKIP (the API's own gradient could not be
+// compared) the first one carries the verdict; a Skip verdict only adds its reason.
+void dataflow_rows(const DataflowVerdict& v, const std::string& bwd_prefix, const Standards& standards,
+                   OutputCompareResult& cmp) {
+  std::vector<std::size_t> rows;
+  for (std::size_t r = 0; r < cmp.rows.size(); ++r)
+    if (cmp.rows[r].api_name.rfind(bwd_prefix, 0) == 0) rows.push_back(r);
+  if (rows.empty()) return;
+  auto append = [&](DetailRow& row) {
+    row.message = row.message.empty() || row.message == " " ? v.message : row.message + "; " + v.message;
+  };
+  const bool none_compared = std::all_of(rows.begin(), rows.end(),
+                                         [&](std::size_t r) { return cmp.rows[r].status == Status::Skip; });
+  if (v.status == Status::Skip) {
+    append(cmp.rows[rows[0]]);
+    return;
+  }
+  const std::string old_message = cmp.rows[rows[0]].message;
+  if (none_compared) {
+    DetailRow& row = cmp.rows[rows[0]];
+    row.message = row.message.empty() || row.message == " " ? v.message : v.message + "; " + row.message;
+    row.status = v.status;
+  } else {
+    for (std::size_t r : rows) {
+      DetailRow& row = cmp.rows[r];
+      if (row.status == Status::Skip) continue;
+      row.status = std::max(row.status, v.status);
+      append(row);
+    }
+  }
+  std::vector<Status> statuses;
+  for (std::size_t r : rows) statuses.push_back(cmp.rows[r].status);
+  cmp.backward_status = aggregate_statuses(statuses, standards.aggregation);
+  cmp.backward_ok = cmp.backward_status == Status::Pass;
+  if (none_compared && cmp.result_message == old_message) cmp.result_message = cmp.rows[rows[0]].message;
+}
+
 class PyTorchFormat final : public RunUtFormat {
  public:
   PyTorchFormat() : RunUtFormat(run_ut_layout(Framework::PyTorch)) {}
@@ -151,6 +189,7 @@ class PyTorchFormat final : public RunUtFormat {
         cmp.backward_ok = cmp.backward_status == Status::Pass;
       }
     }
+    if (api.dataflow) dataflow_rows(*api.dataflow, api.full_name + ".backward.output.", standards, cmp);
     ComparedApi out;
     out.rows.name = api.full_name;
     const std::string bwd_prefix = api.full_name + ".backward.output.";

@@ -38,6 +38,13 @@ struct ExactRule {
   std::string reference, why;
 };
 
+/// DECISIONS D16 (probe profile): the check of the gradient flowing into a tensor the API consumes, which
+/// its backward rows carry (Skip: not checked, the message says why).
+struct DataflowVerdict {
+  Status status = Status::Skip;
+  std::string message;
+};
+
 /// What one API produced once bench and device ran, as the format compares it.
 struct ApiOutputs {
   std::string full_name;                                        ///< `Functional.relu.0`
@@ -56,6 +63,9 @@ struct ApiOutputs {
   /// DECISIONS D15: directions judged by exact equality (after D14 and run_ut's rule, whose metric columns
   /// stay); nullopt: the direction keeps its rule.
   std::optional<ExactRule> exact_forward, exact_backward;
+  /// DECISIONS D16: the dataflow verdict of the tensors this API consumes whose gradient through it is
+  /// otherwise unknown; combined into its backward rows and status.
+  std::optional<DataflowVerdict> dataflow;
 };
 
 /// One API's rows and msprobe's return values (whether each direction counts as passed).

@@ -22,6 +22,7 @@
 #include "probe/version.h"
 #include "run_ut/ApiSelection.h"
 #include "run_ut/BenchCost.h"
+#include "run_ut/Dataflow.h"
 #include "run_ut/Engine.h"
 #include "run_ut/OutputFiles.h"
 #include "run_ut/RandomInputs.h"
@@ -81,6 +82,7 @@ struct Context {
   const RunUtFormat* format = nullptr;  // the checker's rows, picked once from `framework`
   const RunUtOptions* options = nullptr;
   std::map<std::string, const DumpEntry*> backward;
+  const Dataflow* dataflow = nullptr;  // DECISIONS D16: the dump's dataflow (probe profile, tensor dumps)
   bool statistics_dump_with_files = false;  // some tensors real, the rest generated from statistics
   std::string error_data_dir;
   mutable std::atomic<std::uint64_t> bytes{0};
@@ -308,62 +310,19 @@ std::optional<bool> dumped_requires_grad(const DumpEntry& entry, const std::stri
   return node->tensor().requires_grad;
 }
 
-// Where torch's matmul / F.linear record their last autograd node when it is a reshape of the GEMM's
-// result ("at the reshape inside linear (a 3-D input)"); nullopt when the node is the GEMM itself.
-std::optional<std::string> reshape_node(const std::string& api_name, const ApiCall& call) {
-  auto dims = [&](std::size_t i) -> std::int64_t {
-    if (i >= call.args.size() || !call.args[i].is_tensor()) return -1;
-    return static_cast<std::int64_t>(call.args[i].tensor().shape().size());
-  };
-  // torch.matmul is one mm only for 2-D @ 2-D; otherwise it reshapes, and the node is the reshape.
-  if ((api_name == "matmul" || api_name == "__matmul__" || api_name == "__rmatmul__") &&
-      !(dims(0) == 2 && dims(1) == 2))
-    return "at the reshape inside matmul (inputs of " + std::to_string(dims(0)) + " and " +
-           std::to_string(dims(1)) + " dimensions)";
-  // F.linear is addmm/mm on the transposed weight for a 2-D input, a reshape around it otherwise.
-  if (api_name == "linear" && dims(0) != 2)
-    return "at the reshape inside linear (a " + std::to_string(dims(0)) + "-D input)";
-  return std::nullopt;
+// The ranks of the first two arguments when they are tensors (-1 otherwise), for the node rules.
+std::int64_t arg_rank(const ApiCall& call, std::size_t i) {
+  if (i >= call.args.size() || !call.args[i].is_tensor()) return -1;
+  return static_cast<std::int64_t>(call.args[i].tensor().shape().size());
 }
 
-// DECISIONS D7/D7a: msprobe records an API's backward at the autograd node that produced its first
-// output. For these APIs that node is the last operation *inside* the API (cross_entropy: nll_loss,
-// whose gradient has the input's shape but is taken after log_softmax), so no dumped gradient is the
-// gradient with respect to an API input, whatever its shape.
+std::optional<std::string> reshape_node(const std::string& api_name, const ApiCall& call) {
+  return rut::reshape_node(api_name, arg_rank(call, 0), arg_rank(call, 1));
+}
+
 std::optional<std::string> composite_backward_reason(const std::string& api_name, const ApiCall& call,
                                                      const std::string& full) {
-  static const std::vector<std::string> kComposite = {"cross_entropy",
-                                                      "l1_loss",
-                                                      "kl_div",
-                                                      "margin_ranking_loss",
-                                                      "hinge_embedding_loss",
-                                                      "cosine_embedding_loss",
-                                                      "multilabel_soft_margin_loss",
-                                                      "gaussian_nll_loss",
-                                                      "poisson_nll_loss",
-                                                      "triplet_margin_loss",
-                                                      "triplet_margin_with_distance_loss",
-                                                      "instance_norm",
-                                                      "local_response_norm",
-                                                      "multi_head_attention_forward",
-                                                      "bilinear",
-                                                      "einsum",
-                                                      "tensordot",
-                                                      "chain_matmul",
-                                                      "linalg.multi_dot",
-                                                      "normalize",
-                                                      "pairwise_distance",
-                                                      "cosine_similarity",
-                                                      "cdist",
-                                                      "softmin"};
-  auto taken_inside = [&](const std::string& why) {
-    return "the dumped gradient of " + full + " is taken " + why +
-           ", not with respect to its inputs; backward not compared";
-  };
-  if (std::find(kComposite.begin(), kComposite.end(), api_name) != kComposite.end())
-    return taken_inside("at the last autograd operation inside " + api_name);
-  if (auto where = reshape_node(api_name, call)) return taken_inside(*where);
-  return std::nullopt;
+  return rut::composite_backward_reason(api_name, arg_rank(call, 0), arg_rank(call, 1), full);
 }
 
 // Casts that return their input itself when nothing changes: then the output's autograd node belongs
@@ -478,9 +437,81 @@ void save_values(const Context& ctx, const std::string& prefix, const std::vecto
   for (const auto& v : values) walk(v);
 }
 
-class ApiChecker {
+class ApiChecker final : public DataflowAccess {
  public:
   explicit ApiChecker(const Context& ctx) : ctx_(ctx) {}
+
+  // DataflowAccess (DECISIONS D16): the dumped values the dataflow check reads, built as the API's own
+  // check builds them.
+  ApiCall dumped_call(const std::string& full, const DumpEntry& forward) const override {
+    const TensorSource src{ctx_.dump, nullptr};
+    ValueBuilder vb(ctx_, src, forward, full);
+    ApiCall call;
+    if (const DumpNode* in = forward.inputs())
+      for (std::size_t i = 0; i < in->items().size(); ++i)
+        call.args.push_back(vb.build(in->items()[i], "input." + std::to_string(i)));
+    if (const DumpNode* kw = forward.kwargs())
+      for (const auto& [key, node] : kw->members()) {
+        if (node.kind() == DumpNode::Kind::Value && node.leaf().type == "torch.device") continue;  // §6.7
+        call.kwargs.emplace_back(key, vb.build(node, "kwargs." + key));
+      }
+    if (vb.random() > 0)
+      throw Error(ErrorKind::Unsupported, "an input of " + full + " has no tensor file", "", "", full);
+    return call;
+  }
+
+  std::vector<Value> dumped_grads_in(const std::string& full, const DumpEntry& backward) const override {
+    const TensorSource src{ctx_.dump, nullptr};
+    ValueBuilder vb(ctx_, src, backward, full);
+    std::vector<Value> out;
+    if (const DumpNode* gin = backward.section("input"))
+      for (std::size_t i = 0; i < gin->items().size(); ++i)
+        out.push_back(vb.build(gin->items()[i], "input." + std::to_string(i)));
+    if (vb.random() > 0)
+      throw Error(ErrorKind::Unsupported, "a backward input of " + full + " has no tensor file", "", "",
+                  full);
+    return out;
+  }
+
+  std::optional<Tensor> dumped_input_grad(const std::string& full, const DumpEntry& forward,
+                                          const DumpEntry& backward, const std::string& path,
+                                          std::string& why) const override {
+    const std::optional<ApiName> parsed = parse_api_name(full);
+    const std::string api_name = parsed ? parsed->name : full;
+    const TensorSource src{ctx_.dump, nullptr};
+    const ApiCall call = dumped_call(full, forward);
+    // A move, copy or cast to the same dtype passes the gradient of its output through: whether it made
+    // a node of its own or returned its input (then its output is the tensor itself), the gradient it
+    // passes on is its dumped backward input.
+    if (is_identity_api(api_name, forward) && path == "input.0") {
+      std::vector<Value> gin = dumped_grads_in(full, backward);
+      if (!gin.empty() && gin[0].is_tensor()) return gin[0].tensor();
+      why = "no dumped backward input";
+      return std::nullopt;
+    }
+    if (composite_backward_reason(api_name, call, full)) {
+      why = "its dumped gradient is not with respect to its inputs";
+      return std::nullopt;
+    }
+    auto dumped = dumped_values(ctx_, src, backward, backward.outputs(), full, "output");
+    if (!dumped) {
+      why = "no dumped backward output";
+      return std::nullopt;
+    }
+    std::vector<std::pair<std::string, const Tensor*>> inputs;
+    for (std::size_t i = 0; i < call.args.size(); ++i)
+      positional_tensors(call.args[i], "input." + std::to_string(i), inputs);
+    auto mapped = map_dumped_grads(*dumped, api_name, call, inputs, why);
+    if (!mapped) return std::nullopt;
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+      if (inputs[i].first == path) {
+        if ((*mapped)[i].is_tensor()) return (*mapped)[i].tensor();
+        why = "no dumped gradient maps onto it";
+        return std::nullopt;
+      }
+    why = "it is not a positional tensor input";
+    return std::nullopt;
+  }
 
   ApiRows check(const std::string& full, const DumpEntry& entry, const TensorSource& src) const {
     ApiRows rows;
@@ -674,6 +705,9 @@ class ApiChecker {
         outputs.exact_forward =
             ExactRule{"the input", "a move, copy or cast to the same dtype returns its input"};
       if (have_grads) outputs.exact_backward = exact_backward;
+      // DECISIONS D16: the gradients this API passes to its inputs, checked through their producers.
+      if (ctx_.dataflow && bit != ctx_.backward.end() && bwd_message.empty() && inputs_as_dumped)
+        outputs.dataflow = ctx_.dataflow->verdict(full, *this);
     }
     ComparedApi compared = ctx_.format->compare(outputs, *ctx_.standards);
     ApiRows& r = compared.rows;
@@ -1301,11 +1335,26 @@ RunUtSummary run_ut(const RunUtOptions& options, const RunnerRegistry& registry,
     ctx.error_data_dir = (base / ("ut_error_data" + cfg.paths.timestamp)).string();
   }
 
+  // DECISIONS D16: the pre-pass over the dump: which API output each input tensor is.
+  std::optional<Dataflow> dataflow;
+  if (standards.profile() == Profile::Probe && ctx.framework == Framework::PyTorch && !ctx.mindtorch &&
+      dump.task() == "tensor" && use_dumped_device(ctx))
+    ctx.dataflow = &dataflow.emplace(dump, maps.forward, maps.backward, registry, ctx.runner_fw);
+
   ApiChecker checker(ctx);
   const TensorSource source{&dump, nullptr};
   RunUtSummary s = run_engine(
       names, [&](std::size_t i) { return checker.check(names[i], *entries[i], source); }, cfg, progress,
       &ctx.bytes, std::move(stop));
+  if (dataflow) {
+    s.dataflow = true;
+    s.dataflow_links = dataflow->stats().links;
+    s.dataflow_tensors = dataflow->stats().checked_tensors;
+    s.dataflow_hashed = dataflow->stats().tensors_hashed;
+    s.dataflow_hashed_bytes = dataflow->stats().bytes_hashed;
+    s.dataflow_link_seconds = dataflow->stats().seconds;
+    s.dataflow_check_seconds = dataflow->check_seconds();
+  }
   if (ctx.error_dir_made) s.error_data_dir = ctx.error_data_dir;
   s.error_data_failures = ctx.error_data_failures;
   s.error_data_problem = ctx.error_data_problem;

@@ -1,6 +1,7 @@
 set(PROBE_SOURCES
   ApiSelection.cpp
   BenchCost.cpp
+  Dataflow.cpp
   Engine.cpp
   OutputFiles.cpp
   RandomInputs.cpp

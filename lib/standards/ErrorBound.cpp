@@ -203,6 +203,14 @@ std::string coords_text(const std::vector<std::int64_t>& at) {
 
 }  // namespace
 
+double accumulation_bound(std::int64_t k, double u) { return sum_bound(k, u); }
+
+std::optional<std::pair<double, double>> rounding_of(DType t) {
+  const std::optional<Format> f = format_of(t);
+  if (!f) return std::nullopt;
+  return std::pair{std::ldexp(1.0, -f->precision), f->min_subnormal};
+}
+
 const BoundFamily* bound_family(std::string_view api) {
   const std::string_view op = operator_of(api);
   for (const FamilyRow& row : kFamilies)

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "probe/judge.h"
@@ -71,6 +72,14 @@ std::int64_t accumulation_length(const BoundFamily& family, const std::vector<Sh
 /// families and ignored otherwise; `accumulation` is the family's K (>= 1).
 Verdict error_bound_verdict(const BoundFamily& family, const Tensor& bench, const Tensor& device,
                             const Tensor* magnitude, std::int64_t accumulation, std::size_t worst_count);
+
+/// g(K, u) of D14: the error bound of a K-term sum accumulated in unit roundoff u, in units of its
+/// magnitude (worst case up to 64 terms, the probabilistic bound above).
+double accumulation_bound(std::int64_t k, double u);
+
+/// The unit roundoff of a floating dtype (2^-24 for float32) and its smallest subnormal; nullopt for
+/// integer and bool dtypes.
+std::optional<std::pair<double, double>> rounding_of(DType t);
 
 /// The leaves of a list of outputs or gradients (nested lists flattened), in the order of their rows.
 std::vector<Value> value_leaves(const std::vector<Value>& values);

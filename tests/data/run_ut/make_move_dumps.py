@@ -31,7 +31,7 @@ import make_real_model_dumps as real  # noqa: E402
 
 mk = real.mk
 real.APIS = real.APIS + [("Tensor", torch.Tensor, "clone"), ("Tensor", torch.Tensor, "contiguous"),
-                         ("Tensor", torch.Tensor, "detach")]
+                         ("Tensor", torch.Tensor, "detach"), ("Tensor", torch.Tensor, "transpose")]
 
 
 def moves(dtype, g):

@@ -18,6 +18,15 @@ Directories written next to this script (real_<model>_<dtype>[_<fault>]):
                               mse_loss and cross_entropy losses
   real_ties_{bf16,fp16,fp32} topk/sort/max/min/argmax/argmin/kthvalue/median/mode/cummax on inputs full of ties
   real_half_fp16             what CPU torch runs in float16: mul/add/sum/sort/max/split/casts
+  real_{llama,gpt}_{fp32,bf16}  a LLaMA-style block (rms-norm, q/k/v 3-D linears from one normalised tensor,
+                              4-D attention matmuls, softmax, residuals, SwiGLU MLP) and a GPT-style block
+                              (layer_norm, biased projections, masked_fill causal mask, gelu MLP), each
+                              with a 3-D linear head and cross_entropy, every API msprobe hooks in them
+                              recorded (views and transposes included)
+  real_{llama,gpt}_*_gemmfaults  the same blocks with faults *inside* GEMM backwards: an identity autograd
+                              function placed on one GEMM input scales the input gradient that GEMM passes
+                              back by 1.01 in one tile, as a faulty kernel would; the recorded files are
+                              what autograd produced (nothing is patched). faults.json names the GEMM APIs.
   *_faults                   the same model with injected faults in the recorded files: 1% relative
                               noise, one NaN, mantissa truncation (forward) and 1% noise on a mapped
                               input gradient (backward); faults.json lists them.
@@ -167,13 +176,14 @@ APIS = [("Functional", F, "linear"), ("Functional", F, "relu"), ("Functional", F
 
 
 class hooked:
-    def __init__(self, rec):
+    def __init__(self, rec, apis=None):
         self.rec = rec
+        self.apis = apis
         self.saved = []
 
     def __enter__(self):
         rec = self.rec
-        for prefix, owner, name in APIS:
+        for prefix, owner, name in (APIS if self.apis is None else self.apis):
             orig = getattr(owner, name)
 
             def make(orig=orig, prefix=prefix, name=name):
@@ -284,6 +294,110 @@ def half_model(g):
     return body
 
 
+BLOCK_APIS = [("Functional", F, "linear"), ("Functional", F, "softmax"), ("Functional", F, "silu"),
+              ("Functional", F, "gelu"), ("Functional", F, "layer_norm"), ("Functional", F, "cross_entropy"),
+              ("Torch", torch, "matmul"), ("Torch", torch, "rsqrt"),
+              ("Tensor", torch.Tensor, "__add__"), ("Tensor", torch.Tensor, "__mul__"),
+              ("Tensor", torch.Tensor, "__truediv__"), ("Tensor", torch.Tensor, "pow"),
+              ("Tensor", torch.Tensor, "mean"), ("Tensor", torch.Tensor, "view"),
+              ("Tensor", torch.Tensor, "transpose"), ("Tensor", torch.Tensor, "reshape"),
+              ("Tensor", torch.Tensor, "contiguous"), ("Tensor", torch.Tensor, "masked_fill")]
+
+
+class TileFault(torch.autograd.Function):
+    """Identity forward; backward scales one tile of the incoming gradient by 1 + rel: placed on a GEMM's
+    input, the GEMM's input gradient is off in that tile as a faulty kernel's would be."""
+
+    @staticmethod
+    def forward(ctx, x, rel):
+        ctx.rel = rel
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, g):
+        g = g.clone()
+        tile = g[0, ..., :2, :4] if g.dim() == 4 else g[0, :2, :4]
+        tile.mul_(1 + ctx.rel)
+        return g, None
+
+
+def faulty(on, rel=0.01):
+    """`fault(name, t)`: t itself, or t behind a TileFault when name is one of `on`."""
+    def fault(name, t):
+        return TileFault.apply(t, rel) if name in on else t
+    return fault
+
+
+def block_params(dtype, g, d, ffn, vocab, bias):
+    def w(o, i):
+        return (torch.randn(o, i, generator=g) * i ** -0.5).to(dtype).requires_grad_(True)
+
+    def b(n):
+        return (0.1 * torch.randn(n, generator=g)).to(dtype).requires_grad_(True) if bias else None
+    p = {"n1": (1 + 0.1 * torch.randn(d, generator=g)).to(dtype).requires_grad_(True),
+         "n2": (1 + 0.1 * torch.randn(d, generator=g)).to(dtype).requires_grad_(True),
+         "nf": (1 + 0.1 * torch.randn(d, generator=g)).to(dtype).requires_grad_(True),
+         "nb1": b(d), "nb2": b(d), "nbf": b(d),
+         "wq": w(d, d), "wk": w(d, d), "wv": w(d, d), "wo": w(d, d), "w1": w(ffn, d), "w3": w(ffn, d),
+         "w2": w(d, ffn), "head": w(vocab, d),
+         "bq": b(d), "bk": b(d), "bv": b(d), "bo": b(d), "b1": b(ffn), "b2": b(d)}
+    return p
+
+
+def llama(dtype, g, fault=faulty(())):
+    """A LLaMA-style block: rms-norm, q/k/v from one normalised tensor, attention, SwiGLU MLP, residuals."""
+    bsz, seq, d, heads, ffn, vocab = 2, 4, 16, 2, 32, 12
+    hd = d // heads
+    p = block_params(dtype, g, d, ffn, vocab, bias=False)
+    x = torch.randn(bsz, seq, d, generator=g).to(dtype).requires_grad_(True)  # an embedding's output
+    mask = torch.full((seq, seq), -1e4).triu(1).to(dtype)
+    labels = torch.randint(0, vocab, (bsz * seq,), generator=g)
+
+    def rms(t, w):
+        return t * torch.rsqrt(t.pow(2).mean(-1, keepdim=True) + 1e-6) * w
+
+    def body():
+        y = rms(x, p["n1"])
+        q = F.linear(fault("Functional.linear.0", y), p["wq"]).view(bsz, seq, heads, hd).transpose(1, 2)
+        k = F.linear(y, p["wk"]).view(bsz, seq, heads, hd).transpose(1, 2)
+        v = F.linear(y, p["wv"]).view(bsz, seq, heads, hd).transpose(1, 2)
+        scores = torch.matmul(q, fault("Torch.matmul.0", k.transpose(2, 3))) / hd ** 0.5 + mask
+        att = F.softmax(scores, dim=-1)
+        o = torch.matmul(att, v).transpose(1, 2).reshape(bsz, seq, d)
+        h = x + F.linear(o, p["wo"])
+        y2 = rms(h, p["n2"])
+        up = F.silu(F.linear(y2, p["w1"])) * F.linear(y2, p["w3"])
+        h = h + F.linear(fault("Functional.linear.6", up), p["w2"])
+        logits = F.linear(rms(h, p["nf"]), p["head"])
+        return F.cross_entropy(logits.view(-1, vocab), labels)
+    return body
+
+
+def gpt(dtype, g, fault=faulty(())):
+    """A GPT-style block: layer_norm, biased q/k/v, masked_fill causal mask, gelu MLP, residuals."""
+    bsz, seq, d, heads, ffn, vocab = 2, 4, 16, 2, 64, 12
+    hd = d // heads
+    p = block_params(dtype, g, d, ffn, vocab, bias=True)
+    x = torch.randn(bsz, seq, d, generator=g).to(dtype).requires_grad_(True)
+    causal = torch.ones(seq, seq, dtype=torch.bool).triu(1)
+    labels = torch.randint(0, vocab, (bsz * seq,), generator=g)
+
+    def body():
+        h = F.layer_norm(x, (d,), p["n1"], p["nb1"])
+        q = F.linear(h, p["wq"], p["bq"]).view(bsz, seq, heads, hd).transpose(1, 2)
+        k = F.linear(fault("Functional.linear.1", h), p["wk"], p["bk"]).view(bsz, seq, heads, hd).transpose(1, 2)
+        v = F.linear(h, p["wv"], p["bv"]).view(bsz, seq, heads, hd).transpose(1, 2)
+        att = torch.matmul(q, k.transpose(-2, -1)) / hd ** 0.5
+        att = F.softmax(att.masked_fill(causal, -1e9), dim=-1)
+        y = torch.matmul(fault("Torch.matmul.1", att), v).transpose(1, 2).contiguous().view(bsz, seq, d)
+        xa = x + F.linear(y, p["wo"], p["bo"])
+        h2 = F.layer_norm(xa, (d,), p["n2"], p["nb2"])
+        xb = xa + F.linear(fault("Functional.linear.5", F.gelu(F.linear(h2, p["w1"], p["b1"]))), p["w2"], p["b2"])
+        logits = F.linear(F.layer_norm(xb, (d,), p["nf"], p["nbf"]), p["head"])
+        return F.cross_entropy(logits.view(-1, vocab), labels)
+    return body
+
+
 def truncate_mantissa(t, keep_bits):
     """Zeroes all but the top `keep_bits` mantissa bits (an accuracy fault a wrong kernel makes)."""
     f = t.detach().float().clone()
@@ -304,13 +418,13 @@ def with_nan(t):
     return f
 
 
-def run(name, body, backward=True, faults=None, fault_seed=99):
+def run(name, body, backward=True, faults=None, fault_seed=99, apis=None, gemm_faults=None):
     out = os.path.join(HERE, name)
     if os.path.isdir(out):
         shutil.rmtree(out)
     rec = NodeHookRecorder(out)
     rec.inexact = {}
-    with hooked(rec):
+    with hooked(rec, apis):
         loss = body()
     if backward and loss is not None:
         loss.backward()
@@ -336,6 +450,9 @@ def run(name, body, backward=True, faults=None, fault_seed=99):
         with open(os.path.join(out, "faults.json"), "w") as f:
             json.dump(faults, f, indent=1)
     rec.write()
+    if gemm_faults:
+        with open(os.path.join(out, "faults.json"), "w") as f:
+            json.dump(sorted(gemm_faults), f, indent=1)
     if rec.inexact:
         with open(os.path.join(out, "device_inexact.json"), "w") as f:
             json.dump(sorted(rec.inexact), f, indent=1)
@@ -354,6 +471,12 @@ def main():
             "Tensor.__mul__.0.backward.output.0": "noise"})
     for dtype, tag in ((torch.bfloat16, "bf16"), (torch.float16, "fp16"), (torch.float32, "fp32")):
         run(f"real_ties_{tag}", ties(dtype, gen(21)), backward=False)
+    for dtype, tag in ((torch.float32, "fp32"), (torch.bfloat16, "bf16")):
+        for model, name, at in ((llama, "llama", ("Functional.linear.0", "Torch.matmul.0", "Functional.linear.6")),
+                                (gpt, "gpt", ("Functional.linear.1", "Torch.matmul.1", "Functional.linear.5"))):
+            run(f"real_{name}_{tag}", model(dtype, gen(41)), apis=BLOCK_APIS)
+            run(f"real_{name}_{tag}_gemmfaults", model(dtype, gen(41), faulty(at)), apis=BLOCK_APIS,
+                gemm_faults=at)
     run("real_half_fp16", half_model(gen(31)))
     run("real_half_fp16_faults", half_model(gen(31)), faults={
         "Tensor.__mul__.0.forward.output.0": "noise", "Tensor.__add__.0.forward.output.0": "truncate",
