@@ -22,6 +22,7 @@
 #include "probe/version.h"
 #include "run_ut/ApiSelection.h"
 #include "run_ut/BenchCost.h"
+#include "run_ut/DumpedCall.h"
 #include "run_ut/Engine.h"
 #include "run_ut/OutputFiles.h"
 #include "run_ut/RandomInputs.h"
@@ -478,6 +479,24 @@ void save_values(const Context& ctx, const std::string& prefix, const std::vecto
   for (const auto& v : values) walk(v);
 }
 
+// The dumped call's positional and keyword arguments, as the runners take them.
+ApiCall build_call(ValueBuilder& vb, const DumpEntry& entry, bool& has_out_kwarg) {
+  ApiCall call;
+  if (const DumpNode* in = entry.inputs()) {
+    const auto& items = in->items();
+    for (std::size_t i = 0; i < items.size(); ++i)
+      call.args.push_back(vb.build(items[i], "input." + std::to_string(i)));
+  }
+  if (const DumpNode* kw = entry.kwargs()) {
+    for (const auto& [key, node] : kw->members()) {
+      if (key == "out") has_out_kwarg = true;
+      if (node.kind() == DumpNode::Kind::Value && node.leaf().type == "torch.device") continue;  // §6.7
+      call.kwargs.emplace_back(key, vb.build(node, "kwargs." + key));
+    }
+  }
+  return call;
+}
+
 class ApiChecker {
  public:
   explicit ApiChecker(const Context& ctx) : ctx_(ctx) {}
@@ -534,20 +553,8 @@ class ApiChecker {
               const DumpEntry& entry, const TensorSource& src) const {
     ValueBuilder vb(ctx_, src, entry, full);
     vb.set_api_rules(api_name);
-    ApiCall call;
-    if (const DumpNode* in = entry.inputs()) {
-      const auto& items = in->items();
-      for (std::size_t i = 0; i < items.size(); ++i)
-        call.args.push_back(vb.build(items[i], "input." + std::to_string(i)));
-    }
     bool has_out_kwarg = false;
-    if (const DumpNode* kw = entry.kwargs()) {
-      for (const auto& [key, node] : kw->members()) {
-        if (key == "out") has_out_kwarg = true;
-        if (node.kind() == DumpNode::Kind::Value && node.leaf().type == "torch.device") continue;  // §6.7
-        call.kwargs.emplace_back(key, vb.build(node, "kwargs." + key));
-      }
-    }
+    ApiCall call = build_call(vb, entry, has_out_kwarg);
     if ((api_name == "to" || api_name == "type") && ctx_.framework == Framework::PyTorch) {
       // msprobe writes a positional torch.dtype as {} (no analyzer for it): the dumped output's dtype
       // says which cast ran.
@@ -1186,6 +1193,23 @@ RunFingerprint run_fingerprint(const RunUtOptions& options, const Standards& sta
 }
 
 }  // namespace
+
+DumpedCall build_dumped_call(const Dump& dump, const DumpEntry& entry, const std::string& full,
+                             const RunUtOptions& options) {
+  Context ctx;
+  ctx.dump = &dump;
+  ctx.options = &options;
+  TensorSource src;
+  src.dump = &dump;
+  ValueBuilder vb(ctx, src, entry, full);
+  if (const std::optional<ApiName> parsed = parse_api_name(full)) vb.set_api_rules(parsed->name);
+  bool has_out_kwarg = false;
+  DumpedCall out;
+  out.call = build_call(vb, entry, has_out_kwarg);
+  out.generated = vb.generated();
+  return out;
+}
+
 }  // namespace rut
 
 RunUtSummary run_ut(const RunUtOptions& options, const RunUtProgressFn& progress, std::stop_token stop) {
