@@ -33,7 +33,7 @@ and prints "The analyze result is saved in: FILE"; otherwise it prints
 options:
   -i, --input_path STEP_DIR   the step directory, e.g. dump/step0 (required)
   -o, --output_path DIR       output directory, created if missing (default: ./output)
-  --profile probe|msprobe     msprobe: its order exactly; probe (default): DECISIONS D17 (within a layer the
+  --profile probe|msprobe     msprobe: its order exactly; probe (default): DECISIONS D19 (within a layer the
                               compute ops that fed a communication op come before the communication ops, no
                               communication op is dropped while the layers are walked, APIs match exactly)
   -h, --help                  show this help

@@ -488,7 +488,7 @@ class Analyzer {
     if (dirs.empty())
       throw Error(ErrorKind::InvalidArgument, "no rank* directory (give the step directory, e.g. dump/step0)",
                   opt_.input_path, "-i");
-    // DECISIONS D17: ranks in numeric order (msprobe takes the directory listing's order).
+    // DECISIONS D19: ranks in numeric order (msprobe takes the directory listing's order).
     for (const auto& [r, name] : dirs) {
       RankData d;
       d.rank = r;
@@ -631,7 +631,7 @@ class Analyzer {
           for (const std::string& sid : chains_[peer]) {
             if (seen.count(sid)) continue;
             CommNode& s = *node(sid);
-            // DECISIONS D17: the API itself must match; msprobe matches a name prefix, so that a reduce
+            // DECISIONS D19: the API itself must match; msprobe matches a name prefix, so that a reduce
             // could pair with a reduce_scatter.
             const bool api_match = msprobe_
                                        ? sid.starts_with(fmt::format("{}.Distributed.{}", peer, conn.api))
@@ -770,7 +770,7 @@ class Analyzer {
       for (std::size_t qi = 0; qi < queues.size(); ++qi) {
         CommNode* n = next(qi);
         if (!n) continue;
-        // DECISIONS D17: msprobe groups a rank's next op only when it is the first or already in a group,
+        // DECISIONS D19: msprobe groups a rank's next op only when it is the first or already in a group,
         // and drops the others unexamined; the probe profile gives every such op a group of its own.
         if (groups.empty() || grouped.count(n->id) || !msprobe_) {
           if (!msprobe_ && grouped.count(n->id)) continue;
@@ -784,7 +784,7 @@ class Analyzer {
         for (DataNode& d : analyze_group(g)) found.push_back(d);
       }
       if (found.empty()) continue;
-      // DECISIONS D17: msprobe takes the least (layer, sub_layer); the probe profile puts a layer's compute
+      // DECISIONS D19: msprobe takes the least (layer, sub_layer); the probe profile puts a layer's compute
       // ops before its communication ops, whose inf/NaN can only have come in through their inputs.
       auto key = [&](const DataNode& d) {
         return std::make_tuple(d.layer, msprobe_ ? 0 : (d.comm ? 1 : 0), d.sub_layer);

@@ -3,7 +3,7 @@
 // msprobe re-runs each forward API on the CPU and on the NPU and calls the overflow normal when both or
 // neither overflow. probe has no device to re-run: the recorded outputs are the device side (as in run_ut's
 // tensor dumps) and the bench is the float64 runner rounded to the output dtype, judged element by element
-// (DECISIONS D16).
+// (DECISIONS D18).
 #include <fmt/format.h>
 
 #include <cmath>
@@ -118,7 +118,7 @@ std::string cell(double v) { return python_repr(v); }
 
 }  // namespace
 
-// DECISIONS D16
+// DECISIONS D18
 std::optional<OverflowOutput> judge_overflow(const Tensor& device, const Tensor& bench, DType dtype,
                                              std::size_t output_index) {
   if (device.numel() != bench.numel())

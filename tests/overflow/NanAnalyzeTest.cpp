@@ -84,7 +84,7 @@ TEST(NanAnalyze, FollowsTheAllReduceBackToRankOne) { check_case("during_comm", "
 
 TEST(NanAnalyze, AfterTheLastCommunicationOp) { check_case("after_comm", "after_communication"); }
 
-// DECISIONS D17: rank 0 runs no compute op between the all_reduces, so msprobe's (layer, sub_layer) order
+// DECISIONS D19: rank 0 runs no compute op between the all_reduces, so msprobe's (layer, sub_layer) order
 // names rank 0's all_reduce.1, whose NaN arrived through rank 1's input; the probe profile names rank 1's
 // log.
 TEST(NanAnalyze, AsymmetricLayerNamesTheComputeOpInTheProbeProfile) {
