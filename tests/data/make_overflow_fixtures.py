@@ -294,6 +294,50 @@ def after_comm(ranks):
         r.call("Torch.log.0", torch.log, [data(r.rank, 0.0)])
 
 
+def data_nan(ranks):
+    """Rank 0's batch already holds NaN (from its data): its linear has NaN in its input, so NaN did not appear
+    there; rank 1's log makes its own."""
+    w = torch.linspace(-1.0, 1.0, 16).reshape(4, 4)
+    outs = []
+    for r in ranks:
+        x = data(r.rank, 0.0)
+        if r.rank == 0:
+            x[0, 1] = float("nan")
+        h = r.call("Functional.linear.0", torch.nn.functional.linear, [x, w])
+        y = r.call("Torch.log.0", torch.log, [data(r.rank, 0.0)])
+        outs.append(r.call("Tensor.__add__.0", torch.Tensor.__add__, [h, y]))
+    synced_all_reduce(ranks, "Distributed.all_reduce.0", outs)
+
+
+def p2p(ranks):
+    """Pipeline style: after a clean all_reduce, rank 1 computes (a mul, then a log that makes NaN) and sends
+    the result to rank 0, which waits in recv without computing anything in between."""
+    w = torch.linspace(-1.0, 1.0, 16).reshape(4, 4)
+    first = [r.call("Functional.linear.0", torch.nn.functional.linear, [data(0, r.rank).abs(), w]) for r in ranks]
+    synced_all_reduce(ranks, "Distributed.all_reduce.0", first)
+    r0, r1 = ranks
+    h = r1.call("Tensor.__mul__.0", torch.Tensor.__mul__, [first[1], 0.5])
+    y = r1.call("Torch.log.0", torch.log, [data(1, 0.0)])
+    sent = y + h
+    # dist.send(tensor, 1 -> 0) and dist.recv(buffer, src=1) as msprobe records them: positional peer rank, the
+    # arguments after the call as the output.
+    key = "Distributed.send.0.forward"
+    r1.rec.data[key] = {"input_args": [r1.rec.encode(sent, key + ".input.0"), {"type": "int", "value": 0}],
+                        "input_kwargs": {},
+                        "output": [r1.rec.encode(sent, key + ".output.0"), {"type": "int", "value": 0}]}
+    r1.rec.stacks.append((key, ["File train.py, line 120, in send_forward"]))
+    r1.construct[key] = None
+    buf = torch.zeros(2, 4)
+    key = "Distributed.recv.0.forward"
+    r0.rec.data[key] = {"input_args": [r0.rec.encode(buf, key + ".input.0"), {"type": "int", "value": 1}],
+                        "input_kwargs": {}}
+    buf.copy_(sent)
+    r0.rec.data[key]["output"] = [r0.rec.encode(buf, key + ".output.0"), {"type": "int", "value": 1}]
+    r0.rec.stacks.append((key, ["File train.py, line 130, in recv_forward"]))
+    r0.construct[key] = None
+    r0.call("Tensor.__add__.0", torch.Tensor.__add__, [buf, 1.0])
+
+
 def clean(ranks):
     w = torch.linspace(-1.0, 1.0, 16).reshape(4, 4)
     first = [r.call("Functional.linear.0", torch.nn.functional.linear, [data(0, r.rank).abs(), w]) for r in ranks]
@@ -322,6 +366,15 @@ def main():
              "whose NaN came from rank 1's input; the probe profile puts a group's compute ops first")
     nan_case("after_comm", after_comm, {"rank_1": ["Torch.log.0.forward"]},
              "every communication op is clean; after the last one rank 1's log makes NaN")
+    nan_case("data_nan", data_nan, {"rank_1": ["Torch.log.0.forward"]},
+             "rank 0's first non-finite output (its linear) has NaN in its input; rank 1's log is the first entry "
+             "with finite inputs and a NaN output")
+    nan_case("p2p", p2p, {"msprobe": {"rank_0": ["Distributed.recv.0.forward"]},
+                          "probe": {"rank_1": ["Torch.log.0.forward"]}},
+             "send.0 (rank 1, src) links to recv.0 (rank 0, dst) in layer 1; send's input holds NaN, so rank 1's "
+             "compute anomaly before it (the log, sub_layer 1) is a candidate, and recv's output is NaN from a clean "
+             "buffer (sub_layer 0: rank 0 ran nothing since the all_reduce). msprobe's least (layer, sub_layer) "
+             "names the recv; the probe profile the log that fed it")
     nan_case("clean", clean, {}, "no entry holds inf or NaN")
 
 

@@ -91,6 +91,13 @@ TEST(NanAnalyze, AsymmetricLayerNamesTheComputeOpInTheProbeProfile) {
   check_case("during_comm_asymmetric", "communication");
 }
 
+// Rank 0's linear outputs NaN, but its input (the batch) already held NaN: not where NaN appeared.
+TEST(NanAnalyze, AnEntryWhoseInputHeldNanIsNotTheOrigin) { check_case("data_nan", "before_communication"); }
+
+// DECISIONS D19 on a pipeline send/recv: rank 1 (src) sends a NaN its log made to rank 0 (dst), which ran no
+// compute op since the all_reduce; msprobe names rank 0's recv, the probe profile rank 1's log.
+TEST(NanAnalyze, SendRecvFollowsTheDirectedLinkToTheSender) { check_case("p2p", "communication"); }
+
 TEST(NanAnalyze, CleanStepWritesNothing) {
   const ScratchDir scratch("nan_clean");
   const probe::NanAnalyzeResult r = analyze("clean", probe::Profile::Probe, scratch.file("out"));
