@@ -34,8 +34,7 @@ options:
   -i, --input_path STEP_DIR   the step directory, e.g. dump/step0 (required)
   -o, --output_path DIR       output directory, created if missing (default: ./output)
   --profile probe|msprobe     msprobe: its order exactly; probe (default): DECISIONS D19 (within a layer the
-                              compute ops that fed a communication op come before the communication ops, no
-                              communication op is dropped while the layers are walked, APIs match exactly)
+                              compute ops that fed a communication op come before the communication ops)
   -h, --help                  show this help
 
 Exit codes: 0 done (whatever was found), 2 bad command line or no rank directory, 3 I/O error (missing

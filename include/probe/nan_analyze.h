@@ -19,8 +19,8 @@ namespace probe {
 struct PROBE_API NanAnalyzeOptions {
   std::string input_path;                ///< a step directory holding rank*/{dump,construct,stack}.json
   std::string output_path = "./output";  ///< created if missing
-  /// msprobe: its order exactly; probe (default): DECISIONS D19 (a group's compute ops before its
-  /// communication ops, no communication op dropped while the layers are walked, exact API matching).
+  /// msprobe: its order exactly; probe (default): DECISIONS D19 (within a layer, the compute ops that fed a
+  /// communication op before the communication ops).
   Profile profile = Profile::Probe;
 };
 

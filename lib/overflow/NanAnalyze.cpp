@@ -488,7 +488,8 @@ class Analyzer {
     if (dirs.empty())
       throw Error(ErrorKind::InvalidArgument, "no rank* directory (give the step directory, e.g. dump/step0)",
                   opt_.input_path, "-i");
-    // DECISIONS D19: ranks in numeric order (msprobe takes the directory listing's order).
+    // DECISIONS (nan_analyze, rank order): ranks in numeric order (msprobe takes the directory listing's
+    // order, which depends on the file system).
     for (const auto& [r, name] : dirs) {
       RankData d;
       d.rank = r;
@@ -631,11 +632,8 @@ class Analyzer {
           for (const std::string& sid : chains_[peer]) {
             if (seen.count(sid)) continue;
             CommNode& s = *node(sid);
-            // DECISIONS D19: the API itself must match; msprobe matches a name prefix, so that a reduce
-            // could pair with a reduce_scatter.
-            const bool api_match = msprobe_
-                                       ? sid.starts_with(fmt::format("{}.Distributed.{}", peer, conn.api))
-                                       : s.api == conn.api;
+            // msprobe pairs by name prefix: "Distributed.reduce" also matches a reduce_scatter.
+            const bool api_match = sid.starts_with(fmt::format("{}.Distributed.{}", peer, conn.api));
             if (!api_match || s.type != conn.type) continue;
             const Connection back = connected_nodes(s, cfg_);
             if (!((back.ranks.empty() && !cfg_.directed.count(s.api)) || back.ranks.count(cur.rank)))
@@ -770,10 +768,10 @@ class Analyzer {
       for (std::size_t qi = 0; qi < queues.size(); ++qi) {
         CommNode* n = next(qi);
         if (!n) continue;
-        // DECISIONS D19: msprobe groups a rank's next op only when it is the first or already in a group,
-        // and drops the others unexamined; the probe profile gives every such op a group of its own.
-        if (groups.empty() || grouped.count(n->id) || !msprobe_) {
-          if (!msprobe_ && grouped.count(n->id)) continue;
+        // As msprobe: a rank's next op opens a group when it is the round's first or is already in one
+        // (then the group is examined again, which changes nothing); any other op leaves its queue
+        // unexamined.
+        if (groups.empty() || grouped.count(n->id)) {
           groups.push_back(members(*n));
           grouped.insert(groups.back().begin(), groups.back().end());
         }

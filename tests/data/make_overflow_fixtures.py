@@ -16,7 +16,10 @@ run_overflow_check (tests/data/overflow/):
 nan_analyze (tests/data/nan_analyze/<case>/step0/rank{0,1}/{dump,stack,construct}.json, statistics task):
   two ranks of one SPMD program; rank 1's Torch.log meets a negative value and returns NaN, which an
   all_reduce (simulated here as the sum of both ranks' tensors, what torch.distributed computes) carries to
-  rank 0. expected.json names the entry msprobe's nan_analyze reports, derived in each case's comment.
+  rank 0 (cases before_comm, during_comm, during_comm_asymmetric, after_comm, clean, data_nan, p2p).
+  expected.json names the entry msprobe's nan_analyze reports, derived in each case's "why";
+  expected_analyze.json is the whole file as msprobe writes it (its save_json: json.dump with indent 2), built
+  here from the rank's dump.json, construct.json and stack.json.
 """
 import json
 import math
