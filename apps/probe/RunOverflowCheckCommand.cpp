@@ -18,8 +18,8 @@ constexpr const char* kHelp =
                                                 [--seed N] [--max_api_elements N] [--timestamp TS]
 
 msprobe's overflow analysis: for every forward API of the dump (task overflow_check, tensor or statistics)
-whose inputs hold no overflow (no inf/NaN in their Max/Min, no value at +-max of a float dtype) and whose
-outputs do, the API is re-run on the dumped inputs in float64 by probe's bench runner and the exact result is
+whose inputs hold no inf/NaN (by their Max/Min) and whose outputs hold inf/NaN or a value at +-max of their
+float dtype, the API is re-run on the dumped inputs in float64 by probe's bench runner and the exact result is
 rounded to the output dtype. Where the recorded output is inf/NaN, or saturated to +-max of its dtype
 (saturation mode of the Atlas training series), and the exact result overflows the dtype too, the overflow
 is normal; where the exact result is finite, the device made it: an abnormal overflow. Each judged API
@@ -42,7 +42,8 @@ options:
   --timestamp YYYYmmddHHMMSS       use this instead of the local time in the CSV's name
   -h, --help                       show this help
 
-An API that cannot be re-run (no runner, unreadable tensor file) is a SKIP row, with the reason on stderr.
+An API that cannot be re-run (no runner, unreadable tensor file) is a SKIP row, with the reason on stderr; so
+is a communication op (Distributed.*), whose output came from the other ranks: nan_analyze follows those.
 Exit codes: 0 done (whatever was found), 2 bad command line, 3 I/O error, 4 malformed dump, 5 unsupported
 (a MindSpore dump).
 )";

@@ -74,6 +74,13 @@ bool stat_overflows(const Statistic& s, std::optional<DType> dtype) {
   return dtype && is_floating(*dtype) && std::fabs(s.d) == dtype_max(*dtype);
 }
 
+bool nonfinite(const Statistic& s) { return s.kind == Statistic::Kind::Float && !std::isfinite(s.d); }
+
+// An input overflowed when it holds inf/NaN. A value at ±max is not taken for one: attention masks are
+// filled with the dtype's lowest value, and an input saturated by an earlier overflow only makes this API's
+// overflow a normal one when it is re-run.
+bool input_overflows(const TensorInfo& t) { return nonfinite(t.max) || nonfinite(t.min); }
+
 bool tensor_overflows(const TensorInfo& t) {
   return stat_overflows(t.max, t.dtype) || stat_overflows(t.min, t.dtype);
 }
@@ -243,9 +250,9 @@ OverflowCheckSummary run_overflow_check(const OverflowCheckOptions& options, con
     ++s.forward_apis;
     bool inputs_overflow = false, outputs_overflow = false;
     for (const TensorInfo* t : tensors_of(entry.inputs()))
-      inputs_overflow = inputs_overflow || tensor_overflows(*t);
+      inputs_overflow = inputs_overflow || input_overflows(*t);
     for (const TensorInfo* t : tensors_of(entry.kwargs()))
-      inputs_overflow = inputs_overflow || tensor_overflows(*t);
+      inputs_overflow = inputs_overflow || input_overflows(*t);
     for (const TensorInfo* t : tensors_of(entry.outputs()))
       outputs_overflow = outputs_overflow || tensor_overflows(*t);
     // msprobe's analysis covers only forward APIs whose inputs did not overflow and whose outputs did.
@@ -253,15 +260,25 @@ OverflowCheckSummary run_overflow_check(const OverflowCheckOptions& options, con
     const std::string full = entry.name.full_name;
     OverflowApi api;
     bool overflowed = true;
-    try {
-      api = check_api(dump, entry, full, options, registry, overflowed);
-    } catch (const Error& e) {
+    if (entry.name.prefix == "Distributed") {
+      // A communication op's output is what the other ranks sent: re-running it on this rank's inputs
+      // cannot say anything about it.
       api.api = full;
       api.verdict = OverflowVerdict::Skip;
-      std::string where;
-      if (!e.file().empty()) where += fs::path(e.file()).filename().string() + ": ";
-      if (!e.field().empty()) where += e.field() + ": ";
-      api.message = where + e.message();
+      api.message =
+          "a communication op: its output comes from the other ranks (nan_analyze on the step directory "
+          "follows it to the rank where inf/NaN appeared)";
+    } else {
+      try {
+        api = check_api(dump, entry, full, options, registry, overflowed);
+      } catch (const Error& e) {
+        api.api = full;
+        api.verdict = OverflowVerdict::Skip;
+        std::string where;
+        if (!e.file().empty()) where += fs::path(e.file()).filename().string() + ": ";
+        if (!e.field().empty()) where += e.field() + ": ";
+        api.message = where + e.message();
+      }
     }
     if (!overflowed) {
       ++s.not_overflow;

@@ -139,6 +139,16 @@ def overflow_dump():
     c.add("Functional.relu.0", torch.nn.functional.relu, [r])
     # A finite output: nothing to analyse.
     c.add("Torch.sum.0", torch.sum, [a])
+    # An attention mask at float16's lowest value (-65504) is finite, so the add is judged: -100 + -65504 =
+    # -65604 is beyond float16's range exactly as well -> normal.
+    scores = torch.tensor([[-100.0, 2.0], [0.5, 1.0]], dtype=f16)
+    mask = torch.tensor([[torch.finfo(f16).min, 0.0], [0.0, 0.0]], dtype=f16)
+    c.add("Tensor.__add__.1", torch.Tensor.__add__, [scores, mask])
+    # A communication op whose output overflowed: its result came from other ranks, nothing to re-run here.
+    key = "Distributed.all_reduce.0.forward"
+    t = torch.tensor([1.0, 2.0], dtype=f16)
+    rec.data[key] = {"input_args": [rec.encode(t, key + ".input.0")], "input_kwargs": {"group": None},
+                     "output": [rec.encode(torch.tensor([float("inf"), 4.0], dtype=f16), key + ".output.0"), None]}
     rec.write()
     path = os.path.join(out, "dump.json")
     with open(path) as f:
