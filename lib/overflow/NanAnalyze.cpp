@@ -620,7 +620,11 @@ class Analyzer {
     for (std::size_t ri = 0; ri + 1 < ranks_.size(); ++ri) {
       const long long rank = ranks_[ri].rank;
       searched.insert(rank);
-      std::set<std::string> seen;
+      // Peer ops already paired with an op of this rank, by chain position; `first` skips the paired prefix
+      // of each peer chain, so pairing ops in call order costs a linear walk instead of a quadratic one.
+      std::map<long long, std::vector<char>> seen;
+      std::map<long long, std::size_t> first;
+      for (const auto& [peer, chain] : chains_) seen[peer].assign(chain.size(), 0);
       for (const std::string& cur_id : chains_[rank]) {
         CommNode& cur = *node(cur_id);
         Connection conn = connected_nodes(cur, cfg_);
@@ -629,16 +633,21 @@ class Analyzer {
         bool found = cur.connected;
         for (long long peer : conn.ranks) {
           if (searched.count(peer) || !chains_.count(peer)) continue;
-          for (const std::string& sid : chains_[peer]) {
-            if (seen.count(sid)) continue;
+          const std::vector<std::string>& chain = chains_[peer];
+          std::vector<char>& paired = seen[peer];
+          std::size_t& start = first[peer];
+          while (start < chain.size() && paired[start]) ++start;
+          // msprobe pairs by name prefix: "Distributed.reduce" also matches a reduce_scatter.
+          const std::string prefix = fmt::format("{}.Distributed.{}", peer, conn.api);
+          for (std::size_t k = start; k < chain.size(); ++k) {
+            if (paired[k]) continue;
+            const std::string& sid = chain[k];
             CommNode& s = *node(sid);
-            // msprobe pairs by name prefix: "Distributed.reduce" also matches a reduce_scatter.
-            const bool api_match = sid.starts_with(fmt::format("{}.Distributed.{}", peer, conn.api));
-            if (!api_match || s.type != conn.type) continue;
+            if (!sid.starts_with(prefix) || s.type != conn.type) continue;
             const Connection back = connected_nodes(s, cfg_);
             if (!((back.ranks.empty() && !cfg_.directed.count(s.api)) || back.ranks.count(cur.rank)))
               continue;
-            seen.insert(sid);
+            paired[k] = 1;
             if (s.type == NodeType::Dst) {
               link_dst(cur, s);
             } else if (s.type == NodeType::Src) {
