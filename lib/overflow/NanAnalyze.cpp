@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include "dump/JsonSupport.h"
 #include "probe/error.h"
@@ -37,12 +38,12 @@ struct JNode {
   Kind kind = Kind::Null;
   std::string text;  // number as written, or string
   std::vector<JNode> items;
-  std::vector<std::pair<std::string, JNode>> members;
+  std::vector<std::string> keys;  // object: keys[i] names items[i]
 
   const JNode* find(std::string_view key) const {
     if (kind != Kind::Object) return nullptr;
-    for (const auto& [k, v] : members)
-      if (k == key) return &v;
+    for (std::size_t i = 0; i < keys.size(); ++i)
+      if (keys[i] == key) return &items[i];
     return nullptr;
   }
   // Python truthiness of the loaded value.
@@ -61,7 +62,7 @@ struct JNode {
       case Kind::Array:
         return !items.empty();
       case Kind::Object:
-        return !members.empty();
+        return !items.empty();
     }
     return false;
   }
@@ -101,7 +102,8 @@ class TreeBuilder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, TreeB
       return top;
     }
     if (top->kind == JNode::Kind::Array) return &top->items.emplace_back();
-    return &top->members.emplace_back(std::move(key_), JNode{}).second;
+    top->keys.push_back(std::move(key_));
+    return &top->items.emplace_back();
   }
   bool leaf(JNode::Kind k, std::string text) {
     JNode* n = place();
@@ -245,16 +247,16 @@ void put(std::string& out, const JNode& n, int level) {
       out += "\n" + std::string(static_cast<std::size_t>(level) * 2, ' ') + "]";
       return;
     case JNode::Kind::Object:
-      if (n.members.empty()) {
+      if (n.items.empty()) {
         out += "{}";
         return;
       }
       out += "{";
-      for (std::size_t i = 0; i < n.members.size(); ++i) {
+      for (std::size_t i = 0; i < n.items.size(); ++i) {
         out += (i ? ",\n" : "\n") + pad;
-        put_string(out, n.members[i].first);
+        put_string(out, n.keys[i]);
         out += ": ";
-        put(out, n.members[i].second, level + 1);
+        put(out, n.items[i], level + 1);
       }
       out += "\n" + std::string(static_cast<std::size_t>(level) * 2, ' ') + "}";
       return;
@@ -266,6 +268,11 @@ JNode str_node(std::string s) {
   n.kind = JNode::Kind::String;
   n.text = std::move(s);
   return n;
+}
+
+void add(JNode& object, std::string key, JNode value) {
+  object.keys.push_back(std::move(key));
+  object.items.push_back(std::move(value));
 }
 
 // ---- the analysis ----------------------------------------------------------------------------------------
@@ -335,16 +342,8 @@ bool stat_is_nan_inf(const JNode* v) {
 // An argument list or dict holds inf/NaN when one of its direct items is a descriptor whose Max or Min is.
 bool section_anomaly(const JNode* section) {
   if (!section) return false;
-  const std::vector<JNode>* items = nullptr;
-  std::vector<JNode> values;
-  if (section->kind == JNode::Kind::Array) {
-    items = &section->items;
-  } else if (section->kind == JNode::Kind::Object) {
-    for (const auto& [k, v] : section->members) values.push_back(v);
-    items = &values;
-  } else {
-    return false;
-  }
+  if (section->kind != JNode::Kind::Array && section->kind != JNode::Kind::Object) return false;
+  const std::vector<JNode>* items = &section->items;  // a list's items, a dict's values
   for (const JNode& item : *items)
     if (item.kind == JNode::Kind::Object &&
         (stat_is_nan_inf(item.find("Max")) || stat_is_nan_inf(item.find("Min"))))
@@ -501,7 +500,8 @@ class Analyzer {
         if (!fs::is_regular_file(*p, ec)) throw Error(ErrorKind::Io, "missing file", *p, name);
       d.root = read_json(d.dump_path);
       if (const JNode* data = d.root.find("data"); data && data->kind == JNode::Kind::Object)
-        for (const auto& [k, v] : data->members) d.entries.emplace_back(k, &v);
+        for (std::size_t i = 0; i < data->keys.size(); ++i)
+          d.entries.emplace_back(data->keys[i], &data->items[i]);
       ranks_.push_back(std::move(d));
     }
   }
@@ -820,7 +820,7 @@ class Analyzer {
     const RankData& r = rank_data(d.rank);
     JNode out;
     out.kind = JNode::Kind::Object;
-    out.members.emplace_back("op_name", str_node(d.op_name));
+    add(out, "op_name", str_node(d.op_name));
     JNode info;
     info.kind = JNode::Kind::Object;
     auto section = [&](const char* key, JNode::Kind empty) {
@@ -831,7 +831,7 @@ class Analyzer {
       } else {
         v.kind = empty;
       }
-      info.members.emplace_back(key, std::move(v));
+      add(info, key, std::move(v));
     };
     if (d.op_name.find("forward") != std::string::npos) {
       section("input_args", JNode::Kind::Array);
@@ -840,7 +840,7 @@ class Analyzer {
       section("input", JNode::Kind::Array);
     }
     section("output", JNode::Kind::Object);
-    out.members.emplace_back("data_info", std::move(info));
+    add(out, "data_info", std::move(info));
     // The chain of parents in construct.json, outermost first.
     const JNode construct = read_json(r.construct_path);
     JNode chain;
@@ -855,13 +855,15 @@ class Analyzer {
       p = construct.find(p->text);
     }
     for (const std::string& n : names) chain.items.push_back(str_node(n));
-    out.members.emplace_back("construct_info", std::move(chain));
+    add(out, "construct_info", std::move(chain));
     // The frames of the stack.json group whose name list holds the entry.
     const JNode stack = read_json(r.stack_path);
     JNode frames;
     frames.kind = JNode::Kind::Object;
     if (stack.kind == JNode::Kind::Object)
-      for (const auto& [k, item] : stack.members) {
+      for (std::size_t si = 0; si < stack.items.size(); ++si) {
+        const std::string& k = stack.keys[si];
+        const JNode& item = stack.items[si];
         if (item.kind != JNode::Kind::Array)
           throw Error(ErrorKind::Format, "the values of stack.json must be lists", r.stack_path, k,
                       d.op_name);
@@ -879,7 +881,7 @@ class Analyzer {
           break;
         }
       }
-    out.members.emplace_back("stack_info", std::move(frames));
+    add(out, "stack_info", std::move(frames));
     return out;
   }
 
@@ -888,15 +890,14 @@ class Analyzer {
     root.kind = JNode::Kind::Object;
     for (const DataNode& d : anomalies_) {
       const std::string key = fmt::format("rank_{}", d.rank);
-      auto it = std::find_if(root.members.begin(), root.members.end(),
-                             [&](const auto& m) { return m.first == key; });
-      if (it == root.members.end()) {
+      const auto slot =
+          static_cast<std::size_t>(std::find(root.keys.begin(), root.keys.end(), key) - root.keys.begin());
+      if (slot == root.keys.size()) {
         JNode list;
         list.kind = JNode::Kind::Array;
-        root.members.emplace_back(key, std::move(list));
-        it = root.members.end() - 1;
+        add(root, key, std::move(list));
       }
-      it->second.items.push_back(node_info(d));
+      root.items[slot].items.push_back(node_info(d));
     }
     std::string text;
     put(text, root, 0);
