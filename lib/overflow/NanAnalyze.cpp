@@ -132,9 +132,9 @@ class TreeBuilder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, TreeB
 
 JNode read_json(const std::string& path) {
   dump_detail::JsonBuffer buf = dump_detail::read_json_file(path);
-  std::string original(buf.text());
   char* text = buf.data();
-  if (buf.size >= 3 && std::equal(text, text + 3, "\xEF\xBB\xBF")) text += 3;
+  const std::size_t bom = buf.size >= 3 && std::equal(text, text + 3, "\xEF\xBB\xBF") ? 3 : 0;
+  text += bom;
   JNode root;
   TreeBuilder builder(root);
   rapidjson::InsituStringStream stream(text);
@@ -144,7 +144,10 @@ JNode read_json(const std::string& path) {
     throw Error(ErrorKind::Format, fmt::format("JSON nested deeper than {} levels", kMaxDepth), path);
   if (!ok)
     throw Error(ErrorKind::Format,
-                fmt::format("invalid JSON at {}: {}", detail::describe_json_position(original, ok.Offset()),
+                // In-situ parsing rewrote the buffer: positions are counted on the file as it is.
+                fmt::format("invalid JSON at {}: {}",
+                            detail::describe_json_position(detail::read_whole_file(path, "cannot read again"),
+                                                           ok.Offset() + bom),
                             dump_detail::parse_error_text(ok.Code())),
                 path);
   return root;
