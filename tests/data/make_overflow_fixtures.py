@@ -53,7 +53,7 @@ class OverflowCase:
         self.rec = rec
         self.expected = {}
 
-    def add(self, full, fn, args, kwargs=None, device_out=None, saturate=False):
+    def add(self, full, fn, args, kwargs=None, device_out=None, saturate=False, exact_fn=None):
         """Records `fn(*args)` (CPU torch, in the inputs' dtype or float32 rounded back, as a device with
         float32 internals does); `device_out` replaces the recorded output (a faulty device)."""
         kwargs = kwargs or {}
@@ -69,7 +69,7 @@ class OverflowCase:
             out = device_out(out)
         self.rec.encode_forward(full, args, kwargs, out)
         self.rec.stacks.append((full + ".forward", [f"File make_overflow_fixtures.py, line 1, in {full}"]))
-        exact = fn(*[a.double() if isinstance(a, torch.Tensor) else a for a in args], **kwargs)
+        exact = (exact_fn or fn)(*[a.double() if isinstance(a, torch.Tensor) else a for a in args], **kwargs)
         self.judge(full, args, out, exact)
 
     def judge(self, full, args, out, exact):
@@ -144,6 +144,12 @@ def overflow_dump():
     scores = torch.tensor([[-100.0, 2.0], [0.5, 1.0]], dtype=f16)
     mask = torch.tensor([[torch.finfo(f16).min, 0.0], [0.0, 0.0]], dtype=f16)
     c.add("Tensor.__add__.1", torch.Tensor.__add__, [scores, mask])
+    # Casts, the commonest overflow: 70000 in float32 has no float16 value; the exact cast (torch's, from
+    # float64) is inf as well -> normal. msprobe writes a positional torch.dtype as {}.
+    w32 = torch.tensor([70000.0, 1.5, -1e5], dtype=torch.float32)
+    c.add("Tensor.to.0", lambda t, d: t.to(d), [w32, torch.float16])
+    rec.data["Tensor.to.0.forward"]["input_args"][1] = {}
+    c.add("Tensor.half.0", torch.Tensor.half, [w32])
     # A communication op whose output overflowed: its result came from other ranks, nothing to re-run here.
     key = "Distributed.all_reduce.0.forward"
     t = torch.tensor([1.0, 2.0], dtype=f16)

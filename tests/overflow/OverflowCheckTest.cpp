@@ -77,9 +77,9 @@ TEST(RunOverflowCheck, VerdictsAndElementsMatchTorch) {
   const rapidjson::Document expected = load_json(kData + "overflow_dump/expected.json");
   // Functional.relu.0 (inf in its input) and Torch.sum.0 (finite output) are not candidates; the all_reduce
   // is one but is not re-run.
-  EXPECT_EQ(s.forward_apis, 10u);
+  EXPECT_EQ(s.forward_apis, 12u);
   ASSERT_EQ(s.apis.size(), expected.MemberCount() + 1);
-  EXPECT_EQ(s.normal, 5u);
+  EXPECT_EQ(s.normal, 7u);
   EXPECT_EQ(s.abnormal, 2u);
   EXPECT_EQ(s.skipped, 1u);
   for (const probe::OverflowApi& a : s.apis) {
@@ -112,7 +112,7 @@ TEST(RunOverflowCheck, CsvHoldsOneRowPerOverflowingOutput) {
   o.timestamp = "20260101000000";
   const probe::OverflowCheckSummary s = probe::run_overflow_check(o);
   const auto rows = probe::csv_read_file(s.csv);
-  ASSERT_EQ(rows.size(), 9u);
+  ASSERT_EQ(rows.size(), 11u);
   EXPECT_EQ(rows[0], (probe::CsvRow{"API Name", "Direction", "Output Index", "Element Index", "Device Value",
                                     "Bench Value", "Overflow Kind", "Verdict", "Message"}));
   // expected.json: element 5 of a*b was replaced by inf; the exact product there is -0.32223939895629883.
@@ -246,7 +246,9 @@ TEST(RunOverflowCheckCli, PrintsMsprobesSentencesAndExitCodes) {
             "The Torch.mul.0 overflow is an abnormal overflow.\n"
             "The Torch.sqrt.0 overflow is a normal overflow.\n"
             "The Tensor.__mul__.1 overflow is a normal overflow.\n"
-            "The Tensor.__add__.1 overflow is a normal overflow.\n");
+            "The Tensor.__add__.1 overflow is a normal overflow.\n"
+            "The Tensor.to.0 overflow is a normal overflow.\n"
+            "The Tensor.half.0 overflow is a normal overflow.\n");
   EXPECT_TRUE(fs::exists(scratch.file("overflow_check_result_20260101000000.csv")));
   EXPECT_EQ(run_cli("run_overflow_check").code, 2);
   EXPECT_EQ(run_cli("run_overflow_check -api_info /nonexistent/dump.json").code, 3);
