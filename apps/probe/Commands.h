@@ -23,5 +23,7 @@ int run_metrics(Args args);
 int run_runners(Args args);
 int run_compare(Args args);
 int run_replay(Args args);
+int run_run_overflow_check(Args args);
+int run_nan_analyze(Args args);
 
 }  // namespace probe::cli

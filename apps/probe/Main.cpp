@@ -30,6 +30,11 @@ constexpr Command kCommands[] = {
      probe::cli::run_compare},
     {"replay", "send a dump's forward APIs to an online run_ut server, as a training process would",
      probe::cli::run_replay},
+    {"run_overflow_check",
+     "normal or abnormal: re-run the APIs whose outputs overflowed in float64 (msprobe)",
+     probe::cli::run_run_overflow_check},
+    {"nan_analyze", "the first inf/NaN of a multi-rank step, followed through communication ops (msprobe)",
+     probe::cli::run_nan_analyze},
 };
 
 void print_usage(std::FILE* out) {

@@ -23,6 +23,7 @@
 #include "run_ut/ApiSelection.h"
 #include "run_ut/BenchCost.h"
 #include "run_ut/Dataflow.h"
+#include "run_ut/DumpedCall.h"
 #include "run_ut/Engine.h"
 #include "run_ut/OutputFiles.h"
 #include "run_ut/RandomInputs.h"
@@ -437,6 +438,47 @@ void save_values(const Context& ctx, const std::string& prefix, const std::vecto
   for (const auto& v : values) walk(v);
 }
 
+// The dumped call's positional and keyword arguments, as the runners take them.
+ApiCall build_call(ValueBuilder& vb, const DumpEntry& entry, bool& has_out_kwarg) {
+  ApiCall call;
+  if (const DumpNode* in = entry.inputs()) {
+    const auto& items = in->items();
+    for (std::size_t i = 0; i < items.size(); ++i)
+      call.args.push_back(vb.build(items[i], "input." + std::to_string(i)));
+  }
+  if (const DumpNode* kw = entry.kwargs()) {
+    for (const auto& [key, node] : kw->members()) {
+      if (key == "out") has_out_kwarg = true;
+      if (node.kind() == DumpNode::Kind::Value && node.leaf().type == "torch.device") continue;  // §6.7
+      call.kwargs.emplace_back(key, vb.build(node, "kwargs." + key));
+    }
+  }
+  return call;
+}
+
+// msprobe writes a positional torch.dtype as {} (no analyzer for it): the dumped output's dtype says which
+// cast a `to`/`type` ran, and becomes its dtype keyword. `same_dtype`: also for a move or a cast to the
+// input's own dtype.
+void name_dumped_cast(const DumpEntry& entry, ApiCall& call, bool same_dtype) {
+  auto is_dtype = [](const Value& v) {
+    return v.kind() == Value::Kind::DType || v.kind() == Value::Kind::String;
+  };
+  bool named = std::any_of(call.args.begin() + (call.args.empty() ? 0 : 1), call.args.end(), is_dtype) ||
+               std::any_of(call.kwargs.begin(), call.kwargs.end(),
+                           [&](const auto& kv) { return kv.first == "dtype" && !kv.second.is_none(); });
+  std::optional<DType> dt = floating_cast_dtype(entry);
+  // DECISIONS D15: a move or a cast to the input's own dtype, in the probe profile (same_dtype).
+  if (const auto dtypes = dumped_dtypes(entry);
+      !dt && dtypes && dtypes->first == dtypes->second && same_dtype)
+    dt = dtypes->second;
+  if (!named && dt) {
+    call.kwargs.erase(std::remove_if(call.kwargs.begin(), call.kwargs.end(),
+                                     [](const auto& kv) { return kv.first == "dtype"; }),
+                      call.kwargs.end());
+    call.kwargs.emplace_back("dtype", Value(*dt));
+  }
+}
+
 class ApiChecker final : public DataflowAccess {
  public:
   explicit ApiChecker(const Context& ctx) : ctx_(ctx) {}
@@ -565,41 +607,10 @@ class ApiChecker final : public DataflowAccess {
               const DumpEntry& entry, const TensorSource& src) const {
     ValueBuilder vb(ctx_, src, entry, full);
     vb.set_api_rules(api_name);
-    ApiCall call;
-    if (const DumpNode* in = entry.inputs()) {
-      const auto& items = in->items();
-      for (std::size_t i = 0; i < items.size(); ++i)
-        call.args.push_back(vb.build(items[i], "input." + std::to_string(i)));
-    }
     bool has_out_kwarg = false;
-    if (const DumpNode* kw = entry.kwargs()) {
-      for (const auto& [key, node] : kw->members()) {
-        if (key == "out") has_out_kwarg = true;
-        if (node.kind() == DumpNode::Kind::Value && node.leaf().type == "torch.device") continue;  // §6.7
-        call.kwargs.emplace_back(key, vb.build(node, "kwargs." + key));
-      }
-    }
-    if ((api_name == "to" || api_name == "type") && ctx_.framework == Framework::PyTorch) {
-      // msprobe writes a positional torch.dtype as {} (no analyzer for it): the dumped output's dtype
-      // says which cast ran.
-      auto is_dtype = [](const Value& v) {
-        return v.kind() == Value::Kind::DType || v.kind() == Value::Kind::String;
-      };
-      bool named = std::any_of(call.args.begin() + (call.args.empty() ? 0 : 1), call.args.end(), is_dtype) ||
-                   std::any_of(call.kwargs.begin(), call.kwargs.end(),
-                               [&](const auto& kv) { return kv.first == "dtype" && !kv.second.is_none(); });
-      std::optional<DType> dt = floating_cast_dtype(entry);
-      // DECISIONS D15: a move or a cast to the input's own dtype, in the probe profile.
-      if (const auto dtypes = dumped_dtypes(entry);
-          !dt && dtypes && dtypes->first == dtypes->second && ctx_.standards->profile() == Profile::Probe)
-        dt = dtypes->second;
-      if (!named && dt) {
-        call.kwargs.erase(std::remove_if(call.kwargs.begin(), call.kwargs.end(),
-                                         [](const auto& kv) { return kv.first == "dtype"; }),
-                          call.kwargs.end());
-        call.kwargs.emplace_back("dtype", Value(*dt));
-      }
-    }
+    ApiCall call = build_call(vb, entry, has_out_kwarg);
+    if ((api_name == "to" || api_name == "type") && ctx_.framework == Framework::PyTorch)
+      name_dumped_cast(entry, call, ctx_.standards->profile() == Profile::Probe);
     // DECISIONS (bounded work): generated inputs are bounded in elements while they are built; what the
     // bench then spends on them is bounded here, for the APIs whose cost outgrows their inputs.
     if (vb.random() > 0 && ctx_.options->max_api_flops > 0)
@@ -1220,6 +1231,25 @@ RunFingerprint run_fingerprint(const RunUtOptions& options, const Standards& sta
 }
 
 }  // namespace
+
+DumpedCall build_dumped_call(const Dump& dump, const DumpEntry& entry, const std::string& full,
+                             const RunUtOptions& options) {
+  Context ctx;
+  ctx.dump = &dump;
+  ctx.options = &options;
+  TensorSource src;
+  src.dump = &dump;
+  ValueBuilder vb(ctx, src, entry, full);
+  const std::optional<ApiName> parsed = parse_api_name(full);
+  if (parsed) vb.set_api_rules(parsed->name);
+  bool has_out_kwarg = false;
+  DumpedCall out;
+  out.call = build_call(vb, entry, has_out_kwarg);
+  if (parsed && (parsed->name == "to" || parsed->name == "type")) name_dumped_cast(entry, out.call, false);
+  out.generated = vb.generated();
+  return out;
+}
+
 }  // namespace rut
 
 RunUtSummary run_ut(const RunUtOptions& options, const RunUtProgressFn& progress, std::stop_token stop) {
