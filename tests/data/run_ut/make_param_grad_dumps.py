@@ -1,0 +1,281 @@
+#!/usr/bin/python3
+"""Mix-level dumps with module entries, parameters_grad and construct.json (issue 30, DECISIONS D17).
+
+Run with Debian's interpreter (torch 1.13 CPU):  /usr/bin/python3 tests/data/run_ut/make_param_grad_dumps.py
+
+A small transformer-style model (embedding, layer_norm, 3-D q/k/v/o linears, 4-D attention matmuls, a
+hand-written RMSNorm whose weight enters through Tensor.__mul__, an MLP, one Linear called twice) runs one
+training step under a recorder that writes what msprobe's `mix` level writes (dump-and-compare.md §1.2-§2.2,
+msprobe's pytorch hook manager):
+  * API entries as in make_real_model_dumps.py (backward at the autograd node of the first output);
+  * `Module.<path>.<Class>.forward.<k>` when the module finishes, with its direct parameters under
+    `parameters` (files `...forward.<k>.parameters.<name>.pt`), and `...backward.<k>` from a full backward hook;
+  * `Module.<path>.<Class>.parameters_grad.<g>`: `{name: [tensor]}` written by a hook on each parameter's
+    AccumulateGrad node (`param.expand_as(param).grad_fn.next_functions[0][0]`), holding `param.grad` after
+    the step's gradients were summed into it; files `...parameters_grad.<g>.<name>.pt`, requires_grad false;
+  * construct.json: each module node -> the enclosing module node (null at top level), each API forward
+    entry -> the module node executing it, each API backward entry -> that module's backward node.
+One parameter (`scale.gamma`) is used through `Tensor.mul`, which the recorder does not hook: its
+gradient has no dumped API and must be SKIP, not an error.
+
+Directories written next to this script: real_params_{fp32,bf16} and real_params_{fp32,bf16}_faults (one
+weight gradient with one column scaled by 1.02, one bias gradient 1% off; faults.json lists them).
+"""
+import json
+import os
+import shutil
+import sys
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import make_real_model_dumps as real  # noqa: E402
+mk = real.mk
+
+APIS = [("Functional", F, "linear"), ("Functional", F, "layer_norm"), ("Functional", F, "embedding"),
+        ("Functional", F, "softmax"), ("Functional", F, "gelu"), ("Functional", F, "cross_entropy"),
+        ("Torch", torch, "matmul"), ("Torch", torch, "rsqrt"), ("Tensor", torch.Tensor, "__mul__"),
+        ("Tensor", torch.Tensor, "__add__"), ("Tensor", torch.Tensor, "pow"), ("Tensor", torch.Tensor, "mean"),
+        ("Tensor", torch.Tensor, "transpose"), ("Tensor", torch.Tensor, "view"),
+        ("Tensor", torch.Tensor, "float")]
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(dim))
+        self.eps = 1e-6
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+class Scale(nn.Module):
+    """A parameter used by an API the dump does not hook (Tensor.mul)."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.gamma = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x):
+        return x.mul(self.gamma)
+
+
+class Block(nn.Module):
+    def __init__(self, vocab=16, dim=12, heads=2, hidden=24):
+        super().__init__()
+        self.heads = heads
+        self.embed = nn.Embedding(vocab, dim)
+        self.ln1 = nn.LayerNorm(dim)
+        self.q = nn.Linear(dim, dim)
+        self.k = nn.Linear(dim, dim)
+        self.v = nn.Linear(dim, dim)
+        self.o = nn.Linear(dim, dim)
+        self.norm2 = RMSNorm(dim)
+        self.fc1 = nn.Linear(dim, hidden)
+        self.fc2 = nn.Linear(hidden, dim)
+        self.proj = nn.Linear(dim, dim, bias=False)  # called twice in the step
+        self.scale = Scale(dim)
+        self.head = nn.Linear(dim, vocab)
+
+    def forward(self, ids):
+        b, s = ids.shape
+        x = self.embed(ids)
+        h = self.ln1(x)
+        d = h.shape[-1] // self.heads
+
+        def split(t):
+            return t.view(b, s, self.heads, d).transpose(1, 2)
+        q, k, v = split(self.q(h)), split(self.k(h)), split(self.v(h))
+        att = F.softmax(torch.matmul(q, k.transpose(-1, -2)) * (d ** -0.5), dim=-1)
+        a = torch.matmul(att, v).transpose(1, 2).reshape(b, s, -1)
+        x = x + self.o(a)
+        x = x + self.fc2(F.gelu(self.fc1(self.norm2(x))))
+        x = self.proj(x) + self.proj(self.scale(x))
+        return self.head(x)
+
+
+class MixRecorder(real.NodeHookRecorder):
+    """NodeHookRecorder plus msprobe's module entries, parameters_grad and mix-level construct.json."""
+
+    def __init__(self, out_dir):
+        super().__init__(out_dir)
+        self.construct = {}
+        self.stack = []          # forward nodes of the modules running
+        self.module_calls = {}   # "Module.path.Class" -> calls so far
+        self.grad_calls = {}     # "Module.path.Class" -> [index, first param name] (msprobe's counter)
+        self.api_parent = {}     # API full name -> forward node of the module running it
+
+    def forward(self, full, args, kwargs, out, orig=None):
+        parent = self.stack[-1] if self.stack else None
+        self.construct[full + ".forward"] = parent
+        self.api_parent[full] = parent
+        super().forward(full, args, kwargs, out, orig)
+
+    def record_backward_entry(self, bkey, grad_inputs, grad_outputs):
+        parent = self.api_parent.get(bkey[:-len(".backward")])
+        self.construct[bkey] = parent.replace(".forward.", ".backward.") if parent else None
+        super().record_backward_entry(bkey, grad_inputs, grad_outputs)
+
+    def attach(self, model):
+        for path, module in model.named_modules():
+            if not path:
+                continue  # msprobe does not hook the root model itself
+            base = f"Module.{path}.{type(module).__name__}"
+            module.register_forward_pre_hook(self._pre(base))
+            module.register_forward_hook(self._post(base, module))
+            module.register_full_backward_hook(self._backward(base))
+
+    def _pre(self, base):
+        def hook(module, args):
+            k = self.module_calls.get(base, 0)
+            self.module_calls[base] = k + 1
+            node = f"{base}.forward.{k}"
+            self.construct[node] = self.stack[-1] if self.stack else None
+            self.stack.append(node)
+            module._probe_nodes = getattr(module, "_probe_nodes", []) + [node]
+        return hook
+
+    def _post(self, base, module):
+        def hook(mod, args, out):
+            node = self.stack.pop()
+            real._state.inside = True
+            try:
+                entry = {"input_args": [self.encode(a, f"{node}.input.{i}") for i, a in enumerate(args)],
+                         "input_kwargs": {},
+                         "output": [self.encode(o, f"{node}.output.{i}")
+                                    for i, o in enumerate(out if isinstance(out, tuple) else (out,))],
+                         "parameters": {n: self.encode(p, f"{node}.parameters.{n}")
+                                        for n, p in mod.named_parameters(recurse=False)},
+                         "is_recompute": False}
+            finally:
+                real._state.inside = False
+            self.entries.append((node, entry))
+            for n, p in mod.named_parameters(recurse=False):
+                if p.requires_grad:
+                    self._param_hook(base, n, p)
+        return hook
+
+    def _param_hook(self, base, name, param):
+        # One hook per parameter, replaced at every call, as msprobe's hook_handle_dict does.
+        handles = self.__dict__.setdefault("handles", {})
+        key = base + "." + name
+        if key in handles:
+            handles[key].remove()
+        acc = param.expand_as(param).grad_fn.next_functions[0][0]
+
+        def hook(*_):
+            state = self.grad_calls.setdefault(base, [-1, name])
+            if state[1] == name:
+                state[0] += 1
+            gkey = f"{base}.parameters_grad.{state[0]}"
+            real._state.inside = True
+            try:
+                obj = self.encode(param.grad, f"{gkey}.{name}")
+            finally:
+                real._state.inside = False
+            obj["requires_grad"] = False
+            entry = dict(self.entries).get(gkey)
+            if entry is None:
+                entry = {}
+                self.entries.append((gkey, entry))
+            entry[name] = [obj]
+        handles[key] = acc.register_hook(hook)
+
+    def _backward(self, base):
+        calls = {"n": 0}
+
+        def hook(module, grad_input, grad_output):
+            k = calls["n"]
+            calls["n"] += 1
+            node = f"{base}.backward.{k}"
+            self.construct[node] = None
+            real._state.inside = True
+            try:
+                self.entries.append((node, {
+                    "input": [self.encode(g, f"{node}.input.{i}") for i, g in enumerate(grad_output)],
+                    "output": [self.encode(g, f"{node}.output.{i}") for i, g in enumerate(grad_input)]}))
+            finally:
+                real._state.inside = False
+        return hook
+
+    def write(self):
+        super().write()
+        path = os.path.join(self.out_dir, "dump.json")
+        with open(path) as f:
+            dump = json.load(f)
+        dump["level"] = "mix"
+        with open(path, "w") as f:
+            json.dump(dump, f, indent=1)
+        with open(os.path.join(self.out_dir, "construct.json"), "w") as f:
+            json.dump(self.construct, f, indent=1)
+
+
+class hooked(real.hooked):
+    def __enter__(self):
+        saved = real.APIS[:]
+        real.APIS[:] = APIS
+        try:
+            return super().__enter__()
+        finally:
+            real.APIS[:] = saved
+
+
+def scale_column(t, col, factor):
+    f = t.detach().double().clone()
+    f[:, col] *= factor
+    return f.to(t.dtype)
+
+
+def run(name, dtype, faults=None):
+    out = os.path.join(HERE, name)
+    if os.path.isdir(out):
+        shutil.rmtree(out)
+    torch.manual_seed(7)
+    model = Block().to(dtype)
+    with torch.no_grad():  # non-trivial norm weights (not all ones), as after some training
+        for mod in (model.ln1, model.norm2, model.scale):
+            for p in mod.parameters():
+                p.add_(0.1 * torch.randn(p.shape, generator=real.gen(3)).to(dtype))
+    g = real.gen(5)
+    ids = torch.randint(0, 16, (2, 5), generator=g)
+    labels = torch.randint(0, 16, (10,), generator=g)
+    rec = MixRecorder(out)
+    rec.attach(model)
+    model.zero_grad(set_to_none=True)
+    with hooked(rec):
+        logits = model(ids)
+        loss = F.cross_entropy(logits.float().view(-1, 16), labels)
+        loss.backward()
+    if faults:
+        descriptors = {}
+        for _, entry in rec.entries:
+            for v in entry.values():
+                if isinstance(v, list) and v and isinstance(v[0], dict) and "data_name" in v[0]:
+                    descriptors[v[0]["data_name"][:-3]] = v[0]
+        for data_name, (kind, arg) in faults.items():
+            path = os.path.join(rec.tensor_dir, data_name + ".pt")
+            t = torch.load(path)
+            bad = scale_column(t, arg, 1.02) if kind == "column" else (t.double() * arg).to(t.dtype)
+            torch.save(bad, path)
+            mx, mn, mean, norm = mk._stats(bad)
+            descriptors[data_name].update({"Max": mx, "Min": mn, "Mean": mean, "Norm": norm})
+        with open(os.path.join(out, "faults.json"), "w") as f:
+            json.dump(faults, f, indent=1)
+    rec.write()
+    return rec
+
+
+def main():
+    for dtype, tag in ((torch.float32, "fp32"), (torch.bfloat16, "bf16")):
+        run(f"real_params_{tag}", dtype)
+        run(f"real_params_{tag}_faults", dtype, faults={
+            "Module.fc1.Linear.parameters_grad.0.weight": ("column", 3),
+            "Module.q.Linear.parameters_grad.0.bias": ("scale", 1.01)})
+
+
+if __name__ == "__main__":
+    main()
