@@ -3,6 +3,7 @@ set(PROBE_SOURCES
   BenchCost.cpp
   Engine.cpp
   OutputFiles.cpp
+  ParamGrads.cpp
   RandomInputs.cpp
   RowFormat.cpp
   RowLayout.cpp
