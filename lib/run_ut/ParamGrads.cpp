@@ -207,6 +207,9 @@ struct Use {
   Tensor bench, magnitude;
   std::int64_t terms = 1;
   bool normalized = false;
+  // The gradient is a sum of products autograd materialises in the parameter's dtype first (mul's
+  // backward is grad * other, then sum_to_size over the broadcast rows): each term is rounded once more.
+  bool rounded_terms = false;
 };
 
 Use bench_use(const Dump& dump, const RunnerRegistry& registry, const DumpEntry& fwd, const std::string& path,
@@ -266,6 +269,7 @@ Use bench_use(const Dump& dump, const RunnerRegistry& registry, const DumpEntry&
           std::ceil(out_n / static_cast<double>(std::max<std::int64_t>(1, param.back()))));
     else
       u.terms = error_bound_grad_accumulation(full, call, out, param);
+    u.rounded_terms = (op == "mul" || op == "__mul__" || op == "__rmul__") && numel(param) < numel(out);
   }
   u.terms = std::max<std::int64_t>(1, u.terms);
   return u;
@@ -371,33 +375,35 @@ ParamGradChecker::ParamVerdict ParamGradChecker::check_param(const DumpEntry& en
     return skip(e.what());
   }
   // The sum over the uses, and its magnitude. Each use's gradient is rounded to the parameter's dtype and
-  // added into param.grad (or the autograd input buffer) once more: n uses cost up to n u_out sum |b_i|,
-  // folded into the magnitude with the factor that makes acc * m cover it (acc >= c u_acc).
+  // added into param.grad (or the autograd input buffer) once more: n uses cost up to n u_out sum |b_i|;
+  // products rounded before their sum cost u_out m. Both are folded into the magnitude with the factor that
+  // makes D14's acc * m cover them (acc >= c u_acc).
   const std::size_t n = static_cast<std::size_t>(device.numel());
-  std::vector<double> b(n, 0.0), m(n, 0.0), babs(n, 0.0);
+  std::vector<double> b(n, 0.0), m(n, 0.0), rounded(n, 0.0);
   std::int64_t terms = 0;
   bool normalized = false;
   for (const Use& u : uses) {
     const std::vector<double> ub = u.bench.to_doubles(), um = u.magnitude.to_doubles();
     if (ub.size() != n || um.size() != n) return skip(u.api + ": the bench gradient has another shape");
+    // What the device rounds besides the final result: each use's gradient when there are several, and
+    // the materialised products of a use.
+    const double per_use = uses.size() > 1 ? static_cast<double>(uses.size()) : 0.0;
     for (std::size_t i = 0; i < n; ++i) {
       b[i] += ub[i];
       m[i] += um[i];
-      babs[i] += std::fabs(ub[i]);
+      rounded[i] += per_use * std::fabs(ub[i]) + (u.rounded_terms ? um[i] : 0.0);
     }
     terms += u.terms;
     normalized = normalized || u.normalized;
   }
   const detail::BoundFamily& family = normalized ? kNormalized : kProducts;
-  if (uses.size() > 1) {
-    const double u_out = device.dtype() == DType::Float64   ? std::ldexp(1.0, -53)
-                         : device.dtype() == DType::Float32 ? std::ldexp(1.0, -24)
-                         : device.dtype() == DType::Float16 ? std::ldexp(1.0, -11)
-                                                            : std::ldexp(1.0, -8);
-    const double u_acc = device.dtype() == DType::Float64 ? std::ldexp(1.0, -53) : std::ldexp(1.0, -24);
-    const double fold = static_cast<double>(uses.size()) * u_out / (family.own_ulps * u_acc);
-    for (std::size_t i = 0; i < n; ++i) m[i] += fold * babs[i];
-  }
+  const double u_out = device.dtype() == DType::Float64   ? std::ldexp(1.0, -53)
+                       : device.dtype() == DType::Float32 ? std::ldexp(1.0, -24)
+                       : device.dtype() == DType::Float16 ? std::ldexp(1.0, -11)
+                                                          : std::ldexp(1.0, -8);
+  const double u_acc = device.dtype() == DType::Float64 ? std::ldexp(1.0, -53) : std::ldexp(1.0, -24);
+  const double fold = u_out / (family.own_ulps * u_acc);
+  for (std::size_t i = 0; i < n; ++i) m[i] += fold * rounded[i];
   const Tensor bench = Tensor::from_values<double>(b, info->shape);
   const Tensor magnitude = Tensor::from_values<double>(m, info->shape);
   row = compare_item(row.api_name, Value(bench), Value(device), standards_);

@@ -89,7 +89,7 @@ TEST(ParamGrads, CleanStepChecksEveryParameterGradient) {
     const Outcome r = run(fixture);
     ASSERT_EQ(r.cli.code, 0) << r.cli.out;
     const auto rows = parameter_rows(fixture);
-    ASSERT_EQ(rows.size(), 20u) << fixture;
+    ASSERT_EQ(rows.size(), 21u) << fixture;
     std::size_t checked = 0, warned = 0;
     for (const std::string& name : rows) {
       ASSERT_TRUE(r.details.count(name)) << fixture << " " << name;
@@ -113,7 +113,7 @@ TEST(ParamGrads, CleanStepChecksEveryParameterGradient) {
         EXPECT_EQ(status, "pass") << fixture << " " << name << ": " << message;
       }
     }
-    EXPECT_EQ(checked, 19u) << fixture;
+    EXPECT_EQ(checked, 20u) << fixture;
     // The result row of each entry: blank forward, the parameters' verdict backward.
     const probe::CsvRow& head = r.result.at("Module.head.Linear.parameters_grad.0");
     EXPECT_EQ(field(head, 1), " ");
@@ -192,27 +192,29 @@ TEST(ParamGrads, MsprobeProfileWritesNoParameterRows) {
 // A run killed among the parameter rows resumes to the files of an uninterrupted run: the rows
 // `<entry>.<parameter>` belong to their entry's result row.
 TEST(ParamGrads, ResumeAmongParameterRowsGivesTheUninterruptedFiles) {
-  ScratchDir t("pg_resume");
   const std::string dump = kData + "/real_params_fp32/dump.json";
-  auto first = probe::testing::run_cli("run_ut -api_info " + dump + " -o " + t.path().string() +
-                                       " --timestamp " + kTs + " -q -n 2");
-  ASSERT_EQ(first.code, 0) << first.out;
-  const std::string res = slurp(result_of(t.path())), det = slurp(details_of(t.path()));
-  const std::string record = slurp(record_of(t.path()));
-  // Back to the checkpoint before the last 14 rows (12 parameters_grad entries and 2 APIs), the last row
-  // torn.
-  std::size_t cut = record.size() - 1;
-  for (int i = 0; i < 14; ++i) cut = record.rfind('\n', cut - 1);
-  {
-    std::ofstream(record_of(t.path()), std::ios::binary | std::ios::trunc) << record.substr(0, cut + 1);
-    std::ofstream(details_of(t.path()), std::ios::binary | std::ios::trunc)
-        << det << "Module.q.Linear.parameters_grad.0.wei";
+  // Back to the checkpoint before the last 3 rows (parameter rows before it are kept), and before the last
+  // 16 (all 13 parameters_grad entries and 3 APIs checked again); the details file ends in a torn row.
+  for (int back : {3, 16}) {
+    ScratchDir t("pg_resume_" + std::to_string(back));
+    auto first = probe::testing::run_cli("run_ut -api_info " + dump + " -o " + t.path().string() +
+                                         " --timestamp " + kTs + " -q -n 2");
+    ASSERT_EQ(first.code, 0) << first.out;
+    const std::string res = slurp(result_of(t.path())), det = slurp(details_of(t.path()));
+    const std::string record = slurp(record_of(t.path()));
+    std::size_t cut = record.size() - 1;
+    for (int i = 0; i < back; ++i) cut = record.rfind('\n', cut - 1);
+    {
+      std::ofstream(record_of(t.path()), std::ios::binary | std::ios::trunc) << record.substr(0, cut + 1);
+      std::ofstream(details_of(t.path()), std::ios::binary | std::ios::trunc)
+          << det << "Module.q.Linear.parameters_grad.0.wei";
+    }
+    auto r = probe::testing::run_cli("run_ut -api_info " + dump + " -csv_path " +
+                                     result_of(t.path()).string() + " -q");
+    ASSERT_EQ(r.code, 0) << r.out;
+    EXPECT_EQ(slurp(result_of(t.path())), res) << back;
+    EXPECT_EQ(slurp(details_of(t.path())), det) << back;
   }
-  auto r = probe::testing::run_cli("run_ut -api_info " + dump + " -csv_path " + result_of(t.path()).string() +
-                                   " -q");
-  ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_EQ(slurp(result_of(t.path())), res);
-  EXPECT_EQ(slurp(details_of(t.path())), det);
 }
 
 }  // namespace

@@ -4,9 +4,9 @@
 Run with Debian's interpreter (torch 1.13 CPU):  /usr/bin/python3 tests/data/run_ut/make_param_grad_dumps.py
 
 A small transformer-style model (embedding, layer_norm, 3-D q/k/v/o linears, 4-D attention matmuls, a
-hand-written RMSNorm whose weight enters through Tensor.__mul__, an MLP, one Linear called twice) runs one
-training step under a recorder that writes what msprobe's `mix` level writes (dump-and-compare.md §1.2-§2.2,
-msprobe's pytorch hook manager):
+hand-written RMSNorm whose weight enters through Tensor.__mul__, an MLP, one Linear and one broadcast
+multiplier called twice) runs one training step under a recorder that writes what msprobe's `mix` level
+writes (dump-and-compare.md §1.2-§2.2, msprobe's pytorch hook manager):
   * API entries as in make_real_model_dumps.py (backward at the autograd node of the first output);
   * `Module.<path>.<Class>.forward.<k>` when the module finishes, with its direct parameters under
     `parameters` (files `...forward.<k>.parameters.<name>.pt`), and `...backward.<k>` from a full backward hook;
@@ -53,6 +53,17 @@ class RMSNorm(nn.Module):
         return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
 
 
+class Gate(nn.Module):
+    """A weight broadcast over the rows through Tensor.__mul__; the block calls it twice."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x):
+        return x * self.weight
+
+
 class Scale(nn.Module):
     """A parameter used by an API the dump does not hook (Tensor.mul)."""
 
@@ -79,6 +90,7 @@ class Block(nn.Module):
         self.fc2 = nn.Linear(hidden, dim)
         self.proj = nn.Linear(dim, dim, bias=False)  # called twice in the step
         self.scale = Scale(dim)
+        self.gate = Gate(dim)
         self.head = nn.Linear(dim, vocab)
 
     def forward(self, ids):
@@ -95,6 +107,7 @@ class Block(nn.Module):
         x = x + self.o(a)
         x = x + self.fc2(F.gelu(self.fc1(self.norm2(x))))
         x = self.proj(x) + self.proj(self.scale(x))
+        x = self.gate(x) + self.gate(h)
         return self.head(x)
 
 
@@ -246,10 +259,16 @@ def fp32_oracle(rec, model):
         gout = rec.grad_outputs[full][0].float()
         local = [a.detach().float() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args]
         local[index].requires_grad_(True)
-        with torch.enable_grad():
-            out = orig(*local, **kwargs)
-        (grad,) = torch.autograd.grad(out, local[index], gout)
-        grad = grad.to(param.dtype)
+        if orig is torch.Tensor.__mul__ and args[1 - index].shape != param.shape:
+            # autograd's mul backward materialises grad * other in the tensors' dtype, then sums it over
+            # the broadcast rows (sum_to_size): only that sum is accumulated in float32.
+            prod = (rec.grad_outputs[full][0] * args[1 - index].detach()).float()
+            grad = prod.sum(tuple(range(prod.dim() - param.dim()))).to(param.dtype)
+        else:
+            with torch.enable_grad():
+                out = orig(*local, **kwargs)
+            (grad,) = torch.autograd.grad(out, local[index], gout)
+            grad = grad.to(param.dtype)
         sums[id(param)] = grad if id(param) not in sums else sums[id(param)] + grad
     differs = []
     for path, p in model.named_parameters():
@@ -272,7 +291,7 @@ def run(name, dtype, faults=None):
     torch.manual_seed(7)
     model = Block().to(dtype)
     with torch.no_grad():  # non-trivial norm weights (not all ones), as after some training
-        for mod in (model.ln1, model.norm2, model.scale):
+        for mod in (model.ln1, model.norm2, model.scale, model.gate):
             for p in mod.parameters():
                 p.add_(0.1 * torch.randn(p.shape, generator=real.gen(3)).to(dtype))
     g = real.gen(5)
