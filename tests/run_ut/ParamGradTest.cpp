@@ -89,7 +89,7 @@ TEST(ParamGrads, CleanStepChecksEveryParameterGradient) {
     const Outcome r = run(fixture);
     ASSERT_EQ(r.cli.code, 0) << r.cli.out;
     const auto rows = parameter_rows(fixture);
-    ASSERT_EQ(rows.size(), 21u) << fixture;
+    ASSERT_EQ(rows.size(), 22u) << fixture;
     std::size_t checked = 0, warned = 0;
     for (const std::string& name : rows) {
       ASSERT_TRUE(r.details.count(name)) << fixture << " " << name;
@@ -113,7 +113,7 @@ TEST(ParamGrads, CleanStepChecksEveryParameterGradient) {
         EXPECT_EQ(status, "pass") << fixture << " " << name << ": " << message;
       }
     }
-    EXPECT_EQ(checked, 20u) << fixture;
+    EXPECT_EQ(checked, 21u) << fixture;
     // The result row of each entry: blank forward, the parameters' verdict backward.
     const probe::CsvRow& head = r.result.at("Module.head.Linear.parameters_grad.0");
     EXPECT_EQ(field(head, 1), " ");

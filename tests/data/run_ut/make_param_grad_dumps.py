@@ -88,7 +88,7 @@ class Block(nn.Module):
         self.norm2 = RMSNorm(dim)
         self.fc1 = nn.Linear(dim, hidden)
         self.fc2 = nn.Linear(hidden, dim)
-        self.proj = nn.Linear(dim, dim, bias=False)  # called twice in the step
+        self.proj = nn.Linear(dim, dim)  # called twice in the step
         self.scale = Scale(dim)
         self.gate = Gate(dim)
         self.head = nn.Linear(dim, vocab)
