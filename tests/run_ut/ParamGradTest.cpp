@@ -143,6 +143,55 @@ TEST(ParamGrads, ModuleCalledTwiceSumsBothCalls) {
             std::string::npos);
 }
 
+// A bfloat16 Linear called twice whose two bias gradients, each rounded to bfloat16 and then added in
+// bfloat16, err by more than one rounding of the exact sum (torch's values: double_rounding.json lists the
+// elements): D17's bound counts each use's rounding, so the clean gradient passes.
+TEST(ParamGrads, RoundingOfEachCallsGradientIsInTheBound) {
+  const std::string fixture = "real_params_twice_bf16";
+  ASSERT_NE(slurp(kData + "/" + fixture + "/double_rounding.json"), "[]");
+  const Outcome r = run(fixture);
+  ASSERT_EQ(r.cli.code, 0) << r.cli.out;
+  const std::string bias = "Module.lin.Linear.parameters_grad.0.bias";
+  ASSERT_FALSE(listed(fixture, "fp32_kernel_differs.json", bias));
+  const std::string msg = field(r.details.at(bias), kMessage);
+  EXPECT_EQ(field(r.details.at(bias), kStatus), "pass") << msg;
+  EXPECT_NE(msg.find("sum over 2 dumped calls (Functional.linear.0 input.2, Functional.linear.1 input.2)"),
+            std::string::npos)
+      << msg;
+}
+
+// Without the API entries' parents every parameter is SKIP, and the Message says why: an L0 dump (modules
+// only), or no construct.json beside dump.json.
+TEST(ParamGrads, WithoutApiParentsEveryParameterIsSkipWithTheReason) {
+  const fs::path src = kData + "/real_params_fp32";
+  for (const bool l0 : {true, false}) {
+    ScratchDir t(l0 ? "pg_l0" : "pg_noconstruct");
+    const fs::path dir = t.path() / "dump";
+    fs::create_directories(dir);
+    fs::create_directory_symlink(src / "dump_tensor_data", dir / "dump_tensor_data");
+    std::string text = slurp(src / "dump.json");
+    if (l0) {
+      const std::string mix = "\"level\": \"mix\"";
+      ASSERT_NE(text.find(mix), std::string::npos);
+      text.replace(text.find(mix), mix.size(), "\"level\": \"L0\"");
+      fs::copy_file(src / "construct.json", dir / "construct.json");
+    }
+    std::ofstream(dir / "dump.json", std::ios::binary) << text;
+    auto cli = probe::testing::run_cli("run_ut -api_info " + (dir / "dump.json").string() + " -o " +
+                                       t.path().string() + " --timestamp " + kTs + " -q -n 2");
+    ASSERT_EQ(cli.code, 0) << cli.out;
+    const Outcome r = read(t.path());
+    for (const std::string& name : parameter_rows("real_params_fp32")) {
+      ASSERT_TRUE(r.details.count(name)) << name;
+      EXPECT_EQ(field(r.details.at(name), kStatus), "SKIP") << name;
+      EXPECT_NE(field(r.details.at(name), kMessage)
+                    .find(l0 ? "an L0 dump records modules only" : "no construct.json"),
+                std::string::npos)
+          << field(r.details.at(name), kMessage);
+    }
+  }
+}
+
 // Faults injected into the recorded gradients (faults.json): the weight column scaled by 1.02 is an error
 // naming the parameter and a worst element in that column; the 1% bias error is an error in float32. In
 // bfloat16 it is at most 2.6 ulps of the gradient, inside the band of an accumulation in bfloat16
