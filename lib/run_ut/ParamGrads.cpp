@@ -200,6 +200,22 @@ Tensor layer_norm_magnitude(const ApiCall& call, const Tensor& grad_out, const S
   return Tensor::from_values<double>(m, param);
 }
 
+// A linear call with its leading dims folded into rows (input [rows, in], output gradient [rows, out]);
+// nullopt for another call.
+std::optional<std::pair<ApiCall, Value>> flat_linear(const std::string& op, const ApiCall& call,
+                                                     const std::vector<Value>& grads) {
+  if (op != "linear" || !call.kwargs.empty() || call.args.size() < 2 || !call.args[0].is_tensor() ||
+      !call.args[1].is_tensor() || grads.empty() || !grads[0].is_tensor())
+    return std::nullopt;
+  const Tensor &x = call.args[0].tensor(), &w = call.args[1].tensor(), &g = grads[0].tensor();
+  if (x.ndim() < 2 || w.ndim() != 2 || g.ndim() != x.ndim() || x.shape().back() != w.shape()[1] ||
+      g.shape().back() != w.shape()[0])
+    return std::nullopt;
+  ApiCall flat = call;
+  flat.args[0] = Value(x.reshape({x.numel() / x.shape().back(), x.shape().back()}));
+  return std::pair{flat, Value(g.reshape({g.numel() / g.shape().back(), g.shape().back()}))};
+}
+
 // One API call that took the parameter: its bench gradient with respect to it, the magnitude and the number
 // of terms summed into one element.
 struct Use {
@@ -249,13 +265,36 @@ Use bench_use(const Dump& dump, const RunnerRegistry& registry, const DumpEntry&
     // The weight's x̂ comes from a variance that sums the normalised elements too.
     u.terms = static_cast<std::int64_t>(std::ceil(out_n / n)) + (bias ? 0 : numel(param));
   } else {
-    ApiCall abs_call;
-    for (const Value& v : call.args) abs_call.args.push_back(abs_of(v));
-    for (const auto& [k, v] : call.kwargs) abs_call.kwargs.emplace_back(k, abs_of(v));
-    std::vector<Value> abs_grads;
-    for (const Value& g : grads_in) abs_grads.push_back(abs_of(g));
-    const std::vector<InputGradient> mag =
-        registry.run_backward(Framework::PyTorch, full, abs_call, abs_grads);
+    std::vector<InputGradient> mag;
+    if (auto flat = flat_linear(op, call, grads_in); flat && (path == "input.1" || path == "input.2")) {
+      // linear's weight gradient sums G[r, o] X[r, i] over the rows: its magnitude |G|^T |X| is one GEMM (the
+      // bench's mm on the absolute values), not a whole backward; the bias's is sum |G| over the rows.
+      const Tensor g = abs_of(flat->second).tensor(), x = abs_of(flat->first.args[0]).tensor();
+      const std::int64_t rows = g.shape()[0], outs = g.shape()[1];
+      const std::vector<double> gv = g.to_doubles();
+      std::vector<double> gt(gv.size()), bias(static_cast<std::size_t>(outs), 0.0);
+      for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t o = 0; o < outs; ++o) {
+          const double e = gv[static_cast<std::size_t>(r * outs + o)];
+          gt[static_cast<std::size_t>(o * rows + r)] = e;
+          bias[static_cast<std::size_t>(o)] += e;
+        }
+      if (path == "input.1") {
+        ApiCall mm;
+        mm.args = {Value(Tensor::from_values<double>(gt, {outs, rows})), Value(x)};
+        mag.push_back({path, registry.run_forward(Framework::PyTorch, "Torch.mm", mm).outputs.at(0).tensor(),
+                       DType::Float64});
+      } else {
+        mag.push_back({path, Tensor::from_values<double>(bias, {outs}), DType::Float64});
+      }
+    } else {
+      ApiCall abs_call;
+      for (const Value& v : call.args) abs_call.args.push_back(abs_of(v));
+      for (const auto& [k, v] : call.kwargs) abs_call.kwargs.emplace_back(k, abs_of(v));
+      std::vector<Value> abs_grads;
+      for (const Value& g : grads_in) abs_grads.push_back(abs_of(g));
+      mag = registry.run_backward(Framework::PyTorch, full, abs_call, abs_grads);
+    }
     const Tensor* m = gradient_at(mag, path);
     if (!m) throw Error(ErrorKind::Unsupported, "no magnitude reaches " + path, "", "", full);
     u.magnitude = Value(abs_of(Value(*m))).tensor();
