@@ -71,6 +71,18 @@ bool multilinear(const std::string& api) {
   return std::find(kApis.begin(), kApis.end(), api) != kApis.end();
 }
 
+std::string kind_of(const TensorInfo& t) { return t.dtype_name + " " + shape_to_string(t.shape); }
+
+bool same_statistic(const Statistic& x, const Statistic& y) {
+  return x.kind == y.kind && x.b == y.b && x.i == y.i && (x.d == y.d || (std::isnan(x.d) && std::isnan(y.d)));
+}
+
+// Whether two descriptors can hold the same tensor: dtype, shape and the four statistics msprobe computed.
+bool same_summary(const TensorInfo& a, const TensorInfo& b) {
+  return a.dtype_name == b.dtype_name && a.shape == b.shape && same_statistic(a.max, b.max) &&
+         same_statistic(a.min, b.min) && same_statistic(a.mean, b.mean) && same_statistic(a.norm, b.norm);
+}
+
 std::string module_of(const std::string& key, std::string_view marker) {
   return key.substr(0, key.rfind(marker));
 }
@@ -347,11 +359,14 @@ ParamGradChecker::ParamGradChecker(const Dump& dump, const RunnerRegistry& regis
     construct_problem_ = "construct.json cannot be used: " + e.message();
     return;
   }
-  // Module calls -> the API forward entries run directly inside them, in dump order.
+  // Module calls -> the API forward entries run directly inside them, in dump order; and every input of an
+  // API that requires grad, by dtype and shape.
   for (const DumpEntry& e : dump.entries()) {
     if (e.name.is_module || e.name.direction != EntryDirection::Forward) continue;
     const ConstructInfo::Node* node = construct_->find(e.key);
     if (node && node->parent) children_[*node->parent].push_back(&e);
+    for (const auto& [path, t] : tensor_inputs(e))
+      if (t->requires_grad == true) grad_inputs_[kind_of(*t)].push_back({&e, path, t});
   }
 }
 
@@ -388,6 +403,13 @@ ParamGradChecker::ParamVerdict ParamGradChecker::check_param(const DumpEntry& en
   try {
     device = load(dump_, entry, *info);
     if (!is_floating(device.dtype())) return skip("the gradient is not floating-point");
+    // Whether an API ran directly inside one of the module's calls.
+    auto inside = [&](const DumpEntry* api) {
+      const ConstructInfo::Node* node = construct_->find(api->key);
+      return node && node->parent &&
+             std::any_of(calls->second.begin(), calls->second.end(),
+                         [&](const DumpEntry* c) { return c->key == *node->parent; });
+    };
     for (const DumpEntry* call : calls->second) {
       // The parameter's value in this call, when the module entry records it: its use is the API input
       // holding the same bytes (two parameters of one shape, or an activation of that shape, never match).
@@ -408,6 +430,23 @@ ParamGradChecker::ParamVerdict ParamGradChecker::check_param(const DumpEntry& en
       if (found == 0)
         return skip("no API dumped inside " + call->key + " takes " + param +
                     " (it reaches its gradient through an API the dump does not record)");
+      // param.grad also sums the uses outside the module (a tied weight); a tensor equal to the parameter
+      // taken elsewhere may be such a use or another parameter with equal values (two fresh norms' ones):
+      // the sum cannot be told, so the parameter is not judged. The statistics in dump.json spare reading
+      // every candidate.
+      if (!value) continue;
+      const TensorInfo& pd = call->section("parameters")->find(param)->tensor();
+      const auto same = grad_inputs_.find(kind_of(pd));
+      if (same == grad_inputs_.end()) continue;
+      for (const Input& in : same->second) {
+        if (inside(in.api)) continue;
+        if (same_summary(*in.info, pd) && in.info->has_file() &&
+            same_bytes(load(dump_, *in.api, *in.info), *value))
+          return skip(in.api->name.full_name + " " + in.path + ", outside " + module +
+                      ", takes a tensor equal to " + param +
+                      " (a tied parameter, or another one with equal values): its gradient sums uses "
+                      "this module's calls do not account for");
+      }
     }
   } catch (const Error& e) {
     std::string where = e.api().empty() ? "" : e.api() + ": ";

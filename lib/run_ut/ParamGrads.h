@@ -46,6 +46,14 @@ class ParamGradChecker {
   std::map<std::string, std::vector<const DumpEntry*>> calls_;     // module -> its forward entries
   std::map<std::string, std::size_t> grad_entries_;                // module -> parameters_grad entries
   std::map<std::string, std::vector<const DumpEntry*>> children_;  // module call -> API forward entries
+  // API forward entries by "dtype shape" of a tensor input that requires grad: the candidates for a use of
+  // a parameter anywhere in the dump.
+  struct Input {
+    const DumpEntry* api;
+    std::string path;
+    const TensorInfo* info;
+  };
+  std::map<std::string, std::vector<Input>> grad_inputs_;
 };
 
 }  // namespace probe::rut

@@ -16,7 +16,8 @@ writes (dump-and-compare.md §1.2-§2.2, msprobe's pytorch hook manager):
   * construct.json: each module node -> the enclosing module node (null at top level), each API forward
     entry -> the module node executing it, each API backward entry -> that module's backward node.
 One parameter (`scale.gamma`) is used through `Tensor.mul`, which the recorder does not hook: its
-gradient has no dumped API and must be SKIP, not an error.
+gradient has no dumped API and must be SKIP, not an error. The head's weight is the embedding's (tied): each
+module's parameters_grad entry holds the gradient of both uses, so neither module's own calls account for it.
 
 Directories written next to this script: real_params_{fp32,bf16} and real_params_{fp32,bf16}_faults (one
 weight gradient with one column scaled by 1.02, one bias gradient 1% off; faults.json lists them).
@@ -92,6 +93,7 @@ class Block(nn.Module):
         self.scale = Scale(dim)
         self.gate = Gate(dim)
         self.head = nn.Linear(dim, vocab)
+        self.head.weight = self.embed.weight  # tied: one parameter, used by the embedding and by the head
 
     def forward(self, ids):
         b, s = ids.shape
@@ -290,10 +292,11 @@ def run(name, dtype, faults=None):
         shutil.rmtree(out)
     torch.manual_seed(7)
     model = Block().to(dtype)
-    with torch.no_grad():  # non-trivial norm weights (not all ones), as after some training
+    with torch.no_grad():  # non-trivial norm weights (not all ones, each its own), as after some training
+        noise = real.gen(3)
         for mod in (model.ln1, model.norm2, model.scale, model.gate):
             for p in mod.parameters():
-                p.add_(0.1 * torch.randn(p.shape, generator=real.gen(3)).to(dtype))
+                p.add_(0.1 * torch.randn(p.shape, generator=noise).to(dtype))
     g = real.gen(5)
     ids = torch.randint(0, 16, (2, 5), generator=g)
     labels = torch.randint(0, 16, (10,), generator=g)
