@@ -439,7 +439,9 @@ ParamGradChecker::ParamVerdict ParamGradChecker::check_param(const DumpEntry& en
       const auto same = grad_inputs_.find(kind_of(pd));
       if (same == grad_inputs_.end()) continue;
       for (const Input& in : same->second) {
-        if (inside(in.api)) continue;
+        // Only a call autograd recorded adds to the gradient: msprobe writes a backward entry for every API
+        // whose output has a grad_fn, so one without (an optimizer's update under no_grad) is no use.
+        if (inside(in.api) || !dump_.find(in.api->name.full_name + ".backward")) continue;
         if (same_summary(*in.info, pd) && in.info->has_file() &&
             same_bytes(load(dump_, *in.api, *in.info), *value))
           return skip(in.api->name.full_name + " " + in.path + ", outside " + module +

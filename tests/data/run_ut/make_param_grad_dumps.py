@@ -18,6 +18,7 @@ writes (dump-and-compare.md §1.2-§2.2, msprobe's pytorch hook manager):
 One parameter (`scale.gamma`) is used through `Tensor.mul`, which the recorder does not hook: its
 gradient has no dumped API and must be SKIP, not an error. The head's weight is the embedding's (tied): each
 module's parameters_grad entry holds the gradient of both uses, so neither module's own calls account for it.
+After the backward, two parameters are read under no_grad (as an optimizer does): those calls add nothing.
 
 Directories written next to this script: real_params_{fp32,bf16} and real_params_{fp32,bf16}_faults (one
 weight gradient with one column scaled by 1.02, one bias gradient 1% off; faults.json lists them).
@@ -258,6 +259,8 @@ def fp32_oracle(rec, model):
                      path.rsplit(".", 1)[1]) for path, p in model.named_parameters() if "." in path}
     sums = {}
     for param, full, orig, args, kwargs, index in rec.param_uses:
+        if full not in rec.grad_outputs:
+            continue  # read under no_grad: no gradient
         gout = rec.grad_outputs[full][0].float()
         local = [a.detach().float() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args]
         local[index].requires_grad_(True)
@@ -307,6 +310,9 @@ def run(name, dtype, faults=None):
         logits = model(ids)
         loss = F.cross_entropy(logits.float().view(-1, 16), labels)
         loss.backward()
+        with torch.no_grad():  # an optimizer-style read of parameters after the backward: no gradient
+            for p in (model.norm2.weight, model.fc1.bias):
+                p * 0.5
     differs = fp32_oracle(rec, model)
     if faults:
         descriptors = {}
