@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <set>
 
 #include "probe/api_name.h"
 #include "probe/error.h"
@@ -341,6 +342,7 @@ ParamGradChecker::ParamGradChecker(const Dump& dump, const RunnerRegistry& regis
     if (e.name.direction == EntryDirection::ParametersGrad) {
       entries_.push_back(&e);
       ++grad_entries_[module_of(e.key, ".parameters_grad")];
+      grad_entry_of_[module_of(e.key, ".parameters_grad")] = &e;
     } else if (e.name.direction == EntryDirection::Forward) {
       calls_[module_of(e.key, ".forward.")].push_back(&e);
     }
@@ -400,6 +402,7 @@ ParamGradChecker::ParamVerdict ParamGradChecker::check_param(const DumpEntry& en
         "an L0 dump records modules only, not the APIs that took the parameter (dump with level mix)");
   Tensor device;
   std::vector<Use> uses;
+  std::set<std::string> outside_done;
   try {
     device = load(dump_, entry, *info);
     if (!is_floating(device.dtype())) return skip("the gradient is not floating-point");
@@ -430,11 +433,15 @@ ParamGradChecker::ParamVerdict ParamGradChecker::check_param(const DumpEntry& en
       if (found == 0)
         return skip("no API dumped inside " + call->key + " takes " + param +
                     " (it reaches its gradient through an API the dump does not record)");
-      // param.grad also sums the uses outside the module (a tied weight); a tensor equal to the parameter
-      // taken elsewhere may be such a use or another parameter with equal values (two fresh norms' ones):
-      // the sum cannot be told, so the parameter is not judged. The statistics in dump.json spare reading
-      // every candidate.
-      if (!value) continue;
+      // param.grad also sums the uses outside the module (a tied weight, a head sharing the embedding's).
+      // A tensor equal to the parameter taken elsewhere is either such a use or another parameter with
+      // equal values (freshly initialised norms' ones). A tied parameter is recorded by the other module
+      // too, with the same param.grad: an API in a module whose parameters_grad entry holds a gradient
+      // equal to this one is a use and joins the sum; one in a module without such a gradient takes that
+      // module's own parameter; one outside any module, or whose module records no parameter gradient,
+      // cannot be told apart, and the parameter is not judged. dump.json's statistics spare reading every
+      // candidate. The parameter's value is the same in every call of the step: it is looked for once.
+      if (!value || !outside_done.insert(param).second) continue;
       const TensorInfo& pd = call->section("parameters")->find(param)->tensor();
       const auto same = grad_inputs_.find(kind_of(pd));
       if (same == grad_inputs_.end()) continue;
@@ -442,12 +449,27 @@ ParamGradChecker::ParamVerdict ParamGradChecker::check_param(const DumpEntry& en
         // Only a call autograd recorded adds to the gradient: msprobe writes a backward entry for every API
         // whose output has a grad_fn, so one without (an optimizer's update under no_grad) is no use.
         if (inside(in.api) || !dump_.find(in.api->name.full_name + ".backward")) continue;
-        if (same_summary(*in.info, pd) && in.info->has_file() &&
-            same_bytes(load(dump_, *in.api, *in.info), *value))
-          return skip(in.api->name.full_name + " " + in.path + ", outside " + module +
-                      ", takes a tensor equal to " + param +
-                      " (a tied parameter, or another one with equal values): its gradient sums uses "
-                      "this module's calls do not account for");
+        if (!same_summary(*in.info, pd) || !in.info->has_file() ||
+            !same_bytes(load(dump_, *in.api, *in.info), *value))
+          continue;
+        const std::string where = in.api->name.full_name + " " + in.path + ", outside " + module +
+                                  ", takes a tensor equal to " + param;
+        const ConstructInfo::Node* node = construct_->find(in.api->key);
+        const auto other = node && node->parent && node->parent->rfind(".forward.") != std::string::npos
+                               ? grad_entry_of_.find(module_of(*node->parent, ".forward."))
+                               : grad_entry_of_.end();
+        if (other == grad_entry_of_.end())
+          return skip(where +
+                      ", and no module's parameter gradient says whether it is this parameter (tied) "
+                      "or another one with equal values");
+        bool tied = false;
+        if (other->second->body.kind() == DumpNode::Kind::Dict)
+          for (const auto& [name, g] : other->second->body.members())
+            if (g.kind() == DumpNode::Kind::List && g.items().size() == 1 && g.items()[0].is_tensor() &&
+                same_summary(g.items()[0].tensor(), *info) && g.items()[0].tensor().has_file() &&
+                same_bytes(load(dump_, *other->second, g.items()[0].tensor()), device))
+              tied = true;
+        if (tied) uses.push_back(bench_use(dump_, registry_, *in.api, in.path, info->shape));
       }
     }
   } catch (const Error& e) {

@@ -45,6 +45,7 @@ class ParamGradChecker {
   std::vector<const DumpEntry*> entries_;
   std::map<std::string, std::vector<const DumpEntry*>> calls_;     // module -> its forward entries
   std::map<std::string, std::size_t> grad_entries_;                // module -> parameters_grad entries
+  std::map<std::string, const DumpEntry*> grad_entry_of_;          // module -> its (last) such entry
   std::map<std::string, std::vector<const DumpEntry*>> children_;  // module call -> API forward entries
   // API forward entries by "dtype shape" of a tensor input that requires grad: the candidates for a use of
   // a parameter anywhere in the dump.

@@ -80,12 +80,9 @@ bool listed(const std::string& fixture, const std::string& file, const std::stri
 
 // The parameter used only through Tensor.mul, which the recorder does not hook.
 const std::string kUnhooked = "Module.scale.Scale.parameters_grad.0.gamma";
-// The tied weight: the head's is the embedding's, so each module's entry sums the other module's use too.
-const std::string kTiedHead = "Module.head.Linear.parameters_grad.0.weight";
-const std::string kTiedEmbed = "Module.embed.Embedding.parameters_grad.0.weight";
 
-// Clean step: every parameter gradient gets a row; all but the one whose API the dump lacks and the tied
-// weight are checked, and none is an error. A reduced-precision Warning appears only where torch's own
+// Clean step: every parameter gradient gets a row; all but the one whose API the dump lacks are checked,
+// and none is an error. A reduced-precision Warning appears only where torch's own
 // float32 recomputation of that gradient differs from the dumped one (the recording CPU kernel is not
 // float32-accumulated).
 TEST(ParamGrads, CleanStepChecksEveryParameterGradient) {
@@ -106,14 +103,6 @@ TEST(ParamGrads, CleanStepChecksEveryParameterGradient) {
             << message;
         continue;
       }
-      if (name == kTiedHead || name == kTiedEmbed) {
-        EXPECT_EQ(status, "SKIP") << message;
-        const std::string other = name == kTiedHead
-                                      ? "Functional.embedding.0 input.1, outside Module.head.Linear"
-                                      : "Functional.linear.8 input.1, outside Module.embed.Embedding";
-        EXPECT_NE(message.find(other + ", takes a tensor equal to weight"), std::string::npos) << message;
-        continue;
-      }
       ++checked;
       EXPECT_NE(message.find("error bound (D14"), std::string::npos) << name << ": " << message;
       if (listed(fixture, "fp32_kernel_differs.json", name)) {
@@ -125,14 +114,12 @@ TEST(ParamGrads, CleanStepChecksEveryParameterGradient) {
         EXPECT_EQ(status, "pass") << fixture << " " << name << ": " << message;
       }
     }
-    EXPECT_EQ(checked, 19u) << fixture;
+    EXPECT_EQ(checked, 21u) << fixture;
     // The result row of each entry: blank forward, the parameters' verdict backward.
     const probe::CsvRow& fc1 = r.result.at("Module.fc1.Linear.parameters_grad.0");
     EXPECT_EQ(field(fc1, 1), " ");
     const probe::CsvRow& scale = r.result.at("Module.scale.Scale.parameters_grad.0");
     EXPECT_EQ(field(scale, 2), "SKIP");
-    // A checked bias and a skipped weight: the entry shows the SKIP.
-    EXPECT_EQ(field(r.result.at("Module.head.Linear.parameters_grad.0"), 2), "SKIP");
     if (fixture == "real_params_fp32") {
       EXPECT_EQ(field(fc1, 2), "pass");
       EXPECT_EQ(warned, 0u);
@@ -155,6 +142,29 @@ TEST(ParamGrads, ModuleCalledTwiceSumsBothCalls) {
   EXPECT_NE(field(r.details.at("Module.ln1.LayerNorm.parameters_grad.0.bias"), kMessage)
                 .find("(Functional.layer_norm.0 input.3)"),
             std::string::npos);
+}
+
+// The head's weight is the embedding's (tied): each module's entry holds the gradient of both uses, and
+// each is checked against the sum over the embedding and the head. gate.weight holds norm2.weight's values
+// without being it: each is checked against its own module's uses only. After the backward both norm2.weight
+// and fc1.bias are read under no_grad, which adds nothing.
+TEST(ParamGrads, TiedWeightSumsBothModulesAndEqualValuesStayApart) {
+  const Outcome r = run("real_params_fp32");
+  ASSERT_EQ(r.cli.code, 0) << r.cli.out;
+  const std::map<std::string, std::string> sums = {
+      {"Module.head.Linear.parameters_grad.0.weight",
+       "sum over 2 dumped calls (Functional.linear.8 input.1, Functional.embedding.0 input.1)"},
+      {"Module.embed.Embedding.parameters_grad.0.weight",
+       "sum over 2 dumped calls (Functional.embedding.0 input.1, Functional.linear.8 input.1)"},
+      {"Module.gate.Gate.parameters_grad.0.weight",
+       "sum over 2 dumped calls (Tensor.__mul__.3 input.1, Tensor.__mul__.4 input.1)"},
+      {"Module.norm2.RMSNorm.parameters_grad.0.weight", "sum over 1 dumped call (Tensor.__mul__.2 input.1)"},
+      {"Module.fc1.Linear.parameters_grad.0.bias", "sum over 1 dumped call (Functional.linear.4 input.2)"}};
+  for (const auto& [name, text] : sums) {
+    const std::string msg = field(r.details.at(name), kMessage);
+    EXPECT_EQ(field(r.details.at(name), kStatus), "pass") << name << ": " << msg;
+    EXPECT_NE(msg.find(text), std::string::npos) << name << ": " << msg;
+  }
 }
 
 // A bfloat16 Linear called twice whose two bias gradients, each rounded to bfloat16 and then added in

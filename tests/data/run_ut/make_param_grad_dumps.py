@@ -19,6 +19,7 @@ One parameter (`scale.gamma`) is used through `Tensor.mul`, which the recorder d
 gradient has no dumped API and must be SKIP, not an error. The head's weight is the embedding's (tied): each
 module's parameters_grad entry holds the gradient of both uses, so neither module's own calls account for it.
 After the backward, two parameters are read under no_grad (as an optimizer does): those calls add nothing.
+`gate.weight` holds the values of `norm2.weight` without being it: equal values, two parameters.
 
 Directories written next to this script: real_params_{fp32,bf16} and real_params_{fp32,bf16}_faults (one
 weight gradient with one column scaled by 1.02, one bias gradient 1% off; faults.json lists them).
@@ -255,8 +256,6 @@ def fp32_oracle(rec, model):
     whose dumped gradient differs from that: there the recording CPU kernel itself is not float32-accumulated
     (torch 1.13's bfloat16 mm and sums), and D14's reduced-precision Warning is its honest verdict.
     """
-    names = {id(p): (f"Module.{path.rsplit('.', 1)[0]}.{type(model.get_submodule(path.rsplit('.', 1)[0])).__name__}",
-                     path.rsplit(".", 1)[1]) for path, p in model.named_parameters() if "." in path}
     sums = {}
     for param, full, orig, args, kwargs, index in rec.param_uses:
         if full not in rec.grad_outputs:
@@ -276,10 +275,10 @@ def fp32_oracle(rec, model):
             grad = grad.to(param.dtype)
         sums[id(param)] = grad if id(param) not in sums else sums[id(param)] + grad
     differs = []
-    for path, p in model.named_parameters():
-        if id(p) in sums and not torch.equal(sums[id(p)], p.grad):
-            module, name = names[id(p)]
-            differs.append(f"{module}.parameters_grad.0.{name}")
+    for path, module in model.named_modules():  # a tied parameter is listed under each module holding it
+        for name, p in module.named_parameters(recurse=False):
+            if path and id(p) in sums and not torch.equal(sums[id(p)], p.grad):
+                differs.append(f"Module.{path}.{type(module).__name__}.parameters_grad.0.{name}")
     return sorted(differs)
 
 
@@ -300,6 +299,7 @@ def run(name, dtype, faults=None):
         for mod in (model.ln1, model.norm2, model.scale, model.gate):
             for p in mod.parameters():
                 p.add_(0.1 * torch.randn(p.shape, generator=noise).to(dtype))
+        model.gate.weight.copy_(model.norm2.weight)  # two parameters with equal values, not tied
     g = real.gen(5)
     ids = torch.randint(0, 16, (2, 5), generator=g)
     labels = torch.randint(0, 16, (10,), generator=g)
