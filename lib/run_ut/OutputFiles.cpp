@@ -88,6 +88,9 @@ bool result_has_rows(const OutputPaths& paths) {
 }
 
 std::string full_name_of_details_row(const std::string& row_name) {
+  // DECISIONS D17: a parameter gradient's row is `<parameters_grad entry key>.<parameter>`.
+  if (row_name.find(".parameters_grad") != std::string::npos && row_name.rfind('.') != std::string::npos)
+    return row_name.substr(0, row_name.rfind('.'));
   // `<full>.<forward|backward>.output.<i>`: the full name itself may contain dots.
   std::size_t pos = row_name.size();
   for (int i = 0; i < 3; ++i) {

@@ -26,6 +26,7 @@
 #include "run_ut/DumpedCall.h"
 #include "run_ut/Engine.h"
 #include "run_ut/OutputFiles.h"
+#include "run_ut/ParamGrads.h"
 #include "run_ut/RandomInputs.h"
 #include "run_ut/RecordChecker.h"
 #include "run_ut/RowFormat.h"
@@ -1373,9 +1374,21 @@ RunUtSummary run_ut(const RunUtOptions& options, const RunnerRegistry& registry,
 
   ApiChecker checker(ctx);
   const TensorSource source{&dump, nullptr};
+  // DECISIONS D17: the probe profile adds one row per parameters_grad entry of a PyTorch tensor dump,
+  // after the APIs.
+  std::optional<ParamGradChecker> params;
+  if (standards.profile() == Profile::Probe && ctx.framework == Framework::PyTorch && !ctx.mindtorch &&
+      dump.task() == "tensor") {
+    params.emplace(dump, registry, standards);
+    for (const DumpEntry* e : params->entries()) names.push_back(e->key);
+  }
   RunUtSummary s = run_engine(
-      names, [&](std::size_t i) { return checker.check(names[i], *entries[i], source); }, cfg, progress,
-      &ctx.bytes, std::move(stop));
+      names,
+      [&](std::size_t i) {
+        return i < entries.size() ? checker.check(names[i], *entries[i], source)
+                                  : params->check(*params->entries()[i - entries.size()]);
+      },
+      cfg, progress, &ctx.bytes, std::move(stop));
   if (dataflow) {
     s.dataflow = true;
     s.dataflow_links = dataflow->stats().links;

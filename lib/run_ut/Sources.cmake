@@ -4,6 +4,7 @@ set(PROBE_SOURCES
   Dataflow.cpp
   Engine.cpp
   OutputFiles.cpp
+  ParamGrads.cpp
   RandomInputs.cpp
   RecordBook.cpp
   RowFormat.cpp
