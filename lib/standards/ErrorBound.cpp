@@ -649,7 +649,8 @@ namespace {
 // O(MK + KN) instead of a second GEMM. For independent random factors the norms' product is about pi/2
 // times the sum; for a one-hot row against a dense column up to sqrt(K) times.
 
-// Norms over dim `dim` (-1 or -2) of a tensor, keeping that dim as size 1; float64.
+// Norms over dim `dim` (-1 or -2) of a tensor, keeping that dim as size 1; float64. Each norm's squares are
+// summed in index order, so the result does not depend on how the work below is split.
 Tensor norms(const Tensor& t, int dim) {
   const Shape& s = t.shape();
   const int nd = static_cast<int>(s.size());
@@ -663,15 +664,54 @@ Tensor norms(const Tensor& t, int dim) {
   detail::visit_dtype(t.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* v = reinterpret_cast<const T*>(t.bytes());
-    for (std::int64_t o = 0; o < outer; ++o)
-      for (std::int64_t j = 0; j < n; ++j) {
-        const T* row = v + (o * n + j) * inner;
-        double* acc = out.data() + o * inner;
-        for (std::int64_t i = 0; i < inner; ++i) {
-          const double x = detail::as_double(row[i]);
-          acc[i] += x * x;
+    const std::int64_t grain =
+        std::max<std::int64_t>(1, (std::int64_t{1} << 16) / std::max<std::int64_t>(n, 1));
+    if (inner == 1) {
+      // Norms of contiguous rows: one running sum is a chain of dependent additions, so kRows rows are
+      // summed side by side (each still in its own order) to keep the adder busy.
+      constexpr std::int64_t kRows = 8;
+      detail::parallel_for(0, outer, grain, [&](std::int64_t begin, std::int64_t end, int) {
+        std::int64_t o = begin;
+        for (; o + kRows <= end; o += kRows) {
+          std::array<double, kRows> acc{};
+          const T* rows = v + o * n;
+          for (std::int64_t j = 0; j < n; ++j)
+            for (std::int64_t r = 0; r < kRows; ++r) {
+              const double x = detail::as_double(rows[r * n + j]);
+              acc[static_cast<std::size_t>(r)] += x * x;
+            }
+          std::copy(acc.begin(), acc.end(), out.begin() + o);
         }
-      }
+        for (; o < end; ++o) {
+          double acc = 0;
+          for (std::int64_t j = 0; j < n; ++j) {
+            const double x = detail::as_double(v[o * n + j]);
+            acc += x * x;
+          }
+          out[static_cast<std::size_t>(o)] = acc;
+        }
+      });
+    } else {
+      // Norms of columns: the sums of one row of `inner` columns are independent and vectorise; the
+      // work is split by column ranges of kCols.
+      constexpr std::int64_t kCols = 512;
+      const std::int64_t pieces = (inner + kCols - 1) / kCols;
+      detail::parallel_for(0, outer * pieces, std::max<std::int64_t>(1, grain / kCols),
+                           [&](std::int64_t begin, std::int64_t end, int) {
+                             for (std::int64_t task = begin; task < end; ++task) {
+                               const std::int64_t o = task / pieces, c0 = task % pieces * kCols;
+                               const std::int64_t c1 = std::min(inner, c0 + kCols);
+                               double* acc = out.data() + o * inner;
+                               for (std::int64_t j = 0; j < n; ++j) {
+                                 const T* row = v + (o * n + j) * inner;
+                                 for (std::int64_t i = c0; i < c1; ++i) {
+                                   const double x = detail::as_double(row[i]);
+                                   acc[i] += x * x;
+                                 }
+                               }
+                             }
+                           });
+    }
   });
   for (double& x : out) x = std::sqrt(x);
   Shape kept = s;
