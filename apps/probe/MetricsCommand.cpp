@@ -139,7 +139,28 @@ int run_metrics(Args args) {
   Profile profile = parse_profile(profile_text);
   Standards cfg = standards.empty() ? Standards::builtin(profile) : Standards::load(standards, profile);
   const Tensor bench = load_operand(files[0]), device = load_operand(files[1]);
-  const PairMetrics pm = compare_pair(api_base_name(api).value_or(api), bench, device, cfg, parts);
+  // DECISIONS D14 decides in the probe profile; where it applies, its scan runs inside the metrics pass.
+  const std::string d14_api = api_given ? api : "elementwise";
+  const ErrorBoundSupport support = error_bound_support(d14_api);
+  std::string why_not;
+  std::optional<PairErrorBound> bound;
+  if (profile == Profile::Probe) {
+    if (!support.covered) {
+      why_not = "no error bound for " + d14_api + " (D14): run_ut's rule judged";
+    } else if (support.needs_magnitude && (magnitude_file.empty() || accumulation < 1)) {
+      why_not = "the error bound of " + d14_api + " (" + support.family +
+                " family) needs --magnitude and --accumulation (D14): run_ut's rule judged";
+    } else {
+      bound.emplace();
+      bound->api = d14_api;
+      bound->options.rule = JudgeRule::ErrorBound;
+      bound->options.accumulation = accumulation;
+      if (!magnitude_file.empty()) bound->options.magnitude = load_operand(magnitude_file).to(DType::Float64);
+    }
+  }
+  const std::string pair_api = api_base_name(api).value_or(api);
+  const PairMetrics pm = bound ? compare_pair(pair_api, bench, device, cfg, parts, *bound)
+                               : compare_pair(pair_api, bench, device, cfg, parts);
   std::vector<std::pair<std::string, std::string>> out = {
       {"bench_dtype", std::string(torch_name(bench.dtype()))},
       {"device_dtype", std::string(torch_name(device.dtype()))},
@@ -167,22 +188,7 @@ int run_metrics(Args args) {
   }
   if (profile == Profile::Probe) {
     // DECISIONS D14 decides; run_ut's old rule is reported beside it.
-    const std::string d14_api = api_given ? api : "elementwise";
-    const ErrorBoundSupport support = error_bound_support(d14_api);
-    std::optional<Verdict> v;
-    std::string why_not;
-    if (!support.covered) {
-      why_not = "no error bound for " + d14_api + " (D14): run_ut's rule judged";
-    } else if (support.needs_magnitude && (magnitude_file.empty() || accumulation < 1)) {
-      why_not = "the error bound of " + d14_api + " (" + support.family +
-                " family) needs --magnitude and --accumulation (D14): run_ut's rule judged";
-    } else {
-      JudgeOptions o;
-      o.rule = JudgeRule::ErrorBound;
-      o.accumulation = accumulation;
-      if (!magnitude_file.empty()) o.magnitude = load_operand(magnitude_file).to(DType::Float64);
-      v = judge(d14_api, bench, device, cfg, device.dtype(), o);
-    }
+    const std::optional<Verdict>& v = pm.error_bound;
     if (v) {
       out.insert(out.end(), {{"status", std::string(to_string(v->status))}, {"message", v->message}});
       if (!v->worst.empty()) {

@@ -4,9 +4,11 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "probe/export.h"
+#include "probe/judge.h"
 #include "probe/metrics.h"
 #include "probe/output_compare.h"
 #include "probe/precision_standard.h"
@@ -40,6 +42,17 @@ struct PROBE_API PairMetrics {
   std::optional<Standard> standard;       ///< the API's precision standard (nullopt: dtype without one)
   std::optional<DumpCompareResult> dump;  ///< dump_compare(device, bench); nullopt if not requested
   std::optional<MindSporeRow> mindspore;  ///< compare_mindspore(bench, device) (any pair) if requested
+  /// judge(bound.api, bench, device, config, device.dtype(), bound.options) when compare_pair was given a
+  /// PairErrorBound; otherwise nullopt.
+  std::optional<Verdict> error_bound;
+};
+
+/// A verdict compare_pair() also computes (DECISIONS D14: the probe profile's `status` of `probe metrics`).
+/// Where judge() applies the error bound to the pair, its per-element scan runs inside the metrics pass,
+/// on each block while it is in cache; the verdict equals judge()'s.
+struct PROBE_API PairErrorBound {
+  std::string api = "elementwise";  ///< the API name judge() takes ("elementwise": no API given)
+  JudgeOptions options;             ///< as judge() takes them (rule, magnitude, accumulation, worst_count)
 };
 
 /// Compares `device` with `bench` for API `api` (a list name such as "linear"; api_base_name() turns a dump
@@ -49,5 +62,9 @@ struct PROBE_API PairMetrics {
 /// Throws what compare_item throws. Thread-safe; the tensors are only read.
 PROBE_API PairMetrics compare_pair(std::string_view api, const Tensor& bench, const Tensor& device,
                                    const Standards& config, const PairParts& parts = PairParts::all());
+/// The same, with PairMetrics::error_bound. Throws what judge() throws too.
+PROBE_API PairMetrics compare_pair(std::string_view api, const Tensor& bench, const Tensor& device,
+                                   const Standards& config, const PairParts& parts,
+                                   const PairErrorBound& bound);
 
 }  // namespace probe

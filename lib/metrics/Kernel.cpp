@@ -27,6 +27,7 @@
 #include "metrics/KernelControl.h"
 #include "metrics/KernelShared.h"
 #include "metrics/NumpyFloat.h"
+#include "metrics/RangeObserver.h"
 #include "probe/error.h"
 #include "probe/metrics.h"
 #include "support/Dispatch.h"
@@ -218,7 +219,8 @@ MetricValue typed(double v, NK k) {
 double nan_max(double m, std::int64_t nans) { return nans ? std::numeric_limits<double>::quiet_NaN() : m; }
 
 template <class RawB, class RawD, bool Ulp, bool Extra, bool Base>
-TensorMetrics run(const Tensor& bench, const Tensor& device, const MetricParams& p) {
+TensorMetrics run(const Tensor& bench, const Tensor& device, const MetricParams& p,
+                  detail::RangeObserver* observer) {
   using K = metrics_kernel::Kernel<RawB, RawD, Ulp, Extra, Base>;
   const std::int64_t n = bench.numel();
   Thresholds th{};
@@ -259,9 +261,15 @@ TensorMetrics run(const Tensor& bench, const Tensor& device, const MetricParams&
   const Job job{bench.data<RawB>(), device.data<RawD>(), th, eps, kern.scalar_only};
   const Fns fns = isa_entry<RawB, RawD, Ulp, Extra, Base>();
   auto run_blocks = [&](std::int64_t b0, std::int64_t b1) { fns.run_blocks(job, b0, b1, n, blocks.data()); };
+  // One block, then the observer on the same elements while they are in cache.
+  auto run_observed = [&](std::int64_t b, int chunk) {
+    run_blocks(b, b + 1);
+    observer->range(b * kBlock, std::min(n, (b + 1) * kBlock), chunk);
+  };
   [&] {
     // Roughly 64K elements per task so that small tensors stay on the calling thread.
     constexpr std::int64_t kGrain = 8;
+    if (observer) observer->start(detail::parallel_chunks(nblocks, kGrain));
     if constexpr (K::kCompact) {
       if (compact) {
         // Pieces of 16 blocks: a 512 KiB buffer, still in cache when its thread sums it.
@@ -270,7 +278,7 @@ TensorMetrics run(const Tensor& bench, const Tensor& device, const MetricParams&
         const long window = g_compaction_window.load(std::memory_order_relaxed);
         CompactedSum sums(fns.pairwise,
                           window > 0 ? window : 2 * threads * detail::kMaxRangeGrains * kGrain + kPiece);
-        detail::parallel_for(0, nblocks, kGrain, [&](std::int64_t b0, std::int64_t b1, int) {
+        detail::parallel_for(0, nblocks, kGrain, [&](std::int64_t b0, std::int64_t b1, int chunk) {
           for (std::int64_t p0 = b0; p0 < b1; p0 += kPiece) {
             const std::int64_t p1 = std::min(b1, p0 + kPiece);
             sums.wait_turn(p0);
@@ -285,7 +293,10 @@ TensorMetrics run(const Tensor& bench, const Tensor& device, const MetricParams&
             for (std::int64_t b = p0; b < p1; ++b) {
               Block& blk = blocks[static_cast<std::size_t>(b)];
               blk.cout = cursor;
-              run_blocks(b, b + 1);
+              if (observer)
+                run_observed(b, chunk);
+              else
+                run_blocks(b, b + 1);
               cursor = blk.cout;
               blk.cout = nullptr;
             }
@@ -297,8 +308,10 @@ TensorMetrics run(const Tensor& bench, const Tensor& device, const MetricParams&
         return;
       }
     }
-    detail::parallel_for(0, nblocks, kGrain,
-                         [&](std::int64_t b0, std::int64_t b1, int) { run_blocks(b0, b1); });
+    detail::parallel_for(0, nblocks, kGrain, [&](std::int64_t b0, std::int64_t b1, int chunk) {
+      if (!observer) return run_blocks(b0, b1);
+      for (std::int64_t b = b0; b < b1; ++b) run_observed(b, chunk);
+    });
   }();
 
   Block t;
@@ -482,20 +495,20 @@ TensorMetrics run(const Tensor& bench, const Tensor& device, const MetricParams&
 }
 
 template <class RawB, class RawD>
-TensorMetrics run_flags(const Tensor& b, const Tensor& d, const MetricParams& p) {
+TensorMetrics run_flags(const Tensor& b, const Tensor& d, const MetricParams& p, detail::RangeObserver* o) {
   if (!p.compute_run_ut) {
     if (!p.compute_extra || p.compute_ulp)
       throw Error(ErrorKind::InvalidArgument,
                   "compute_metrics: without the run_ut set only the dump-compare metrics can be computed "
                   "(compute_extra on, compute_ulp off)");
-    return run<RawB, RawD, false, true, false>(b, d, p);
+    return run<RawB, RawD, false, true, false>(b, d, p, o);
   }
   if (p.compute_ulp) {
-    return p.compute_extra ? run<RawB, RawD, true, true, true>(b, d, p)
-                           : run<RawB, RawD, true, false, true>(b, d, p);
+    return p.compute_extra ? run<RawB, RawD, true, true, true>(b, d, p, o)
+                           : run<RawB, RawD, true, false, true>(b, d, p, o);
   }
-  return p.compute_extra ? run<RawB, RawD, false, true, true>(b, d, p)
-                         : run<RawB, RawD, false, false, true>(b, d, p);
+  return p.compute_extra ? run<RawB, RawD, false, true, true>(b, d, p, o)
+                         : run<RawB, RawD, false, false, true>(b, d, p, o);
 }
 
 template <class F>
@@ -538,6 +551,11 @@ DType metric_compute_dtype(DType bench, DType device) {
 }
 
 TensorMetrics compute_metrics(const Tensor& bench, const Tensor& device, const MetricParams& params) {
+  return detail::compute_metrics_observed(bench, device, params, nullptr);
+}
+
+TensorMetrics detail::compute_metrics_observed(const Tensor& bench, const Tensor& device,
+                                               const MetricParams& params, RangeObserver* observer) {
   if (bench.shape() != device.shape())
     throw Error(ErrorKind::InvalidArgument, "bench shape " + shape_to_string(bench.shape()) +
                                                 " differs from device shape " +
@@ -551,7 +569,7 @@ TensorMetrics compute_metrics(const Tensor& bench, const Tensor& device, const M
         m.compute_dtype = metric_compute_dtype(bench.dtype(), device.dtype());
         return m;
       }
-      return run_flags<RB, RD>(bench, device, params);
+      return run_flags<RB, RD>(bench, device, params, observer);
     });
   });
 }

@@ -18,11 +18,16 @@
 #include <limits>
 #include <string>
 
+#include "metrics/KernelControl.h"
 #include "probe/error.h"
 #include "probe/error_bound.h"
 #include "standards/ItemCompare.h"
 #include "support/Dispatch.h"
 #include "support/ThreadPool.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 namespace probe::detail {
 namespace {
@@ -262,70 +267,182 @@ std::int64_t accumulation_length(const BoundFamily& family, const std::vector<Sh
   return std::max<std::int64_t>(k, 1);
 }
 
-Verdict error_bound_verdict(const BoundFamily& family, const Tensor& bench, const Tensor& device,
-                            const Tensor* magnitude, std::int64_t accumulation, std::size_t worst_count) {
-  Verdict v;
-  v.method = Method::ErrorBound;
-  if (bench.shape() != device.shape()) {
-    v.status = Status::Error;
-    v.message = "error bound (D14): the device output has shape " + shape_to_string(device.shape()) +
-                ", the bench " + shape_to_string(bench.shape());
-    return v;
+namespace {
+
+// The pre-pass of the error-bound scan: whether any element of a block could change what the scan keeps,
+// i.e. !(|d - b| <= (kSlack (u_out |b| + acc m) + floor) gate) with m = |magnitude| or |b| + plus (a NaN
+// compares false and so counts). Each copy below evaluates the same operations in the same order, one
+// IEEE rounding each (no FMA), so all give the same answer; the SIMD ones leave the tail to the scalar one.
+struct FilterArgs {
+  double u_out, acc, plus, floor, gate;
+};
+
+template <class T, bool WithMagnitude>
+bool filter_scalar(const double* b, const T* d, const double* m, std::int64_t n, const FilterArgs& a) {
+  bool any = false;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double bi = b[i], err = std::fabs(as_double(d[i]) - bi), ab = std::fabs(bi);
+    const double mag = WithMagnitude ? std::fabs(m[i]) : ab + a.plus;
+    any |= !(err <= (kSlack * (a.u_out * ab + a.acc * mag) + a.floor) * a.gate);
   }
-  const bool needs_magnitude = takes_magnitude(family.magnitude);
-  if (needs_magnitude && (!magnitude || magnitude->shape() != bench.shape()))
-    throw Error(ErrorKind::InvalidArgument,
-                magnitude ? "has shape " + shape_to_string(magnitude->shape()) + ", the bench " +
-                                shape_to_string(bench.shape())
-                          : "is required by the " + std::string(family.name) + " family",
-                "", "magnitude");
-  const std::optional<Format> fmt_out = format_of(device.dtype());
-  const std::int64_t n = bench.numel();
-  // The bench and the magnitude are float64 from the runners; anything else is widened once here.
-  const Doubles b(bench);
-  std::optional<Doubles> m;
-  if (needs_magnitude) m.emplace(*magnitude);
-  const double* mp = m ? m->p : nullptr;
+  return any;
+}
 
-  // Integer and bool outputs are exact.
-  const double u_out = fmt_out ? std::ldexp(1.0, -fmt_out->precision) : 0;
-  const double u_acc = !fmt_out                           ? 0
-                       : device.dtype() == DType::Float64 ? std::ldexp(1.0, -53)
-                                                          : std::ldexp(1.0, -24);
-  // float64 outputs: the bench carries an error of the same size as the device's.
-  const double bench_share = device.dtype() == DType::Float64 ? 2 : 1;
-  const double acc = bench_share * (family.own_ulps * u_acc + sum_bound(accumulation, u_acc)) +
-                     (family.scalar_operand ? u_out : 0);
-  // Only sums whose precision is a kernel's choice (GEMM, convolution, reductions) have the band.
-  // The band: sums whose precision is a kernel's choice (GEMM, convolution, reductions), and normalisations
-  // computed in the low-precision output dtype itself.
-  const bool low_precision_out = device.dtype() == DType::BFloat16 || device.dtype() == DType::Float16;
-  const bool has_band = fmt_out && accumulation > 1 &&
-                        (family.magnitude == MagnitudeKind::AbsInputs
-                             ? device.dtype() != DType::Float64
-                             : family.magnitude == MagnitudeKind::Normalization && low_precision_out);
-  const double u_low = device.dtype() == DType::Float32 ? std::ldexp(1.0, -11) : u_out;
-  const double acc_low = family.own_ulps * u_acc + kBandUnits * u_low + (family.scalar_operand ? u_out : 0);
-  const double floor = fmt_out ? fmt_out->min_subnormal : 0;
-  const double max_finite = fmt_out ? fmt_out->max_finite : kInf;
-  const double log_k = std::log(static_cast<double>(std::max<std::int64_t>(accumulation, 1)));
-  const MagnitudeKind kind = family.magnitude;
+#if defined(__x86_64__)
+template <class T, bool WithMagnitude>
+bool filter_sse2(const double* b, const T* d, const double* m, std::int64_t n, const FilterArgs& a) {
+  const __m128d sign = _mm_set1_pd(-0.0), u = _mm_set1_pd(a.u_out), acc = _mm_set1_pd(a.acc),
+                plus = _mm_set1_pd(a.plus), slack = _mm_set1_pd(kSlack), fl = _mm_set1_pd(a.floor),
+                gate = _mm_set1_pd(a.gate);
+  __m128d any = _mm_setzero_pd();
+  std::int64_t i = 0;
+  for (; i + 2 <= n; i += 2) {
+    __m128d di;
+    if constexpr (std::is_same_v<T, float>)
+      di = _mm_cvtps_pd(_mm_castsi128_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(d + i))));
+    else
+      di = _mm_loadu_pd(d + i);
+    const __m128d bi = _mm_loadu_pd(b + i);
+    const __m128d err = _mm_andnot_pd(sign, _mm_sub_pd(di, bi)), ab = _mm_andnot_pd(sign, bi);
+    const __m128d mag = WithMagnitude ? _mm_andnot_pd(sign, _mm_loadu_pd(m + i)) : _mm_add_pd(ab, plus);
+    const __m128d lim = _mm_mul_pd(
+        _mm_add_pd(_mm_mul_pd(slack, _mm_add_pd(_mm_mul_pd(u, ab), _mm_mul_pd(acc, mag))), fl), gate);
+    any = _mm_or_pd(any, _mm_cmpnle_pd(err, lim));
+  }
+  if (_mm_movemask_pd(any)) return true;
+  return filter_scalar<T, WithMagnitude>(b + i, d + i, WithMagnitude ? m + i : nullptr, n - i, a);
+}
 
+template <class T, bool WithMagnitude>
+__attribute__((target("avx2"))) bool filter_avx2(const double* b, const T* d, const double* m, std::int64_t n,
+                                                 const FilterArgs& a) {
+  const __m256d sign = _mm256_set1_pd(-0.0), u = _mm256_set1_pd(a.u_out), acc = _mm256_set1_pd(a.acc),
+                plus = _mm256_set1_pd(a.plus), slack = _mm256_set1_pd(kSlack), fl = _mm256_set1_pd(a.floor),
+                gate = _mm256_set1_pd(a.gate);
+  __m256d any = _mm256_setzero_pd();
+  std::int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    __m256d di;
+    if constexpr (std::is_same_v<T, float>)
+      di = _mm256_cvtps_pd(_mm_loadu_ps(d + i));
+    else
+      di = _mm256_loadu_pd(d + i);
+    const __m256d bi = _mm256_loadu_pd(b + i);
+    const __m256d err = _mm256_andnot_pd(sign, _mm256_sub_pd(di, bi)), ab = _mm256_andnot_pd(sign, bi);
+    const __m256d mag =
+        WithMagnitude ? _mm256_andnot_pd(sign, _mm256_loadu_pd(m + i)) : _mm256_add_pd(ab, plus);
+    const __m256d lim = _mm256_mul_pd(
+        _mm256_add_pd(_mm256_mul_pd(slack, _mm256_add_pd(_mm256_mul_pd(u, ab), _mm256_mul_pd(acc, mag))), fl),
+        gate);
+    any = _mm256_or_pd(any, _mm256_cmp_pd(err, lim, _CMP_NLE_UQ));
+  }
+  if (_mm256_movemask_pd(any)) return true;
+  return filter_scalar<T, WithMagnitude>(b + i, d + i, WithMagnitude ? m + i : nullptr, n - i, a);
+}
+template <class T, bool WithMagnitude>
+__attribute__((target("avx512f"))) bool filter_avx512(const double* b, const T* d, const double* m,
+                                                      std::int64_t n, const FilterArgs& a) {
+  const __m512d u = _mm512_set1_pd(a.u_out), acc = _mm512_set1_pd(a.acc), plus = _mm512_set1_pd(a.plus),
+                slack = _mm512_set1_pd(kSlack), fl = _mm512_set1_pd(a.floor), gate = _mm512_set1_pd(a.gate);
+  __mmask8 any = 0;
+  std::int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m512d di;
+    if constexpr (std::is_same_v<T, float>)
+      di = _mm512_maskz_cvtps_pd(0xff, _mm256_loadu_ps(d + i));  // (GCC 12 warns on the unmasked form)
+    else
+      di = _mm512_loadu_pd(d + i);
+    const __m512d bi = _mm512_loadu_pd(b + i);
+    const __m512d err = _mm512_abs_pd(_mm512_sub_pd(di, bi)), ab = _mm512_abs_pd(bi);
+    const __m512d mag = WithMagnitude ? _mm512_abs_pd(_mm512_loadu_pd(m + i)) : _mm512_add_pd(ab, plus);
+    const __m512d lim = _mm512_mul_pd(
+        _mm512_add_pd(_mm512_mul_pd(slack, _mm512_add_pd(_mm512_mul_pd(u, ab), _mm512_mul_pd(acc, mag))), fl),
+        gate);
+    any = static_cast<__mmask8>(any | _mm512_cmp_pd_mask(err, lim, _CMP_NLE_UQ));
+  }
+  if (any) return true;
+  return filter_scalar<T, WithMagnitude>(b + i, d + i, WithMagnitude ? m + i : nullptr, n - i, a);
+}
+#endif
+
+}  // namespace
+
+struct ErrorBoundScan::State {
   struct Ranked {
     double key;
     std::int64_t index;
     double bound;
   };
-  auto later = [](const Ranked& x, const Ranked& y) { return x.key > y.key; };
-  // One state per worker; each keeps its own worst_count largest ratios (a min-heap), merged below.
+  // One state per chunk id; each keeps its own worst_count largest ratios (a min-heap), merged in finish().
   struct Part {
     std::int64_t beyond = 0, beyond_band = 0;
     double worst_ratio = 0;
     double gate = 0;  // an error at or below gate * bound changes nothing this part keeps
     std::vector<Ranked> heap;
   };
+
+  const BoundFamily& family;
+  const Tensor& bench;
+  DType out_dtype;  // the device output's own dtype
+  Tensor dev;       // the device, read in its own dtype; other dtypes (integers, bool, complex) widened once
+  std::int64_t accumulation;
+  std::size_t worst_count;
+  // The bench and the magnitude are float64 from the runners; anything else is widened once here.
+  Doubles b;
+  std::optional<Doubles> m;
+  const double* mp = nullptr;
+  double u_out = 0, acc = 0, acc_low = 0, floor = 0, max_finite = kInf, log_k = 0;
+  bool has_band = false;
+  MagnitudeKind kind;
+  // The pre-pass's instruction set: -1 scalar, 0 SSE2, 1 AVX2, 2 AVX-512 (metrics_isa(): the fused metrics
+  // kernel's choice and its test hooks).
+  int isa = -1;
+  std::vector<Part> parts;
+
+  State(const BoundFamily& f, const Tensor& bench_in, const Tensor& device, const Tensor* magnitude,
+        std::int64_t k, std::size_t worst)
+      : family(f),
+        bench(bench_in),
+        out_dtype(device.dtype()),
+        dev(device),
+        accumulation(k),
+        worst_count(worst),
+        b(bench_in),
+        kind(f.magnitude) {
+    if (!is_floating(dev.dtype())) dev = device.to(DType::Float64);
+    if (takes_magnitude(family.magnitude)) {
+      m.emplace(*magnitude);
+      mp = m->p;
+    }
+    const std::optional<Format> fmt_out = format_of(device.dtype());
+    // Integer and bool outputs are exact.
+    u_out = fmt_out ? std::ldexp(1.0, -fmt_out->precision) : 0;
+    const double u_acc = !fmt_out                           ? 0
+                         : device.dtype() == DType::Float64 ? std::ldexp(1.0, -53)
+                                                            : std::ldexp(1.0, -24);
+    // float64 outputs: the bench carries an error of the same size as the device's.
+    const double bench_share = device.dtype() == DType::Float64 ? 2 : 1;
+    acc = bench_share * (family.own_ulps * u_acc + sum_bound(accumulation, u_acc)) +
+          (family.scalar_operand ? u_out : 0);
+    // The band: sums whose precision is a kernel's choice (GEMM, convolution, reductions), and
+    // normalisations computed in the low-precision output dtype itself.
+    const bool low_precision_out = device.dtype() == DType::BFloat16 || device.dtype() == DType::Float16;
+    has_band = fmt_out && accumulation > 1 &&
+               (family.magnitude == MagnitudeKind::AbsInputs
+                    ? device.dtype() != DType::Float64
+                    : family.magnitude == MagnitudeKind::Normalization && low_precision_out);
+    const double u_low = device.dtype() == DType::Float32 ? std::ldexp(1.0, -11) : u_out;
+    acc_low = family.own_ulps * u_acc + kBandUnits * u_low + (family.scalar_operand ? u_out : 0);
+    floor = fmt_out ? fmt_out->min_subnormal : 0;
+    max_finite = fmt_out ? fmt_out->max_finite : kInf;
+    log_k = std::log(static_cast<double>(std::max<std::int64_t>(accumulation, 1)));
+    isa = metrics_scalar_only() ? -1 : metrics_isa();
+  }
+
   // The exact pass: every non-finite mismatch and every element that beats the gate, with its ratio.
-  auto scan_exact = [&](const auto* dp, std::int64_t begin, std::int64_t end, Part& part) {
+  template <class T>
+  void scan_exact(const T* dp, std::int64_t begin, std::int64_t end, Part& part) const {
+    auto later = [](const Ranked& x, const Ranked& y) { return x.key > y.key; };
     for (std::int64_t i = begin; i < end; ++i) {
       const double bi = b.p[i], di = as_double(dp[i]);
       if (bi == di) continue;
@@ -373,28 +490,36 @@ Verdict error_bound_verdict(const BoundFamily& family, const Tensor& bench, cons
       }
       if (part.heap.size() == worst_count) part.gate = std::min(1.0, part.heap.front().key);
     }
-  };
-  // Whether any element of [begin, end) could change what `part` keeps: a branch-free pass the compiler
-  // vectorises (a NaN compares false and so counts), so that the exact pass below runs only on such blocks.
-  auto block_matters = [&](const auto* dp, std::int64_t begin, std::int64_t end, double gate) {
-    bool any = false;
-    const double plus = kind == MagnitudeKind::BenchPlusOne ? 1.0 : 0.0;
-    if (mp) {
-      for (std::int64_t i = begin; i < end; ++i) {
-        const double bi = b.p[i], err = std::fabs(as_double(dp[i]) - bi);
-        any |= !(err <= (kSlack * (u_out * std::fabs(bi) + acc * std::fabs(mp[i])) + floor) * gate);
-      }
-    } else {
-      for (std::int64_t i = begin; i < end; ++i) {
-        const double bi = b.p[i], err = std::fabs(as_double(dp[i]) - bi), ab = std::fabs(bi);
-        any |= !(err <= (kSlack * (u_out * ab + acc * (ab + plus)) + floor) * gate);
-      }
+  }
+
+  // Whether any element of [begin, end) could change what a part with this gate keeps: a branch-free pass
+  // the compiler vectorises (a NaN compares false and so counts), so that the exact pass runs only on such
+  // blocks.
+  template <class T>
+  bool block_matters(const T* dp, std::int64_t begin, std::int64_t end, double gate) const {
+    const FilterArgs a{u_out, acc, kind == MagnitudeKind::BenchPlusOne ? 1.0 : 0.0, floor, gate};
+    const double* bp = b.p + begin;
+    const T* d = dp + begin;
+    const std::int64_t n = end - begin;
+#if defined(__x86_64__)
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      if (isa == 2)
+        return mp ? filter_avx512<T, true>(bp, d, mp + begin, n, a)
+                  : filter_avx512<T, false>(bp, d, nullptr, n, a);
+      if (isa == 1)
+        return mp ? filter_avx2<T, true>(bp, d, mp + begin, n, a)
+                  : filter_avx2<T, false>(bp, d, nullptr, n, a);
+      if (isa == 0)
+        return mp ? filter_sse2<T, true>(bp, d, mp + begin, n, a)
+                  : filter_sse2<T, false>(bp, d, nullptr, n, a);
     }
-    return any;
-  };
-  auto scan = [&](auto tag, const void* raw, std::int64_t begin, std::int64_t end, Part& part) {
-    using T = typename decltype(tag)::type;
-    const T* dp = static_cast<const T*>(raw);
+#endif
+    return mp ? filter_scalar<T, true>(bp, d, mp + begin, n, a)
+              : filter_scalar<T, false>(bp, d, nullptr, n, a);
+  }
+
+  template <class T>
+  void scan(const T* dp, std::int64_t begin, std::int64_t end, Part& part) const {
     constexpr std::int64_t kBlock = 512;
     // softmax's magnitude takes a logarithm per element: no cheap pre-pass.
     if (kind != MagnitudeKind::BenchLog && end - begin > kBlock) {
@@ -405,39 +530,67 @@ Verdict error_bound_verdict(const BoundFamily& family, const Tensor& bench, cons
       return;
     }
     scan_exact(dp, begin, end, part);
-  };
-  // The device read in its own dtype; other dtypes (integers, bool, complex) widened once.
-  Tensor dev = device;
-  if (!is_floating(dev.dtype())) dev = device.to(DType::Float64);
-  constexpr std::int64_t kGrain = 1 << 16;
-  std::vector<Part> parts(static_cast<std::size_t>(parallel_chunks(n, kGrain)));
-  visit_dtype(dev.dtype(), [&](auto tag) {
+  }
+};
+
+ErrorBoundScan::ErrorBoundScan(const BoundFamily& family, const Tensor& bench, const Tensor& device,
+                               const Tensor* magnitude, std::int64_t accumulation, std::size_t worst_count) {
+  if (bench.shape() != device.shape())
+    throw Error(
+        ErrorKind::InvalidArgument,
+        "has shape " + shape_to_string(device.shape()) + ", the bench " + shape_to_string(bench.shape()), "",
+        "device");
+  if (takes_magnitude(family.magnitude) && (!magnitude || magnitude->shape() != bench.shape()))
+    throw Error(ErrorKind::InvalidArgument,
+                magnitude ? "has shape " + shape_to_string(magnitude->shape()) + ", the bench " +
+                                shape_to_string(bench.shape())
+                          : "is required by the " + std::string(family.name) + " family",
+                "", "magnitude");
+  s_ = std::make_unique<State>(family, bench, device, magnitude, accumulation, worst_count);
+}
+
+ErrorBoundScan::~ErrorBoundScan() = default;
+
+void ErrorBoundScan::start(int chunks) {
+  s_->parts.assign(static_cast<std::size_t>(std::max(chunks, 1)), {});
+}
+
+void ErrorBoundScan::scan(std::int64_t begin, std::int64_t end, int chunk) {
+  State& s = *s_;
+  State::Part& part = s.parts.at(static_cast<std::size_t>(chunk));
+  visit_dtype(s.dev.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, float16_t> ||
-                  std::is_same_v<T, bfloat16_t>) {
-      parallel_for(0, n, kGrain, [&](std::int64_t begin, std::int64_t end, int chunk) {
-        scan(tag, dev.bytes(), begin, end, parts[static_cast<std::size_t>(chunk)]);
-      });
-    }
+                  std::is_same_v<T, bfloat16_t>)
+      s.scan(s.dev.template data<T>(), begin, end, part);
   });
+}
+
+Verdict ErrorBoundScan::finish() {
+  const State& s = *s_;
+  const BoundFamily& family = s.family;
+  const Tensor& dev = s.dev;
+  const std::int64_t n = s.bench.numel();
+  Verdict v;
+  v.method = Method::ErrorBound;
   std::int64_t beyond = 0, beyond_band = 0;
   double worst_ratio = 0;
-  std::vector<Ranked> heap;
-  for (Part& part : parts) {
+  std::vector<State::Ranked> heap;
+  for (const State::Part& part : s.parts) {
     beyond += part.beyond;
     beyond_band += part.beyond_band;
     worst_ratio = std::max(worst_ratio, part.worst_ratio);
     heap.insert(heap.end(), part.heap.begin(), part.heap.end());
   }
-  std::sort(heap.begin(), heap.end(), [](const Ranked& x, const Ranked& y) {
+  std::sort(heap.begin(), heap.end(), [](const State::Ranked& x, const State::Ranked& y) {
     return x.key != y.key ? x.key > y.key : x.index < y.index;
   });
-  if (heap.size() > worst_count) heap.resize(worst_count);
-  for (const Ranked& r : heap) {
+  if (heap.size() > s.worst_count) heap.resize(s.worst_count);
+  for (const State::Ranked& r : heap) {
     ElementError e;
     e.index = r.index;
-    e.coords = unravel(r.index, bench.shape());
-    e.bench = b.p[r.index];
+    e.coords = unravel(r.index, s.bench.shape());
+    e.bench = s.b.p[r.index];
     e.device = dev.at(r.index);
     e.abs_err = std::fabs(e.device - e.bench);
     e.rel_err = e.bench == 0 ? kInf : e.abs_err / std::fabs(e.bench);
@@ -450,12 +603,12 @@ Verdict error_bound_verdict(const BoundFamily& family, const Tensor& bench, cons
   v.criteria.push_back(
       {"elements beyond their error bound", static_cast<double>(beyond), "==", 0, beyond == 0});
   v.criteria.push_back({"largest error / bound", worst_ratio, "<=", 1, worst_ratio <= 1, false});
-  if (has_band)
+  if (s.has_band)
     v.criteria.push_back({"elements beyond the reduced-precision accumulation bound",
                           static_cast<double>(beyond_band), "==", 0, beyond_band == 0});
   v.status = beyond == 0 ? Status::Pass : beyond_band == 0 ? Status::Warning : Status::Error;
   const std::string bound_text =
-      fmt::format("{} family, K={}, {}", family.name, accumulation, probe::name(device.dtype()));
+      fmt::format("{} family, K={}, {}", family.name, s.accumulation, probe::name(s.out_dtype));
   if (v.status == Status::Pass) {
     v.message = fmt::format("error bound (D14, {}): largest error/bound {:.3g}", bound_text, worst_ratio);
     return v;
@@ -472,8 +625,27 @@ Verdict error_bound_verdict(const BoundFamily& family, const Tensor& bench, cons
     v.message += fmt::format(
         "; every element is within the bound of an accumulation in {} precision: a kernel that computes "
         "(accumulates, or for float32 multiplies) in reduced precision, or a fault of that size",
-        device.dtype() == DType::Float32 ? std::string_view("TF32") : probe::name(device.dtype()));
+        s.out_dtype == DType::Float32 ? std::string_view("TF32") : probe::name(s.out_dtype));
   return v;
+}
+
+Verdict error_bound_verdict(const BoundFamily& family, const Tensor& bench, const Tensor& device,
+                            const Tensor* magnitude, std::int64_t accumulation, std::size_t worst_count) {
+  if (bench.shape() != device.shape()) {
+    Verdict v;
+    v.method = Method::ErrorBound;
+    v.status = Status::Error;
+    v.message = "error bound (D14): the device output has shape " + shape_to_string(device.shape()) +
+                ", the bench " + shape_to_string(bench.shape());
+    return v;
+  }
+  ErrorBoundScan scan(family, bench, device, magnitude, accumulation, worst_count);
+  constexpr std::int64_t kGrain = 1 << 16;
+  const std::int64_t n = bench.numel();
+  scan.start(parallel_chunks(n, kGrain));
+  parallel_for(0, n, kGrain,
+               [&](std::int64_t begin, std::int64_t end, int chunk) { scan.scan(begin, end, chunk); });
+  return scan.finish();
 }
 
 namespace {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -80,6 +81,44 @@ double accumulation_bound(std::int64_t k, double u);
 /// The unit roundoff of a floating dtype (2^-24 for float32) and its smallest subnormal; nullopt for
 /// integer and bool dtypes.
 std::optional<std::pair<double, double>> rounding_of(DType t);
+
+/// What judge() hands to error_bound_verdict: the family, the magnitude (null unless the family takes one)
+/// and K.
+struct ErrorBoundCall {
+  const BoundFamily* family;
+  const Tensor* magnitude;
+  std::int64_t accumulation;
+};
+
+/// The D14 call judge(api, bench, device, cfg, device_dtype, opt) makes, or nullopt when judge() uses
+/// another rule (not the ErrorBound rule, a non-floating pair, no family). Throws what judge() throws when
+/// an accumulating family lacks its magnitude or K. `opt` must outlive the result.
+std::optional<ErrorBoundCall> error_bound_call(std::string_view api, const Tensor& bench, DType device_dtype,
+                                               const Standards& cfg, const JudgeOptions& opt);
+
+/// error_bound_verdict in three steps, so that its per-element scan can run inside another pass over the
+/// same elements (compare_pair scans each block right after the metrics kernel read it, while it is in
+/// cache). The verdict does not depend on how [0, numel) is split into ranges or chunk ids.
+class ErrorBoundScan {
+ public:
+  /// Throws probe::Error (InvalidArgument) when the shapes differ or an AbsInputs/Normalization family
+  /// has no magnitude of the bench's shape. The tensors must outlive the scan.
+  ErrorBoundScan(const BoundFamily& family, const Tensor& bench, const Tensor& device,
+                 const Tensor* magnitude, std::int64_t accumulation, std::size_t worst_count);
+  ~ErrorBoundScan();
+  ErrorBoundScan(const ErrorBoundScan&) = delete;
+  ErrorBoundScan& operator=(const ErrorBoundScan&) = delete;
+  /// Before any scan(): the chunk ids will be 0..chunks-1.
+  void start(int chunks);
+  /// Scans elements [begin, end); concurrent calls must have distinct chunk ids.
+  void scan(std::int64_t begin, std::int64_t end, int chunk);
+  /// The verdict, once every element was scanned exactly once.
+  Verdict finish();
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
 
 /// The leaves of a list of outputs or gradients (nested lists flattened), in the order of their rows.
 std::vector<Value> value_leaves(const std::vector<Value>& values);

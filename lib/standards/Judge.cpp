@@ -278,6 +278,32 @@ std::string_view to_string(Method m) noexcept {
   return "error bound";
 }
 
+namespace detail {
+
+std::optional<ErrorBoundCall> error_bound_call(std::string_view api, const Tensor& bench, DType device_dtype,
+                                               const Standards& cfg, const JudgeOptions& opt) {
+  JudgeRule rule = opt.rule;
+  if (rule == JudgeRule::Default)
+    rule = cfg.profile() == Profile::Probe ? JudgeRule::ErrorBound : JudgeRule::RunUt;
+  const BoundFamily* family =
+      rule == JudgeRule::ErrorBound && is_floating(device_dtype) && is_floating(bench.dtype())
+          ? bound_family(api)
+          : nullptr;
+  if (!family) return std::nullopt;
+  const bool accumulates = takes_magnitude(family->magnitude);
+  if (accumulates && (!opt.magnitude || opt.accumulation < 1))
+    throw Error(ErrorKind::InvalidArgument,
+                "the " + std::string(family->name) +
+                    " family's error bound needs the magnitude bench and the accumulation length "
+                    "(probe::error_bound_magnitude, probe::error_bound_accumulation)",
+                "", opt.magnitude ? "accumulation" : "magnitude", std::string(api));
+  std::int64_t k = opt.accumulation;
+  if (k < 1) k = accumulation_length(*family, {bench.shape()}, bench.shape());
+  return ErrorBoundCall{family, accumulates ? &*opt.magnitude : nullptr, k};
+}
+
+}  // namespace detail
+
 Verdict judge(std::string_view api, const Tensor& bench, const Tensor& device_in, const Standards& cfg,
               DType device_dtype, const JudgeOptions& opt) {
   const Tensor device = device_in.dtype() == device_dtype ? device_in : device_in.to(device_dtype);
@@ -289,23 +315,10 @@ Verdict judge(std::string_view api, const Tensor& bench, const Tensor& device_in
   JudgeRule rule = opt.rule;
   if (rule == JudgeRule::Default)
     rule = cfg.profile() == Profile::Probe ? JudgeRule::ErrorBound : JudgeRule::RunUt;
-  const detail::BoundFamily* family =
-      rule == JudgeRule::ErrorBound && is_floating(device_dtype) && is_floating(bench.dtype())
-          ? detail::bound_family(api)
-          : nullptr;
-  if (family) {
-    const bool accumulates = detail::takes_magnitude(family->magnitude);
-    if (accumulates && (!opt.magnitude || opt.accumulation < 1))
-      throw Error(ErrorKind::InvalidArgument,
-                  "the " + std::string(family->name) +
-                      " family's error bound needs the magnitude bench and the accumulation length "
-                      "(probe::error_bound_magnitude, probe::error_bound_accumulation)",
-                  "", opt.magnitude ? "accumulation" : "magnitude", std::string(api));
-    std::int64_t k = opt.accumulation;
-    if (k < 1) k = detail::accumulation_length(*family, {bench.shape()}, bench.shape());
-    const Tensor* magnitude = accumulates ? &*opt.magnitude : nullptr;
-    return detail::error_bound_verdict(*family, bench, device, magnitude, k, opt.worst_count);
-  }
+  if (const std::optional<detail::ErrorBoundCall> d14 =
+          detail::error_bound_call(api, bench, device_dtype, cfg, opt))
+    return detail::error_bound_verdict(*d14->family, bench, device, d14->magnitude, d14->accumulation,
+                                       opt.worst_count);
   detail::ItemTrace trace;
   const DetailRow row =
       detail::compare_item_traced(api, Value(bench), Value(device), cfg, opt.fp8_input, opt.standard, &trace);

@@ -4,8 +4,10 @@
 #include <string>
 
 #include "metrics/DumpCompareCells.h"
+#include "metrics/RangeObserver.h"
 #include "probe/error.h"
 #include "probe/pair_metrics.h"
+#include "standards/ErrorBound.h"
 #include "standards/ItemCompare.h"
 
 namespace probe {
@@ -36,13 +38,32 @@ PairParts parse_pair_parts(std::string_view list) {
   }
 }
 
-PairMetrics compare_pair(std::string_view api, const Tensor& bench, const Tensor& device,
-                         const Standards& cfg, const PairParts& parts) {
+namespace {
+
+// D14's scan, handed each block of the metrics pass.
+class BoundObserver final : public detail::RangeObserver {
+ public:
+  explicit BoundObserver(detail::ErrorBoundScan& scan) : scan_(scan) {}
+  void start(int chunks) override { scan_.start(chunks); }
+  void range(std::int64_t begin, std::int64_t end, int chunk) override { scan_.scan(begin, end, chunk); }
+
+ private:
+  detail::ErrorBoundScan& scan_;
+};
+
+// The pair's one metrics pass can carry an observer only where it runs (a non-empty, same-shape floating
+// pair).
+bool fusable(const Tensor& bench, const Tensor& device) {
+  return is_floating(bench.dtype()) && is_floating(device.dtype()) && bench.shape() == device.shape() &&
+         bench.numel() > 0;
+}
+
+PairMetrics compare_pair_observed(std::string_view api, const Tensor& bench, const Tensor& device,
+                                  const Standards& cfg, const PairParts& parts,
+                                  detail::RangeObserver* observer) {
   PairMetrics out;
   const Value bench_value(bench), device_value(device);
-  const bool fused = is_floating(bench.dtype()) && is_floating(device.dtype()) &&
-                     bench.shape() == device.shape() && bench.numel() > 0;
-  if (!fused) {
+  if (!fusable(bench, device)) {
     out.row = compare_item(api, bench_value, device_value, cfg);
     if (parts.mindspore) out.mindspore = compare_mindspore(bench_value, device_value, cfg);
     return out;
@@ -58,7 +79,7 @@ PairMetrics compare_pair(std::string_view api, const Tensor& bench, const Tensor
   // it in float64. Other pairs hold the same values either way, so one pass serves all.
   const bool bench_f64_device_bf16 = bench.dtype() == DType::Float64 && device.dtype() == DType::BFloat16;
   if (bench_f64_device_bf16) params.compute_extra = false;
-  TensorMetrics m = compute_metrics(bench, device, params);
+  TensorMetrics m = detail::compute_metrics_observed(bench, device, params, observer);
   if (bench_f64_device_bf16 && want_extra) {
     MetricParams extra;
     extra.compute_ulp = false;
@@ -84,6 +105,32 @@ PairMetrics compare_pair(std::string_view api, const Tensor& bench, const Tensor
   if (parts.dump_compare) out.dump = detail::dump_compare_cells(m, device, bench);
   if (parts.mindspore) out.mindspore = detail::mindspore_row(&m, cfg);
   out.metrics = std::move(m);
+  return out;
+}
+
+}  // namespace
+
+PairMetrics compare_pair(std::string_view api, const Tensor& bench, const Tensor& device,
+                         const Standards& cfg, const PairParts& parts) {
+  return compare_pair_observed(api, bench, device, cfg, parts, nullptr);
+}
+
+PairMetrics compare_pair(std::string_view api, const Tensor& bench, const Tensor& device,
+                         const Standards& cfg, const PairParts& parts, const PairErrorBound& bound) {
+  const JudgeOptions& opt = bound.options;
+  std::optional<detail::ErrorBoundCall> d14;
+  if (fusable(bench, device) && !opt.reference)
+    d14 = detail::error_bound_call(bound.api, bench, device.dtype(), cfg, opt);
+  if (!d14) {
+    PairMetrics out = compare_pair_observed(api, bench, device, cfg, parts, nullptr);
+    out.error_bound = judge(bound.api, bench, device, cfg, device.dtype(), opt);
+    return out;
+  }
+  detail::ErrorBoundScan scan(*d14->family, bench, device, d14->magnitude, d14->accumulation,
+                              opt.worst_count);
+  BoundObserver observer(scan);
+  PairMetrics out = compare_pair_observed(api, bench, device, cfg, parts, &observer);
+  out.error_bound = scan.finish();
   return out;
 }
 
