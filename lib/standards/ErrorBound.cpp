@@ -24,6 +24,7 @@
 #include "standards/ItemCompare.h"
 #include "support/Dispatch.h"
 #include "support/ThreadPool.h"
+#include "support/UninitStorage.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -821,6 +822,12 @@ namespace {
 // O(MK + KN) instead of a second GEMM. For independent random factors the norms' product is about pi/2
 // times the sum; for a one-hot row against a dense column up to sqrt(K) times.
 
+// A float64 tensor the caller overwrites in full (no zero-fill).
+Tensor uninitialized_f64(Shape shape) {
+  const std::size_t bytes = static_cast<std::size_t>(probe::numel(shape)) * sizeof(double);
+  return Tensor::from_storage(DType::Float64, std::move(shape), detail::make_uninitialized_storage(bytes));
+}
+
 // Norms over dim `dim` (-1 or -2) of a tensor, keeping that dim as size 1; float64. Each norm's squares are
 // summed in index order, so the result does not depend on how the work below is split.
 Tensor norms(const Tensor& t, int dim) {
@@ -895,10 +902,20 @@ Tensor norms(const Tensor& t, int dim) {
 // when the other side is one element.
 Tensor outer(const Tensor& a, const Tensor& b, Shape shape) {
   const std::vector<double> x = a.to_doubles(), y = b.to_doubles();
-  std::vector<double> out(x.size() * y.size());
-  for (std::size_t i = 0; i < x.size(); ++i)
-    for (std::size_t j = 0; j < y.size(); ++j) out[i * y.size() + j] = x[i] * y[j];
-  return Tensor::from_values<double>(out, std::move(shape));
+  Tensor t = uninitialized_f64(std::move(shape));
+  if (static_cast<std::size_t>(t.numel()) != x.size() * y.size())
+    throw Error(ErrorKind::Internal, "outer product of the wrong size", "", "magnitude");
+  double* out = t.mutable_data<double>();
+  const auto cols = static_cast<std::int64_t>(y.size());
+  detail::parallel_for(0, static_cast<std::int64_t>(x.size()),
+                       std::max<std::int64_t>(1, (1 << 16) / std::max<std::int64_t>(cols, 1)),
+                       [&](std::int64_t begin, std::int64_t end, int) {
+                         for (std::int64_t i = begin; i < end; ++i)
+                           for (std::int64_t j = 0; j < cols; ++j)
+                             out[i * cols + j] =
+                                 x[static_cast<std::size_t>(i)] * y[static_cast<std::size_t>(j)];
+                       });
+  return t;
 }
 
 const Tensor* tensor_arg(const ApiCall& call, std::size_t pos, std::string_view name) {
@@ -906,6 +923,45 @@ const Tensor* tensor_arg(const ApiCall& call, std::size_t pos, std::string_view 
   for (const auto& [k, v] : call.kwargs)
     if (k == name) return v.is_tensor() ? &v.tensor() : nullptr;
   return nullptr;
+}
+
+// matmul([B..., M, 1], [1, N] or [B..., 1, N]) of two float64 tensors of norms, plus |bias[j]| on column j
+// when given: every element is one product (and one sum), computed here in place of the registry's matmul
+// and with the same roundings, without its copies. nullopt for other shapes (batch dims that broadcast,
+// vectors) and biases that are not one value per column.
+std::optional<Tensor> outer_batched(const Tensor& ra, const Tensor& cb, const Tensor* bias) {
+  const Shape &sa = ra.shape(), &sb = cb.shape();
+  if (sa.size() < 2 || sb.size() < 2 || sa.back() != 1 || sb[sb.size() - 2] != 1) return std::nullopt;
+  const Shape batch_a(sa.begin(), sa.end() - 2), batch_b(sb.begin(), sb.end() - 2);
+  if (!batch_b.empty() && batch_b != batch_a) return std::nullopt;
+  const std::int64_t m = sa[sa.size() - 2], n = sb.back();
+  const std::int64_t batches = probe::numel(batch_a);
+  std::vector<double> bv;
+  if (bias) {
+    if (bias->ndim() != 1 || bias->numel() != n) return std::nullopt;
+    bv = bias->to_doubles();
+  }
+  Shape shape = batch_a;
+  shape.insert(shape.end(), {m, n});
+  Tensor t = uninitialized_f64(shape);
+  double* out = t.mutable_data<double>();
+  const double* r = ra.data<double>();
+  const double* c = cb.data<double>();
+  const std::int64_t c_step = batch_b.empty() ? 0 : n;
+  detail::parallel_for(0, batches * m, std::max<std::int64_t>(1, (1 << 16) / std::max<std::int64_t>(n, 1)),
+                       [&](std::int64_t begin, std::int64_t end, int) {
+                         for (std::int64_t row = begin; row < end; ++row) {
+                           const double ri = r[row];
+                           const double* cj = c + row / m * c_step;
+                           double* o = out + row * n;
+                           if (bias)
+                             for (std::int64_t j = 0; j < n; ++j)
+                               o[j] = ri * cj[j] + std::fabs(bv[static_cast<std::size_t>(j)]);
+                           else
+                             for (std::int64_t j = 0; j < n; ++j) o[j] = ri * cj[j];
+                         }
+                       });
+  return t;
 }
 
 // The forward magnitude of mm, bmm, matmul and linear by Cauchy-Schwarz, or nullopt for other GEMM
@@ -924,6 +980,8 @@ std::optional<std::vector<Value>> gemm_norm_magnitude(const RunnerRegistry& regi
   const Tensor cb = linear           ? norms(*b, -1).reshape({1, b->shape()[0]})
                     : b->ndim() == 1 ? norms(*b, -1)
                                      : norms(*b, -2);
+  const Tensor* bias = linear ? tensor_arg(call, 2, "bias") : nullptr;
+  if (auto direct = outer_batched(ra, cb, bias)) return std::vector<Value>{Value(std::move(*direct))};
   ApiCall product;
   product.args = {Value(ra), Value(cb)};
   std::vector<Value> out =
@@ -986,9 +1044,15 @@ std::optional<std::vector<InputGradient>> addition_grad_magnitude(const detail::
     if (!call.args[i].is_tensor()) continue;
     const Tensor& x = call.args[i].tensor();
     if (x.shape() != g.shape()) return std::nullopt;
-    std::vector<double> m = g.to_doubles();
-    for (double& e : m) e = std::fabs(e) * (i == 1 ? alpha : 1.0);
-    out.push_back({"input." + std::to_string(i), Tensor::from_values<double>(m, x.shape()), x.dtype()});
+    Tensor m = uninitialized_f64(x.shape());
+    double* mp = m.mutable_data<double>();
+    const double scale = i == 1 ? alpha : 1.0;
+    detail::visit_dtype(g.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* gp = g.data<T>();
+      for (std::int64_t e = 0; e < g.numel(); ++e) mp[e] = std::fabs(detail::as_double(gp[e])) * scale;
+    });
+    out.push_back({"input." + std::to_string(i), std::move(m), x.dtype()});
   }
   return out;
 }

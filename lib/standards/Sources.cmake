@@ -6,3 +6,6 @@ set(PROBE_SOURCES
   PairMetrics.cpp
   MetricTable.cpp
 )
+# The error bound's SIMD pre-pass (AVX2/AVX-512 functions in ErrorBound.cpp) must round exactly like its
+# scalar loop: no FMA contraction.
+set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/ErrorBound.cpp PROPERTIES COMPILE_OPTIONS "-ffp-contract=off")
