@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 
@@ -711,8 +712,27 @@ namespace {
 // dtypes); non-floating tensors are returned as they are.
 Tensor abs_copy(const Tensor& t) {
   if (!is_floating(t.dtype())) return t;
-  Tensor out = t.clone();
   const std::size_t width = itemsize(t.dtype());
+  // One pass: each element copied with its sign bit (the top bit, little-endian) cleared.
+  auto masked = [&](auto word) {
+    using W = decltype(word);
+    Tensor out = Tensor::from_storage(t.dtype(), t.shape(), detail::make_uninitialized_storage(t.nbytes()));
+    const std::byte* src = t.bytes();  // a view may start anywhere: read through memcpy
+    W* dst = reinterpret_cast<W*>(out.mutable_bytes());
+    const W keep = static_cast<W>(~(W{1} << (8 * sizeof(W) - 1)));
+    detail::parallel_for(0, t.numel(), 1 << 16, [&](std::int64_t begin, std::int64_t end, int) {
+      for (std::int64_t i = begin; i < end; ++i) {
+        W w;
+        std::memcpy(&w, src + i * static_cast<std::int64_t>(sizeof(W)), sizeof(W));
+        dst[i] = static_cast<W>(w & keep);
+      }
+    });
+    return out;
+  };
+  if (width == 2) return masked(std::uint16_t{});
+  if (width == 4) return masked(std::uint32_t{});
+  if (width == 8) return masked(std::uint64_t{});
+  Tensor out = t.clone();
   std::byte* p = out.mutable_bytes();
   const std::byte top{0x7f};
   for (std::int64_t i = 0; i < out.numel(); ++i) p[i * width + width - 1] &= top;  // little-endian sign

@@ -6,13 +6,16 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "metrics/KernelControl.h"
+#include "probe/error_bound.h"
 #include "probe/judge.h"
 #include "probe/pair_metrics.h"
 #include "probe/parallel.h"
+#include "probe/runner.h"
 
 namespace probe {
 namespace {
@@ -177,6 +180,99 @@ TEST(ErrorBoundScan, ComparePairGivesJudgesVerdict) {
   ASSERT_TRUE(pm.error_bound.has_value());
   EXPECT_EQ(describe(*pm.error_bound),
             describe(judge("elementwise", b, d, probe_standards(), DType::Float32, with_reference.options)));
+}
+
+// The GEMM magnitude (D14's Cauchy-Schwarz bound) is, per output element, the product of the input row's
+// norm and the weight row's (linear) or the second factor's column's (matmul) norm, each norm the square
+// root of its squares summed in index order, plus |bias[j]| for linear: one product and one sum per
+// element, so the reference below, computed the same way, must be matched bit for bit.
+std::vector<float> random_floats(std::size_t n, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(gen);
+  return v;
+}
+
+double norm_of(const std::vector<float>& v, std::int64_t start, std::int64_t count, std::int64_t stride) {
+  double acc = 0;
+  for (std::int64_t k = 0; k < count; ++k) {
+    const double x = v[static_cast<std::size_t>(start + k * stride)];
+    acc += x * x;
+  }
+  return std::sqrt(acc);
+}
+
+TEST(ErrorBoundScan, GemmMagnitudeIsTheProductOfNormsBitForBit) {
+  KernelSettings restore;
+  const RunnerRegistry reg = RunnerRegistry::with_builtins();
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    // linear: x [2, 3, 40] (more than one row group of eight), w [5, 40], bias [5].
+    const std::int64_t rows = 2 * 19, k = 40, n = 5;
+    const std::vector<float> x = random_floats(rows * k, 1), w = random_floats(n * k, 2),
+                             bias = random_floats(n, 3);
+    ApiCall linear;
+    linear.args = {Value(Tensor::from_values<float>(x, {2, 19, k})),
+                   Value(Tensor::from_values<float>(w, {n, k})),
+                   Value(Tensor::from_values<float>(bias, {n}))};
+    const std::vector<Value> m = error_bound_magnitude(reg, Framework::PyTorch, "Functional.linear", linear);
+    ASSERT_EQ(m.size(), 1u);
+    ASSERT_EQ(m[0].tensor().shape(), (Shape{2, 19, n}));
+    const std::vector<double> got = m[0].tensor().to_doubles();
+    for (std::int64_t i = 0; i < rows; ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        const double want = norm_of(x, i * k, k, 1) * norm_of(w, j * k, k, 1) +
+                            std::fabs(static_cast<double>(bias[static_cast<std::size_t>(j)]));
+        ASSERT_EQ(got[static_cast<std::size_t>(i * n + j)], want) << "linear " << i << ", " << j;
+      }
+    // matmul: a [2, 3, 9, 6] x b [2, 3, 6, 7] (the same batch dims); b's columns have stride 7.
+    const std::int64_t batches = 6, mm = 9, kk = 6, nn = 7;
+    const std::vector<float> a = random_floats(batches * mm * kk, 4), b = random_floats(batches * kk * nn, 5);
+    ApiCall matmul;
+    matmul.args = {Value(Tensor::from_values<float>(a, {2, 3, mm, kk})),
+                   Value(Tensor::from_values<float>(b, {2, 3, kk, nn}))};
+    const std::vector<Value> mt = error_bound_magnitude(reg, Framework::PyTorch, "Torch.matmul", matmul);
+    ASSERT_EQ(mt.size(), 1u);
+    ASSERT_EQ(mt[0].tensor().shape(), (Shape{2, 3, mm, nn}));
+    const std::vector<double> got2 = mt[0].tensor().to_doubles();
+    for (std::int64_t q = 0; q < batches; ++q)
+      for (std::int64_t i = 0; i < mm; ++i)
+        for (std::int64_t j = 0; j < nn; ++j) {
+          const double want = norm_of(a, (q * mm + i) * kk, kk, 1) * norm_of(b, q * kk * nn + j, kk, nn);
+          ASSERT_EQ(got2[static_cast<std::size_t>((q * mm + i) * nn + j)], want)
+              << "matmul " << q << ", " << i;
+        }
+  }
+}
+
+// add's magnitude is the add runner on the absolute values: |a| + |b| exactly, in every floating dtype (the
+// absolute copies clear the sign bit of 2-, 4- and 8-byte elements); its gradient magnitudes are |G| and
+// |alpha| |G|.
+TEST(ErrorBoundScan, AdditionMagnitudesAreTheSumsOfAbsoluteValues) {
+  const RunnerRegistry reg = RunnerRegistry::with_builtins();
+  const std::vector<double> av{1.5, -2.25, 0.0, -0.0, -3e4, 7.0}, bv{-0.5, 4.0, -1.0, 2.0, -1e4, -7.0};
+  for (DType dt : {DType::Float16, DType::BFloat16, DType::Float32, DType::Float64}) {
+    ApiCall add;
+    add.args = {Value(Tensor::from_values<double>(av, {6}).to(dt)),
+                Value(Tensor::from_values<double>(bv, {6}).to(dt))};
+    const std::vector<Value> m = error_bound_magnitude(reg, Framework::PyTorch, "Torch.add", add);
+    ASSERT_EQ(m.size(), 1u) << name(dt);
+    const std::vector<double> a = add.args[0].tensor().to_doubles(), b = add.args[1].tensor().to_doubles();
+    const std::vector<double> got = m[0].tensor().to_doubles();
+    for (std::size_t i = 0; i < av.size(); ++i)
+      EXPECT_EQ(got[i], std::fabs(a[i]) + std::fabs(b[i])) << name(dt) << " element " << i;
+  }
+  ApiCall sub;
+  sub.args = {Value(Tensor::from_values<float>({1, -2, 3}, {3})),
+              Value(Tensor::from_values<float>({3, 4, -5}, {3}))};
+  sub.kwargs = {{"alpha", Value(-2.0)}};
+  const std::vector<InputGradient> g =
+      error_bound_grad_magnitude(reg, Framework::PyTorch, "Torch.sub", sub,
+                                 {Value(Tensor::from_values<float>({0.5f, -1.0f, -0.0f}, {3}))});
+  ASSERT_EQ(g.size(), 2u);
+  EXPECT_EQ(g[0].grad.to_doubles(), (std::vector<double>{0.5, 1.0, 0.0}));
+  EXPECT_EQ(g[1].grad.to_doubles(), (std::vector<double>{1.0, 2.0, 0.0}));
 }
 
 }  // namespace
