@@ -21,7 +21,6 @@ namespace probe {
 namespace {
 
 namespace pc = precision_compare;
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // api_precision_compare's constants for one profile, loaded once per process.
 const pc::Thresholds& thresholds_for(Profile profile) {
