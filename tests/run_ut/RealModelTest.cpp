@@ -551,4 +551,22 @@ TEST(Dataflow, TheLatestProducerOfTheSameBytesWinsWhenItComputedThemFromThem) {
       << field(row, kMessage);
 }
 
+// make_param_grad_dumps.py's block computes proj(x) + proj(x.mul(gamma)) with Tensor.mul outside the dump:
+// the sum over the consumers the dump holds misses mul's gradient. The input proj's second call takes
+// (x * gamma, of x's dtype and shape, produced by no API in the dump) shows it: Warning naming that input,
+// not error. The same block with a GEMM fault where every consumer is in the dump stays an error
+// (GemmBackwardFaultsAreCaughtOnTheRowOfTheGemm).
+TEST(Dataflow, AConsumerOutsideTheDumpMakesAWarningNamingTheInputThatShowsIt) {
+  for (const char* dump : {"real_params_fp32", "real_params_bf16"}) {
+    UtOutcome r = run(dump, "probe");
+    ASSERT_EQ(r.cli.code, 0) << r.cli.out;
+    const auto& row = r.details["Functional.linear.6.backward.output.0"];
+    EXPECT_EQ(field(row, kStatus), "Warning") << dump;
+    EXPECT_NE(
+        field(row, kMessage).find("the dump may not hold all its consumers: Functional.linear.7 input.0"),
+        std::string::npos)
+        << dump << ": " << field(row, kMessage);
+  }
+}
+
 }  // namespace
