@@ -478,6 +478,33 @@ void save_values(const Context& ctx, const std::string& prefix, const std::vecto
   for (const auto& v : values) walk(v);
 }
 
+// A device runner that failed (anything but Error(Unsupported), its "cannot evaluate this call"): the API
+// is `error` with the failure's text, never SKIP, so that a gate counting errors fails on a crashing
+// kernel. The bench side's failures stay SKIP: they say nothing about the device.
+struct DeviceRunnerFailure {
+  std::string direction, what;
+  std::string message() const { return "the device runner failed in the " + direction + ": " + what; }
+};
+
+// Marks `rows` of `direction` ("forward" / "backward") `error` with the failure's text.
+void mark_device_failure(const RunUtFormat& format, ApiRows& rows, const DeviceRunnerFailure& f) {
+  const std::string message = f.message();
+  const CsvRow& header = format.details_header();
+  const auto status = std::find(header.begin(), header.end(), "Status") - header.begin();
+  const auto text = std::find(header.begin(), header.end(), "Message") - header.begin();
+  const std::string prefix = rows.name + "." + f.direction + ".";
+  for (CsvRow& row : rows.details)
+    if (status < text && text < std::ssize(header) && row.size() == header.size() &&
+        row[0].rfind(prefix, 0) == 0) {
+      row[static_cast<std::size_t>(status)] = std::string(to_string(Status::Error));
+      row[static_cast<std::size_t>(text)] = message;
+    }
+  if (!rows.result) return;
+  (f.direction == "forward" ? rows.result->forward : rows.result->backward) = Status::Error;
+  std::string& m = rows.result->message ? *rows.result->message : rows.result->message.emplace();
+  if (m.find(message) == std::string::npos) m = m.empty() || m == kSpace ? message : m + " " + message;
+}
+
 class ApiChecker {
  public:
   explicit ApiChecker(const Context& ctx) : ctx_(ctx) {}
@@ -512,6 +539,10 @@ class ApiChecker {
     }
     try {
       return run(full, api_name, runner_api, entry, src);
+    } catch (const DeviceRunnerFailure& f) {
+      ApiRows rows = skip(full, f.message());
+      mark_device_failure(*ctx_.format, rows, f);
+      return rows;
     } catch (const Error& e) {
       // Name the file (not its directory: the CSV stays the same on every machine) and the field.
       std::string where;
@@ -632,7 +663,12 @@ class ApiChecker {
     if (dumped) {
       device = std::move(*dumped);
     } else {
-      device = ctx_.registry->run_forward(ctx_.runner_fw, runner_api, call, RunnerRole::Device).outputs;
+      try {
+        device = ctx_.registry->run_forward(ctx_.runner_fw, runner_api, call, RunnerRole::Device).outputs;
+      } catch (const Error& e) {
+        if (e.kind() == ErrorKind::Unsupported) throw;
+        throw DeviceRunnerFailure{"forward", e.message()};
+      }
     }
     // Backward (D7): bench VJP in float64 vs the dumped gradients (or the device runner's).
     // D7a: msprobe does not run the backward of an API with several tensor outputs; the probe profile
@@ -646,12 +682,18 @@ class ApiChecker {
     std::vector<Value> grads_in, bench_grads, device_grads;
     std::vector<std::string> bwd_notes;
     std::string bwd_skip;
+    std::optional<DeviceRunnerFailure> device_backward_failure;
     bool have_grads = false;
     std::optional<ExactRule> exact_backward;
     if (bwd_message.empty() && bit != ctx_.backward.end()) {
-      bwd_skip = backward(runner_api, api_name, call, taped ? &*taped : nullptr, taped_error, entry,
-                          *bit->second, src, full, device, inputs_as_dumped, grads_in, bench_grads,
-                          device_grads, bwd_notes, exact_backward);
+      try {
+        bwd_skip = backward(runner_api, api_name, call, taped ? &*taped : nullptr, taped_error, entry,
+                            *bit->second, src, full, device, inputs_as_dumped, grads_in, bench_grads,
+                            device_grads, bwd_notes, exact_backward);
+      } catch (const DeviceRunnerFailure& f) {
+        bwd_skip = f.message();
+        device_backward_failure = f;
+      }
       have_grads = bwd_skip.empty();
     }
     taped.reset();  // the forward's graph is no longer needed
@@ -677,6 +719,10 @@ class ApiChecker {
     }
     ComparedApi compared = ctx_.format->compare(outputs, *ctx_.standards);
     ApiRows& r = compared.rows;
+    if (device_backward_failure) {
+      mark_device_failure(*ctx_.format, r, *device_backward_failure);
+      compared.backward_ok = false;
+    }
     const bool fwd_ok = compared.forward_ok, bwd_ok = compared.backward_ok;
     // DECISIONS (generated inputs): in a dump that holds some tensor files, a reader cannot tell from the
     // verdict alone which APIs ran on generated data, so the result row says so.
@@ -847,6 +893,7 @@ class ApiChecker {
         by_path(ctx_.registry->run_backward(ctx_.runner_fw, runner_api, call, grads_in, RunnerRole::Device),
                 device_grads);
       } catch (const Error& e) {
+        if (e.kind() != ErrorKind::Unsupported) throw DeviceRunnerFailure{"backward", e.message()};
         return e.message();
       }
     }
