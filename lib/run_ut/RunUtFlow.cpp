@@ -478,9 +478,9 @@ void save_values(const Context& ctx, const std::string& prefix, const std::vecto
   for (const auto& v : values) walk(v);
 }
 
-// A device runner that failed (anything but Error(Unsupported), its "cannot evaluate this call"): the API
-// is `error` with the failure's text, never SKIP, so that a gate counting errors fails on a crashing
-// kernel. The bench side's failures stay SKIP: they say nothing about the device.
+// DECISIONS D18: a device runner that failed (anything but Error(Unsupported), its "cannot evaluate this
+// call") makes the API `error` with the failure's text, never SKIP, so that a gate counting errors fails on
+// a crashing kernel. The bench side's failures stay SKIP: they say nothing about the device.
 struct DeviceRunnerFailure {
   std::string direction, what;
   std::string message() const { return "the device runner failed in the " + direction + ": " + what; }
