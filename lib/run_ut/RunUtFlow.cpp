@@ -486,25 +486,6 @@ struct DeviceRunnerFailure {
   std::string message() const { return "the device runner failed in the " + direction + ": " + what; }
 };
 
-// Marks `rows` of `direction` ("forward" / "backward") `error` with the failure's text.
-void mark_device_failure(const RunUtFormat& format, ApiRows& rows, const DeviceRunnerFailure& f) {
-  const std::string message = f.message();
-  const CsvRow& header = format.details_header();
-  const auto status = std::find(header.begin(), header.end(), "Status") - header.begin();
-  const auto text = std::find(header.begin(), header.end(), "Message") - header.begin();
-  const std::string prefix = rows.name + "." + f.direction + ".";
-  for (CsvRow& row : rows.details)
-    if (status < text && text < std::ssize(header) && row.size() == header.size() &&
-        row[0].rfind(prefix, 0) == 0) {
-      row[static_cast<std::size_t>(status)] = std::string(to_string(Status::Error));
-      row[static_cast<std::size_t>(text)] = message;
-    }
-  if (!rows.result) return;
-  (f.direction == "forward" ? rows.result->forward : rows.result->backward) = Status::Error;
-  std::string& m = rows.result->message ? *rows.result->message : rows.result->message.emplace();
-  if (m.find(message) == std::string::npos) m = m.empty() || m == kSpace ? message : m + " " + message;
-}
-
 class ApiChecker {
  public:
   explicit ApiChecker(const Context& ctx) : ctx_(ctx) {}
@@ -541,7 +522,7 @@ class ApiChecker {
       return run(full, api_name, runner_api, entry, src);
     } catch (const DeviceRunnerFailure& f) {
       ApiRows rows = skip(full, f.message());
-      mark_device_failure(*ctx_.format, rows, f);
+      mark_direction_error(*ctx_.format, rows, f.direction, f.message());
       return rows;
     } catch (const Error& e) {
       // Name the file (not its directory: the CSV stays the same on every machine) and the field.
@@ -720,7 +701,7 @@ class ApiChecker {
     ComparedApi compared = ctx_.format->compare(outputs, *ctx_.standards);
     ApiRows& r = compared.rows;
     if (device_backward_failure) {
-      mark_device_failure(*ctx_.format, r, *device_backward_failure);
+      mark_direction_error(*ctx_.format, r, "backward", device_backward_failure->message());
       compared.backward_ok = false;
     }
     const bool fwd_ok = compared.forward_ok, bwd_ok = compared.backward_ok;
