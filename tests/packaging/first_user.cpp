@@ -135,8 +135,8 @@ int main(int argc, char** argv) {
   if (v.status != probe::Status::Pass || wrong.status != probe::Status::Error)
     return fail("judge(mul): exact " + std::string(to_string(v.status)) + ", wrong " +
                 std::string(to_string(wrong.status)));
-  std::printf("judge %s: exact %s, one element off %s\n", base->c_str(), std::string(to_string(v.status)).c_str(),
-              std::string(to_string(wrong.status)).c_str());
+  std::printf("judge %s: exact %s, one element off %s\n", base->c_str(),
+              std::string(to_string(v.status)).c_str(), std::string(to_string(wrong.status)).c_str());
 
   // 4. Stop after the first API, resume: byte-identical to the whole run.
   const probe::RunUtSummary whole = probe::run_ut(options(dump, work / "whole"));
@@ -152,7 +152,8 @@ int main(int argc, char** argv) {
   const probe::RunUtSummary rest = probe::run_ut(resume);
   if (!first.cancelled || first.checked != 1 || rest.cancelled || whole.apis < 3)
     return fail("cancel/resume: the first run was not cut after one API");
-  if (slurp(rest.result_csv) != slurp(whole.result_csv) || slurp(rest.details_csv) != slurp(whole.details_csv))
+  if (slurp(rest.result_csv) != slurp(whole.result_csv) ||
+      slurp(rest.details_csv) != slurp(whole.details_csv))
     return fail("cancel/resume: the resumed files differ from the uninterrupted run's");
   std::printf("cancel/resume: %zu APIs, resumed files byte-identical\n", whole.apis);
   return 0;

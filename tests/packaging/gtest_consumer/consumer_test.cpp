@@ -17,7 +17,8 @@ TEST(Consumer, ExactReluPassesAndAWrongOneFails) {
   EXPECT_NONFATAL_FAILURE(EXPECT_PROBE_ACCURATE("Functional.relu", probe::testing::args(x), bad), "__REPRO:");
 }
 
-// GoogleTest prints a probe::Tensor readably (probe::PrintTo): a failed matcher shows dtype, shape and values.
+// GoogleTest prints a probe::Tensor readably (probe::PrintTo): a failed matcher shows dtype, shape and
+// values.
 TEST(Consumer, AFailedMatcherPrintsTheTensor) {
   const probe::Tensor x =
       probe::Tensor::from_values<double>({-2.0, -0.5, 0.0, 0.25, 1.5, 3.0}, probe::Shape{6})
