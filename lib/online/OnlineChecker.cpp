@@ -327,7 +327,7 @@ struct OnlineChecker::Impl {
     }
   }
 
-  // DECISIONS D17: the call number in names. msprobe's own layout (the documented rule) keeps its 1-based
+  // DECISIONS D21: the call number in names. msprobe's own layout (the documented rule) keeps its 1-based
   // "{aten}_{idx}_output"; probe's rules write run_ut's names, numbered from 0 as dumps, run_ut and the
   // online server number calls ("Aten.mm.default.0", "Aten.mm.default.0.forward.output.0").
   std::int64_t number(const Job& j) const { return o.rule == OnlineRule::Documented ? j.idx : j.idx - 1; }
@@ -518,7 +518,7 @@ OnlineChecker::OnlineChecker(OnlineCheckerOptions options, RunnerRegistry regist
   if (options.dump_path.empty() || !fs::is_directory(options.dump_path, ec))
     throw Error(ErrorKind::Io, "dump_path must be an existing directory", options.dump_path,
                 "OnlineCheckerOptions.dump_path");
-  // DECISIONS D17: run_ut's 14-digit timestamp is accepted too (milliseconds 000), so one stamp names
+  // DECISIONS D21: run_ut's 14-digit timestamp is accepted too (milliseconds 000), so one stamp names
   // both runs; the directory keeps msprobe's 17 digits and the CSVs its 14.
   std::string ts = options.timestamp.empty() ? now_17() : options.timestamp;
   if (ts.size() == 14) ts += "000";

@@ -478,7 +478,7 @@ void save_values(const Context& ctx, const std::string& prefix, const std::vecto
   for (const auto& v : values) walk(v);
 }
 
-// DECISIONS D18: a device runner that failed (anything but Error(Unsupported), its "cannot evaluate this
+// DECISIONS D22: a device runner that failed (anything but Error(Unsupported), its "cannot evaluate this
 // call") makes the API `error` with the failure's text, never SKIP, so that a gate counting errors fails on
 // a crashing kernel. The bench side's failures stay SKIP: they say nothing about the device.
 struct DeviceRunnerFailure {

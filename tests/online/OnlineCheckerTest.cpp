@@ -351,7 +351,7 @@ TEST(OnlineChecker, ConcurrentCallersGetDistinctIndicesAndEveryRow) {
   EXPECT_EQ(rows_of(s.details_csv).size(), 101u);
 }
 
-// D17: the probe rules number calls from 0, as a dump and run_ut do: the first call of Torch.add is
+// D21: the probe rules number calls from 0, as a dump and run_ut do: the first call of Torch.add is
 // Torch.add.0 in the result CSV and Torch.add.0.forward.output.0 in the details; run_ut's 14-digit
 // timestamp names the CSVs and (with milliseconds 000) the run directory.
 TEST(OnlineChecker, CallNumbersCountFromZeroLikeDumpsAndRunUt) {
@@ -417,7 +417,7 @@ TEST(OnlineChecker, CallSiteNamesBackwardOpsAndTheStep) {
     EXPECT_EQ(s.failed, 1u);
     const bool doc = rule == OnlineRule::Documented;
     const std::string pass = doc ? "True" : "pass", fail = doc ? "False" : "error";
-    // D17: msprobe's layout numbers calls from 1 ("Torch.add_1_output"), the probe rules from 0 as dumps and
+    // D21: msprobe's layout numbers calls from 1 ("Torch.add_1_output"), the probe rules from 0 as dumps and
     // run_ut do ("Torch.add.0").
     const auto op = [&](const char* step, int call) {
       return std::string(step) + (doc ? "Torch.add_" + std::to_string(call + 1) + "_output"

@@ -108,7 +108,7 @@ TEST(Registry, EmbedderReplacesAndAddsDeviceRunnersWithoutTouchingCopies) {
   ApiResult e = builtins.run_forward(Framework::PyTorch, "Functional.relu.0", call, RunnerRole::Device);
   EXPECT_EQ(e.outputs[0].tensor().at(0), 0.0);
   EXPECT_THROW(reg.add(Framework::PyTorch, "X.y", Runner{"bad(", dev.forward, {}, {}}), Error);
-  // DECISIONS D18: the device runner has no backward, so the built-in device backward of relu serves:
+  // DECISIONS D22: the device runner has no backward, so the built-in device backward of relu serves:
   // relu'(x) * g = [0, 1] * [1, 1] for x = [-1, 2].
   const Tensor ones = f32({1, 1}, {2});
   const auto g =
