@@ -18,6 +18,17 @@ if(PROBE_BUILD_GTEST)
 endif()
 
 set(PROBE_INSTALL_DATADIR ${CMAKE_INSTALL_DATADIR}/probe)
+if(PROBE_BUILD_SHARED)
+  set(PROBE_CONFIG_PRIVATE_DEPENDENCIES "# (shared build: none)")
+else()
+  string(JOIN "\n" PROBE_CONFIG_PRIVATE_DEPENDENCIES
+    "find_dependency(PkgConfig)"
+    "pkg_check_modules(LIBZIP REQUIRED IMPORTED_TARGET libzip)"
+    "pkg_check_modules(XLSXWRITER REQUIRED IMPORTED_TARGET xlsxwriter)"
+    "pkg_check_modules(YAML REQUIRED IMPORTED_TARGET yaml-0.1)"
+    "find_dependency(ZLIB)"
+    "find_dependency(OpenSSL 3.0)")
+endif()
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/probeConfig.cmake.in
   ${PROJECT_BINARY_DIR}/probeConfig.cmake INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/probe
   PATH_VARS PROBE_INSTALL_DATADIR)
@@ -39,3 +50,8 @@ else()
 endif()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/probe.pc.in ${PROJECT_BINARY_DIR}/probe.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/probe.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+# probe-gtest.pc: the GoogleTest helpers over probe.pc and GoogleTest's own gtest.pc / gmock.pc.
+if(PROBE_BUILD_GTEST)
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/probe-gtest.pc.in ${PROJECT_BINARY_DIR}/probe-gtest.pc @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/probe-gtest.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endif()

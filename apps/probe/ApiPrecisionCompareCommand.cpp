@@ -69,7 +69,7 @@ int run_api_precision_compare(Args args) {
   for (const ParsedFlag& f : parse_args(args, specs).flags) {
     switch (f.id) {
       case kHelpFlag:
-        fmt::print("{}", kHelp);
+        fmt::print("{}{}", kHelp, kExitCodesNote);
         return 0;
       case Npu:
         options.npu_csv = f.value();

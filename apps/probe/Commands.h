@@ -15,6 +15,12 @@ struct Command {
   int (*run)(Args args);
 };
 
+/// The last line of every command's --help: where the exit codes are listed.
+inline constexpr std::string_view kExitCodesNote =
+    "Exit codes: the table printed by 'probe --help' (and in the README's CLI section).\n";
+/// That table: 0, 1, one row per probe::ErrorKind (probe::exit_code, include/probe/error.h) and 130.
+std::string exit_codes_table();
+
 int run_info(Args args);
 int run_run_ut(Args args);
 int run_multi_run_ut(Args args);

@@ -149,7 +149,7 @@ int run_compare(Args args) {
   for (const ParsedFlag& f : parse_args(args, specs).flags) {
     switch (f.id) {
       case kHelpFlag:
-        fmt::print("{}", kHelp);
+        fmt::print("{}{}", kHelp, kExitCodesNote);
         return 0;
       case Input:
         input = f.value();

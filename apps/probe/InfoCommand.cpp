@@ -110,7 +110,7 @@ int run_info(Args args) {
   for (const ParsedFlag& f : parsed.flags) {
     switch (f.id) {
       case kHelpFlag:
-        fmt::print("{}", kHelp);
+        fmt::print("{}{}", kHelp, kExitCodesNote);
         return 0;
       case Json:
         json = true;

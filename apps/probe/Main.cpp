@@ -37,15 +37,28 @@ constexpr Command kCommands[] = {
      probe::cli::run_nan_analyze},
 };
 
+}  // namespace
+
+std::string probe::cli::exit_codes_table() {
+  using probe::ErrorKind;
+  std::string t =
+      "Exit codes:\n  0    done, whatever was found (a run_ut with error rows still exits 0)\n"
+      "  1    no command given\n";
+  for (ErrorKind k : {ErrorKind::InvalidArgument, ErrorKind::Io, ErrorKind::Format, ErrorKind::Unsupported,
+                      ErrorKind::Security, ErrorKind::Runner, ErrorKind::Internal})
+    t += fmt::format("  {:<4} {}\n", probe::exit_code(k), probe::to_string(k));
+  return t + "  130  interrupted by SIGINT/SIGTERM; the files written so far resume\n";
+}
+
+namespace {
+
 void print_usage(std::FILE* out) {
   fmt::print(out, "probe {} - find deep-learning APIs whose device results are numerically wrong\n\n",
              probe::version());
   fmt::print(out, "usage: probe [-f pytorch|mindspore] <command> [options]\n\ncommands:\n");
   for (const auto& c : kCommands) fmt::print(out, "  {:<24} {}\n", c.name, c.summary);
-  fmt::print(out,
-             "\nRun 'probe <command> --help' for the options of a command.\n"
-             "Exit codes: 0 done, 1 no command given, 2 bad command line or invalid argument, 3 I/O,\n"
-             "4 malformed input, 5 unsupported, 6 rejected as unsafe, 70 internal error.\n");
+  fmt::print(out, "\nRun 'probe <command> --help' for the options of a command.\n\n{}",
+             probe::cli::exit_codes_table());
 }
 
 // run_ut and metrics allocate and free tensor-sized buffers (MBs) for every API. glibc serves those with a

@@ -99,7 +99,7 @@ int run_metrics(Args args) {
   for (const ParsedFlag& f : parsed.flags) {
     switch (f.id) {
       case kHelpFlag:
-        fmt::print("{}", kHelp);
+        fmt::print("{}{}", kHelp, kExitCodesNote);
         return 0;
       case Api:
         api = f.value();

@@ -41,7 +41,9 @@ rows probe run_ut writes for that dump's forward APIs.
 
 options:
   -api_info, --api_info_file FILE  dump.json to send (required)
-  -config, --config_path FILE      config.json; run_ut.host and run_ut.port (tls_path, nfs_path) are used
+  -config, --config_path FILE      config.json: msprobe's training-side keys tensor.host, tensor.port,
+                                   tensor.nfs_path, tensor.tls_path, else the server's run_ut.host,
+                                   run_ut.port (tls_path, nfs_path); flags win over both
   --host ADDR                      server address (IPv4 or IPv6 literal; default 127.0.0.1)
   --port N                         server port (required unless config.json has it)
   --rank N                         rank the records are tagged with (default 0)
@@ -98,7 +100,7 @@ int run_replay(Args args) {
   bool checksum = true, quiet = false;
   for (const ParsedFlag& f : parse_args(args, specs).flags) {
     if (f.id == kHelpFlag) {
-      fmt::print("{}", kHelp);
+      fmt::print("{}{}", kHelp, kExitCodesNote);
       return 0;
     }
     const std::string value = f.values.empty() ? std::string() : f.value();
@@ -149,14 +151,17 @@ int run_replay(Args args) {
   }
   if (api_info.empty()) command_line_error("-api_info/--api_info_file DUMP.json is required");
   if (!config.empty()) {
+    // The training side's own keys (tensor.*, msprobe's client config) first, then the server's (run_ut.*).
+    const online::OnlineClientConfig t = online::load_online_client_config(config);
     const online::OnlineConfig c = online::load_online_config(config);
-    if (host.empty()) host = c.host;
+    if (nfs_path.empty()) nfs_path = !t.nfs_path.empty() ? t.nfs_path : c.nfs_path;
+    if (host.empty()) host = !t.host.empty() ? t.host : c.host;
+    if (!port && t.port && *t.port > 0) port = static_cast<std::uint64_t>(*t.port);
     if (!port && c.port && *c.port > 0) port = static_cast<std::uint64_t>(*c.port);
-    if (tls_path.empty()) tls_path = c.tls_path;
-    if (nfs_path.empty()) nfs_path = c.nfs_path;
+    if (tls_path.empty()) tls_path = !t.tls_path.empty() ? t.tls_path : c.tls_path;
   }
   if (!port && nfs_path.empty())
-    command_line_error("--port (or run_ut.port in -config), or --nfs_path, is required");
+    command_line_error("--port (or tensor.port / run_ut.port in -config), or --nfs_path, is required");
   const online::DumpRecords records = online::DumpRecords::open(api_info);
   online::ClientOptions o;
   if (!host.empty()) o.host = host;

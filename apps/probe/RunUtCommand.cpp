@@ -215,6 +215,7 @@ void print_help(bool multi) {
             "A rank's files belong to one run (the run id of its first record; probe replay --run_id): a\n"
             "record of another run, or of an API already received with other content, is not checked,\n"
             "is named on stderr and makes the exit code 4 (an identical resend is dropped silently).\n");
+  fmt::print("{}", kExitCodesNote);
 }
 
 [[noreturn]] void bad(const std::string& msg) { command_line_error(msg); }

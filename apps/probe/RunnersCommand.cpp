@@ -18,6 +18,7 @@ int run_runners(Args args) {
           "whether backward is available.\n\n"
           "  --markdown      print the table of README.md (both frameworks)\n"
           "  --framework F   only list pytorch or mindspore names (same as probe -f F runners)\n");
+      fmt::print("{}", kExitCodesNote);
       return 0;
     }
     if (args[i] == "--markdown") {

@@ -97,17 +97,19 @@ RunResult train(const fs::path& out, const std::string& name, bool library_gelu,
   return r;
 }
 
-// Rows of a result CSV failing for other ops than `op`: "{op}_{idx}_output,{forward},{backward},...", the
-// verdict (error, or False under the documented rule) in the backward column for ops of the backward pass.
+// Rows of a result CSV failing for other ops than `op`: "{op}.{call},{forward},{backward},..." (the
+// documented rule: "{op}_{idx}_output,..."), the verdict (error, or False under the documented rule) in the
+// backward column for ops of the backward pass.
 std::size_t failing_rows_not_of(const std::string& result_csv, const std::string& op) {
   std::ifstream in(result_csv);
   std::size_t n = 0;
   for (std::string line; std::getline(in, line);) {
-    const bool failing = line.find("_output,error,") != std::string::npos ||
-                         line.find("_output,Nan,error,") != std::string::npos ||
-                         line.find("_output,False,") != std::string::npos ||
-                         line.find("_output,Nan,False,") != std::string::npos;
-    if (failing && line.rfind(op + "_", 0) != 0) ++n;
+    const std::size_t c1 = line.find(','), c2 = line.find(',', c1 + 1), c3 = line.find(',', c2 + 1);
+    if (c1 == std::string::npos || c2 == std::string::npos) continue;
+    const std::string forward = line.substr(c1 + 1, c2 - c1 - 1), backward = line.substr(c2 + 1, c3 - c2 - 1);
+    const bool failing =
+        forward == "error" || forward == "False" || backward == "error" || backward == "False";
+    if (failing && line.rfind(op + ".", 0) != 0 && line.rfind(op + "_", 0) != 0) ++n;
   }
   return n;
 }

@@ -46,6 +46,11 @@ struct PROBE_API DumpRecordContext {
   /// Key of the enclosing module's forward record ("Module.layer1.Linear.forward.0"), for construct.json.
   std::optional<std::string> parent;
   std::optional<bool> is_recompute;  ///< PyTorch only; absent from the record when unset
+  /// The tensors that require grad, by the path the dump names their files with: "input.0", "input.1.2"
+  /// (nested), "kwargs.weight", "output.0", "parameters.weight". PyTorch records write `"requires_grad":
+  /// true` for these and false for every other tensor (PyTorch's default for a new tensor); run_ut
+  /// computes a bench gradient only for inputs that require one. MindSpore dumps have no such field.
+  std::vector<std::string> requires_grad;
 };
 
 /// Writes one process's dump. Tensors are encoded when recorded (statistics in one pass, the file

@@ -90,7 +90,9 @@ struct PROBE_API OnlineCheckerOptions {
   int workers = 1;                  ///< bench/judge threads (>= 1)
   std::size_t queue_capacity = 64;  ///< ops waiting for a worker (>= 1)
   Backpressure backpressure = Backpressure::Block;
-  std::string timestamp;  ///< 17 digits YYYYmmddHHMMSSmmm for the names; empty = local time now
+  /// For the names: 17 digits YYYYmmddHHMMSSmmm, or run_ut's 14 (YYYYmmddHHMMSS, milliseconds 000); empty =
+  /// local time now. The run directory has msprobe's 17 digits, the CSVs its first 14.
+  std::string timestamp;
 };
 
 /// Counts so far. Every check() call lands in exactly one of: blacklisted, dropped, unsupported, skipped,
@@ -122,10 +124,12 @@ class PROBE_API OnlineChecker {
   OnlineChecker& operator=(const OnlineChecker&) = delete;
 
   /// Queues op `api` ("Functional.gelu", "Aten.mm", or a bare aten name "mm" = "Aten.mm") with its inputs and
-  /// the outputs the device produced; returns after copying them. Its call index is 1-based per api, in call
-  /// order ("{api}_{idx}"). Returns false when the op is not queued (black-listed or dropped). Throws
-  /// InvalidArgument for an empty name or a malformed view (null data, negative stride, wrong stride count).
-  /// `site` says whether the op ran in backward and in which step (row names only; the verdict is the same).
+  /// the outputs the device produced; returns after copying them. Its call number counts per api in call
+  /// order from 0, as in dumps and run_ut ("Aten.mm.0"; row names "Aten.mm.0.forward.output.0"); the
+  /// documented rule writes msprobe's own names instead, counting from 1 ("Aten.mm_1_output"). Returns false
+  /// when the op is not queued (black-listed or dropped). Throws InvalidArgument for an empty name or a
+  /// malformed view (null data, negative stride, wrong stride count). `site` says whether the op ran in
+  /// backward and in which step (row names only; the verdict is the same).
   bool check(std::string_view api, const OnlineCall& inputs, const std::vector<OnlineArg>& outputs,
              const OnlineCallSite& site = {});
   /// Blocks until every queued op has been checked and written.

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -57,6 +58,19 @@ struct PROBE_API ClientOptions {
 
 /// A run id generated once per process (32 random hex digits): ClientOptions::run_id's default.
 PROBE_API const std::string& process_run_id();
+
+/// config.json's keys of the training side of online pre-check (msprobe 1.0.4, seed 001: task "tensor"):
+/// `tensor.online_run_ut`, `tensor.host` (the server's address), `tensor.port`, `tensor.nfs_path` (when set,
+/// host and port are not used) and `tensor.tls_path`. Unset keys stay empty.
+struct PROBE_API OnlineClientConfig {
+  bool online_run_ut = false;
+  std::string host;
+  std::optional<int> port;  ///< msprobe writes -1 for "not set"
+  std::string nfs_path, tls_path;
+};
+/// Reads the `tensor` section of config.json; throws probe::Error naming the file and the field on bad
+/// content.
+PROBE_API OnlineClientConfig load_online_client_config(const std::string& config_json);
 
 struct PROBE_API ClientStats {
   std::size_t sent = 0;     ///< API messages queued by send()

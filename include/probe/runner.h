@@ -93,6 +93,9 @@ struct PROBE_API InputGradient {
 enum class RunnerRole { Bench, Device };
 
 /// How probe runs one API. forward is required; backward is empty when the API is not differentiable.
+/// A device runner the caller adds may leave backward empty (a forward-only operator library): its
+/// backward is then the built-in device runner's backward of the same API (the low-precision emulation),
+/// and run_backward(..., RunnerRole::Device) is Error(Unsupported) only when probe has none either.
 struct PROBE_API Runner {
   using Forward = std::function<ApiResult(const BoundArgs& args)>;
   /// Vector-Jacobian product: given one gradient per forward output (None for outputs without one),
@@ -152,7 +155,8 @@ class PROBE_API RunnerRegistry {
   ApiResult run_forward(Framework fw, std::string_view api, const ApiCall& call,
                         RunnerRole role = RunnerRole::Bench) const;
   /// Runs the backward pass with one gradient per forward output; returns the gradients of every tensor
-  /// input that has one (floating inputs reached by the computation), in call order.
+  /// input that has one (floating inputs reached by the computation), in call order. A caller's device
+  /// runner without backward uses the built-in device backward of its API (see Runner).
   std::vector<InputGradient> run_backward(Framework fw, std::string_view api, const ApiCall& call,
                                           const std::vector<Value>& grad_outputs,
                                           RunnerRole role = RunnerRole::Bench) const;

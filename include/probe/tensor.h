@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <iosfwd>
 #include <memory>
 #include <span>
 #include <string>
@@ -99,6 +100,10 @@ class PROBE_API Tensor {
   std::shared_ptr<Storage> storage_;
   std::size_t offset_ = 0;
 };
+
+/// Printer for GoogleTest (found by argument-dependent lookup), so a failed expectation or matcher shows a
+/// tensor as `float16 (2, 3) [0.5, 1, -2, ...]`: dtype, shape and the first 8 elements in flat order.
+PROBE_API void PrintTo(const Tensor& t, std::ostream* os);
 
 template <class T>
 Tensor Tensor::from_values(std::span<const T> values, Shape shape) {

@@ -42,7 +42,7 @@ struct PROBE_API CheckScopeOptions {
   /// send_timeout).
   online::Client* client = nullptr;
   /// The training step (a scope per step: set it) and rank, sent with every op to `client` (an unset step as
-  /// 0). A set step also leads the names of the checker's rows (`step3.Aten.mm.default_2_output`).
+  /// 0). A set step also leads the names of the checker's rows (`step3.Aten.mm.default.1`).
   std::optional<std::uint64_t> step;
   std::uint64_t rank = 0;
   /// Ops never checked nor dumped, matched by bare aten name ("view") or "{name}.{overload}": nullopt = the

@@ -1,6 +1,7 @@
 // probe::DumpWriter: msprobe's dump layout (dump-and-compare §1) written from C++.
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <map>
@@ -58,6 +59,7 @@ class Encoder {
   std::vector<PendingFile> files;
   /// Set: tensors are named by their index here instead of getting a file (online pre-check frames).
   std::vector<Tensor>* blobs = nullptr;
+  const std::vector<std::string>* requires_grad = nullptr;  // paths written "requires_grad": true
 
   void value(std::string& out, int depth, const Value& v, const std::string& file_stem,
              std::string_view kwarg = {}) {
@@ -147,7 +149,11 @@ class Encoder {
     b.member("Min", s.min);
     b.member("Mean", s.mean);
     b.member("Norm", s.norm);
-    if (!ms) b.member("requires_grad", "false");
+    if (!ms)
+      b.member("requires_grad", requires_grad && std::find(requires_grad->begin(), requires_grad->end(),
+                                                           file_stem) != requires_grad->end()
+                                    ? "true"
+                                    : "false");
     // Empty tensors are never saved by msprobe (null data pointer), even in tensor mode.
     if (blobs && t.numel() > 0) {
       b.member("data_name", json_quote(std::to_string(blobs->size())));
@@ -391,6 +397,7 @@ std::string DumpWriter::api_forward(std::string_view api, const ApiCall& call,
   std::string key = std::string(api) + "." + std::to_string(m.next_index(std::string(api))) + ".forward";
   if (!m.keeps_apis()) return key;
   Encoder enc(m.o, key);
+  enc.requires_grad = &context.requires_grad;
   std::string text = json_quote(key) + ": ";
   JsonBlock body(text, kRecordDepth, true);
   enc.list_section(body, text, "input_args", call.args, "input");
@@ -425,6 +432,7 @@ std::string DumpWriter::backward(std::string_view forward_key, const std::vector
   Impl& m = *impl_;
   if (is_module ? !m.keeps_modules() : !m.keeps_apis()) return key;
   Encoder enc(m.o, key);
+  enc.requires_grad = &context.requires_grad;
   std::string text = json_quote(key) + ": ";
   JsonBlock body(text, kRecordDepth, true);
   enc.list_section(body, text, "input", grad_in, "input");
@@ -453,6 +461,7 @@ std::string DumpWriter::module_forward(std::string_view path, std::string_view c
   std::string key = prefix + ".forward." + std::to_string(m.next_index(prefix + ".forward"));
   if (!m.keeps_modules()) return key;
   Encoder enc(m.o, key);
+  enc.requires_grad = &context.requires_grad;
   std::string text = json_quote(key) + ": ";
   JsonBlock body(text, kRecordDepth, true);
   enc.list_section(body, text, "input_args", call.args, "input");

@@ -327,12 +327,19 @@ struct OnlineChecker::Impl {
     }
   }
 
-  static std::string job_stem(const Job& j) { return j.api + "_" + std::to_string(j.idx); }
+  // DECISIONS D21: the call number in names. msprobe's own layout (the documented rule) keeps its 1-based
+  // "{aten}_{idx}_output"; probe's rules write run_ut's names, numbered from 0 as dumps, run_ut and the
+  // online server number calls ("Aten.mm.default.0", "Aten.mm.default.0.forward.output.0").
+  std::int64_t number(const Job& j) const { return o.rule == OnlineRule::Documented ? j.idx : j.idx - 1; }
+  std::string job_stem(const Job& j) const { return j.api + "_" + std::to_string(number(j)); }
   // DECISIONS D8 (LibTorch adapter): the step, when known, leads every row name of the op.
   static std::string step_prefix(const Job& j) {
     return j.site.step ? "step" + std::to_string(*j.site.step) + "." : "";
   }
-  static std::string job_result_name(const Job& j) { return step_prefix(j) + job_stem(j) + "_output"; }
+  std::string job_result_name(const Job& j) const {
+    return step_prefix(j) + (o.rule == OnlineRule::Documented ? job_stem(j) + "_output"
+                                                              : j.name.key + "." + std::to_string(number(j)));
+  }
   static const char* direction(const Job& j) { return j.site.backward ? ".backward" : ".forward"; }
 
   void write_rows(const OnlineResult& result, const std::vector<CsvRow>& details) {
@@ -463,7 +470,7 @@ struct OnlineChecker::Impl {
       write_rows({result_name, passed ? Status::Pass : Status::Error, message, j.site.backward}, details);
     } else {
       OutputCompareInput in;
-      in.full_api_name = j.name.key + "." + std::to_string(j.idx);
+      in.full_api_name = j.name.key + "." + std::to_string(number(j));
       in.bench_output = Value(ben);
       in.device_output = Value(dev);
       OutputCompareResult r;
@@ -511,9 +518,12 @@ OnlineChecker::OnlineChecker(OnlineCheckerOptions options, RunnerRegistry regist
   if (options.dump_path.empty() || !fs::is_directory(options.dump_path, ec))
     throw Error(ErrorKind::Io, "dump_path must be an existing directory", options.dump_path,
                 "OnlineCheckerOptions.dump_path");
+  // DECISIONS D21: run_ut's 14-digit timestamp is accepted too (milliseconds 000), so one stamp names
+  // both runs; the directory keeps msprobe's 17 digits and the CSVs its 14.
   std::string ts = options.timestamp.empty() ? now_17() : options.timestamp;
+  if (ts.size() == 14) ts += "000";
   if (ts.size() != 17 || ts.find_first_not_of("0123456789") != std::string::npos)
-    throw Error(ErrorKind::InvalidArgument, "expected 17 digits YYYYmmddHHMMSSmmm", {},
+    throw Error(ErrorKind::InvalidArgument, "expected 14 digits YYYYmmddHHMMSS or 17 YYYYmmddHHMMSSmmm", {},
                 "OnlineCheckerOptions.timestamp");
   m.black_list = options.black_list ? *options.black_list : shipped_black_list();
   if (options.rule != OnlineRule::Documented) m.standards = Standards::builtin(options.profile);

@@ -1,4 +1,5 @@
 set(PROBE_SOURCES
+  ClientConfig.cpp
   DumpRecords.cpp
   OnlineChecker.cpp
   OnlineClient.cpp

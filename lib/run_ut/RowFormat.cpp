@@ -311,5 +311,23 @@ const RunUtFormat& run_ut_format(Framework fw) {
   return pytorch;
 }
 
+void mark_direction_error(const RunUtFormat& format, ApiRows& rows, std::string_view direction,
+                          const std::string& message) {
+  const CsvRow& header = format.details_header();
+  const auto status = std::find(header.begin(), header.end(), "Status") - header.begin();
+  const auto text = std::find(header.begin(), header.end(), "Message") - header.begin();
+  const std::string prefix = rows.name + "." + std::string(direction) + ".";
+  for (CsvRow& row : rows.details)
+    if (status < text && text < std::ssize(header) && row.size() == header.size() &&
+        row[0].rfind(prefix, 0) == 0) {
+      row[static_cast<std::size_t>(status)] = std::string(to_string(Status::Error));
+      row[static_cast<std::size_t>(text)] = message;
+    }
+  if (!rows.result) return;
+  (direction == "forward" ? rows.result->forward : rows.result->backward) = Status::Error;
+  std::string& m = rows.result->message ? *rows.result->message : rows.result->message.emplace();
+  if (m.find(message) == std::string::npos) m = m.empty() || m == kSpace ? message : m + " " + message;
+}
+
 }  // namespace rut
 }  // namespace probe

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "probe/csv.h"
@@ -118,5 +119,11 @@ class RunUtFormat : public RunUtLayout {
 
 /// The format of msprobe's checker for `fw` (MindSpore, else PyTorch).
 const RunUtFormat& run_ut_format(Framework fw);
+
+/// DECISIONS D22: marks one API's `direction` ("forward" / "backward") `error` with `message` (a device
+/// runner that failed): the Status and Message of its details rows, the result row's direction, and its
+/// Message (appended unless already there).
+void mark_direction_error(const RunUtFormat& format, ApiRows& rows, std::string_view direction,
+                          const std::string& message);
 
 }  // namespace probe::rut

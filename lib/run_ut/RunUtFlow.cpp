@@ -480,6 +480,14 @@ void name_dumped_cast(const DumpEntry& entry, ApiCall& call, bool same_dtype) {
   }
 }
 
+// DECISIONS D22: a device runner that failed (anything but Error(Unsupported), its "cannot evaluate this
+// call") makes the API `error` with the failure's text, never SKIP, so that a gate counting errors fails on
+// a crashing kernel. The bench side's failures stay SKIP: they say nothing about the device.
+struct DeviceRunnerFailure {
+  std::string direction, what;
+  std::string message() const { return "the device runner failed in the " + direction + ": " + what; }
+};
+
 class ApiChecker final : public DataflowAccess {
  public:
   explicit ApiChecker(const Context& ctx) : ctx_(ctx) {}
@@ -586,6 +594,10 @@ class ApiChecker final : public DataflowAccess {
     }
     try {
       return run(full, api_name, runner_api, entry, src);
+    } catch (const DeviceRunnerFailure& f) {
+      ApiRows rows = skip(full, f.message());
+      mark_direction_error(*ctx_.format, rows, f.direction, f.message());
+      return rows;
     } catch (const Error& e) {
       // Name the file (not its directory: the CSV stays the same on every machine) and the field.
       std::string where;
@@ -675,7 +687,12 @@ class ApiChecker final : public DataflowAccess {
     if (dumped) {
       device = std::move(*dumped);
     } else {
-      device = ctx_.registry->run_forward(ctx_.runner_fw, runner_api, call, RunnerRole::Device).outputs;
+      try {
+        device = ctx_.registry->run_forward(ctx_.runner_fw, runner_api, call, RunnerRole::Device).outputs;
+      } catch (const Error& e) {
+        if (e.kind() == ErrorKind::Unsupported) throw;
+        throw DeviceRunnerFailure{"forward", e.message()};
+      }
     }
     // Backward (D7): bench VJP in float64 vs the dumped gradients (or the device runner's).
     // D7a: msprobe does not run the backward of an API with several tensor outputs; the probe profile
@@ -689,12 +706,18 @@ class ApiChecker final : public DataflowAccess {
     std::vector<Value> grads_in, bench_grads, device_grads;
     std::vector<std::string> bwd_notes;
     std::string bwd_skip;
+    std::optional<DeviceRunnerFailure> device_backward_failure;
     bool have_grads = false;
     std::optional<ExactRule> exact_backward;
     if (bwd_message.empty() && bit != ctx_.backward.end()) {
-      bwd_skip = backward(runner_api, api_name, call, taped ? &*taped : nullptr, taped_error, entry,
-                          *bit->second, src, full, device, inputs_as_dumped, grads_in, bench_grads,
-                          device_grads, bwd_notes, exact_backward);
+      try {
+        bwd_skip = backward(runner_api, api_name, call, taped ? &*taped : nullptr, taped_error, entry,
+                            *bit->second, src, full, device, inputs_as_dumped, grads_in, bench_grads,
+                            device_grads, bwd_notes, exact_backward);
+      } catch (const DeviceRunnerFailure& f) {
+        bwd_skip = f.message();
+        device_backward_failure = f;
+      }
       have_grads = bwd_skip.empty();
     }
     taped.reset();  // the forward's graph is no longer needed
@@ -723,6 +746,10 @@ class ApiChecker final : public DataflowAccess {
     }
     ComparedApi compared = ctx_.format->compare(outputs, *ctx_.standards);
     ApiRows& r = compared.rows;
+    if (device_backward_failure) {
+      mark_direction_error(*ctx_.format, r, "backward", device_backward_failure->message());
+      compared.backward_ok = false;
+    }
     const bool fwd_ok = compared.forward_ok, bwd_ok = compared.backward_ok;
     // DECISIONS (generated inputs): in a dump that holds some tensor files, a reader cannot tell from the
     // verdict alone which APIs ran on generated data, so the result row says so.
@@ -893,6 +920,7 @@ class ApiChecker final : public DataflowAccess {
         by_path(ctx_.registry->run_backward(ctx_.runner_fw, runner_api, call, grads_in, RunnerRole::Device),
                 device_grads);
       } catch (const Error& e) {
+        if (e.kind() != ErrorKind::Unsupported) throw DeviceRunnerFailure{"backward", e.message()};
         return e.message();
       }
     }

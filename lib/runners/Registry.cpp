@@ -215,6 +215,12 @@ std::vector<InputGradient> RunnerRegistry::run_backward(Framework fw, std::strin
                                                         RunnerRole role) const {
   const std::string key = key_of(api);
   const Impl::Entry* it = &impl_->require(fw, role, key, api);
+  if (!it->runner->backward && role == RunnerRole::Device && it->user) {
+    // DECISIONS D22: a caller's device runner without a backward (a forward-only operator library) borrows
+    // the built-in device backward of its API, so the backward is still checked (runner.h).
+    static const RunnerRegistry builtins = with_builtins();
+    if (const Impl::Entry* b = builtins.impl_->lookup(fw, role, key); b && b->runner->backward) it = b;
+  }
   if (!it->runner->backward) not_differentiable(key, api);
   try {
     BoundArgs a = bind(it->schema, call);

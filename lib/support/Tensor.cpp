@@ -5,8 +5,11 @@
 #include <cstddef>
 #include <cstring>
 #include <limits>
+#include <ostream>
+#include <string>
 #include <type_traits>
 
+#include "probe/number_format.h"
 #include "support/Dispatch.h"
 #include "support/UninitStorage.h"
 
@@ -32,6 +35,18 @@ std::string shape_to_string(const Shape& shape) {
   if (shape.size() == 1) s += ",";
   s += ")";
   return s;
+}
+
+void PrintTo(const Tensor& t, std::ostream* os) {
+  constexpr std::int64_t kShown = 8;
+  std::string s = std::string(name(t.dtype())) + " " + shape_to_string(t.shape()) + " [";
+  for (std::int64_t i = 0; i < t.numel() && i < kShown; ++i) {
+    const double v = t.at(i);
+    s += (i ? ", " : "") + (is_floating(t.dtype()) || !std::isfinite(v)
+                                ? python_repr(v)
+                                : std::to_string(static_cast<long long>(v)));
+  }
+  *os << s << (t.numel() > kShown ? ", ...]" : "]");
 }
 
 Tensor::Tensor() : Tensor(DType::Float32, Shape{0}, make_owned_storage(0), 0) {}

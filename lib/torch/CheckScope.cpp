@@ -311,6 +311,20 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   }
 }
 
+// Adds `path` (a tensor) or `path.j` (element j of a tensor list) for the tensors of `v` that autograd
+// says require grad: the dump records what the framework says (DumpRecordContext::requires_grad).
+void requires_grad_paths(const c10::IValue& v, const std::string& path, std::vector<std::string>& out) {
+  if (v.isTensor()) {
+    if (v.toTensor().defined() && v.toTensor().requires_grad()) out.push_back(path);
+  } else if (v.isTensorList()) {
+    const c10::List<at::Tensor> list = v.toTensorList();
+    for (std::size_t j = 0; j < list.size(); ++j) {
+      const at::Tensor t = list.get(j);
+      if (t.defined() && t.requires_grad()) out.push_back(path + "." + std::to_string(j));
+    }
+  }
+}
+
 void on_end(const at::RecordFunction& fn, at::ObserverContext* raw) {
   if (raw == nullptr) return;
   auto& ctx = *static_cast<Ctx*>(raw);
@@ -331,7 +345,8 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext* raw) {
   --tls.claimed;
   try {
     OnlineCall call;
-    ApiCall dump_call;  // the dump's and the client's values (probe tensors sharing torch memory)
+    ApiCall dump_call;             // the dump's and the client's values (probe tensors sharing torch memory)
+    DumpRecordContext grad_paths;  // the tensors autograd says require grad, for the dump
     const bool want_values = s.o.dump != nullptr || s.o.client != nullptr;
     // DECISIONS D8 (LibTorch adapter): arguments left at their schema default are not passed, as Python's
     // dispatch passes them (probe's runners have Python's signatures, where e.g. add's alpha is keyword-only
@@ -349,6 +364,10 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext* raw) {
       OnlineArg arg = ctx.before_write[i] ? OnlineArg(*ctx.before_write[i]) : to_arg(ctx.inputs[i], st);
       if (want_values) {
         Value v = ctx.before_write[i] ? *ctx.before_write[i] : to_value(ctx.inputs[i], st);
+        requires_grad_paths(
+            ctx.inputs[i],
+            kw ? "kwargs." + info.arg_names[i] : "input." + std::to_string(dump_call.args.size()),
+            grad_paths.requires_grad);
         if (kw)
           dump_call.kwargs.emplace_back(info.arg_names[i], std::move(v));
         else
@@ -363,11 +382,14 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext* raw) {
     std::vector<Value> dump_outputs;
     for (const c10::IValue& out : fn.outputs()) {
       outputs.push_back(to_arg(out, false));
-      if (want_values) dump_outputs.push_back(to_value(out));
+      if (want_values) {
+        requires_grad_paths(out, "output." + std::to_string(dump_outputs.size()), grad_paths.requires_grad);
+        dump_outputs.push_back(to_value(out));
+      }
     }
     if (s.o.checker)
       s.o.checker->check(info.probe_name, call, outputs, OnlineCallSite{ctx.backward, s.o.step});
-    if (s.o.dump) s.o.dump->api_forward(info.probe_name, dump_call, dump_outputs);
+    if (s.o.dump) s.o.dump->api_forward(info.probe_name, dump_call, dump_outputs, grad_paths);
     if (s.o.client) send_to_client(s, info, dump_call, dump_outputs);
     std::lock_guard lock(s.mu);
     ++s.sum.checked;

@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -251,6 +252,40 @@ TEST(DumpWriter, PyTorchTensorModeRoundTripsThroughProbesReader) {
   const DumpNode* out_kw = e.kwargs()->find("out");
   ASSERT_NE(out_kw, nullptr);
   EXPECT_TRUE(out_kw->is_null());
+}
+
+// requires_grad is written per tensor as the caller says, by the tensor's path (nested list items, kwargs,
+// outputs, module parameters); every other tensor is false (PyTorch's default), and MindSpore has no field.
+TEST(DumpWriter, RequiresGradIsWrittenPerTensorByPath) {
+  TempDir dir;
+  const Tensor a = f16({1, 2}, {2}), b = f16({3, 4}, {2}), c = f16({5, 6}, {2});
+  {
+    DumpWriter w(opts(dir.path().string(), [](DumpWriterOptions& o) { o.level = DumpLevel::Mix; }));
+    DumpRecordContext ctx;
+    ctx.requires_grad = {"input.1.0", "kwargs.weight", "output.0", "parameters.bias"};
+    w.api_forward("Torch.cat", {{a, Value(std::vector<Value>{b, c})}, {{"weight", Value(a)}}}, {Value(b)},
+                  ctx);
+    w.module_forward("fc", "Linear", {{a}, {}}, {Value(b)}, {{"weight", a}, {"bias", c}}, ctx);
+  }
+  const Dump d = Dump::open(dir.path().string() + "/step0/rank/dump.json");
+  std::map<std::string, bool> by_field;
+  for (const DumpEntry& e : d.entries())
+    for (const TensorInfo* t : e.tensors()) {
+      ASSERT_TRUE(t->requires_grad.has_value()) << e.key << " " << t->field;
+      by_field[e.key + ":" + t->field] = *t->requires_grad;
+    }
+  const std::map<std::string, bool> want = {
+      {"Torch.cat.0.forward:input_args.0", false},
+      {"Torch.cat.0.forward:input_args.1.0", true},
+      {"Torch.cat.0.forward:input_args.1.1", false},
+      {"Torch.cat.0.forward:input_kwargs.weight", true},
+      {"Torch.cat.0.forward:output.0", true},
+      {"Module.fc.Linear.forward.0:input_args.0", false},
+      {"Module.fc.Linear.forward.0:output.0", true},
+      {"Module.fc.Linear.forward.0:parameters.weight", false},
+      {"Module.fc.Linear.forward.0:parameters.bias", true},
+  };
+  EXPECT_EQ(by_field, want);
 }
 
 TEST(DumpWriter, MindSporeLayoutWritesNpyWithBFloat16AsFloat32) {

@@ -209,6 +209,21 @@ TEST(ProbeGtest, MatcherAndPredicateFormat) {
                           "precision standard ulp_compare: error (ulp)");
 }
 
+// GoogleTest prints a Tensor through probe::PrintTo: dtype, shape and the first 8 elements (in flat
+// order), not the object's bytes. The values below are exact in float16 / int32, so their shortest
+// spelling is the literal.
+TEST(ProbeGtest, TensorsPrintAsDtypeShapeAndFirstElements) {
+  const Tensor h =
+      Tensor::from_values<double>({0.5, -2.0, 1024.0, 0.25, 3.0, 6.5}, Shape{2, 3}).to(DType::Float16);
+  EXPECT_EQ(::testing::PrintToString(h), "float16 (2, 3) [0.5, -2.0, 1024.0, 0.25, 3.0, 6.5]");
+  const Tensor i = Tensor::from_values<std::int32_t>({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, Shape{10});
+  EXPECT_EQ(::testing::PrintToString(i), "int32 (10,) [1, 2, 3, 4, 5, 6, 7, 8, ...]");
+  // A failed matcher shows the device tensor that way.
+  const Tensor bench = f64({1.0, 2.0, 3.0}), device = f64({1.0, 2.0, 4.0}).to(DType::Float32);
+  EXPECT_NONFATAL_FAILURE(EXPECT_THAT(device, IsAccurate(bench, DType::Float32)),
+                          "Actual: float32 (3,) [1.0, 2.0, 4.0]");
+}
+
 // D14 decides in the probe profile only, and its Warning (the reduced-precision band) is not accurate.
 // bfloat16 mm, K = 256, magnitude 256, bench 20, device 20.5: beyond the float32-accumulation bound
 // (1 + 2^-10) (2^-8 20 + (2^-24 + 8 sqrt(256) 2^-24) 256) = 0.080, within the bfloat16 band

@@ -351,6 +351,31 @@ TEST(OnlineChecker, ConcurrentCallersGetDistinctIndicesAndEveryRow) {
   EXPECT_EQ(rows_of(s.details_csv).size(), 101u);
 }
 
+// D21: the probe rules number calls from 0, as a dump and run_ut do: the first call of Torch.add is
+// Torch.add.0 in the result CSV and Torch.add.0.forward.output.0 in the details; run_ut's 14-digit
+// timestamp names the CSVs and (with milliseconds 000) the run directory.
+TEST(OnlineChecker, CallNumbersCountFromZeroLikeDumpsAndRunUt) {
+  TempDir dir;
+  OnlineCheckerOptions o = options(dir.path().string());
+  o.rule = OnlineRule::ErrorBound;
+  o.timestamp = "20260203040506";
+  OnlineChecker oc(o);
+  check_add(oc, add_case(1, false));
+  check_add(oc, add_case(1, false));
+  oc.flush();
+  const auto s = oc.summary();
+  EXPECT_EQ(fs::path(s.run_dir).filename().string(), "msprobe_rank0_20260203040506000");
+  EXPECT_EQ(fs::path(s.result_csv).filename().string(), "accuracy_checking_result_20260203040506.csv");
+  const auto result = rows_of(s.result_csv);
+  ASSERT_EQ(result.size(), 3u);
+  EXPECT_EQ(result[1][0], "Torch.add.0");
+  EXPECT_EQ(result[2][0], "Torch.add.1");
+  const auto details = rows_of(s.details_csv);
+  ASSERT_EQ(details.size(), 3u);
+  EXPECT_EQ(details[1][0], "Torch.add.0.forward.output.0");
+  EXPECT_EQ(details[2][0], "Torch.add.1.forward.output.0");
+}
+
 TEST(OnlineChecker, RunUtRuleWritesRunUtRows) {
   TempDir dir;
   OnlineCheckerOptions o = options(dir.path().string());
@@ -392,25 +417,29 @@ TEST(OnlineChecker, CallSiteNamesBackwardOpsAndTheStep) {
     EXPECT_EQ(s.failed, 1u);
     const bool doc = rule == OnlineRule::Documented;
     const std::string pass = doc ? "True" : "pass", fail = doc ? "False" : "error";
+    // D21: msprobe's layout numbers calls from 1 ("Torch.add_1_output"), the probe rules from 0 as dumps and
+    // run_ut do ("Torch.add.0").
+    const auto op = [&](const char* step, int call) {
+      return std::string(step) + (doc ? "Torch.add_" + std::to_string(call + 1) + "_output"
+                                      : "Torch.add." + std::to_string(call));
+    };
     const auto result = rows_of(s.result_csv);
     ASSERT_EQ(result.size(), 5u);
-    EXPECT_EQ(result[1], (CsvRow{"Torch.add_1_output", pass, "Nan", ""}));
-    EXPECT_EQ(result[2], (CsvRow{"step3.Torch.add_2_output", "Nan", pass, ""}));
-    EXPECT_EQ(result[3][0], "Torch.add_3_output");
+    EXPECT_EQ(result[1], (CsvRow{op("", 0), pass, "Nan", ""}));
+    EXPECT_EQ(result[2], (CsvRow{op("step3.", 1), "Nan", pass, ""}));
+    EXPECT_EQ(result[3][0], op("", 2));
     EXPECT_EQ(result[3][1], "Nan");
     EXPECT_EQ(result[3][2], fail);
-    EXPECT_EQ(result[4], (CsvRow{"step0.Torch.add_4_output", pass, "Nan", ""}));
+    EXPECT_EQ(result[4], (CsvRow{op("step0.", 3), pass, "Nan", ""}));
     const auto details = rows_of(s.details_csv);
     ASSERT_EQ(details.size(), 5u);
-    const auto name = [&](const char* step, int idx, const char* dir) {
-      return std::string(step) +
-             (doc ? "Torch.add_" + std::to_string(idx) + "_output" : "Torch.add." + std::to_string(idx)) +
-             dir + ".output.0";
+    const auto name = [&](const char* step, int call, const char* dir) {
+      return op(step, call) + dir + ".output.0";
     };
-    EXPECT_EQ(details[1][0], name("", 1, ".forward"));
-    EXPECT_EQ(details[2][0], name("step3.", 2, ".backward"));
-    EXPECT_EQ(details[3][0], name("", 3, ".backward"));
-    EXPECT_EQ(details[4][0], name("step0.", 4, ".forward"));
+    EXPECT_EQ(details[1][0], name("", 0, ".forward"));
+    EXPECT_EQ(details[2][0], name("step3.", 1, ".backward"));
+    EXPECT_EQ(details[3][0], name("", 2, ".backward"));
+    EXPECT_EQ(details[4][0], name("step0.", 3, ".forward"));
   }
 }
 
@@ -445,8 +474,8 @@ TEST(OnlineChecker, ErrorBoundJudgesAGemmByItsMagnitudeAndK) {
   ASSERT_LT(message, header.size());
   std::map<std::string, CsvRow> by_name;
   for (std::size_t i = 1; i < details.size(); ++i) by_name[details[i][0]] = details[i];
-  const CsvRow& within = by_name["Torch.mm.1.forward.output.0"];
-  const CsvRow& beyond = by_name["Torch.mm.2.forward.output.0"];
+  const CsvRow& within = by_name["Torch.mm.0.forward.output.0"];
+  const CsvRow& beyond = by_name["Torch.mm.1.forward.output.0"];
   ASSERT_GT(within.size(), message);
   ASSERT_GT(beyond.size(), message);
   EXPECT_EQ(within[status], to_string(Status::Pass)) << within[message];
@@ -466,6 +495,7 @@ TEST(OnlineChecker, RejectsBadOptions) {
   bad([](OnlineCheckerOptions& o) { o.workers = 0; });
   bad([](OnlineCheckerOptions& o) { o.queue_capacity = 0; });
   bad([](OnlineCheckerOptions& o) { o.timestamp = "2026"; });
+  bad([](OnlineCheckerOptions& o) { o.timestamp = "202601011200001"; });  // 15 digits
   bad([](OnlineCheckerOptions& o) { o.dump_mode = OnlineDumpMode::List; });
 }
 

@@ -311,6 +311,34 @@ TEST(OnlineCli, SharedDirectoryServerAndReplay) {
   EXPECT_EQ(slurp(base + "details_" + kTs + "_rank1.csv"), slurp(want.details_csv));
 }
 
+// `probe replay -config` with msprobe's training-side config.json (task tensor: tensor.online_run_ut,
+// tensor.host, tensor.port; no run_ut section) reaches the server those keys name.
+TEST(OnlineCli, ReplayReadsMsprobesClientSideConfig) {
+  ScratchDir dir("online");
+  const std::string dump = kRunUt + "pt_mixed/dump.json";
+  const auto want = offline(dump, dir.file("offline"));
+  Process server({PROBE_CLI_PATH, "run_ut", "--online", "--port", "0", "-o", dir.file("online"),
+                  "--timestamp", kTs, "--rank_list", "0"});
+  const std::uint16_t port = server.listening_port();
+  ASSERT_NE(port, 0) << server.text;
+  {
+    std::ofstream cfg(dir.file("client.json"));
+    cfg << R"({"task": "tensor", "level": "L1", "rank": [], "step": [],
+              "tensor": {"scope": [], "list": [], "online_run_ut": true, "nfs_path": "",
+                         "host": "127.0.0.1", "port": )"
+        << port << "}}";
+  }
+  const auto c = probe::online::load_online_client_config(dir.file("client.json"));
+  EXPECT_TRUE(c.online_run_ut);
+  EXPECT_EQ(c.host, "127.0.0.1");
+  EXPECT_EQ(c.port, std::optional<int>(port));
+  Process replay({PROBE_CLI_PATH, "replay", "-api_info", dump, "-config", dir.file("client.json"), "-q"});
+  EXPECT_EQ(replay.wait_exit(60s), 0) << replay.text;
+  EXPECT_EQ(server.wait_exit(60s), 0) << server.text;
+  const std::string base = dir.file("online") + "/accuracy_checking_";
+  EXPECT_EQ(slurp(base + "result_" + kTs + "_rank0.csv"), slurp(want.result_csv));
+}
+
 TEST(OnlineCli, ServerKilledMidRunIsReportedToTheClient) {
   ScratchDir dir("online");
   Process server({PROBE_CLI_PATH, "run_ut", "--online", "--port", "0", "-o", dir.file("online"), "-n", "1"});

@@ -25,10 +25,23 @@ function(check_consumer exe how)
   message(STATUS "${how}: ${out}")
 endfunction()
 
-# 1. find_package(probe) from the relocated prefix.
+# 1. find_package(probe) from the relocated prefix. A shared libprobe's package requires none of the
+# library's private dependencies: the consumer is configured with them made unfindable.
+set(private_deps_off)
+if(PROBE_SHARED)
+  file(GLOB_RECURSE config_file ${prefix}/*/probeConfig.cmake)
+  file(READ ${config_file} config_text)
+  foreach(dep libzip xlsxwriter yaml ZLIB OpenSSL)
+    if(config_text MATCHES "${dep}")
+      message(FATAL_ERROR "the shared package's probeConfig.cmake requires the private dependency ${dep}")
+    endif()
+  endforeach()
+  set(private_deps_off -DCMAKE_DISABLE_FIND_PACKAGE_PkgConfig=ON -DCMAKE_DISABLE_FIND_PACKAGE_ZLIB=ON
+                       -DCMAKE_DISABLE_FIND_PACKAGE_OpenSSL=ON)
+endif()
 execute_process(COMMAND ${CMAKE_COMMAND} -S ${PROBE_PACKAGING_SOURCE} -B ${WORK_DIR}/build
                         -DCMAKE_PREFIX_PATH=${prefix} "-DCMAKE_CXX_FLAGS=${CONSUMER_FLAGS}"
-                        "-DCMAKE_EXE_LINKER_FLAGS=${CONSUMER_FLAGS}" RESULT_VARIABLE rc)
+                        "-DCMAKE_EXE_LINKER_FLAGS=${CONSUMER_FLAGS}" ${private_deps_off} RESULT_VARIABLE rc)
 if(rc)
   message(FATAL_ERROR "consumer configure failed")
 endif()
@@ -38,8 +51,16 @@ if(rc)
 endif()
 # Run from the moved prefix's bin/: an executable with the static libprobe linked in finds share/probe
 # beside itself (outside the prefix it would fall back to the compiled-in copy).
-file(COPY ${WORK_DIR}/build/consumer DESTINATION ${prefix}/bin)
+file(COPY ${WORK_DIR}/build/consumer ${WORK_DIR}/build/first_user DESTINATION ${prefix}/bin)
 check_consumer(${prefix}/bin/consumer find_package)
+# The first user's scenarios: DumpWriter with requires_grad + run_ut's backward, a device runner without
+# backward, judge by a dumped name, cancel/resume byte-identical.
+execute_process(COMMAND ${prefix}/bin/first_user ${WORK_DIR}/first_user RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                ERROR_VARIABLE err)
+if(rc OR NOT out MATCHES "cancel/resume: [0-9]+ APIs, resumed files byte-identical")
+  message(FATAL_ERROR "first-user scenarios failed (${rc}): ${out}${err}")
+endif()
+message(STATUS "first user: ${out}")
 
 # 2. pkg-config: plain --cflags --libs (no --static) must be enough, and must carry C++20.
 file(GLOB_RECURSE pc_files ${prefix}/*/probe.pc)
@@ -67,6 +88,49 @@ if(rc)
   message(FATAL_ERROR "pkg-config consumer build failed: ${err}")
 endif()
 check_consumer(${prefix}/bin/consumer_pc pkg-config)
+if(PROBE_SHARED)
+  # What the README says for a binary linked without a run path: LD_LIBRARY_PATH=$(pkg-config
+  # --variable=libdir probe). Without it the loader does not find the moved libprobe.so.
+  list(REMOVE_ITEM flag_list -Wl,-rpath,${pc_libdir})
+  execute_process(COMMAND ${CXX} ${PROBE_PACKAGING_SOURCE}/consumer.cpp -o ${prefix}/bin/consumer_pc_norpath
+                          ${flag_list} RESULT_VARIABLE rc ERROR_VARIABLE err)
+  if(rc)
+    message(FATAL_ERROR "pkg-config consumer (no run path) build failed: ${err}")
+  endif()
+  execute_process(COMMAND ${prefix}/bin/consumer_pc_norpath RESULT_VARIABLE rc OUTPUT_QUIET ERROR_QUIET)
+  if(NOT rc)
+    message(FATAL_ERROR "a consumer without run path found the moved libprobe.so by itself")
+  endif()
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${pc_libdir} ${prefix}/bin/consumer_pc_norpath
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(rc OR NOT out MATCHES "float32 \\(2, 3\\) pass")
+    message(FATAL_ERROR "pkg-config consumer with LD_LIBRARY_PATH failed (${rc}): ${out}${err}")
+  endif()
+  message(STATUS "pkg-config without run path, with LD_LIBRARY_PATH: ${out}")
+endif()
+if(PROBE_GTEST)
+  # probe-gtest.pc: the operator-library test of the gtest component, built by pkg-config alone.
+  execute_process(COMMAND pkg-config --cflags --libs probe-gtest gtest_main RESULT_VARIABLE rc
+                  OUTPUT_VARIABLE gflags ERROR_VARIABLE err OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(rc)
+    message(FATAL_ERROR "pkg-config probe-gtest failed: ${err}")
+  endif()
+  separate_arguments(gflag_list UNIX_COMMAND "${gflags} ${CONSUMER_FLAGS}")
+  if(PROBE_SHARED)
+    list(APPEND gflag_list -Wl,-rpath,${pc_libdir})
+  endif()
+  execute_process(COMMAND ${CXX} ${PROBE_PACKAGING_SOURCE}/gtest_consumer/consumer_test.cpp
+                          -o ${prefix}/bin/consumer_gtest_pc ${gflag_list} RESULT_VARIABLE rc ERROR_VARIABLE err)
+  if(rc)
+    message(FATAL_ERROR "probe-gtest.pc consumer build failed: ${err}")
+  endif()
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env PROBE_REPRO_DIR=${WORK_DIR}/repro ${prefix}/bin/consumer_gtest_pc
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  if(rc OR NOT out MATCHES "\\[  PASSED  \\] 2 tests")
+    message(FATAL_ERROR "probe-gtest.pc consumer failed (${rc}): ${out}")
+  endif()
+  message(STATUS "probe-gtest.pc consumer passed")
+endif()
 
 # 3. The installed CLI runs from the moved prefix with no environment variable: it finds a shared libprobe
 # through its relative run path and the data files beside the library.

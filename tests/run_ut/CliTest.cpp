@@ -9,6 +9,8 @@
 #include <string>
 
 #include "common/RunCli.h"
+#include "common/Slurp.h"
+#include "probe/error.h"
 
 namespace {
 
@@ -32,6 +34,33 @@ TEST(RunUtCli, HelpDocumentsEveryFlag) {
   auto m = run_cli("multi_run_ut -h");
   EXPECT_EQ(m.code, 0);
   EXPECT_NE(m.out.find("--num_splits"), std::string::npos);
+}
+
+// One table of exit codes: `probe --help` prints it with every ErrorKind's code from error.h (7, a caller's
+// runner, included), the README has the same rows, and every command's --help points to it.
+TEST(RunUtCli, ExitCodesAreOneTableInHelpAndReadme) {
+  auto top = run_cli("--help");
+  EXPECT_EQ(top.code, 0);
+  const std::string readme = probe::testing::slurp(std::string(PROBE_SOURCE_DIR) + "/README.md");
+  for (probe::ErrorKind k :
+       {probe::ErrorKind::InvalidArgument, probe::ErrorKind::Io, probe::ErrorKind::Format,
+        probe::ErrorKind::Unsupported, probe::ErrorKind::Security, probe::ErrorKind::Runner,
+        probe::ErrorKind::Internal}) {
+    const std::string code = std::to_string(probe::exit_code(k));
+    EXPECT_NE(
+        top.out.find("  " + code + std::string(5 - code.size(), ' ') + std::string(probe::to_string(k))),
+        std::string::npos)
+        << top.out;
+    EXPECT_NE(readme.find("| " + code + " | "), std::string::npos) << code;
+  }
+  EXPECT_NE(top.out.find("  7    runner error"), std::string::npos) << top.out;
+  EXPECT_NE(readme.find("| 7 | a runner the caller registered"), std::string::npos);
+  for (const char* c : {"info", "run_ut", "multi_run_ut", "api_precision_compare", "metrics", "runners",
+                        "compare", "replay"}) {
+    auto r = run_cli(std::string(c) + " --help");
+    EXPECT_EQ(r.code, 0) << c;
+    EXPECT_NE(r.out.find("Exit codes: the table printed by 'probe --help'"), std::string::npos) << c;
+  }
 }
 
 TEST(RunUtCli, BadInputGivesOneLineAndAnExitCode) {

@@ -15,6 +15,7 @@
 #include "common/ScratchDir.h"
 #include "common/Slurp.h"
 #include "probe/csv.h"
+#include "probe/dump_writer.h"
 #include "probe/precision_standard.h"
 #include "probe/run_ut.h"
 #include "probe/runner.h"
@@ -139,6 +140,124 @@ TEST(RunUtEmbedding, AThrowingUserRunnerSkipsItsApiNamingTheRunner) {
   }
   EXPECT_EQ(relus, 2u);
   EXPECT_EQ(s.skip, s.apis);
+}
+
+// A tensor dump written with DumpWriter: Torch.mul(x, y) where only x requires grad, and its backward.
+// Values by hand, all exact in float32: x * y = [3, -1, -0.25, 12]; with incoming gradient g the
+// gradient of x is g * y = [1, 1, -1, -3] (y gets none: it does not require grad).
+std::string write_mul_dump(const fs::path& root) {
+  DumpWriterOptions o;
+  o.dump_path = root.string();
+  o.task = DumpTask::Tensor;
+  DumpWriter w(o);
+  const Tensor x = Tensor::from_values(std::vector<float>{1.5f, -2.0f, 0.25f, 4.0f}, {4});
+  const Tensor y = Tensor::from_values(std::vector<float>{2.0f, 0.5f, -1.0f, 3.0f}, {4});
+  const Tensor out = Tensor::from_values(std::vector<float>{3.0f, -1.0f, -0.25f, 12.0f}, {4});
+  const Tensor g = Tensor::from_values(std::vector<float>{0.5f, 2.0f, 1.0f, -1.0f}, {4});
+  const Tensor gx = Tensor::from_values(std::vector<float>{1.0f, 1.0f, -1.0f, -3.0f}, {4});
+  DumpRecordContext ctx;
+  ctx.requires_grad = {"input.0", "output.0"};
+  const std::string key = w.api_forward("Torch.mul", ApiCall{{Value(x), Value(y)}, {}}, {Value(out)}, ctx);
+  w.backward(key, {Value(g)}, {Value(gx), Value()});
+  w.close();
+  return w.dump_json_path();
+}
+
+// Torch.mul's device runner from an operator library that has no backward: float64 product, float32 out.
+Runner forward_only_mul() {
+  Runner r;
+  r.schema = "mul(Tensor input, Tensor other) -> Tensor";
+  r.forward = [](const BoundArgs& a) {
+    const std::vector<double> x = a["input"].tensor().to_doubles(), y = a["other"].tensor().to_doubles();
+    std::vector<float> z(x.size());
+    for (std::size_t i = 0; i < z.size(); ++i) z[i] = static_cast<float>(x[i] * y[i]);
+    return ApiResult{{Value(Tensor::from_values(z, a["input"].tensor().shape()))}, {DType::Float32}};
+  };
+  return r;
+}
+
+// The one result row of `api`: header -> cell.
+std::map<std::string, std::string> result_row(const std::string& csv, const std::string& api) {
+  return details_row(csv, api);
+}
+
+TEST(RunUtEmbedding, ADumpWriterDumpWithRequiresGradHasItsBackwardCompared) {
+  ScratchDir dir("probe_embed_rgrad");
+  RunUtOptions o = options_in(dir.path() / "out");
+  o.api_info = write_mul_dump(dir.path() / "dump");
+  EXPECT_NE(slurp(o.api_info).find("\"requires_grad\": true"), std::string::npos);
+  const RunUtSummary s = run_ut(o, RunnerRegistry::with_builtins(), Standards::builtin(Profile::Probe));
+  auto result = result_row(s.result_csv, "Torch.mul.0");
+  EXPECT_EQ(result["Forward Test Success"], "pass") << result["Message"];
+  EXPECT_EQ(result["Backward Test Success"], "pass") << result["Message"];
+  auto grad = details_row(s.details_csv, "Torch.mul.0.backward.output.0");
+  ASSERT_FALSE(grad.empty());
+  EXPECT_EQ(grad["Status"], "pass") << grad["Message"];
+  EXPECT_DOUBLE_EQ(std::stod(grad["最大绝对误差"]), 0.0);
+}
+
+TEST(RunUtEmbedding, ADeviceRunnerWithoutBackwardUsesTheBuiltinBackward) {
+  ScratchDir dir("probe_embed_nobwd");
+  RunUtOptions o = options_in(dir.path() / "out");
+  o.api_info = write_mul_dump(dir.path() / "dump");
+  o.device_side = DeviceSide::Runner;
+  RunnerRegistry registry = RunnerRegistry::with_builtins();
+  registry.add(Framework::PyTorch, "Torch.mul", forward_only_mul(), RunnerRole::Device);
+  // The registry's device backward is the built-in one: x's gradient g * y (values above).
+  const Tensor x = Tensor::from_values(std::vector<float>{1.5f, -2.0f, 0.25f, 4.0f}, {4});
+  const Tensor y = Tensor::from_values(std::vector<float>{2.0f, 0.5f, -1.0f, 3.0f}, {4});
+  const Tensor g = Tensor::from_values(std::vector<float>{0.5f, 2.0f, 1.0f, -1.0f}, {4});
+  const auto grads = registry.run_backward(Framework::PyTorch, "Torch.mul", ApiCall{{Value(x), Value(y)}, {}},
+                                           {Value(g)}, RunnerRole::Device);
+  ASSERT_EQ(grads.size(), 2u);
+  EXPECT_EQ(grads[0].path, "input.0");
+  EXPECT_EQ(grads[0].grad.to_doubles(), (std::vector<double>{1.0, 1.0, -1.0, -3.0}));
+  const RunUtSummary s = run_ut(o, registry, Standards::builtin(Profile::Probe));
+  auto result = result_row(s.result_csv, "Torch.mul.0");
+  EXPECT_EQ(result["Forward Test Success"], "pass") << result["Message"];
+  EXPECT_EQ(result["Backward Test Success"], "pass") << result["Message"];
+  EXPECT_EQ(result["Message"].find("not differentiable"), std::string::npos) << result["Message"];
+}
+
+// A device runner that throws is the API's `error` (a gate counting errors must fail on a crashing
+// kernel), with the exception's text; a throwing bench runner keeps its SKIP (see above).
+TEST(RunUtEmbedding, AThrowingDeviceRunnerMakesItsApiAnErrorWithTheText) {
+  ScratchDir dir("probe_embed_devthrow");
+  RunUtOptions o = options_in(dir.path() / "out");
+  o.api_info = write_mul_dump(dir.path() / "dump");
+  o.device_side = DeviceSide::Runner;
+  RunnerRegistry registry = RunnerRegistry::with_builtins();
+  Runner broken = forward_only_mul();
+  broken.forward = [](const BoundArgs&) -> ApiResult { throw std::runtime_error("kernel table missing"); };
+  registry.add(Framework::PyTorch, "Torch.mul", broken, RunnerRole::Device);
+  const RunUtSummary s = run_ut(o, registry, Standards::builtin(Profile::Probe));
+  auto result = result_row(s.result_csv, "Torch.mul.0");
+  EXPECT_EQ(result["Forward Test Success"], "error");
+  EXPECT_NE(result["Message"].find("kernel table missing"), std::string::npos) << result["Message"];
+  auto row = details_row(s.details_csv, "Torch.mul.0.forward.output.0");
+  EXPECT_EQ(row["Status"], "error");
+  EXPECT_EQ(s.error, 1u);
+  EXPECT_EQ(s.skip, 0u);
+}
+
+TEST(RunUtEmbedding, ADeviceBackwardThatThrowsMakesTheBackwardAnError) {
+  ScratchDir dir("probe_embed_devbwdthrow");
+  RunUtOptions o = options_in(dir.path() / "out");
+  o.api_info = write_mul_dump(dir.path() / "dump");
+  o.device_side = DeviceSide::Runner;
+  RunnerRegistry registry = RunnerRegistry::with_builtins();
+  Runner broken = forward_only_mul();
+  broken.backward = [](const BoundArgs&, const std::vector<Value>&) -> std::vector<Value> {
+    throw std::runtime_error("no backward kernel for this layout");
+  };
+  registry.add(Framework::PyTorch, "Torch.mul", broken, RunnerRole::Device);
+  const RunUtSummary s = run_ut(o, registry, Standards::builtin(Profile::Probe));
+  auto result = result_row(s.result_csv, "Torch.mul.0");
+  EXPECT_EQ(result["Forward Test Success"], "pass") << result["Message"];
+  EXPECT_EQ(result["Backward Test Success"], "error");
+  EXPECT_NE(result["Message"].find("no backward kernel for this layout"), std::string::npos)
+      << result["Message"];
+  EXPECT_EQ(s.backward_error, 1u);
 }
 
 // Threads: 1 runs the APIs inline; 2 stops the worker pool with APIs in flight whose rows must not be

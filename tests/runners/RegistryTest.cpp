@@ -108,9 +108,23 @@ TEST(Registry, EmbedderReplacesAndAddsDeviceRunnersWithoutTouchingCopies) {
   ApiResult e = builtins.run_forward(Framework::PyTorch, "Functional.relu.0", call, RunnerRole::Device);
   EXPECT_EQ(e.outputs[0].tensor().at(0), 0.0);
   EXPECT_THROW(reg.add(Framework::PyTorch, "X.y", Runner{"bad(", dev.forward, {}, {}}), Error);
-  // Schemas of runners without backward report that.
-  EXPECT_THROW(reg.run_backward(Framework::PyTorch, "Functional.relu.0", call, {}, RunnerRole::Device),
-               Error);
+  // DECISIONS D22: the device runner has no backward, so the built-in device backward of relu serves:
+  // relu'(x) * g = [0, 1] * [1, 1] for x = [-1, 2].
+  const Tensor ones = f32({1, 1}, {2});
+  const auto g =
+      reg.run_backward(Framework::PyTorch, "Functional.relu.0", call, {Value(ones)}, RunnerRole::Device);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].path, "input.0");
+  EXPECT_EQ(g[0].grad.to_doubles(), (std::vector<double>{0.0, 1.0}));
+  // A device runner without backward for an API probe has no built-in runner for is not differentiable.
+  reg.add(Framework::PyTorch, "MyLib.scale", dev, RunnerRole::Device);
+  try {
+    reg.run_backward(Framework::PyTorch, "MyLib.scale.0", call, {Value(ones)}, RunnerRole::Device);
+    ADD_FAILURE() << "no backward to borrow, yet run_backward returned";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Unsupported);
+    EXPECT_NE(std::string(e.what()).find("not differentiable"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Registry, BenchIsFloat64AndReportsTheDeviceDtype) {

@@ -136,8 +136,8 @@ TEST(CheckScope, InjectedFaultIsFlaggedAndTheRestIsClean) {
   EXPECT_EQ(c.failed, 1u);
   EXPECT_EQ(c.passed, 2u);
   const std::string result = read_text(c.result_csv);
-  EXPECT_NE(result.find("Aten.gelu.default_1_output,error"), std::string::npos) << result;
-  EXPECT_NE(result.find("Aten.exp.default_1_output,pass"), std::string::npos) << result;
+  EXPECT_NE(result.find("Aten.gelu.default.0,error"), std::string::npos) << result;
+  EXPECT_NE(result.find("Aten.exp.default.0,pass"), std::string::npos) << result;
 }
 
 TEST(CheckScope, HalfAndBFloat16OpsAreViewedInTheirDtype) {
@@ -309,6 +309,38 @@ TEST(CheckScope, IntArgumentsAwayFromTheirDefaultsAreCheckedAndDumped) {
   expect_int_args("Aten.cat.default.0.forward", 2);
   expect_int_args("Aten.flatten.using_ints.0.forward", 2);
   expect_int_args("Aten.diagonal.default.0.forward", 2);
+}
+
+// A dump written through the scope records requires_grad as autograd has it: a * b with only `a` a leaf that
+// requires grad gives input.0 true, input.1 false and the output true (it has a grad_fn), so run_ut computes
+// the bench gradient of `a` only.
+TEST(CheckScope, DumpRecordsRequiresGradAsAutogradSaysIt) {
+  ScratchDir dir("probe-torch");
+  probe::DumpWriterOptions d;
+  d.dump_path = (dir.path() / "dump").string();
+  d.rank = 0;
+  probe::DumpWriter dump(d);
+  probe::torch::CheckScopeOptions o;
+  o.dump = &dump;
+  const torch::Tensor a = torch::linspace(-1, 1, 6).requires_grad_(true);
+  const torch::Tensor b = torch::full({6}, 2.0f);
+  torch::Tensor c;
+  {
+    probe::torch::CheckScope scope(o);
+    c = torch::mul(a, b);
+  }
+  EXPECT_TRUE(c.requires_grad());
+  dump.close();
+  const probe::Dump written = probe::Dump::open(dump.dump_json_path());
+  const probe::DumpEntry* e = written.find("Aten.mul.Tensor.0.forward");
+  ASSERT_NE(e, nullptr);
+  const auto& args = input_args(written, "Aten.mul.Tensor.0.forward");
+  ASSERT_EQ(args.size(), 2u);
+  EXPECT_EQ(args[0].tensor().requires_grad, std::optional<bool>(true));
+  EXPECT_EQ(args[1].tensor().requires_grad, std::optional<bool>(false));
+  ASSERT_NE(e->outputs(), nullptr);
+  ASSERT_EQ(e->outputs()->items().size(), 1u);
+  EXPECT_EQ(e->outputs()->items()[0].tensor().requires_grad, std::optional<bool>(true));
 }
 
 // In-place ops overwrite an input: x.add_(y) and x.mul_(y) are judged, and dumped, with x as it was when the
@@ -513,8 +545,8 @@ TEST(CheckScope, TransformerTrainingStepHasNoOpWithoutRunnerAndPasses) {
   EXPECT_EQ(count(rows_forward, "Aten.add.Tensor"), 2u);
   EXPECT_EQ(count(rows_backward, "Aten.add.Tensor"), 3u);
   const std::string result = read_text(c.result_csv);
-  EXPECT_NE(result.find("step7.Aten.gelu_backward.default_1_output,Nan,pass"), std::string::npos) << result;
-  EXPECT_NE(result.find("step7.Aten.gelu.default_1_output,pass,Nan"), std::string::npos) << result;
+  EXPECT_NE(result.find("step7.Aten.gelu_backward.default.0,Nan,pass"), std::string::npos) << result;
+  EXPECT_NE(result.find("step7.Aten.gelu.default.0,pass,Nan"), std::string::npos) << result;
 }
 
 // torch::nll_loss runs aten::nll_loss_nd -> nll_loss -> nll_loss_forward; each has a runner, so the outermost

@@ -119,10 +119,14 @@ StepResult train(bool fault, const ScratchDir& dir, const std::string& tag,
     std::string status = line.substr(comma + 1, comma2 - comma - 1);
     if (status == "Nan") status = line.substr(comma2 + 1, line.find(',', comma2 + 1) - comma2 - 1);
     if (status == "pass" || status == "True") continue;  // run_ut's and D8's spellings
-    // "Aten.mm.default_12_output" -> "Aten.mm.default"
+    // "Aten.mm.default.11" (probe rules) or "Aten.mm.default_12_output" (D8's layout) -> "Aten.mm.default"
     std::string name = line.substr(0, comma);
-    name = name.substr(0, name.rfind("_output"));
-    ++r.flagged[name.substr(0, name.rfind('_'))];
+    if (name.ends_with("_output")) {
+      name = name.substr(0, name.rfind("_output"));
+      ++r.flagged[name.substr(0, name.rfind('_'))];
+    } else {
+      ++r.flagged[name.substr(0, name.rfind('.'))];
+    }
   }
   return r;
 }
