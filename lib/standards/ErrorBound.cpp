@@ -59,8 +59,16 @@ constexpr BoundFamily kAdd{"addition", MK::AbsInputs, AK::None, 2, "", true};
 constexpr BoundFamily kSub{"addition", MK::AbsInputs, AK::None, 2, "add", true};
 constexpr BoundFamily kRounded{"correctly rounded", MK::Bench, AK::None, 1, "", true};
 constexpr BoundFamily kExact{"exact", MK::Bench, AK::None, 0, ""};
-constexpr BoundFamily kLibm{"transcendental", MK::Bench, AK::None, 8, ""};
-constexpr BoundFamily kCancelling{"activation x*f(x)", MK::AbsInputs, AK::None, 16, ""};
+// DECISIONS D20: torch's CPU kernels for float16/bfloat16 evaluate these functions with intermediate
+// results rounded to the dtype (rsqrt = 1 / sqrt, sigmoid = 1 / (1 + exp(-x)), silu = x / (1 + exp(-x)):
+// up to two roundings before the final one, each propagated with a condition number <= 1).
+constexpr BoundFamily kLibm{"transcendental", MK::Bench, AK::None, 8, "", false, 2, false};
+constexpr BoundFamily kCancelling{"activation x*f(x)", MK::AbsInputs, AK::None, 16, "", false, 2, false};
+// DECISIONS D20: silu's gradient dy s (1 + x (1 - s)), s = sigmoid(x), with every intermediate rounded:
+// its error is at most u s (6 + |x| (8 (1 - s) + 3 s)) |dy| <= 8 u s (1 + |x|) |dy| (s's 3 roundings
+// enter 1 - s and are multiplied by x), so the magnitude is |dy| s(x) (1 + |x|) (silu_grad_magnitude)
+// and the band 8 roundings of it.
+constexpr BoundFamily kSiluBackward{"silu backward", MK::AbsInputs, AK::None, 16, "", false, 8, true};
 constexpr BoundFamily kSoftmax{"softmax", MK::BenchLog, AK::LargestDim, 8, ""};
 constexpr BoundFamily kLogSoftmax{"log_softmax", MK::BenchPlusOne, AK::LargestDim, 8, ""};
 constexpr BoundFamily kLayerNorm{"layer_norm", MK::Normalization, AK::Normalized, 8, ""};
@@ -218,8 +226,9 @@ std::optional<std::pair<double, double>> rounding_of(DType t) {
   return std::pair{std::ldexp(1.0, -f->precision), f->min_subnormal};
 }
 
-const BoundFamily* bound_family(std::string_view api) {
+const BoundFamily* bound_family(std::string_view api, bool backward) {
   const std::string_view op = operator_of(api);
+  if (backward && op == "silu") return &kSiluBackward;
   for (const FamilyRow& row : kFamilies)
     if (row.op == op) return &row.family;
   return nullptr;
@@ -395,6 +404,7 @@ struct ErrorBoundScan::State {
   const double* mp = nullptr;
   double u_out = 0, acc = 0, acc_low = 0, floor = 0, max_finite = kInf, log_k = 0;
   bool has_band = false;
+  bool elementwise_band = false;  // D20's band (roundings in the output dtype), not an accumulation's
   MagnitudeKind kind;
   // The pre-pass's instruction set: -1 scalar, 0 SSE2, 1 AVX2, 2 AVX-512 (metrics_isa(): the fused metrics
   // kernel's choice and its test hooks).
@@ -433,6 +443,9 @@ struct ErrorBoundScan::State {
                (family.magnitude == MagnitudeKind::AbsInputs
                     ? device.dtype() != DType::Float64
                     : family.magnitude == MagnitudeKind::Normalization && low_precision_out);
+    // DECISIONS D20: kernels that round their intermediate results to a float16/bfloat16 output dtype.
+    elementwise_band = fmt_out && low_precision_out && family.band_roundings > 0 && !has_band;
+    has_band = has_band || elementwise_band;
     const double u_low = device.dtype() == DType::Float32 ? std::ldexp(1.0, -11) : u_out;
     acc_low = family.own_ulps * u_acc + kBandUnits * u_low + (family.scalar_operand ? u_out : 0);
     floor = fmt_out ? fmt_out->min_subnormal : 0;
@@ -471,7 +484,12 @@ struct ErrorBoundScan::State {
         // smallest): no division needed.
         if (err <= bound * part.gate) continue;
         ratio = err / bound;
-        if (ratio > 1 && has_band) in_band = err <= kSlack * (u_out * ab + acc_low * mag) + floor;
+        if (ratio > 1 && elementwise_band)
+          in_band = err <= kSlack * (u_out * ab + acc * mag +
+                                     family.band_roundings * u_out * (family.band_on_magnitude ? mag : ab)) +
+                               floor;
+        else if (ratio > 1 && has_band)
+          in_band = err <= kSlack * (u_out * ab + acc_low * mag) + floor;
       }
       if (ratio > 1) {
         ++part.beyond;
@@ -605,7 +623,10 @@ Verdict ErrorBoundScan::finish() {
   v.criteria.push_back(
       {"elements beyond their error bound", static_cast<double>(beyond), "==", 0, beyond == 0});
   v.criteria.push_back({"largest error / bound", worst_ratio, "<=", 1, worst_ratio <= 1, false});
-  if (s.has_band)
+  if (s.elementwise_band)
+    v.criteria.push_back({"elements beyond the bound of a kernel rounding in the output dtype",
+                          static_cast<double>(beyond_band), "==", 0, beyond_band == 0});
+  else if (s.has_band)
     v.criteria.push_back({"elements beyond the reduced-precision accumulation bound",
                           static_cast<double>(beyond_band), "==", 0, beyond_band == 0});
   v.status = beyond == 0 ? Status::Pass : beyond_band == 0 ? Status::Warning : Status::Error;
@@ -623,7 +644,13 @@ Verdict ErrorBoundScan::finish() {
                                         w.device, w.bench, w.abs_err, w.bound, w.abs_err / w.bound);
   v.message = fmt::format("error bound (D14, {}): {} of {} elements beyond their bound; worst at {}: {}",
                           bound_text, beyond, n, where, worst_text);
-  if (v.status == Status::Warning)
+  if (v.status == Status::Warning && s.elementwise_band)
+    v.message += fmt::format(
+        "; every element is within the bound of a kernel that rounds its intermediate results to {} (D20: "
+        "{} more roundings of {}, as torch's CPU kernels for that dtype do), or a fault of that size",
+        probe::name(s.out_dtype), family.band_roundings,
+        family.band_on_magnitude ? std::string_view("the magnitude") : std::string_view("|bench|"));
+  else if (v.status == Status::Warning)
     v.message += fmt::format(
         "; every element is within the bound of an accumulation in {} precision: a kernel that computes "
         "(accumulates, or for float32 multiplies) in reduced precision, or a fault of that size",
@@ -668,8 +695,8 @@ std::vector<Value> value_leaves(const std::vector<Value>& values) {
 
 Status rejudge_rows(std::string_view api, const std::vector<Value>& bench, const std::vector<Value>& device,
                     const std::vector<Value>& magnitude, const std::vector<std::int64_t>& accumulation,
-                    std::vector<DetailRow>& rows, std::size_t first, Aggregation how) {
-  const BoundFamily* family = bound_family(api);
+                    std::vector<DetailRow>& rows, std::size_t first, Aggregation how, bool backward) {
+  const BoundFamily* family = bound_family(api, backward);
   std::vector<Status> statuses;
   for (std::size_t i = first; i < rows.size(); ++i) statuses.push_back(rows[i].status);
   if (!family || rows.size() - first != bench.size() || bench.size() != device.size())
@@ -1077,6 +1104,25 @@ std::optional<std::vector<InputGradient>> addition_grad_magnitude(const detail::
   return out;
 }
 
+// DECISIONS D20: the magnitude of silu's input gradient, |dy| s(x) (1 + |x|) with s = sigmoid(x) (the
+// terms that cancel in dy s (1 + x (1 - s)) near its zero at x ~ -1.28 and that carry s's roundings);
+// nullopt for other APIs or when the gradient's shape is not the input's.
+std::optional<std::vector<InputGradient>> silu_grad_magnitude(std::string_view op, const ApiCall& call,
+                                                              const std::vector<Value>& grads) {
+  if (op != "silu" || grads.size() != 1 || !grads[0].is_tensor()) return std::nullopt;
+  const Tensor* x = tensor_arg(call, 0, "input");
+  if (!x || !is_floating(x->dtype()) || x->shape() != grads[0].tensor().shape()) return std::nullopt;
+  const std::vector<double> xv = x->to_doubles(), gv = grads[0].tensor().to_doubles();
+  std::vector<double> m(xv.size());
+  for (std::size_t i = 0; i < xv.size(); ++i) {
+    const double s = 1 / (1 + std::exp(-xv[i]));
+    m[i] = std::fabs(gv[i]) * s * (1 + std::fabs(xv[i]));
+  }
+  std::vector<InputGradient> out;
+  out.push_back({"input.0", Tensor::from_values<double>(m, x->shape()), x->dtype()});
+  return out;
+}
+
 }  // namespace
 
 std::vector<Value> error_bound_magnitude(const RunnerRegistry& registry, Framework framework,
@@ -1098,6 +1144,7 @@ std::vector<InputGradient> error_bound_grad_magnitude(const RunnerRegistry& regi
   if (!f || f->magnitude != detail::MagnitudeKind::AbsInputs) return {};
   if (auto g = gemm_norm_grad_magnitude(detail::operator_of(api), call, grad_outputs)) return std::move(*g);
   if (auto g = addition_grad_magnitude(*f, call, grad_outputs)) return std::move(*g);
+  if (auto g = silu_grad_magnitude(detail::operator_of(api), call, grad_outputs)) return std::move(*g);
   std::vector<Value> abs_grads;
   for (const Value& g : grad_outputs) abs_grads.push_back(abs_value(g));
   return registry.run_backward(framework, magnitude_key(*f, api), abs_call_of(call), abs_grads,
