@@ -13,6 +13,12 @@ For each family x device dtype x output scale the script writes:
 A fault whose faulty output equals the clean one after rounding is left out (nothing to catch). The
 expected verdict of every clean case is pass and of every fault "not pass"; nothing here comes from probe.
 
+Also (DECISIONS D20) torch's own CPU kernels for float16/bfloat16 outputs of the element-wise functions that
+round intermediate results to the dtype (rsqrt, sigmoid, exp, tanh, silu and silu's backward), on 8
+elements (the scalar path) and 1024 (the vectorised one): bench, torch's output, the magnitude (silu:
+silu(|x|); silu's backward: |dy| s(x) (1 + |x|) in float64) and faults (the largest element x(1+d), d = 3% for
+bfloat16, and its sign flipped; torch 1.13 has no float16 CPU kernels for these). Output: tests/data/error_bound/reduced_kernels.json.
+
 Output: tests/data/error_bound/cases.json. Run with Debian's /usr/bin/python3 (python3-torch).
 """
 import json
@@ -174,5 +180,61 @@ def main():
     print(f"{len(cases)} cases, {sum(len(c['faults']) for c in cases)} faults -> {OUT}")
 
 
+REDUCED_OUT = os.path.join(HERE, "error_bound", "reduced_kernels.json")
+
+
+def reduced_kernel_cases():
+    g = torch.Generator().manual_seed(20261129)
+    cases = []
+    funcs = {"Torch.rsqrt": torch.rsqrt, "Torch.sigmoid": torch.sigmoid, "Torch.exp": torch.exp,
+             "Torch.tanh": torch.tanh, "Functional.silu": torch.nn.functional.silu}
+    # float16: torch 1.13 has no CPU kernel for these functions.
+    for dname in ("bfloat16",):
+        dtype = DTYPES[dname]
+        for n in (8, 1024):
+            for api, f in funcs.items():
+                for direction in (("forward", "backward") if api == "Functional.silu" else ("forward",)):
+                    x = rnd((n,), g) * 3
+                    if api == "Torch.rsqrt":
+                        x = x.abs() + 0.05
+                    x = x.to(dtype)
+                    case = {"api": api, "dtype": dname, "direction": direction, "shape": [n]}
+                    if direction == "forward":
+                        bench = f(x.double())
+                        device = f(x)
+                        if api == "Functional.silu":
+                            case["magnitude"] = nums(f(x.double().abs()))
+                    else:
+                        dy = rnd((n,), g).to(dtype)
+                        xd = x.double().requires_grad_(True)
+                        f(xd).backward(dy.double())
+                        bench = xd.grad
+                        xl = x.clone().requires_grad_(True)
+                        f(xl).backward(dy)
+                        device = xl.grad
+                        s = torch.sigmoid(x.double())
+                        case["magnitude"] = nums(dy.double().abs() * s * (1 + x.double().abs()))
+                    case["bench"] = nums(bench)
+                    case["device"] = nums(device)
+                    # how far torch's kernel is from its float64 result rounded once (for the note)
+                    case["not_rounded_once"] = int((device.double() != bench.to(dtype).double()).sum())
+                    d = 0.03 if dtype == torch.bfloat16 else 0.01
+                    c = device.double().clone()
+                    big = int(bench.abs().argmax())
+                    faults = {}
+                    f1 = c.clone()
+                    f1[big] *= 1 + d
+                    faults["largest element x(1+d)"] = f1
+                    f2 = c.clone()
+                    f2[big] = -f2[big]
+                    faults["sign flip"] = f2
+                    case["faults"] = {k: nums(v.to(dtype)) for k, v in faults.items()}
+                    cases.append(case)
+    with open(REDUCED_OUT, "w") as fh:
+        json.dump({"generator": "make_error_bound_fixtures.py", "torch": torch.__version__, "cases": cases}, fh)
+    print(f"{len(cases)} reduced-precision kernel cases -> {REDUCED_OUT}")
+
+
 if __name__ == "__main__":
     main()
+    reduced_kernel_cases()
