@@ -69,6 +69,17 @@ constexpr BoundFamily kCancelling{"activation x*f(x)", MK::AbsInputs, AK::None, 
 // enter 1 - s and are multiplied by x), so the magnitude is |dy| s(x) (1 + |x|) (silu_grad_magnitude)
 // and the band 8 roundings of it.
 constexpr BoundFamily kSiluBackward{"silu backward", MK::AbsInputs, AK::None, 16, "", false, 8, true};
+// DECISIONS D20: the input gradients of softmax, log_softmax and layer_norm are sums over the softmax dim or
+// the normalised elements (and, for layer_norm's weight and bias, over the rows), judged against the same
+// sums on absolute values (softmax_grad_magnitude, layer_norm_grad_magnitude) with D14's accumulation
+// bound and band. softmax's backward reuses the device's output y, rounded to the output dtype: a relative
+// u_out on y moves y (g - sum y g) by at most 2 u_out |y| (|g| + sum |y||g|); log_softmax's moves exp(y) by
+// u_out |y| exp(y), inside its magnitude's (1 + |y|) factor.
+constexpr BoundFamily kSoftmaxBackward{
+    "softmax backward", MK::AbsInputs, AK::LargestDim, 8, "", false, 0, false, 2};
+constexpr BoundFamily kLogSoftmaxBackward{
+    "log_softmax backward", MK::AbsInputs, AK::LargestDim, 8, "", false, 0, false, 1};
+constexpr BoundFamily kLayerNormBackward{"layer_norm backward", MK::AbsInputs, AK::Normalized, 8, ""};
 constexpr BoundFamily kSoftmax{"softmax", MK::BenchLog, AK::LargestDim, 8, ""};
 constexpr BoundFamily kLogSoftmax{"log_softmax", MK::BenchPlusOne, AK::LargestDim, 8, ""};
 constexpr BoundFamily kLayerNorm{"layer_norm", MK::Normalization, AK::Normalized, 8, ""};
@@ -229,6 +240,9 @@ std::optional<std::pair<double, double>> rounding_of(DType t) {
 const BoundFamily* bound_family(std::string_view api, bool backward) {
   const std::string_view op = operator_of(api);
   if (backward && op == "silu") return &kSiluBackward;
+  if (backward && (op == "softmax" || op == "_softmax")) return &kSoftmaxBackward;
+  if (backward && (op == "log_softmax" || op == "_log_softmax")) return &kLogSoftmaxBackward;
+  if (backward && op == "layer_norm") return &kLayerNormBackward;
   for (const FamilyRow& row : kFamilies)
     if (row.op == op) return &row.family;
   return nullptr;
@@ -435,7 +449,7 @@ struct ErrorBoundScan::State {
     // float64 outputs: the bench carries an error of the same size as the device's.
     const double bench_share = device.dtype() == DType::Float64 ? 2 : 1;
     acc = bench_share * (family.own_ulps * u_acc + sum_bound(accumulation, u_acc)) +
-          (family.scalar_operand ? u_out : 0);
+          (family.scalar_operand ? u_out : 0) + family.rounded_operands * u_out;
     // The band: sums whose precision is a kernel's choice (GEMM, convolution, reductions), and
     // normalisations computed in the low-precision output dtype itself.
     const bool low_precision_out = device.dtype() == DType::BFloat16 || device.dtype() == DType::Float16;
@@ -447,7 +461,8 @@ struct ErrorBoundScan::State {
     elementwise_band = fmt_out && low_precision_out && family.band_roundings > 0 && !has_band;
     has_band = has_band || elementwise_band;
     const double u_low = device.dtype() == DType::Float32 ? std::ldexp(1.0, -11) : u_out;
-    acc_low = family.own_ulps * u_acc + kBandUnits * u_low + (family.scalar_operand ? u_out : 0);
+    acc_low = family.own_ulps * u_acc + kBandUnits * u_low + (family.scalar_operand ? u_out : 0) +
+              family.rounded_operands * u_out;
     floor = fmt_out ? fmt_out->min_subnormal : 0;
     max_finite = fmt_out ? fmt_out->max_finite : kInf;
     log_k = std::log(static_cast<double>(std::max<std::int64_t>(accumulation, 1)));
@@ -790,6 +805,8 @@ ErrorBoundSupport error_bound_support(std::string_view api) {
     s.covered = true;
     s.needs_magnitude = detail::takes_magnitude(f->magnitude);
     s.family = std::string(f->name);
+    s.bounds_backward =
+        f->magnitude == detail::MagnitudeKind::AbsInputs || detail::bound_family(api, true) != f;
   }
   return s;
 }
@@ -1123,6 +1140,124 @@ std::optional<std::vector<InputGradient>> silu_grad_magnitude(std::string_view o
   return out;
 }
 
+// DECISIONS D20: the magnitude of softmax's input gradient y (g - sum y g) along dim, y_i (L_i (|g_i| +
+// sum_j y_j |g_j|) + sum_j L_j y_j |g_j|) with L = 1 + |ln y| + ln K (the device's saved output y errs by up
+// to L units of roundoff relative, D14's softmax bound, and each y enters twice), and of log_softmax's g -
+// exp(y) sum g, |g| + exp(y) (1 + |y|) sum |g| (the factor |y| for the rounding of the saved output y); y
+// from the input in float64. nullopt for other calls, an implicit dim of a non-Functional spelling or a dtype
+// argument.
+std::optional<std::vector<InputGradient>> softmax_grad_magnitude(std::string_view api, std::string_view op,
+                                                                 const ApiCall& call,
+                                                                 const std::vector<Value>& grads) {
+  const bool log = op == "log_softmax" || op == "_log_softmax";
+  if (!log && op != "softmax" && op != "_softmax") return std::nullopt;
+  if (grads.size() != 1 || !grads[0].is_tensor()) return std::nullopt;
+  const Tensor* x = tensor_arg(call, 0, "input");
+  if (!x || !is_floating(x->dtype()) || x->shape() != grads[0].tensor().shape()) return std::nullopt;
+  std::optional<std::int64_t> dim;
+  if (call.args.size() > 1 && call.args[1].is_number())
+    dim = static_cast<std::int64_t>(call.args[1].as_double());
+  for (const auto& [k, v] : call.kwargs) {
+    if (k == "dim" && v.is_number()) dim = static_cast<std::int64_t>(v.as_double());
+    if (k == "dtype" && !v.is_none()) return std::nullopt;
+  }
+  const auto nd = static_cast<std::int64_t>(x->ndim());
+  if (!dim) {
+    if (api.substr(0, 11) != "Functional.") return std::nullopt;
+    dim = (nd == 0 || nd == 1 || nd == 3) ? 0 : 1;  // torch's legacy implicit dim
+  }
+  if (nd == 0) return std::nullopt;
+  if (*dim < 0) *dim += nd;
+  if (*dim < 0 || *dim >= nd) return std::nullopt;
+  const Shape& sh = x->shape();
+  std::int64_t outer = 1, inner = 1;
+  const std::int64_t n = sh[static_cast<std::size_t>(*dim)];
+  for (std::int64_t i = 0; i < *dim; ++i) outer *= sh[static_cast<std::size_t>(i)];
+  for (std::int64_t i = *dim + 1; i < nd; ++i) inner *= sh[static_cast<std::size_t>(i)];
+  const std::vector<double> xv = x->to_doubles(), gv = grads[0].tensor().to_doubles();
+  std::vector<double> m(xv.size()), y(static_cast<std::size_t>(n));
+  // D14's softmax forward bound, relative to y: L = 1 + |ln y| + ln K (the device's saved output errs by
+  // that many units of its accumulation roundoff).
+  const double ln_k = std::log(static_cast<double>(std::max<std::int64_t>(n, 1)));
+  auto level = [&](double e) { return e > 0 ? 1 + std::fabs(std::log(e)) + ln_k : 1.0; };
+  for (std::int64_t o = 0; o < outer; ++o)
+    for (std::int64_t in = 0; in < inner; ++in) {
+      auto at = [&](std::int64_t j) { return static_cast<std::size_t>((o * n + j) * inner + in); };
+      double mx = -std::numeric_limits<double>::infinity(), sum = 0;
+      for (std::int64_t j = 0; j < n; ++j) mx = std::max(mx, xv[at(j)]);
+      for (std::int64_t j = 0; j < n; ++j) sum += std::exp(xv[at(j)] - mx);
+      // ag: sum |y||g| (softmax) or sum |g| (log_softmax); agl: sum L |y||g| (softmax).
+      double ag = 0, agl = 0;
+      for (std::int64_t j = 0; j < n; ++j) {
+        const double e = std::exp(xv[at(j)] - mx) / sum;
+        y[static_cast<std::size_t>(j)] = log ? std::log(e) : e;
+        ag += (log ? 1.0 : e) * std::fabs(gv[at(j)]);
+        agl += (log ? 0.0 : level(e) * e) * std::fabs(gv[at(j)]);
+      }
+      for (std::int64_t j = 0; j < n; ++j) {
+        const double yj = y[static_cast<std::size_t>(j)], g = std::fabs(gv[at(j)]);
+        m[at(j)] = log ? g + std::exp(yj) * (1 + std::fabs(yj)) * ag : yj * (level(yj) * (g + ag) + agl);
+      }
+    }
+  std::vector<InputGradient> out;
+  out.push_back({"input.0", Tensor::from_values<double>(m, sh), x->dtype()});
+  return out;
+}
+
+// DECISIONS D20: the magnitudes of layer_norm's input gradients. With xh = (x - mean) r, a = |xh| +
+// r mean |x| (xh and the error of the mean it carries, as D14's forward magnitude) and gw = |g w|:
+// dx = r (g w - mean(g w) - xh mean(g w xh)) has r (gw + mean gw + a mean(gw a)); the weight's gradient
+// sum over rows of g xh has sum |g| a; the bias's sum over rows of g has sum |g|. nullopt for other calls.
+std::optional<std::vector<InputGradient>> layer_norm_grad_magnitude(std::string_view op, const ApiCall& call,
+                                                                    const std::vector<Value>& grads) {
+  if (op != "layer_norm" || grads.size() != 1 || !grads[0].is_tensor()) return std::nullopt;
+  const BoundArgs a = bind_layer_norm(call);
+  const Tensor& x = a["input"].tensor();
+  if (!is_floating(x.dtype()) || x.shape() != grads[0].tensor().shape()) return std::nullopt;
+  std::int64_t k = 1;
+  for (std::int64_t d : a["normalized_shape"].as_int_list()) k *= d;
+  if (k < 1 || x.numel() % k != 0) return std::nullopt;
+  const double eps = a["eps"].as_double();
+  const auto uk = static_cast<std::size_t>(k);
+  const std::vector<double> xv = x.to_doubles(), gv = grads[0].tensor().to_doubles();
+  std::vector<double> w(uk, 1.0);
+  if (a["weight"].is_tensor()) w = a["weight"].tensor().to_doubles();
+  if (w.size() != uk) return std::nullopt;
+  std::vector<double> dx(xv.size()), dw(uk, 0.0), db(uk, 0.0), av(uk);
+  for (std::size_t row = 0; row < xv.size(); row += uk) {
+    double sum = 0, sum_abs = 0;
+    for (std::size_t j = 0; j < uk; ++j) {
+      sum += xv[row + j];
+      sum_abs += std::fabs(xv[row + j]);
+    }
+    const double kd = static_cast<double>(k), mean = sum / kd, mean_abs = sum_abs / kd;
+    double var = 0;
+    for (std::size_t j = 0; j < uk; ++j) var += (xv[row + j] - mean) * (xv[row + j] - mean);
+    const double r = 1 / std::sqrt(var / kd + eps);
+    double mean_gw = 0, mean_gwa = 0;
+    for (std::size_t j = 0; j < uk; ++j) {
+      av[j] = std::fabs(xv[row + j] - mean) * r + r * mean_abs;
+      const double gw = std::fabs(gv[row + j] * w[j]);
+      mean_gw += gw / kd;
+      mean_gwa += gw * av[j] / kd;
+      dw[j] += std::fabs(gv[row + j]) * av[j];
+      db[j] += std::fabs(gv[row + j]);
+    }
+    for (std::size_t j = 0; j < uk; ++j)
+      dx[row + j] = r * (std::fabs(gv[row + j] * w[j]) + mean_gw + av[j] * mean_gwa);
+  }
+  const Shape ns = a["weight"].is_tensor() ? a["weight"].tensor().shape() : Shape{k};
+  std::vector<InputGradient> out;
+  out.push_back({"input.0", Tensor::from_values<double>(dx, x.shape()), x.dtype()});
+  // Paths by position: layer_norm(input, normalized_shape, weight, bias).
+  if (call.args.size() > 2 && call.args[2].is_tensor())
+    out.push_back({"input.2", Tensor::from_values<double>(dw, ns), call.args[2].tensor().dtype()});
+  if (call.args.size() > 3 && call.args[3].is_tensor())
+    out.push_back({"input.3", Tensor::from_values<double>(db, call.args[3].tensor().shape()),
+                   call.args[3].tensor().dtype()});
+  return out;
+}
+
 }  // namespace
 
 std::vector<Value> error_bound_magnitude(const RunnerRegistry& registry, Framework framework,
@@ -1140,6 +1275,9 @@ std::vector<Value> error_bound_magnitude(const RunnerRegistry& registry, Framewo
 std::vector<InputGradient> error_bound_grad_magnitude(const RunnerRegistry& registry, Framework framework,
                                                       std::string_view api, const ApiCall& call,
                                                       const std::vector<Value>& grad_outputs) {
+  const std::string_view op = detail::operator_of(api);
+  if (auto g = softmax_grad_magnitude(api, op, call, grad_outputs)) return std::move(*g);
+  if (auto g = layer_norm_grad_magnitude(op, call, grad_outputs)) return std::move(*g);
   const detail::BoundFamily* f = detail::bound_family(api);
   if (!f || f->magnitude != detail::MagnitudeKind::AbsInputs) return {};
   if (auto g = gemm_norm_grad_magnitude(detail::operator_of(api), call, grad_outputs)) return std::move(*g);

@@ -64,6 +64,9 @@ struct BoundFamily {
   /// band_on_magnitude) is a Warning naming that cause.
   double band_roundings = 0;
   bool band_on_magnitude = false;
+  /// DECISIONS D20: operands the backward reuses from the device's forward, rounded to the output dtype
+  /// (softmax's saved output): their rounding adds rounded_operands u_out times the magnitude.
+  double rounded_operands = 0;
 };
 
 /// The family of an API in any spelling ("Functional.gelu.0", "Aten.mm.default", "gelu", "__matmul__");
