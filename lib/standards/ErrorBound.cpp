@@ -72,11 +72,11 @@ constexpr BoundFamily kSiluBackward{"silu backward", MK::AbsInputs, AK::None, 16
 // DECISIONS D20: the input gradients of softmax, log_softmax and layer_norm are sums over the softmax dim or
 // the normalised elements (and, for layer_norm's weight and bias, over the rows), judged against the same
 // sums on absolute values (softmax_grad_magnitude, layer_norm_grad_magnitude) with D14's accumulation
-// bound and band. softmax's backward reuses the device's output y, rounded to the output dtype: a relative
-// u_out on y moves y (g - sum y g) by at most 2 u_out |y| (|g| + sum |y||g|); log_softmax's moves exp(y) by
-// u_out |y| exp(y), inside its magnitude's (1 + |y|) factor.
+// bound and band. Their backward reuses the device's output y, rounded to the output dtype: its error
+// (u_out relative for softmax, u_out |y| absolute for log_softmax, plus the forward's own bound) moves
+// the gradient by at most u_out times the magnitude (softmax_grad_magnitude).
 constexpr BoundFamily kSoftmaxBackward{
-    "softmax backward", MK::AbsInputs, AK::LargestDim, 8, "", false, 0, false, 2};
+    "softmax backward", MK::AbsInputs, AK::LargestDim, 8, "", false, 0, false, 1};
 constexpr BoundFamily kLogSoftmaxBackward{
     "log_softmax backward", MK::AbsInputs, AK::LargestDim, 8, "", false, 0, false, 1};
 constexpr BoundFamily kLayerNormBackward{"layer_norm backward", MK::AbsInputs, AK::Normalized, 8, ""};
@@ -1140,9 +1140,9 @@ std::optional<std::vector<InputGradient>> silu_grad_magnitude(std::string_view o
   return out;
 }
 
-// DECISIONS D20: the magnitude of softmax's input gradient y (g - sum y g) along dim, y_i (L_i (|g_i| +
-// sum_j y_j |g_j|) + sum_j L_j y_j |g_j|) with L = 1 + |ln y| + ln K (the device's saved output y errs by up
-// to L units of roundoff relative, D14's softmax bound, and each y enters twice), and of log_softmax's g -
+// DECISIONS D20: the magnitude of softmax's input gradient y (g - sum y g) along dim, y_i (w_i (|g_i| +
+// sum_j y_j |g_j|) + sum_j w_j y_j |g_j|): the device's saved output y_j errs by w_j u_out relative (its
+// rounding and D14's softmax forward bound) and each y enters twice; and of log_softmax's g -
 // exp(y) sum g, |g| + exp(y) (1 + |y|) sum |g| (the factor |y| for the rounding of the saved output y); y
 // from the input in float64. nullopt for other calls, an implicit dim of a non-Functional spelling or a dtype
 // argument.
@@ -1176,10 +1176,13 @@ std::optional<std::vector<InputGradient>> softmax_grad_magnitude(std::string_vie
   for (std::int64_t i = *dim + 1; i < nd; ++i) inner *= sh[static_cast<std::size_t>(i)];
   const std::vector<double> xv = x->to_doubles(), gv = grads[0].tensor().to_doubles();
   std::vector<double> m(xv.size()), y(static_cast<std::size_t>(n));
-  // D14's softmax forward bound, relative to y: L = 1 + |ln y| + ln K (the device's saved output errs by
-  // that many units of its accumulation roundoff).
+  // The device's saved output errs relative to y by its rounding u_out plus D14's softmax forward bound,
+  // 8 u_acc (1 + |ln y| + ln K): w = 1 + 8 (u_acc / u_out) (1 + |ln y| + ln K) in units of u_out.
   const double ln_k = std::log(static_cast<double>(std::max<std::int64_t>(n, 1)));
-  auto level = [&](double e) { return e > 0 ? 1 + std::fabs(std::log(e)) + ln_k : 1.0; };
+  const double units = x->dtype() == DType::Float64
+                           ? 8.0
+                           : 8.0 * std::ldexp(1.0, -24) / detail::rounding_of(x->dtype())->first;
+  auto level = [&](double e) { return e > 0 ? 1 + units * (1 + std::fabs(std::log(e)) + ln_k) : 1.0; };
   for (std::int64_t o = 0; o < outer; ++o)
     for (std::int64_t in = 0; in < inner; ++in) {
       auto at = [&](std::int64_t j) { return static_cast<std::size_t>((o * n + j) * inner + in); };

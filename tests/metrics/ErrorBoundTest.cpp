@@ -582,6 +582,77 @@ TEST(ErrorBound, TorchBfloat16KernelsRoundingIntermediatesAreWarningsAndFaultsSt
                            cases, warnings, not_rounded_once);
 }
 
+// DECISIONS D20: torch's CPU backward of softmax, log_softmax and layer_norm (reduced_kernels.json,
+// "backward"). probe's gradient magnitudes equal the ones the generator derives in float64; with them
+// torch's float32 gradients pass, its bfloat16 ones are never an error (a Warning where the kernel is
+// worse than float32 computation), and one element 3% (bfloat16; 10% for log_softmax, whose bfloat16
+// kernel works from rounded log-probabilities) or 1% (float32) off is caught, a sign
+// flip an error.
+TEST(ErrorBound, TorchSoftmaxAndLayerNormBackwardAreBoundedByTheirSumsOnAbsoluteValues) {
+  const std::string text =
+      testing::slurp(std::string(PROBE_TEST_DATA_DIR) + "/error_bound/reduced_kernels.json");
+  rapidjson::Document doc;
+  doc.Parse(text.c_str());
+  ASSERT_FALSE(doc.HasParseError());
+  const RunnerRegistry reg = RunnerRegistry::with_builtins();
+  int cases = 0, warnings = 0;
+  for (const auto& c : doc["backward"].GetArray()) {
+    ++cases;
+    const std::string api = c["api"].GetString();
+    const DType dtype = *parse_dtype(c["dtype"].GetString());
+    Shape shape;
+    for (const auto& d : c["shape"].GetArray()) shape.push_back(d.GetInt64());
+    const std::int64_t k = shape.back();
+    ApiCall call;
+    call.args.push_back(Value(f64(numbers(c["x"]), shape).to(dtype)));
+    if (c.HasMember("dim")) {
+      call.args.push_back(Value(static_cast<std::int64_t>(c["dim"].GetInt())));
+    } else {
+      call.args.push_back(Value(std::vector<Value>{Value(k)}));
+      call.args.push_back(Value(f64(numbers(c["w"]), {k}).to(dtype)));
+      call.args.push_back(Value(f64(numbers(c["b"]), {k}).to(dtype)));
+    }
+    const Value grad(f64(numbers(c["g"]), shape).to(dtype));
+    const std::vector<InputGradient> gm =
+        error_bound_grad_magnitude(reg, Framework::PyTorch, api, call, {grad});
+    const auto& benches = c["bench"].GetArray();
+    ASSERT_EQ(gm.size(), benches.Size()) << api;
+    const detail::BoundFamily* family = detail::bound_family(api, true);
+    ASSERT_NE(family, nullptr) << api;
+    const std::string where = fmt::format("{} {} {}", api, c["dtype"].GetString(), shape_to_string(shape));
+    for (rapidjson::SizeType i = 0; i < benches.Size(); ++i) {
+      const std::vector<double> want = numbers(c["magnitude"][i]), got = gm[i].grad.to_doubles();
+      ASSERT_EQ(got.size(), want.size()) << where;
+      for (std::size_t e = 0; e < got.size(); ++e)
+        ASSERT_NEAR(got[e], want[e], 1e-9 * want[e]) << where << " " << i;
+      const Shape gshape = gm[i].grad.shape();
+      const Tensor bench = f64(numbers(benches[i]), gshape);
+      const std::int64_t acc = error_bound_grad_accumulation(api, call, shape, gshape);
+      const Verdict v = detail::error_bound_verdict(
+          *family, bench, f64(numbers(c["device"][i]), gshape).to(dtype), &gm[i].grad, acc, 1);
+      if (dtype == DType::Float32) {
+        EXPECT_EQ(v.status, Status::Pass) << where << " gradient " << i << ": " << v.message;
+      } else {
+        EXPECT_NE(v.status, Status::Error) << where << " gradient " << i << ": " << v.message;
+      }
+      warnings += v.status == Status::Warning;
+      if (i != 0) continue;
+      for (const auto& f : c["faults"].GetObject()) {
+        const std::string fault = f.name.GetString();
+        const Verdict fv = detail::error_bound_verdict(
+            *family, bench, f64(numbers(f.value), gshape).to(dtype), &gm[i].grad, acc, 1);
+        if (fault == "sign flip")
+          EXPECT_EQ(fv.status, Status::Error) << where << " " << fault << ": " << fv.message;
+        else
+          EXPECT_NE(fv.status, Status::Pass) << where << " " << fault << ": " << fv.message;
+      }
+    }
+  }
+  EXPECT_EQ(cases, 12);
+  std::cout << fmt::format("{} torch softmax/log_softmax/layer_norm backward cases, {} Warnings\n", cases,
+                           warnings);
+}
+
 // D20's band at its edge: bfloat16 rsqrt, bench 0.8125. D14's bound is (1 + 2^-10) (2^-8 + 8 2^-24)
 // 0.8125; the band adds 2 2^-8 0.8125 (two more roundings of |bench|). An error of 2.5 2^-8 0.8125 is a
 // Warning, 3.5 2^-8 0.8125 an error; in float32 (no band) the first is an error.
