@@ -80,6 +80,14 @@ constexpr BoundFamily kSoftmaxBackward{
 constexpr BoundFamily kLogSoftmaxBackward{
     "log_softmax backward", MK::AbsInputs, AK::LargestDim, 8, "", false, 0, false, 1};
 constexpr BoundFamily kLayerNormBackward{"layer_norm backward", MK::AbsInputs, AK::Normalized, 8, ""};
+// DECISIONS D20: mul's gradients g * other (summed over the broadcast dims): torch rounds each product to
+// the dtype before the sum (u_out m) and sums in float32 (c = 2, K = the broadcast count); magnitude: the
+// bench backward on absolute values.
+constexpr BoundFamily kMulBackward{"mul backward", MK::AbsInputs, AK::None, 2, "", false, 0, false, 1};
+// DECISIONS D20: rsqrt's gradient -0.5 g y^3 from the saved output y: y's rounding is 3 u_out on y^3;
+// pow and the product in float32 (c = 8); the band adds D20's forward band on y (2 more roundings, 6 u_out
+// on y^3) and the two roundings of pow and the product: 8 u_out m, m = 0.5 |g| x^-1.5.
+constexpr BoundFamily kRsqrtBackward{"rsqrt backward", MK::AbsInputs, AK::None, 8, "", false, 8, true, 3};
 constexpr BoundFamily kSoftmax{"softmax", MK::BenchLog, AK::LargestDim, 8, ""};
 constexpr BoundFamily kLogSoftmax{"log_softmax", MK::BenchPlusOne, AK::LargestDim, 8, ""};
 constexpr BoundFamily kLayerNorm{"layer_norm", MK::Normalization, AK::Normalized, 8, ""};
@@ -243,6 +251,8 @@ const BoundFamily* bound_family(std::string_view api, bool backward) {
   if (backward && (op == "softmax" || op == "_softmax")) return &kSoftmaxBackward;
   if (backward && (op == "log_softmax" || op == "_log_softmax")) return &kLogSoftmaxBackward;
   if (backward && op == "layer_norm") return &kLayerNormBackward;
+  if (backward && op == "mul") return &kMulBackward;
+  if (backward && op == "rsqrt") return &kRsqrtBackward;
   for (const FamilyRow& row : kFamilies)
     if (row.op == op) return &row.family;
   return nullptr;
@@ -1121,6 +1131,22 @@ std::optional<std::vector<InputGradient>> addition_grad_magnitude(const detail::
   return out;
 }
 
+// DECISIONS D20: the magnitude of rsqrt's input gradient, 0.5 |g| x^-1.5 (= |bench|); nullopt for other
+// calls.
+std::optional<std::vector<InputGradient>> rsqrt_grad_magnitude(std::string_view op, const ApiCall& call,
+                                                               const std::vector<Value>& grads) {
+  if (op != "rsqrt" || grads.size() != 1 || !grads[0].is_tensor()) return std::nullopt;
+  const Tensor* x = tensor_arg(call, 0, "input");
+  if (!x || !is_floating(x->dtype()) || x->shape() != grads[0].tensor().shape()) return std::nullopt;
+  const std::vector<double> xv = x->to_doubles(), gv = grads[0].tensor().to_doubles();
+  std::vector<double> m(xv.size());
+  for (std::size_t i = 0; i < xv.size(); ++i)
+    m[i] = 0.5 * std::fabs(gv[i]) * std::pow(std::fabs(xv[i]), -1.5);
+  std::vector<InputGradient> out;
+  out.push_back({"input.0", Tensor::from_values<double>(m, x->shape()), x->dtype()});
+  return out;
+}
+
 // DECISIONS D20: the magnitude of silu's input gradient, |dy| s(x) (1 + |x|) with s = sigmoid(x) (the
 // terms that cancel in dy s (1 + x (1 - s)) near its zero at x ~ -1.28 and that carry s's roundings);
 // nullopt for other APIs or when the gradient's shape is not the input's.
@@ -1281,7 +1307,8 @@ std::vector<InputGradient> error_bound_grad_magnitude(const RunnerRegistry& regi
   const std::string_view op = detail::operator_of(api);
   if (auto g = softmax_grad_magnitude(api, op, call, grad_outputs)) return std::move(*g);
   if (auto g = layer_norm_grad_magnitude(op, call, grad_outputs)) return std::move(*g);
-  const detail::BoundFamily* f = detail::bound_family(api);
+  if (auto g = rsqrt_grad_magnitude(op, call, grad_outputs)) return std::move(*g);
+  const detail::BoundFamily* f = detail::bound_family(api, true);
   if (!f || f->magnitude != detail::MagnitudeKind::AbsInputs) return {};
   if (auto g = gemm_norm_grad_magnitude(detail::operator_of(api), call, grad_outputs)) return std::move(*g);
   if (auto g = addition_grad_magnitude(*f, call, grad_outputs)) return std::move(*g);

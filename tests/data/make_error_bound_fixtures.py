@@ -187,7 +187,8 @@ REDUCED_OUT = os.path.join(HERE, "error_bound", "reduced_kernels.json")
 
 def backward_cases(g):
     """DECISIONS D20: torch's CPU backward of softmax / log_softmax (dim 1 of [3, 24, 5] and -1 of [4, 128])
-    and layer_norm (over the last dim of [2, 6, 16] and [3, 256]) in float32 and bfloat16: inputs,
+    and layer_norm (over the last dim of [2, 6, 16] and [3, 256]), mul with a broadcast [12] operand and rsqrt
+    in float32 and bfloat16: inputs,
     output gradient, float64 gradients, torch's, and the magnitudes D20 derives, computed here in float64."""
     out = []
     F = torch.nn.functional
@@ -197,12 +198,33 @@ def backward_cases(g):
                                 ("Functional.log_softmax", (3, 24, 5), 1),
                                 ("Functional.log_softmax", (4, 128), -1),
                                 ("Functional.layer_norm", (2, 6, 16), None),
-                                ("Functional.layer_norm", (3, 256), None)):
+                                ("Functional.layer_norm", (3, 256), None),
+                                ("Tensor.__mul__", (4, 6, 12), None), ("Torch.rsqrt", (64,), None)):
             x = (rnd(shape, g) * 2).to(dtype)
             gy = rnd(shape, g).to(dtype)
             case = {"api": api, "dtype": dname, "shape": list(shape), "x": nums(x), "g": nums(gy)}
             X, G = x.double(), gy.double()
-            if api != "Functional.layer_norm":
+            if api == "Tensor.__mul__":
+                # x * w with w broadcast over the rows: w's gradient sums 24 products
+                w = rnd(shape[-1:], g).to(dtype)
+                case["other"] = nums(w)
+                xd, wd = X.clone().requires_grad_(True), w.double().requires_grad_(True)
+                (xd * wd).backward(G)
+                xl, wl = x.clone().requires_grad_(True), w.clone().requires_grad_(True)
+                (xl * wl).backward(gy)
+                bench, device = [xd.grad, wd.grad], [xl.grad, wl.grad]
+                mags = [G.abs() * w.double().abs(), (G.abs() * X.abs()).reshape(-1, shape[-1]).sum(0)]
+            elif api == "Torch.rsqrt":
+                x = (X.abs() + 0.05).to(dtype)
+                X = x.double()
+                case["x"] = nums(x)
+                xd = X.clone().requires_grad_(True)
+                torch.rsqrt(xd).backward(G)
+                xl = x.clone().requires_grad_(True)
+                torch.rsqrt(xl).backward(gy)
+                bench, device = [xd.grad], [xl.grad]
+                mags = [0.5 * G.abs() * X.pow(-1.5)]
+            elif api != "Functional.layer_norm":
                 f = F.softmax if api == "Functional.softmax" else F.log_softmax
                 xd = X.clone().requires_grad_(True)
                 y = f(xd, dim)

@@ -582,12 +582,11 @@ TEST(ErrorBound, TorchBfloat16KernelsRoundingIntermediatesAreWarningsAndFaultsSt
                            cases, warnings, not_rounded_once);
 }
 
-// DECISIONS D20: torch's CPU backward of softmax, log_softmax and layer_norm (reduced_kernels.json,
-// "backward"). probe's gradient magnitudes equal the ones the generator derives in float64; with them
-// torch's float32 gradients pass, its bfloat16 ones are never an error (a Warning where the kernel is
-// worse than float32 computation), and one element 3% (bfloat16; 10% for log_softmax, whose bfloat16
-// kernel works from rounded log-probabilities) or 1% (float32) off is caught, a sign
-// flip an error.
+// DECISIONS D20: torch's CPU backward of softmax, log_softmax, layer_norm, mul (a broadcast operand) and
+// rsqrt (reduced_kernels.json, "backward"). probe's gradient magnitudes equal the ones the generator derives
+// in float64; with them torch's float32 gradients pass, its bfloat16 ones are never an error (a Warning where
+// the kernel is worse than float32 computation), and one element 3% (bfloat16; 10% for log_softmax, whose
+// bfloat16 kernel works from rounded log-probabilities) or 1% (float32) off is caught, a sign flip an error.
 TEST(ErrorBound, TorchSoftmaxAndLayerNormBackwardAreBoundedByTheirSumsOnAbsoluteValues) {
   const std::string text =
       testing::slurp(std::string(PROBE_TEST_DATA_DIR) + "/error_bound/reduced_kernels.json");
@@ -607,7 +606,9 @@ TEST(ErrorBound, TorchSoftmaxAndLayerNormBackwardAreBoundedByTheirSumsOnAbsolute
     call.args.push_back(Value(f64(numbers(c["x"]), shape).to(dtype)));
     if (c.HasMember("dim")) {
       call.args.push_back(Value(static_cast<std::int64_t>(c["dim"].GetInt())));
-    } else {
+    } else if (c.HasMember("other")) {
+      call.args.push_back(Value(f64(numbers(c["other"]), {k}).to(dtype)));
+    } else if (api != "Torch.rsqrt") {
       call.args.push_back(Value(std::vector<Value>{Value(k)}));
       call.args.push_back(Value(f64(numbers(c["w"]), {k}).to(dtype)));
       call.args.push_back(Value(f64(numbers(c["b"]), {k}).to(dtype)));
@@ -648,9 +649,9 @@ TEST(ErrorBound, TorchSoftmaxAndLayerNormBackwardAreBoundedByTheirSumsOnAbsolute
       }
     }
   }
-  EXPECT_EQ(cases, 12);
-  std::cout << fmt::format("{} torch softmax/log_softmax/layer_norm backward cases, {} Warnings\n", cases,
-                           warnings);
+  EXPECT_EQ(cases, 16);
+  std::cout << fmt::format("{} torch softmax/log_softmax/layer_norm/mul/rsqrt backward cases, {} Warnings\n",
+                           cases, warnings);
 }
 
 // D20's band at its edge: bfloat16 rsqrt, bench 0.8125. D14's bound is (1 + 2^-10) (2^-8 + 8 2^-24)
