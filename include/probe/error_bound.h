@@ -19,6 +19,9 @@ struct PROBE_API ErrorBoundSupport {
   bool covered = false;
   bool needs_magnitude = false;  ///< JudgeOptions::magnitude and ::accumulation are required
   std::string family;            ///< "gemm", "reduction", "transcendental", ... (empty when not covered)
+  /// error_bound_grad_magnitude bounds the input gradients (the accumulating families; silu, softmax,
+  /// log_softmax, layer_norm, mul and rsqrt by DECISIONS D20)
+  bool bounds_backward = false;
 };
 /// Pure and thread-safe.
 PROBE_API ErrorBoundSupport error_bound_support(std::string_view api);
@@ -35,9 +38,9 @@ PROBE_API std::int64_t error_bound_accumulation(std::string_view api, const ApiC
                                                 const Shape& output);
 
 /// The magnitude bench of the input gradients: the bench backward on the call's absolute values and the
-/// absolute output gradients, as RunnerRegistry::run_backward returns them. Empty when D14 does not bound
-/// the API's backward (only the families that accumulate, whose backward is the same kind of sum, are).
-/// Throws like RunnerRegistry::run_backward. Thread-safe.
+/// absolute output gradients, as RunnerRegistry::run_backward returns them; for silu, softmax, log_softmax,
+/// layer_norm and rsqrt the magnitudes DECISIONS D20 derives. Empty when D14 does not bound the API's
+/// backward (ErrorBoundSupport::bounds_backward). Throws like RunnerRegistry::run_backward. Thread-safe.
 PROBE_API std::vector<InputGradient> error_bound_grad_magnitude(const RunnerRegistry& registry,
                                                                 Framework framework, std::string_view api,
                                                                 const ApiCall& call,

@@ -48,7 +48,7 @@ void error_bound(const ApiOutputs& api, const Standards& standards, OutputCompar
   if (cmp.backward_status && api.bench_grads && api.device_grads && !api.grad_magnitude.empty()) {
     cmp.backward_status = detail::rejudge_rows(
         api.bound_api, detail::value_leaves(*api.bench_grads), detail::value_leaves(*api.device_grads),
-        api.grad_magnitude, api.grad_accumulation, cmp.rows, forward_rows, standards.aggregation);
+        api.grad_magnitude, api.grad_accumulation, cmp.rows, forward_rows, standards.aggregation, true);
     cmp.backward_ok = cmp.backward_status == Status::Pass;
   }
 }

@@ -794,14 +794,15 @@ class ApiChecker final : public DataflowAccess {
     for (const Value& v : bench_leaves)
       out.accumulation.push_back(
           v.is_tensor() ? error_bound_accumulation(runner_api, call, v.tensor().shape()) : 1);
-    if (!d14.needs_magnitude) return;
-    try {
-      out.magnitude =
-          detail::value_leaves(error_bound_magnitude(*ctx_.registry, ctx_.runner_fw, runner_api, call));
-    } catch (const Error&) {
-      out.magnitude.clear();
+    if (d14.needs_magnitude) {
+      try {
+        out.magnitude =
+            detail::value_leaves(error_bound_magnitude(*ctx_.registry, ctx_.runner_fw, runner_api, call));
+      } catch (const Error&) {
+        out.magnitude.clear();
+      }
     }
-    if (!have_grads || bench_leaves.empty() || !bench_leaves[0].is_tensor()) return;
+    if (!d14.bounds_backward || !have_grads || bench_leaves.empty() || !bench_leaves[0].is_tensor()) return;
     std::vector<std::pair<std::string, const Tensor*>> inputs;
     for (std::size_t i = 0; i < call.args.size(); ++i)
       positional_tensors(call.args[i], "input." + std::to_string(i), inputs);

@@ -59,8 +59,35 @@ constexpr BoundFamily kAdd{"addition", MK::AbsInputs, AK::None, 2, "", true};
 constexpr BoundFamily kSub{"addition", MK::AbsInputs, AK::None, 2, "add", true};
 constexpr BoundFamily kRounded{"correctly rounded", MK::Bench, AK::None, 1, "", true};
 constexpr BoundFamily kExact{"exact", MK::Bench, AK::None, 0, ""};
-constexpr BoundFamily kLibm{"transcendental", MK::Bench, AK::None, 8, ""};
-constexpr BoundFamily kCancelling{"activation x*f(x)", MK::AbsInputs, AK::None, 16, ""};
+// DECISIONS D20: torch's CPU kernels for float16/bfloat16 evaluate these functions with intermediate
+// results rounded to the dtype (rsqrt = 1 / sqrt, sigmoid = 1 / (1 + exp(-x)), silu = x / (1 + exp(-x)):
+// up to two roundings before the final one, each propagated with a condition number <= 1).
+constexpr BoundFamily kLibm{"transcendental", MK::Bench, AK::None, 8, "", false, 2, false};
+constexpr BoundFamily kCancelling{"activation x*f(x)", MK::AbsInputs, AK::None, 16, "", false, 2, false};
+// DECISIONS D20: silu's gradient dy s (1 + x (1 - s)), s = sigmoid(x), with every intermediate rounded:
+// its error is at most u s (6 + |x| (8 (1 - s) + 3 s)) |dy| <= 8 u s (1 + |x|) |dy| (s's 3 roundings
+// enter 1 - s and are multiplied by x), so the magnitude is |dy| s(x) (1 + |x|) (silu_grad_magnitude)
+// and the band 8 roundings of it.
+constexpr BoundFamily kSiluBackward{"silu backward", MK::AbsInputs, AK::None, 16, "", false, 8, true};
+// DECISIONS D20: the input gradients of softmax, log_softmax and layer_norm are sums over the softmax dim or
+// the normalised elements (and, for layer_norm's weight and bias, over the rows), judged against the same
+// sums on absolute values (softmax_grad_magnitude, layer_norm_grad_magnitude) with D14's accumulation
+// bound and band. Their backward reuses the device's output y, rounded to the output dtype: its error
+// (u_out relative for softmax, u_out |y| absolute for log_softmax, plus the forward's own bound) moves
+// the gradient by at most u_out times the magnitude (softmax_grad_magnitude).
+constexpr BoundFamily kSoftmaxBackward{
+    "softmax backward", MK::AbsInputs, AK::LargestDim, 8, "", false, 0, false, 1};
+constexpr BoundFamily kLogSoftmaxBackward{
+    "log_softmax backward", MK::AbsInputs, AK::LargestDim, 8, "", false, 0, false, 1};
+constexpr BoundFamily kLayerNormBackward{"layer_norm backward", MK::AbsInputs, AK::Normalized, 8, ""};
+// DECISIONS D20: mul's gradients g * other (summed over the broadcast dims): torch rounds each product to
+// the dtype before the sum (u_out m) and sums in float32 (c = 2, K = the broadcast count); magnitude: the
+// bench backward on absolute values.
+constexpr BoundFamily kMulBackward{"mul backward", MK::AbsInputs, AK::None, 2, "", false, 0, false, 1};
+// DECISIONS D20: rsqrt's gradient -0.5 g y^3 from the saved output y: y's rounding is 3 u_out on y^3;
+// pow and the product in float32 (c = 8); the band adds D20's forward band on y (2 more roundings, 6 u_out
+// on y^3) and the two roundings of pow and the product: 8 u_out m, m = 0.5 |g| x^-1.5.
+constexpr BoundFamily kRsqrtBackward{"rsqrt backward", MK::AbsInputs, AK::None, 8, "", false, 8, true, 3};
 constexpr BoundFamily kSoftmax{"softmax", MK::BenchLog, AK::LargestDim, 8, ""};
 constexpr BoundFamily kLogSoftmax{"log_softmax", MK::BenchPlusOne, AK::LargestDim, 8, ""};
 constexpr BoundFamily kLayerNorm{"layer_norm", MK::Normalization, AK::Normalized, 8, ""};
@@ -218,8 +245,14 @@ std::optional<std::pair<double, double>> rounding_of(DType t) {
   return std::pair{std::ldexp(1.0, -f->precision), f->min_subnormal};
 }
 
-const BoundFamily* bound_family(std::string_view api) {
+const BoundFamily* bound_family(std::string_view api, bool backward) {
   const std::string_view op = operator_of(api);
+  if (backward && op == "silu") return &kSiluBackward;
+  if (backward && (op == "softmax" || op == "_softmax")) return &kSoftmaxBackward;
+  if (backward && (op == "log_softmax" || op == "_log_softmax")) return &kLogSoftmaxBackward;
+  if (backward && op == "layer_norm") return &kLayerNormBackward;
+  if (backward && op == "mul") return &kMulBackward;
+  if (backward && op == "rsqrt") return &kRsqrtBackward;
   for (const FamilyRow& row : kFamilies)
     if (row.op == op) return &row.family;
   return nullptr;
@@ -395,6 +428,7 @@ struct ErrorBoundScan::State {
   const double* mp = nullptr;
   double u_out = 0, acc = 0, acc_low = 0, floor = 0, max_finite = kInf, log_k = 0;
   bool has_band = false;
+  bool elementwise_band = false;  // D20's band (roundings in the output dtype), not an accumulation's
   MagnitudeKind kind;
   // The pre-pass's instruction set: -1 scalar, 0 SSE2, 1 AVX2, 2 AVX-512 (metrics_isa(): the fused metrics
   // kernel's choice and its test hooks).
@@ -425,7 +459,7 @@ struct ErrorBoundScan::State {
     // float64 outputs: the bench carries an error of the same size as the device's.
     const double bench_share = device.dtype() == DType::Float64 ? 2 : 1;
     acc = bench_share * (family.own_ulps * u_acc + sum_bound(accumulation, u_acc)) +
-          (family.scalar_operand ? u_out : 0);
+          (family.scalar_operand ? u_out : 0) + family.rounded_operands * u_out;
     // The band: sums whose precision is a kernel's choice (GEMM, convolution, reductions), and
     // normalisations computed in the low-precision output dtype itself.
     const bool low_precision_out = device.dtype() == DType::BFloat16 || device.dtype() == DType::Float16;
@@ -433,8 +467,12 @@ struct ErrorBoundScan::State {
                (family.magnitude == MagnitudeKind::AbsInputs
                     ? device.dtype() != DType::Float64
                     : family.magnitude == MagnitudeKind::Normalization && low_precision_out);
+    // DECISIONS D20: kernels that round their intermediate results to a float16/bfloat16 output dtype.
+    elementwise_band = fmt_out && low_precision_out && family.band_roundings > 0 && !has_band;
+    has_band = has_band || elementwise_band;
     const double u_low = device.dtype() == DType::Float32 ? std::ldexp(1.0, -11) : u_out;
-    acc_low = family.own_ulps * u_acc + kBandUnits * u_low + (family.scalar_operand ? u_out : 0);
+    acc_low = family.own_ulps * u_acc + kBandUnits * u_low + (family.scalar_operand ? u_out : 0) +
+              family.rounded_operands * u_out;
     floor = fmt_out ? fmt_out->min_subnormal : 0;
     max_finite = fmt_out ? fmt_out->max_finite : kInf;
     log_k = std::log(static_cast<double>(std::max<std::int64_t>(accumulation, 1)));
@@ -471,7 +509,12 @@ struct ErrorBoundScan::State {
         // smallest): no division needed.
         if (err <= bound * part.gate) continue;
         ratio = err / bound;
-        if (ratio > 1 && has_band) in_band = err <= kSlack * (u_out * ab + acc_low * mag) + floor;
+        if (ratio > 1 && elementwise_band)
+          in_band = err <= kSlack * (u_out * ab + acc * mag +
+                                     family.band_roundings * u_out * (family.band_on_magnitude ? mag : ab)) +
+                               floor;
+        else if (ratio > 1 && has_band)
+          in_band = err <= kSlack * (u_out * ab + acc_low * mag) + floor;
       }
       if (ratio > 1) {
         ++part.beyond;
@@ -605,7 +648,10 @@ Verdict ErrorBoundScan::finish() {
   v.criteria.push_back(
       {"elements beyond their error bound", static_cast<double>(beyond), "==", 0, beyond == 0});
   v.criteria.push_back({"largest error / bound", worst_ratio, "<=", 1, worst_ratio <= 1, false});
-  if (s.has_band)
+  if (s.elementwise_band)
+    v.criteria.push_back({"elements beyond the bound of a kernel rounding in the output dtype",
+                          static_cast<double>(beyond_band), "==", 0, beyond_band == 0});
+  else if (s.has_band)
     v.criteria.push_back({"elements beyond the reduced-precision accumulation bound",
                           static_cast<double>(beyond_band), "==", 0, beyond_band == 0});
   v.status = beyond == 0 ? Status::Pass : beyond_band == 0 ? Status::Warning : Status::Error;
@@ -623,7 +669,13 @@ Verdict ErrorBoundScan::finish() {
                                         w.device, w.bench, w.abs_err, w.bound, w.abs_err / w.bound);
   v.message = fmt::format("error bound (D14, {}): {} of {} elements beyond their bound; worst at {}: {}",
                           bound_text, beyond, n, where, worst_text);
-  if (v.status == Status::Warning)
+  if (v.status == Status::Warning && s.elementwise_band)
+    v.message += fmt::format(
+        "; every element is within the bound of a kernel that rounds its intermediate results to {} (D20: "
+        "{} more roundings of {}, as torch's CPU kernels for that dtype do), or a fault of that size",
+        probe::name(s.out_dtype), family.band_roundings,
+        family.band_on_magnitude ? std::string_view("the magnitude") : std::string_view("|bench|"));
+  else if (v.status == Status::Warning)
     v.message += fmt::format(
         "; every element is within the bound of an accumulation in {} precision: a kernel that computes "
         "(accumulates, or for float32 multiplies) in reduced precision, or a fault of that size",
@@ -668,8 +720,8 @@ std::vector<Value> value_leaves(const std::vector<Value>& values) {
 
 Status rejudge_rows(std::string_view api, const std::vector<Value>& bench, const std::vector<Value>& device,
                     const std::vector<Value>& magnitude, const std::vector<std::int64_t>& accumulation,
-                    std::vector<DetailRow>& rows, std::size_t first, Aggregation how) {
-  const BoundFamily* family = bound_family(api);
+                    std::vector<DetailRow>& rows, std::size_t first, Aggregation how, bool backward) {
+  const BoundFamily* family = bound_family(api, backward);
   std::vector<Status> statuses;
   for (std::size_t i = first; i < rows.size(); ++i) statuses.push_back(rows[i].status);
   if (!family || rows.size() - first != bench.size() || bench.size() != device.size())
@@ -763,6 +815,8 @@ ErrorBoundSupport error_bound_support(std::string_view api) {
     s.covered = true;
     s.needs_magnitude = detail::takes_magnitude(f->magnitude);
     s.family = std::string(f->name);
+    s.bounds_backward =
+        f->magnitude == detail::MagnitudeKind::AbsInputs || detail::bound_family(api, true) != f;
   }
   return s;
 }
@@ -1077,6 +1131,162 @@ std::optional<std::vector<InputGradient>> addition_grad_magnitude(const detail::
   return out;
 }
 
+// DECISIONS D20: the magnitude of rsqrt's input gradient, 0.5 |g| x^-1.5 (= |bench|); nullopt for other
+// calls.
+std::optional<std::vector<InputGradient>> rsqrt_grad_magnitude(std::string_view op, const ApiCall& call,
+                                                               const std::vector<Value>& grads) {
+  if (op != "rsqrt" || grads.size() != 1 || !grads[0].is_tensor()) return std::nullopt;
+  const Tensor* x = tensor_arg(call, 0, "input");
+  if (!x || !is_floating(x->dtype()) || x->shape() != grads[0].tensor().shape()) return std::nullopt;
+  const std::vector<double> xv = x->to_doubles(), gv = grads[0].tensor().to_doubles();
+  std::vector<double> m(xv.size());
+  for (std::size_t i = 0; i < xv.size(); ++i)
+    m[i] = 0.5 * std::fabs(gv[i]) * std::pow(std::fabs(xv[i]), -1.5);
+  std::vector<InputGradient> out;
+  out.push_back({"input.0", Tensor::from_values<double>(m, x->shape()), x->dtype()});
+  return out;
+}
+
+// DECISIONS D20: the magnitude of silu's input gradient, |dy| s(x) (1 + |x|) with s = sigmoid(x) (the
+// terms that cancel in dy s (1 + x (1 - s)) near its zero at x ~ -1.28 and that carry s's roundings);
+// nullopt for other APIs or when the gradient's shape is not the input's.
+std::optional<std::vector<InputGradient>> silu_grad_magnitude(std::string_view op, const ApiCall& call,
+                                                              const std::vector<Value>& grads) {
+  if (op != "silu" || grads.size() != 1 || !grads[0].is_tensor()) return std::nullopt;
+  const Tensor* x = tensor_arg(call, 0, "input");
+  if (!x || !is_floating(x->dtype()) || x->shape() != grads[0].tensor().shape()) return std::nullopt;
+  const std::vector<double> xv = x->to_doubles(), gv = grads[0].tensor().to_doubles();
+  std::vector<double> m(xv.size());
+  for (std::size_t i = 0; i < xv.size(); ++i) {
+    const double s = 1 / (1 + std::exp(-xv[i]));
+    m[i] = std::fabs(gv[i]) * s * (1 + std::fabs(xv[i]));
+  }
+  std::vector<InputGradient> out;
+  out.push_back({"input.0", Tensor::from_values<double>(m, x->shape()), x->dtype()});
+  return out;
+}
+
+// DECISIONS D20: the magnitude of softmax's input gradient y (g - sum y g) along dim, y_i (w_i (|g_i| +
+// sum_j y_j |g_j|) + sum_j w_j y_j |g_j|): the device's saved output y_j errs by w_j u_out relative (its
+// rounding and D14's softmax forward bound) and each y enters twice; and of log_softmax's g -
+// exp(y) sum g, |g| + exp(y) (1 + |y|) sum |g| (the factor |y| for the rounding of the saved output y); y
+// from the input in float64. nullopt for other calls, an implicit dim of a non-Functional spelling or a dtype
+// argument.
+std::optional<std::vector<InputGradient>> softmax_grad_magnitude(std::string_view api, std::string_view op,
+                                                                 const ApiCall& call,
+                                                                 const std::vector<Value>& grads) {
+  const bool log = op == "log_softmax" || op == "_log_softmax";
+  if (!log && op != "softmax" && op != "_softmax") return std::nullopt;
+  if (grads.size() != 1 || !grads[0].is_tensor()) return std::nullopt;
+  const Tensor* x = tensor_arg(call, 0, "input");
+  if (!x || !is_floating(x->dtype()) || x->shape() != grads[0].tensor().shape()) return std::nullopt;
+  std::optional<std::int64_t> dim;
+  if (call.args.size() > 1 && call.args[1].is_number())
+    dim = static_cast<std::int64_t>(call.args[1].as_double());
+  for (const auto& [k, v] : call.kwargs) {
+    if (k == "dim" && v.is_number()) dim = static_cast<std::int64_t>(v.as_double());
+    if (k == "dtype" && !v.is_none()) return std::nullopt;
+  }
+  const auto nd = static_cast<std::int64_t>(x->ndim());
+  if (!dim) {
+    if (api.substr(0, 11) != "Functional.") return std::nullopt;
+    dim = (nd == 0 || nd == 1 || nd == 3) ? 0 : 1;  // torch's legacy implicit dim
+  }
+  if (nd == 0) return std::nullopt;
+  if (*dim < 0) *dim += nd;
+  if (*dim < 0 || *dim >= nd) return std::nullopt;
+  const Shape& sh = x->shape();
+  std::int64_t outer = 1, inner = 1;
+  const std::int64_t n = sh[static_cast<std::size_t>(*dim)];
+  for (std::int64_t i = 0; i < *dim; ++i) outer *= sh[static_cast<std::size_t>(i)];
+  for (std::int64_t i = *dim + 1; i < nd; ++i) inner *= sh[static_cast<std::size_t>(i)];
+  const std::vector<double> xv = x->to_doubles(), gv = grads[0].tensor().to_doubles();
+  std::vector<double> m(xv.size()), y(static_cast<std::size_t>(n));
+  // The device's saved output errs relative to y by its rounding u_out plus D14's softmax forward bound,
+  // 8 u_acc (1 + |ln y| + ln K): w = 1 + 8 (u_acc / u_out) (1 + |ln y| + ln K) in units of u_out.
+  const double ln_k = std::log(static_cast<double>(std::max<std::int64_t>(n, 1)));
+  const double units = x->dtype() == DType::Float64
+                           ? 8.0
+                           : 8.0 * std::ldexp(1.0, -24) / detail::rounding_of(x->dtype())->first;
+  auto level = [&](double e) { return e > 0 ? 1 + units * (1 + std::fabs(std::log(e)) + ln_k) : 1.0; };
+  for (std::int64_t o = 0; o < outer; ++o)
+    for (std::int64_t in = 0; in < inner; ++in) {
+      auto at = [&](std::int64_t j) { return static_cast<std::size_t>((o * n + j) * inner + in); };
+      double mx = -std::numeric_limits<double>::infinity(), sum = 0;
+      for (std::int64_t j = 0; j < n; ++j) mx = std::max(mx, xv[at(j)]);
+      for (std::int64_t j = 0; j < n; ++j) sum += std::exp(xv[at(j)] - mx);
+      // ag: sum |y||g| (softmax) or sum |g| (log_softmax); agl: sum L |y||g| (softmax).
+      double ag = 0, agl = 0;
+      for (std::int64_t j = 0; j < n; ++j) {
+        const double e = std::exp(xv[at(j)] - mx) / sum;
+        y[static_cast<std::size_t>(j)] = log ? std::log(e) : e;
+        ag += (log ? 1.0 : e) * std::fabs(gv[at(j)]);
+        agl += (log ? 0.0 : level(e) * e) * std::fabs(gv[at(j)]);
+      }
+      for (std::int64_t j = 0; j < n; ++j) {
+        const double yj = y[static_cast<std::size_t>(j)], g = std::fabs(gv[at(j)]);
+        m[at(j)] = log ? g + std::exp(yj) * (1 + std::fabs(yj)) * ag : yj * (level(yj) * (g + ag) + agl);
+      }
+    }
+  std::vector<InputGradient> out;
+  out.push_back({"input.0", Tensor::from_values<double>(m, sh), x->dtype()});
+  return out;
+}
+
+// DECISIONS D20: the magnitudes of layer_norm's input gradients. With xh = (x - mean) r, a = |xh| +
+// r mean |x| (xh and the error of the mean it carries, as D14's forward magnitude) and gw = |g w|:
+// dx = r (g w - mean(g w) - xh mean(g w xh)) has r (gw + mean gw + a mean(gw a)); the weight's gradient
+// sum over rows of g xh has sum |g| a; the bias's sum over rows of g has sum |g|. nullopt for other calls.
+std::optional<std::vector<InputGradient>> layer_norm_grad_magnitude(std::string_view op, const ApiCall& call,
+                                                                    const std::vector<Value>& grads) {
+  if (op != "layer_norm" || grads.size() != 1 || !grads[0].is_tensor()) return std::nullopt;
+  const BoundArgs a = bind_layer_norm(call);
+  const Tensor& x = a["input"].tensor();
+  if (!is_floating(x.dtype()) || x.shape() != grads[0].tensor().shape()) return std::nullopt;
+  std::int64_t k = 1;
+  for (std::int64_t d : a["normalized_shape"].as_int_list()) k *= d;
+  if (k < 1 || x.numel() % k != 0) return std::nullopt;
+  const double eps = a["eps"].as_double();
+  const auto uk = static_cast<std::size_t>(k);
+  const std::vector<double> xv = x.to_doubles(), gv = grads[0].tensor().to_doubles();
+  std::vector<double> w(uk, 1.0);
+  if (a["weight"].is_tensor()) w = a["weight"].tensor().to_doubles();
+  if (w.size() != uk) return std::nullopt;
+  std::vector<double> dx(xv.size()), dw(uk, 0.0), db(uk, 0.0), av(uk);
+  for (std::size_t row = 0; row < xv.size(); row += uk) {
+    double sum = 0, sum_abs = 0;
+    for (std::size_t j = 0; j < uk; ++j) {
+      sum += xv[row + j];
+      sum_abs += std::fabs(xv[row + j]);
+    }
+    const double kd = static_cast<double>(k), mean = sum / kd, mean_abs = sum_abs / kd;
+    double var = 0;
+    for (std::size_t j = 0; j < uk; ++j) var += (xv[row + j] - mean) * (xv[row + j] - mean);
+    const double r = 1 / std::sqrt(var / kd + eps);
+    double mean_gw = 0, mean_gwa = 0;
+    for (std::size_t j = 0; j < uk; ++j) {
+      av[j] = std::fabs(xv[row + j] - mean) * r + r * mean_abs;
+      const double gw = std::fabs(gv[row + j] * w[j]);
+      mean_gw += gw / kd;
+      mean_gwa += gw * av[j] / kd;
+      dw[j] += std::fabs(gv[row + j]) * av[j];
+      db[j] += std::fabs(gv[row + j]);
+    }
+    for (std::size_t j = 0; j < uk; ++j)
+      dx[row + j] = r * (std::fabs(gv[row + j] * w[j]) + mean_gw + av[j] * mean_gwa);
+  }
+  const Shape ns = a["weight"].is_tensor() ? a["weight"].tensor().shape() : Shape{k};
+  std::vector<InputGradient> out;
+  out.push_back({"input.0", Tensor::from_values<double>(dx, x.shape()), x.dtype()});
+  // Paths by position: layer_norm(input, normalized_shape, weight, bias).
+  if (call.args.size() > 2 && call.args[2].is_tensor())
+    out.push_back({"input.2", Tensor::from_values<double>(dw, ns), call.args[2].tensor().dtype()});
+  if (call.args.size() > 3 && call.args[3].is_tensor())
+    out.push_back({"input.3", Tensor::from_values<double>(db, call.args[3].tensor().shape()),
+                   call.args[3].tensor().dtype()});
+  return out;
+}
+
 }  // namespace
 
 std::vector<Value> error_bound_magnitude(const RunnerRegistry& registry, Framework framework,
@@ -1094,10 +1304,15 @@ std::vector<Value> error_bound_magnitude(const RunnerRegistry& registry, Framewo
 std::vector<InputGradient> error_bound_grad_magnitude(const RunnerRegistry& registry, Framework framework,
                                                       std::string_view api, const ApiCall& call,
                                                       const std::vector<Value>& grad_outputs) {
-  const detail::BoundFamily* f = detail::bound_family(api);
+  const std::string_view op = detail::operator_of(api);
+  if (auto g = softmax_grad_magnitude(api, op, call, grad_outputs)) return std::move(*g);
+  if (auto g = layer_norm_grad_magnitude(op, call, grad_outputs)) return std::move(*g);
+  if (auto g = rsqrt_grad_magnitude(op, call, grad_outputs)) return std::move(*g);
+  const detail::BoundFamily* f = detail::bound_family(api, true);
   if (!f || f->magnitude != detail::MagnitudeKind::AbsInputs) return {};
   if (auto g = gemm_norm_grad_magnitude(detail::operator_of(api), call, grad_outputs)) return std::move(*g);
   if (auto g = addition_grad_magnitude(*f, call, grad_outputs)) return std::move(*g);
+  if (auto g = silu_grad_magnitude(detail::operator_of(api), call, grad_outputs)) return std::move(*g);
   std::vector<Value> abs_grads;
   for (const Value& g : grad_outputs) abs_grads.push_back(abs_value(g));
   return registry.run_backward(framework, magnitude_key(*f, api), abs_call_of(call), abs_grads,

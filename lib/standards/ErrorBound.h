@@ -58,11 +58,21 @@ struct BoundFamily {
   /// A Python-number operand (alpha, beta, a scalar divisor) is rounded to the op's dtype before the op
   /// (torch casts it to the tensor's scalar type): one more u_out times the magnitude.
   bool scalar_operand = false;
+  /// DECISIONS D20: the roundings beyond the final one that torch's CPU kernel for a float16/bfloat16
+  /// output makes in that dtype (each intermediate result rounded); 0 when the kernel rounds once. An
+  /// element beyond the bound but within band_roundings u_out more (times |bench|, or the magnitude when
+  /// band_on_magnitude) is a Warning naming that cause.
+  double band_roundings = 0;
+  bool band_on_magnitude = false;
+  /// DECISIONS D20: operands the backward reuses from the device's forward, rounded to the output dtype
+  /// (softmax's saved output): their rounding adds rounded_operands u_out times the magnitude.
+  double rounded_operands = 0;
 };
 
 /// The family of an API in any spelling ("Functional.gelu.0", "Aten.mm.default", "gelu", "__matmul__");
-/// nullptr when D14 has no bound for it (the caller falls back to run_ut's rule).
-const BoundFamily* bound_family(std::string_view api);
+/// nullptr when D14 has no bound for it (the caller falls back to run_ut's rule). `backward`: the family
+/// that bounds the API's input gradients, where it differs from the forward's (silu, DECISIONS D20).
+const BoundFamily* bound_family(std::string_view api, bool backward = false);
 
 /// Terms per output element for `family` from the shapes of the call's tensor inputs (in call order) and
 /// of the output; at least 1.
@@ -127,8 +137,9 @@ std::vector<Value> value_leaves(const std::vector<Value>& values);
 /// `bench`/`device` (lists flattened). A row keeps run_ut's verdict, with a Message saying why, where D14
 /// has no family for `api`, the pair is not two floating tensors of one shape, or an accumulating family
 /// has no magnitude[i]. `accumulation[i]` is output i's K. Returns the direction's rolled-up status.
+/// `backward`: the rows are input gradients (bound_family(api, true) judges them).
 Status rejudge_rows(std::string_view api, const std::vector<Value>& bench, const std::vector<Value>& device,
                     const std::vector<Value>& magnitude, const std::vector<std::int64_t>& accumulation,
-                    std::vector<DetailRow>& rows, std::size_t first, Aggregation how);
+                    std::vector<DetailRow>& rows, std::size_t first, Aggregation how, bool backward = false);
 
 }  // namespace probe::detail

@@ -78,6 +78,9 @@ TEST(ProbeGtest, GoldenFailureText) {
       "  error bound (D14, decides): error (error bound)\n"
       "    elements beyond their error bound = 4 (needs == 0): FAIL\n"
       "    largest error / bound = 3.9912259343030065 (needs <= 1): FAIL (reported, never decides)\n"
+      // D20: a float16 element-wise kernel rounding its intermediate results gets 3 2^-11 |b|; 2^-9 is
+      // beyond.
+      "    elements beyond the bound of a kernel rounding in the output dtype = 4 (needs == 0): FAIL\n"
       "    message: error bound (D14, transcendental family, K=1, float16): 4 of 4 elements beyond their "
       "bound; "
       "worst at [0]: device 1.00195312, bench 1, error 0.00195 > bound 0.000489 (3.99x)\n"

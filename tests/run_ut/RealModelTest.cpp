@@ -91,14 +91,17 @@ bool reduced_precision_rows(const UtOutcome& r, const std::string& api, const st
   const std::string prefix = api + "." + direction + ".output.";
   for (const auto& [name, row] : r.details)
     if (name.rfind(prefix, 0) == 0 && field(row, kStatus) == "Warning" &&
-        field(row, kMessage).find("accumulation in ") != std::string::npos)
+        (field(row, kMessage).find("accumulation in ") != std::string::npos ||
+         field(row, kMessage).find("rounds its intermediate results to") != std::string::npos))
       return true;
   return false;
 }
 
-// What a direction must show: an error where torch shows the CPU kernel off by msprobe's bound (in the
-// probe profile D14 may say Warning with the reduced-precision reason instead), a reduced-precision
-// Warning at most where the dumped output is not the float32-accumulated one, and nothing elsewhere.
+// What a direction must show: in the msprobe profile an error where torch shows the CPU kernel off by
+// msprobe's bound; in the probe profile never an error (D14, D20: a kernel off is a reduced-precision
+// Warning, or passes where D20's bound covers it, e.g. softmax's backward on its rounded saved output), and
+// a reduced-precision Warning at most where the dumped output is not the float32-accumulated one or torch
+// shows the kernel off.
 void expect_direction(const UtOutcome& r, const std::string& dump, const std::string& profile,
                       const std::string& api, const std::string& direction, bool fault) {
   const bool err = error_rows(r, api, direction), warn = reduced_precision_rows(r, api, direction);
@@ -108,13 +111,9 @@ void expect_direction(const UtOutcome& r, const std::string& dump, const std::st
     EXPECT_EQ(err, fault || inexact) << where;
     return;
   }
-  if (inexact) {
-    EXPECT_TRUE(err || warn) << where;
-  } else {
-    EXPECT_FALSE(err) << where;
-    if (warn) {
-      EXPECT_TRUE(not_fp32_kernel(dump, api, direction)) << where;
-    }
+  EXPECT_FALSE(err) << where;
+  if (warn) {
+    EXPECT_TRUE(inexact || not_fp32_kernel(dump, api, direction)) << where;
   }
 }
 
@@ -202,21 +201,26 @@ TEST(RealModel, FloatingCastsAreCheckedInTheProbeProfile) {
 }
 
 // D12: a clean bf16 model is not mostly Warning in the probe profile; msprobe's profile keeps 0.001. The
-// only Warnings of the probe profile are D14's reduced-precision ones (checked by expect_direction).
+// only Warnings of the probe profile are D14's and D20's reduced-precision ones (checked by
+// expect_direction).
 TEST(RealModel, Bf16OldRuleBoundIsOneBf16EpsilonInTheProbeProfile) {
   UtOutcome p = run("real_mlp_bf16", "probe");
   UtOutcome m = run("real_mlp_bf16", "msprobe");
   int warn_p = 0, warn_m = 0;
   for (const auto& [name, row] : p.details)
     if (field(row, kStatus) == "Warning" &&
-        field(row, kMessage).find("accumulation in ") == std::string::npos)
+        field(row, kMessage).find("accumulation in ") == std::string::npos &&
+        field(row, kMessage).find("rounds its intermediate results to") == std::string::npos)
       ++warn_p;
   for (const auto& [name, row] : m.details)
     if (field(row, kStatus) == "Warning") ++warn_m;
   EXPECT_EQ(warn_p, 0) << p.details_text;
   EXPECT_GT(warn_m, 0);
+  // Every row of real_mlp_bf16 has a D14/D20 family by now; real_gpt_bf16 has bfloat16 rows judged by
+  // run_ut's rule (masked_fill, cross_entropy: D14 has no family for them).
+  UtOutcome g = run("real_gpt_bf16", "probe");
   bool said = false;
-  for (const auto& [name, row] : p.details)
+  for (const auto& [name, row] : g.details)
     said = said || field(row, kMessage).find("2^-7 (one bfloat16 epsilon") != std::string::npos;
   EXPECT_TRUE(said);
 }
@@ -289,11 +293,11 @@ TEST(RealModel, SummaryLineCountsDirections) {
     bwd_err += field(row, 2) == "error";
     bwd_skip += field(row, 2) == "SKIP" && field(row, 1) != "SKIP";
   }
-  // Faults: relu, gelu, softmax, layer_norm forward; CPU bf16 kernels off in layer_norm and softmax
-  // backward plus the injected __mul__ gradient fault (faults.json, device_inexact.json). linear.2's
-  // backward, also off, is D14's reduced-precision Warning, not an error.
+  // Faults: relu, gelu, softmax, layer_norm forward, and the injected __mul__ gradient fault (faults.json).
+  // The CPU bf16 kernels off in layer_norm's and linear.2's backward (device_inexact.json) are D14/D20's
+  // reduced-precision Warnings, and softmax's backward is within D20's bound: not errors.
   EXPECT_EQ(fwd_err, 4u);
-  EXPECT_EQ(bwd_err, 3u);
+  EXPECT_EQ(bwd_err, 1u);
   const std::string want = "(forward: error " + std::to_string(fwd_err) + ", backward: error " +
                            std::to_string(bwd_err) + " skip " + std::to_string(bwd_skip) + ")";
   EXPECT_NE(r.cli.out.find(want), std::string::npos) << r.cli.out;
