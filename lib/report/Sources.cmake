@@ -1,0 +1,5 @@
+set(PROBE_SOURCES
+  ReportData.cpp
+  ReportHtml.cpp
+  WorstTable.cpp
+)
