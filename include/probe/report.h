@@ -50,7 +50,7 @@ PROBE_API RunUtReport read_run_ut_report(const std::string& result_csv, const st
 /// bound, then by max relative error, largest first: the page's flagged list and the terminal's table.
 PROBE_API std::vector<std::size_t> flagged_order(const RunUtReport& report);
 
-/// The terminal's table of the worst flagged outputs (flagged_order, at most `max_rows`): name, direction,
+/// The terminal's table of the worst flagged outputs (flagged_order, at most `max_rows`): API, direction,
 /// status, criterion, value, threshold, every line at most `width` (>= 40) columns, long cells cut with "~".
 /// Empty when nothing is flagged.
 PROBE_API std::string worst_outputs_table(const RunUtReport& report, std::size_t max_rows, int width);

@@ -267,20 +267,38 @@ std::string run_ut_report_json(const RunUtReport& r) {
   j += ",\"columns\":[\"name\",\"api\",\"direction\",\"dtype\",\"shape\",\"status\",\"cosine\",\"max_abs\","
        "\"max_rel\",\"ratio\",\"rule\",\"criterion\",\"value\",\"threshold\",\"worst_index\",\"worst_bench\","
        "\"worst_device\",\"message\"]";
-  j += ",\"outputs\":[";
+  // Cells that repeat across rows (API, direction, dtype, shape, status, rule, criterion) are indices into
+  // "strings": at 10k APIs that halves the page.
+  j += ",\"interned\":[\"api\",\"direction\",\"dtype\",\"shape\",\"status\",\"rule\",\"criterion\"]";
+  std::map<std::string, std::size_t, std::less<>> ids;
+  std::vector<std::string_view> strings;
+  const auto id = [&](std::string_view s) {
+    auto it = ids.find(s);
+    if (it == ids.end()) {
+      it = ids.emplace(std::string(s), strings.size()).first;
+      strings.push_back(it->first);
+    }
+    return it->second;
+  };
+  std::string rows;
   for (std::size_t i = 0; i < r.outputs.size(); ++i) {
     const ReportOutput& o = r.outputs[i];
     const bool pass = o.status == Status::Pass;
     // A passed row's Message adds nothing the parsed fields do not show; leaving it out keeps 10k APIs small.
-    j +=
-        fmt::format("{}[{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}]", i ? ",\n" : "\n",
-                    json_string(o.name), json_string(o.api), json_string(o.direction), json_string(o.dtype),
-                    json_string(o.shape), json_string(to_string(o.status)), json_number(o.cosine),
-                    json_number(o.max_abs), json_number(o.max_rel), json_number(o.ratio), json_string(o.rule),
-                    json_string(o.criterion), json_number(o.value), json_number(o.threshold),
-                    json_string(o.worst_index), json_string(o.worst_bench), json_string(o.worst_device),
-                    json_string(pass ? std::string_view() : std::string_view(o.message)));
+    rows += fmt::format("{}[{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}]", i ? ",\n" : "\n",
+                        json_string(o.name), id(o.api), id(o.direction), id(o.dtype), id(o.shape),
+                        id(to_string(o.status)), json_number(o.cosine), json_number(o.max_abs),
+                        json_number(o.max_rel), json_number(o.ratio), id(o.rule), id(o.criterion),
+                        json_number(o.value), json_number(o.threshold), json_string(o.worst_index),
+                        json_string(o.worst_bench), json_string(o.worst_device),
+                        json_string(pass ? std::string_view() : std::string_view(o.message)));
   }
+  j += ",\"strings\":[";
+  for (std::size_t k = 0; k < strings.size(); ++k) {
+    if (k) j += ',';
+    j += json_string(strings[k]);
+  }
+  j += "],\"outputs\":[" + rows;
   j += "],\"flagged\":[";
   first = true;
   for (std::size_t i : flagged_order(r)) {

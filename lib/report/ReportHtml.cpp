@@ -80,10 +80,11 @@ std::string_view status_class(Status s) {
 
 // One scatter plot of `value(output)` against execution order, log scale, one <path> per verdict (a round
 // cap on a zero-length segment is a dot: a few bytes per point where a <circle> costs ~40), plus the
-// point list the script uses to name the API under the pointer. `line` draws a horizontal reference.
+// axis the script uses to place the points again and name the output under the pointer (`column`: the
+// embedded column plotted). `line` draws a horizontal reference.
 template <class Value>
-std::string scatter_svg(const RunUtReport& r, std::string_view id, std::string_view title, Value value,
-                        double line, std::string& hover_json) {
+std::string scatter_svg(const RunUtReport& r, std::string_view id, std::string_view column,
+                        std::string_view title, Value value, double line, std::string& hover_json) {
   std::vector<std::pair<std::size_t, double>> pts;
   for (std::size_t i = 0; i < r.outputs.size(); ++i) {
     const double v = value(r.outputs[i]);
@@ -129,19 +130,15 @@ std::string scatter_svg(const RunUtReport& r, std::string_view id, std::string_v
   }
   svg += fmt::format("<text x=\"{}\" y=\"{}\" class=\"axis\">output, in execution order ({} plotted)</text>",
                      kLeft + pw / 2, kHeight - 6, pts.size());
-  hover_json += fmt::format("{}:[", report::json_string(id));
+  hover_json += fmt::format(
+      "{}:{{\"column\":{},\"lo\":{},\"hi\":{},\"n\":{},\"left\":{},\"top\":{},\"pw\":{},\"ph\":{}}}",
+      report::json_string(id), report::json_string(column), e_lo, e_hi, n, kLeft, kTop, pw, ph);
   for (Status s : {Status::Pass, Status::Skip, Status::Warning, Status::Error}) {
     std::string d;
     for (auto& [i, v] : pts)
       if (r.outputs[i].status == s) d += fmt::format("M{} {}h0", px(i), py(v));
     if (!d.empty()) svg += fmt::format("<path class=\"pt {}\" d=\"{}\"/>", status_class(s), d);
   }
-  bool first = true;
-  for (auto& [i, v] : pts) {
-    hover_json += fmt::format("{}{},{},{}", first ? "" : ",", px(i), py(v), i);
-    first = false;
-  }
-  hover_json += "]";
   return svg + "</svg>";
 }
 
@@ -170,6 +167,7 @@ window.addEventListener('error',function(e){document.body.setAttribute('data-jse
 var D=JSON.parse(document.getElementById('report-data').textContent);
 var H=JSON.parse(document.getElementById('plot-points').textContent);
 var C={};D.columns.forEach(function(c,i){C[c]=i;});
+D.interned.forEach(function(c){var k=C[c];D.outputs.forEach(function(o){o[k]=D.strings[o[k]];});});
 function el(t,a,txt){var e=document.createElement(t);if(a)for(var k in a)e.setAttribute(k,a[k]);if(txt!==undefined&&txt!==null)e.textContent=String(txt);return e;}
 function fmt(v){if(v===null||v===undefined)return '';if(typeof v!=='number')return v;if(v===0)return '0';var a=Math.abs(v);return (a>=1e4||a<1e-3)?v.toExponential(3):String(+v.toPrecision(4));}
 var ST=['pass','Warning','error','SKIP'];
@@ -209,7 +207,8 @@ var sk=document.getElementById('skips');
 if(!D.skips.length){sk.appendChild(el('p',null,'No API was skipped.'));}else{var stb=el('table');var sh=el('tr');['reason','APIs','examples'].forEach(function(h){sh.appendChild(el('th',null,h));});stb.appendChild(sh);
 D.skips.forEach(function(g){var tr=el('tr');tr.appendChild(el('td',{'class':'msg'},g.reason));tr.appendChild(el('td',{'class':'num'},g.count));tr.appendChild(el('td',null,g.apis.join(', ')+(g.count>g.apis.length?', ...':'')));stb.appendChild(tr);});sk.appendChild(stb);}
 var tip=document.getElementById('tip');
-Object.keys(H).forEach(function(id){var svg=document.getElementById(id);var P=H[id];if(!svg)return;
+Object.keys(H).forEach(function(id){var svg=document.getElementById(id);var A=H[id];if(!svg)return;
+var P=[],k=C[A.column];D.outputs.forEach(function(o,i){var v=o[k];if(v===null)return;var t=v>0?Math.min(1,Math.max(0,(Math.log10(v)-A.lo)/(A.hi-A.lo))):0;P.push(A.left+A.pw*i/A.n,A.top+A.ph*(1-t),i);});
 svg.addEventListener('mousemove',function(ev){var r=svg.getBoundingClientRect();var sx=svg.viewBox.baseVal.width/r.width;var x=(ev.clientX-r.left)*sx,y=(ev.clientY-r.top)*sx;var best=-1,bd=64;
 for(var k=0;k<P.length;k+=3){var dx=P[k]-x,dy=P[k+1]-y,d=dx*dx+dy*dy;if(d<bd){bd=d;best=k;}}
 if(best<0){tip.style.display='none';return;}var o=D.outputs[P[best+2]];tip.textContent=o[C.name]+' \u2014 '+o[C.status]+', error/bound '+fmt(o[C.ratio])+', max rel '+fmt(o[C.max_rel]);tip.style.left=(ev.clientX+12)+'px';tip.style.top=(ev.clientY+12)+'px';tip.style.display='block';});
@@ -240,11 +239,12 @@ std::string html_text(std::string_view s) {
 std::string run_ut_report_html(const RunUtReport& r) {
   std::string hover = "{";
   const std::string ratio_svg = scatter_svg(
-      r, "plot-ratio", "largest element error over its bound, per output (log scale; dashed: the bound)",
+      r, "plot-ratio", "ratio",
+      "largest element error over its bound, per output (log scale; dashed: the bound)",
       [](const ReportOutput& o) { return o.ratio; }, 1.0, hover);
   hover += ",";
   const std::string rel_svg = scatter_svg(
-      r, "plot-maxrel", "max relative error per output (log scale)",
+      r, "plot-maxrel", "max_rel", "max relative error per output (log scale)",
       [](const ReportOutput& o) { return o.max_rel; }, std::numeric_limits<double>::quiet_NaN(), hover);
   hover += "}";
   std::string h = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">";

@@ -24,25 +24,54 @@ std::string number(double v) { return std::isfinite(v) ? fmt::format("{:.3g}", v
 std::string worst_outputs_table(const RunUtReport& r, std::size_t max_rows, int width) {
   const std::vector<std::size_t> order = flagged_order(r);
   if (order.empty() || max_rows == 0) return {};
-  // Fixed columns: direction 8, status 7, value 9, threshold 9, and one space between columns (5); the name
-  // gets 3/5 and the criterion 2/5 of what is left.
+  // Columns: API and criterion share what the fixed ones leave; in a narrow terminal the direction, then the
+  // threshold, then the criterion go, so that the API keeps at least 20 columns.
+  struct Column {
+    std::string_view title;
+    std::size_t width;  // 0: shares the rest
+    bool shown;
+  };
+  Column cols[] = {{"API", 0, true},       {"dir", 8, true},   {"status", 7, true},
+                   {"criterion", 0, true}, {"value", 9, true}, {"threshold", 9, true}};
   const std::size_t w = static_cast<std::size_t>(std::max(width, 40));
-  constexpr std::size_t kFixed = 8 + 7 + 9 + 9 + 5;
-  const std::size_t rest = w - kFixed;
-  const std::size_t name_w = rest * 3 / 5, crit_w = rest - name_w;
-  const auto line = [&](std::string_view name, std::string_view dir, std::string_view status,
-                        std::string_view crit, std::string_view value, std::string_view threshold) {
-    std::string l = fit(name, name_w) + ' ' + fit(dir, 8) + ' ' + fit(status, 7) + ' ' + fit(crit, crit_w) +
-                    ' ' + fit(value, 9) + ' ' + fit(threshold, 9);
+  const auto widths = [&](std::size_t& name_w, std::size_t& crit_w) {
+    std::size_t fixed = 0, shown = 0;
+    for (const Column& c : cols)
+      if (c.shown) fixed += c.width, ++shown;
+    const std::size_t rest = w - std::min(w, fixed + shown - 1);
+    crit_w = cols[3].shown ? rest * 2 / 5 : 0;
+    name_w = rest - crit_w;
+  };
+  std::size_t name_w = 0, crit_w = 0;
+  for (int drop : {1, 5, 3}) {
+    widths(name_w, crit_w);
+    if (name_w >= 20) break;
+    cols[drop].shown = false;
+  }
+  widths(name_w, crit_w);
+  const auto line = [&](std::initializer_list<std::string_view> cells) {
+    std::string l;
+    std::size_t k = 0;
+    for (std::string_view cell : cells) {
+      const Column& c = cols[k];
+      const std::size_t cw = c.width ? c.width : (k == 0 ? name_w : crit_w);
+      if (c.shown) {
+        if (!l.empty()) l += ' ';
+        l += fit(cell, cw);
+      }
+      ++k;
+    }
     while (!l.empty() && l.back() == ' ') l.pop_back();
     return l + '\n';
   };
   std::string out =
       fmt::format("worst flagged outputs ({} of {}):\n", std::min(max_rows, order.size()), order.size());
-  out += line("output", "dir", "status", "criterion", "value", "threshold");
+  out += line({"API", "dir", "status", "criterion", "value", "threshold"});
   for (std::size_t k = 0; k < order.size() && k < max_rows; ++k) {
     const ReportOutput& o = r.outputs[order[k]];
-    out += line(o.name, o.direction, to_string(o.status), o.criterion, number(o.value), number(o.threshold));
+    const std::string value = number(o.value), threshold = number(o.threshold);
+    out += line(
+        {o.api.empty() ? o.name : o.api, o.direction, to_string(o.status), o.criterion, value, threshold});
   }
   return out;
 }
