@@ -1,5 +1,6 @@
 set(PROBE_SOURCES
   ReportData.cpp
   ReportHtml.cpp
+  ReportPage.cpp
   WorstTable.cpp
 )
