@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <string>
+#include <vector>
 
 #include "ArgParser.h"
 #include "Commands.h"
@@ -16,6 +17,7 @@ namespace {
 constexpr const char* kHelp =
     R"(usage: probe report DIR [-o OUT_DIR]
        probe report --result RESULT.csv --details DETAILS.csv [-o OUT_DIR]
+       probe report --compare COMPARE_RESULT.csv [-o OUT_DIR]
 
 Writes one self-contained HTML page, OUT_DIR/report_<ts>.html (OUT_DIR defaults to DIR, or to the result
 CSV's directory), from run_ut's accuracy_checking_result_<ts>.csv and accuracy_checking_details_<ts>.csv (the
@@ -26,28 +28,37 @@ element), plots of each output's error against its bound and of its max relative
 coloured by verdict, the pointer names the output), every output in a filterable, sortable, paged table, and
 the SKIP reasons grouped. Prints the page's path.
 
-compare, api_precision_compare and grad_compare outputs have no page yet.
+compare's compare_result_<ts>.csv (in DIR: the newest) gets OUT_DIR/report_compare_<ts>.html: cosine, max
+absolute and max relative error along execution order, the first entry that differs by compare -da's rule
+marked (data/diff_analyze.json: an output row whose Max/Min/Mean/Norm relative error exceeds the threshold;
+in real data mode computed from the NPU and bench statistics), every row in a table, and the statistics side
+by side and the stack of a selected row.
+
+api_precision_compare and grad_compare outputs have no page yet (probe has no grad_compare).
 
 options:
-  DIR                         a run_ut output directory
+  DIR                         a run_ut or compare output directory
   --result FILE               a result CSV (with --details instead of DIR)
   --details FILE              its details CSV
+  --compare FILE              a compare_result_<ts>.csv (instead of DIR)
   -o, --out_path OUT_DIR      where to write the page (created if missing)
   -h, --help                  show this help
 
-Exit codes: 0 written, 2 bad command line, 3 I/O (no result/details pair, unwritable OUT_DIR), 4 malformed CSV.
+Exit codes: 0 written, 2 bad command line, 3 I/O (no result/details pair or compare CSV, unwritable OUT_DIR),
+4 malformed CSV.
 )";
 
 }  // namespace
 
 int run_report(Args args) {
-  enum Flag { Result, Details, Out };
+  enum Flag { Result, Details, CompareCsv, Out };
   const std::vector<FlagSpec> specs = {
       {Result, {"--result"}, Arity::One},
       {Details, {"--details"}, Arity::One},
+      {CompareCsv, {"--compare"}, Arity::One},
       {Out, {"-o", "--out_path"}, Arity::One},
   };
-  std::string result, details, out;
+  std::string result, details, compare, out;
   const ParsedArgs parsed = parse_args(args, specs, 1);
   for (const ParsedFlag& f : parsed.flags) {
     switch (f.id) {
@@ -60,25 +71,31 @@ int run_report(Args args) {
       case Details:
         details = f.value();
         break;
+      case CompareCsv:
+        compare = f.value();
+        break;
       case Out:
         out = f.value();
         break;
     }
   }
-  std::string path;
-  if (!result.empty() || !details.empty()) {
-    if (result.empty() || details.empty()) command_line_error("--result and --details go together");
-    if (!parsed.positional.empty()) command_line_error("give DIR or --result/--details, not both");
-    if (out.empty()) {
-      const auto slash = result.find_last_of('/');
-      out = slash == std::string::npos ? std::string(".") : result.substr(0, slash + 1);
-    }
-    path = write_run_ut_report(result, details, out);
+  const auto dir_of = [](const std::string& file) {
+    const auto slash = file.find_last_of('/');
+    return slash == std::string::npos ? std::string(".") : file.substr(0, slash + 1);
+  };
+  std::vector<std::string> pages;
+  if (!result.empty() || !details.empty() || !compare.empty()) {
+    if (result.empty() != details.empty()) command_line_error("--result and --details go together");
+    if (!parsed.positional.empty())
+      command_line_error("give DIR or files (--result/--details, --compare), not both");
+    if (!result.empty())
+      pages.push_back(write_run_ut_report(result, details, out.empty() ? dir_of(result) : out));
+    if (!compare.empty()) pages.push_back(write_compare_report(compare, out.empty() ? dir_of(compare) : out));
   } else {
     if (parsed.positional.size() != 1) command_line_error("expected one DIR (see probe report --help)");
-    path = write_report(parsed.positional[0], out);
+    pages = write_report(parsed.positional[0], out);
   }
-  fmt::print("report: {}\n", path);
+  for (const std::string& p : pages) fmt::print("report: {}\n", p);
   return 0;
 }
 

@@ -61,10 +61,44 @@ PROBE_API std::string run_ut_report_json(const RunUtReport& report);
 /// The whole page: one HTML file with its CSS, JS, data and SVG plots inline, no network, no other file.
 PROBE_API std::string run_ut_report_html(const RunUtReport& report);
 
-/// Finds the newest accuracy_checking_result_*.csv (with its details CSV) in `dir`, writes
-/// `out_dir/report_<ts>.html` (`out_dir` empty: `dir`) and returns its path. Throws probe::Error (Io) when
-/// `dir` holds no result/details pair.
-PROBE_API std::string write_report(const std::string& dir, const std::string& out_dir = {});
+/// One row of a compare result CSV (one input, output or parameter of a dump entry).
+struct PROBE_API CompareReportRow {
+  std::string name, bench_name, dtype, shape;
+  double cosine = 0, max_abs = 0, max_rel = 0;  ///< NaN when absent; statistics mode: the maxima's
+  std::string verdict;  ///< "Accuracy Reached or Not" (real data) or "Result" (statistics, md5) as written
+  double npu_stats[4] = {}, bench_stats[4] = {};  ///< max, min, mean, l2norm; NaN when absent
+  double stat_rel = 0;   ///< the largest relative error of the four statistics (NaN when none is a number)
+  bool differs = false;  ///< an output row that makes its entry different by compare -da's rule
+  std::string message, stack;
+};
+
+/// A compare result CSV, read, with the first entry that differs by compare -da's rule
+/// (data/diff_analyze.json: an output row whose Max/Min/Mean/Norm relative error exceeds its threshold, or
+/// whose md5 differs).
+struct PROBE_API CompareReport {
+  std::string csv;
+  std::string mode;  ///< "real data", "statistics" or "md5", from the header
+  std::vector<CompareReportRow> rows;
+  long long first_diff = -1;  ///< index of the first row that differs; -1 when none
+};
+
+/// Reads compare's compare_result_<ts>.csv. Throws probe::Error (Io, Format) naming the file and column.
+PROBE_API CompareReport read_compare_report(const std::string& csv);
+
+/// The JSON the compare page embeds.
+PROBE_API std::string compare_report_json(const CompareReport& report);
+
+/// The compare page: cosine, max abs and max relative error along execution order with the first
+/// different entry marked, every row in a table, statistics side by side and the stack of a selected row.
+PROBE_API std::string compare_report_html(const CompareReport& report);
+
+/// Writes the compare page of `csv` to `out_dir/report_compare_<ts>.html` and returns its path.
+PROBE_API std::string write_compare_report(const std::string& csv, const std::string& out_dir);
+
+/// The pages of `dir`: run_ut's (the newest accuracy_checking_result_*.csv with its details CSV) and
+/// compare's (the newest compare_result_*.csv), each written to `out_dir` (empty: `dir`); returns their
+/// paths. Throws probe::Error (Io) when `dir` holds neither.
+PROBE_API std::vector<std::string> write_report(const std::string& dir, const std::string& out_dir = {});
 
 /// Writes the report of one result/details pair to `out_dir/report_<ts>.html` and returns its path.
 PROBE_API std::string write_run_ut_report(const std::string& result_csv, const std::string& details_csv,

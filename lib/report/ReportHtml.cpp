@@ -167,16 +167,16 @@ std::string run_ut_report_html(const RunUtReport& r) {
   return h;
 }
 
-std::string write_run_ut_report(const std::string& result_csv, const std::string& details_csv,
-                                const std::string& out_dir) {
-  const std::string html = run_ut_report_html(read_run_ut_report(result_csv, details_csv));
+namespace report {
+
+std::string write_page(const std::string& html, const std::string& out_dir, const std::string& prefix) {
   std::error_code ec;
   std::filesystem::create_directories(out_dir, ec);
   if (ec) throw Error(ErrorKind::Io, "cannot create the output directory: " + ec.message(), out_dir);
   std::string ts = detail::local_timestamp();
   std::string path;
   for (;; ts = detail::next_timestamp(ts)) {
-    path = (std::filesystem::path(out_dir) / ("report_" + ts + ".html")).string();
+    path = (std::filesystem::path(out_dir) / (prefix + ts + ".html")).string();
     if (!std::filesystem::exists(path, ec)) break;
   }
   const std::string temp = path + ".tmp";
@@ -190,28 +190,48 @@ std::string write_run_ut_report(const std::string& result_csv, const std::string
   return path;
 }
 
-std::string write_report(const std::string& dir, const std::string& out_dir) {
+}  // namespace report
+
+std::string write_run_ut_report(const std::string& result_csv, const std::string& details_csv,
+                                const std::string& out_dir) {
+  return report::write_page(run_ut_report_html(read_run_ut_report(result_csv, details_csv)), out_dir,
+                            "report_");
+}
+
+std::vector<std::string> write_report(const std::string& dir, const std::string& out_dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  std::string best_result, best_details;
-  const std::string prefix = "accuracy_checking_result_";
+  std::string best_result, best_details, best_compare;
+  const std::string result_prefix = "accuracy_checking_result_", compare_prefix = "compare_result_";
+  const auto name_of = [](const std::string& p) { return fs::path(p).filename().string(); };
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
-    if (!name.starts_with(prefix) || !name.ends_with(".csv")) continue;
-    const std::string details =
-        (it->path().parent_path() / ("accuracy_checking_details_" + name.substr(prefix.size()))).string();
+    if (!name.ends_with(".csv")) continue;
     // The newest run: timestamps sort as text, and a rank suffix after the stamp keeps that order.
-    if (fs::exists(details) && name > fs::path(best_result).filename().string()) {
-      best_result = it->path().string();
-      best_details = details;
+    if (name.starts_with(result_prefix)) {
+      const std::string details =
+          (it->path().parent_path() / ("accuracy_checking_details_" + name.substr(result_prefix.size())))
+              .string();
+      if (fs::exists(details) && name > name_of(best_result)) {
+        best_result = it->path().string();
+        best_details = details;
+      }
+    } else if (name.starts_with(compare_prefix) && name > name_of(best_compare)) {
+      best_compare = it->path().string();
     }
   }
   if (ec) throw Error(ErrorKind::Io, "cannot list the directory: " + ec.message(), dir);
-  if (best_result.empty())
+  if (best_result.empty() && best_compare.empty())
     throw Error(
         ErrorKind::Io,
-        "no accuracy_checking_result_*.csv with its accuracy_checking_details_*.csv (run_ut's output)", dir);
-  return write_run_ut_report(best_result, best_details, out_dir.empty() ? dir : out_dir);
+        "no accuracy_checking_result_*.csv with its accuracy_checking_details_*.csv (run_ut's output) "
+        "and no compare_result_*.csv (compare's)",
+        dir);
+  const std::string out = out_dir.empty() ? dir : out_dir;
+  std::vector<std::string> pages;
+  if (!best_result.empty()) pages.push_back(write_run_ut_report(best_result, best_details, out));
+  if (!best_compare.empty()) pages.push_back(write_compare_report(best_compare, out));
+  return pages;
 }
 
 }  // namespace probe

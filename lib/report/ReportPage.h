@@ -34,6 +34,10 @@ extern const std::string_view kStyle;
 /// Script helpers both pages use: el(), fmt(), makeTable() (filter, sort, 100 rows a page) and hover().
 extern const std::string_view kCommonScript;
 
+/// Writes `html` to `out_dir/<prefix><ts>.html` (created if missing; a fresh stamp when the name exists) and
+/// returns the path. Throws probe::Error (Io) naming the file.
+std::string write_page(const std::string& html, const std::string& out_dir, const std::string& prefix);
+
 /// `s` with & < > " escaped for HTML text and attributes.
 std::string html_text(std::string_view s);
 

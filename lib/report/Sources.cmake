@@ -2,5 +2,6 @@ set(PROBE_SOURCES
   ReportData.cpp
   ReportHtml.cpp
   ReportPage.cpp
+  ComparePage.cpp
   WorstTable.cpp
 )

@@ -116,4 +116,30 @@ TEST_F(Browser, ExampleDumpReportRendersWithTheFlaggedApiFirstAndItsPlots) {
   EXPECT_EQ(bytes.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
 }
 
+TEST_F(Browser, ComparePageMarksTheFirstDifferentEntryAndShowsItsStack) {
+  const fs::path out = kOut / "compare";
+  fs::remove_all(out);
+  const auto cli =
+      run_cli("report --compare '" + std::string(PROBE_TEST_DATA_DIR) +
+              "/report/compare_real/compare_result_20260101000000.csv' -o '" + out.string() + "'");
+  ASSERT_EQ(cli.code, 0) << cli.out;
+  const auto at = cli.out.find("report: ");
+  ASSERT_NE(at, std::string::npos) << cli.out;
+  const fs::path page = fs::absolute(cli.out.substr(at + 8, cli.out.find('\n', at) - at - 8));
+  EXPECT_TRUE(page.filename().string().starts_with("report_compare_")) << page;
+  const Rendered r = render(page, "compare");
+  ASSERT_EQ(r.code, 0) << "chromium failed; see " << (kOut / "compare.log");
+  EXPECT_TRUE(r.console.empty()) << r.console;
+  EXPECT_NE(r.dom.find("data-ready=\"1\""), std::string::npos) << "the page's script did not finish";
+  EXPECT_EQ(r.dom.find("data-jserror=\""), std::string::npos);
+  // The inputs far off come first but never make an entry different: Torch.mul.0's output does.
+  EXPECT_NE(r.dom.find("id=\"first-diff-name\">Torch.mul.0.forward.output.0<"), std::string::npos);
+  // The first different row is selected: its statistics and the stack its entry recorded.
+  const auto sel = r.dom.find("id=\"selected\"");
+  ASSERT_NE(sel, std::string::npos);
+  EXPECT_NE(r.dom.find("File model.py, line 1", sel), std::string::npos);
+  for (const char* id : {"id=\"plot-cosine\"", "id=\"plot-maxabs\"", "id=\"plot-maxrel\"", "class=\"mark\""})
+    EXPECT_NE(r.dom.find(id), std::string::npos) << id;
+}
+
 }  // namespace

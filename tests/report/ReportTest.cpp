@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "common/RunCli.h"
@@ -242,6 +243,56 @@ TEST(ReportCli, WritesOnePageForADirectoryAndRefusesAnEmptyOne) {
   EXPECT_EQ(help.code, 0);
   for (const char* flag : {"--result", "--details", "--out_path", "DIR"})
     EXPECT_NE(help.out.find(flag), std::string::npos) << flag;
+}
+
+}  // namespace
+
+namespace {
+
+// The compare page's data against the generator's numpy values: every row's metrics, the statistics'
+// largest relative error, which rows differ by compare -da's rule and the first of them.
+void expect_compare(const std::string& csv, const std::string& expected_file) {
+  const auto exp = parse(slurp(expected_file));
+  const probe::CompareReport r = probe::read_compare_report(csv);
+  ASSERT_EQ(r.rows.size(), exp["rows"].Size());
+  EXPECT_EQ(r.first_diff, exp["first_diff"].GetInt64());
+  const auto num = [](const rapidjson::Value& v) {
+    return v.IsNull() ? std::numeric_limits<double>::quiet_NaN() : v.GetDouble();
+  };
+  for (rapidjson::SizeType i = 0; i < exp["rows"].Size(); ++i) {
+    const auto& e = exp["rows"][i];
+    const probe::CompareReportRow& g = r.rows[i];
+    EXPECT_EQ(g.name, text(e["name"]));
+    EXPECT_EQ(g.differs, e["differs"].GetBool()) << g.name;
+    const std::pair<const char*, double> fields[] = {
+        {"cosine", g.cosine}, {"max_abs", g.max_abs}, {"max_rel", g.max_rel}, {"stat_rel", g.stat_rel}};
+    for (const auto& [field, got] : fields) {
+      const double want = num(e[field]);
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(got)) << g.name << " " << field;
+      } else {
+        EXPECT_NEAR(got, want, 1e-12 * std::abs(want)) << g.name << " " << field;
+      }
+    }
+  }
+}
+
+TEST(CompareReport, RealDataRowsAndFirstDifferentEntryMatchNumpy) {
+  expect_compare(kData + "compare_real/compare_result_20260101000000.csv",
+                 kData + "expected_compare_real.json");
+}
+
+TEST(CompareReport, StatisticsRowsAndFirstDifferentEntryMatchNumpy) {
+  expect_compare(kData + "compare_stats/compare_result_20260101000000.csv",
+                 kData + "expected_compare_stats.json");
+}
+
+TEST(CompareReport, PageEmbedsTheRowsAndMarksTheFirstDifferentEntry) {
+  const auto r = probe::read_compare_report(kData + "compare_real/compare_result_20260101000000.csv");
+  const std::string html = probe::compare_report_html(r);
+  EXPECT_NE(html.find("\"first_diff\":3"), std::string::npos);
+  for (const char* id : {"id=\"plot-cosine\"", "id=\"plot-maxabs\"", "id=\"plot-maxrel\"", "class=\"mark\""})
+    EXPECT_NE(html.find(id), std::string::npos) << id;
 }
 
 }  // namespace

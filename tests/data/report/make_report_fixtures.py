@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Fixtures of the HTML report (tests/report): a run_ut result/details CSV pair written with Python's csv
-module, and the data the page must embed for it and for msprobe's own run_ut CSVs (tests/data/conformance),
+module, and the data the page must embed for it and for msprobe's own run_ut CSVs (tests/data/conformance); two
+compare_result CSVs (real data, statistics) and the rows and first different entry the compare page must show,
 derived here from the CSV cells with Python's csv/json, independently of probe.
 
 Run with Debian's /usr/bin/python3 from the repository root: /usr/bin/python3 tests/data/report/make_report_fixtures.py
@@ -190,5 +191,77 @@ def main():
         json.dump(conf, f, indent=1, ensure_ascii=False)
 
 
+
+# ---- compare pages -------------------------------------------------------------------------------------------
+COMPARE_REAL_HEADER = ["NPU Name", "Bench Name", "NPU Dtype", "Bench Dtype", "NPU Tensor Shape",
+                       "Bench Tensor Shape", "NPU Requires_grad", "Bench Requires_grad", "Cosine", "EucDist",
+                       "MaxAbsErr", "MaxRelativeErr", "One Thousandth Err Ratio", "Five Thousandths Err Ratio",
+                       "NPU max", "NPU min", "NPU mean", "NPU l2norm", "Bench max", "Bench min", "Bench mean",
+                       "Bench l2norm", "Requires_grad Consistent", "Accuracy Reached or Not", "Err_message",
+                       "NPU_Stack_Info", "Data_name"]
+COMPARE_STATS_HEADER = ["NPU Name", "Bench Name", "NPU Dtype", "Bench Dtype", "NPU Tensor Shape",
+                        "Bench Tensor Shape", "NPU Requires_grad", "Bench Requires_grad", "Max diff", "Min diff",
+                        "Mean diff", "L2norm diff", "MaxRelativeErr", "MinRelativeErr", "MeanRelativeErr",
+                        "NormRelativeErr", "NPU max", "NPU min", "NPU mean", "NPU l2norm", "Bench max", "Bench min",
+                        "Bench mean", "Bench l2norm", "Requires_grad Consistent", "Result", "Err_message"]
+
+
+def stats(a):
+    return [float(a.max()), float(a.min()), float(a.mean()), float(np.linalg.norm(a))]
+
+
+def compare_pairs():
+    """(name, bench array, npu array): an input far off (inputs never make an entry different), then the first
+    output that is (Torch.mul.0: its mean moved by more than 50%), then a later one."""
+    rng = np.random.default_rng(3434)
+    x = rng.uniform(1.0, 2.0, 8)
+    near = x * (1 + 1e-3)
+    far = x * 2.5
+    return [("Functional.linear.0.forward.input.0", x, far),
+            ("Functional.linear.0.forward.output.0", x, near),
+            ("Torch.mul.0.forward.input.0", x, x),
+            ("Torch.mul.0.forward.output.0", x, far),
+            ("Tensor.add.0.forward.output.0", x, x * 1.8)]
+
+
+def write_compare_fixtures():
+    thresholds = json.load(open(os.path.join(HERE, "..", "..", "..", "data", "diff_analyze.json")))
+    th = thresholds["relative_error_thresholds"]
+    real_rows, stats_rows, exp_real, exp_stats = [], [], [], []
+    for name, b, n in compare_pairs():
+        cos = float(np.dot(b, n) / (np.linalg.norm(b) * np.linalg.norm(n)))
+        abs_err = np.abs(n - b)
+        rel = float((abs_err / np.abs(b)).max())
+        sn, sb = stats(n), stats(b)
+        stat_rel = max(abs(p - q) / abs(q) for p, q in zip(sn, sb))
+        out = ".output." in name
+        real_rows.append([name, name, "torch.float32", "torch.float32", "[8]", "[8]", "False", "False", repr(cos),
+                          "0.0", repr(float(abs_err.max())), repr(rel), "1.0", "1.0"] + [repr(v) for v in sn + sb] +
+                         ["True", "Yes" if rel < 0.5 else "No", "", "['File model.py, line 1']", "N/A"])
+        pct = [abs(p - q) / abs(q) for p, q in zip(sn, sb)]
+        stats_rows.append([name, name, "torch.float32", "torch.float32", "[8]", "[8]", "False", "False"] +
+                          [repr(p - q) for p, q in zip(sn, sb)] + [f"{100 * v}%" for v in pct] +
+                          [repr(v) for v in sn + sb] + ["True", "", ""])
+        differs_stats = out and any(v > th[c] for v, c in zip(
+            pct, ["MaxRelativeErr", "MinRelativeErr", "MeanRelativeErr", "NormRelativeErr"]))
+        exp_real.append({"name": name, "cosine": cos, "max_abs": float(abs_err.max()), "max_rel": rel,
+                         "stat_rel": stat_rel, "differs": out and stat_rel > 0.5})
+        exp_stats.append({"name": name, "cosine": None, "max_abs": abs(sn[0] - sb[0]),
+                          "max_rel": float(f"{100 * pct[0]}") / 100, "stat_rel": max(pct),
+                          "differs": bool(differs_stats)})
+    write_csv(os.path.join(HERE, "compare_real", "compare_result_20260101000000.csv"), COMPARE_REAL_HEADER,
+              real_rows)
+    write_csv(os.path.join(HERE, "compare_stats", "compare_result_20260101000000.csv"), COMPARE_STATS_HEADER,
+              stats_rows)
+    for rows, name in ((exp_real, "expected_compare_real.json"), (exp_stats, "expected_compare_stats.json")):
+        first = next((i for i, r in enumerate(rows) if r["differs"]), None)
+        assert first == 3, first
+        with open(os.path.join(HERE, name), "w") as f:
+            json.dump({"first_diff": first, "rows": rows}, f, indent=1)
+
+
 if __name__ == "__main__":
     main()
+    os.makedirs(os.path.join(HERE, "compare_real"), exist_ok=True)
+    os.makedirs(os.path.join(HERE, "compare_stats"), exist_ok=True)
+    write_compare_fixtures()
