@@ -129,9 +129,13 @@ void explain(ReportOutput& o) {
   const auto than = line.find("than ");
   if (than != std::string::npos) {
     o.threshold = number_after(line, "than ", than);
-    if (line.find("elative error") != std::string::npos)
+    // MindSpore's "max absolute difference is greater than threshold: 0.0001".
+    if (std::isnan(o.threshold)) o.threshold = number_after(line, "threshold: ", than);
+    if (line.find("elative error") != std::string::npos ||
+        line.find("elative difference") != std::string::npos)
       o.value = o.max_rel;
-    else if (line.find("bs error") != std::string::npos)
+    else if (line.find("bs error") != std::string::npos ||
+             line.find("bsolute difference") != std::string::npos)
       o.value = o.max_abs;
     else if (line.find("osine") != std::string::npos)
       o.value = o.cosine;
@@ -140,9 +144,11 @@ void explain(ReportOutput& o) {
   }
 }
 
-int column(const CsvRow& header, std::string_view name, const std::string& file) {
-  for (std::size_t i = 0; i < header.size(); ++i)
-    if (trim(header[i]) == name) return static_cast<int>(i);
+// The column named `name`, or its MindSpore spelling `alt` (run_ut_format(MindSpore)).
+int column(const CsvRow& header, std::string_view name, const std::string& file, std::string_view alt = {}) {
+  for (std::string_view n : {name, alt})
+    for (std::size_t i = 0; i < header.size() && !n.empty(); ++i)
+      if (trim(header[i]) == n) return static_cast<int>(i);
   throw Error(ErrorKind::Format, fmt::format("no column '{}' in the header", name), file, std::string(name));
 }
 
@@ -159,7 +165,7 @@ RunUtReport read_run_ut_report(const std::string& result_csv, const std::string&
   r.details_csv = details_csv;
   const auto results = csv_read_file(result_csv);
   if (results.empty()) throw Error(ErrorKind::Format, "empty result CSV (no header)", result_csv);
-  const int r_name = column(results[0], "API name", result_csv);
+  const int r_name = column(results[0], "API name", result_csv, "API Name");
   const int r_fwd = column(results[0], "Forward Test Success", result_csv);
   const int r_bwd = column(results[0], "Backward Test Success", result_csv);
   const int r_msg = column(results[0], "Message", result_csv);
@@ -172,13 +178,16 @@ RunUtReport read_run_ut_report(const std::string& result_csv, const std::string&
     a.forward = cell(row, r_fwd);
     a.backward = cell(row, r_bwd);
     a.message = cell(row, r_msg);
-    const Status fwd = parse_cell_status(a.forward, result_csv, "Forward Test Success", a.name);
-    std::optional<Status> bwd;
+    // A blank cell: no such direction (a parameter-gradient row has no forward).
+    std::optional<Status> fwd, bwd;
+    if (!trim(a.forward).empty())
+      fwd = parse_cell_status(a.forward, result_csv, "Forward Test Success", a.name);
     if (!trim(a.backward).empty())
       bwd = parse_cell_status(a.backward, result_csv, "Backward Test Success", a.name);
     // An API counts as its worst direction, SKIP when its forward was skipped (run_ut's summary line).
-    a.status = fwd;
-    if (fwd != Status::Skip && bwd && *bwd != Status::Skip && static_cast<int>(*bwd) > static_cast<int>(fwd))
+    a.status = fwd ? *fwd : bwd ? *bwd : Status::Skip;
+    if (fwd && *fwd != Status::Skip && bwd && *bwd != Status::Skip &&
+        static_cast<int>(*bwd) > static_cast<int>(*fwd))
       a.status = *bwd;
     by_name.emplace(a.name, r.apis.size());
     r.apis.push_back(std::move(a));
@@ -186,9 +195,11 @@ RunUtReport read_run_ut_report(const std::string& result_csv, const std::string&
   const auto details = csv_read_file(details_csv);
   if (details.empty()) throw Error(ErrorKind::Format, "empty details CSV (no header)", details_csv);
   const CsvRow& h = details[0];
-  const int d_name = column(h, "API Name", details_csv), d_dtype = column(h, "DEVICE Dtype", details_csv),
-            d_shape = column(h, "Shape", details_csv), d_cos = column(h, kCosine, details_csv),
-            d_abs = column(h, kMaxAbs, details_csv), d_rel = column(h, kMaxRel, details_csv),
+  const int d_name = column(h, "API Name", details_csv),
+            d_dtype = column(h, "DEVICE Dtype", details_csv, "Tested Dtype"),
+            d_shape = column(h, "Shape", details_csv), d_cos = column(h, kCosine, details_csv, "Cosine"),
+            d_abs = column(h, kMaxAbs, details_csv, "MaxAbsErr"),
+            d_rel = column(h, kMaxRel, details_csv, "MaxRelativeErr"),
             d_status = column(h, "Status", details_csv), d_msg = column(h, "Message", details_csv);
   for (std::size_t i = 1; i < details.size(); ++i) {
     const CsvRow& row = details[i];

@@ -296,3 +296,21 @@ TEST(CompareReport, PageEmbedsTheRowsAndMarksTheFirstDifferentEntry) {
 }
 
 }  // namespace
+
+namespace {
+
+// MindSpore's layout (API Name, Tested Dtype, Cosine, MaxAbsErr, MaxRelativeErr) and its absolute rule:
+// run_ut prints the worst outputs with the value against the message's threshold and writes the page.
+TEST(ReportCli, MindSporeRunUtPrintsItsWorstOutputsAndWritesThePage) {
+  ScratchDir out("report-ms");
+  const auto r = run_cli("-f mindspore run_ut -api_info '" + std::string(PROBE_TEST_DATA_DIR) +
+                         "/run_ut/ms_fp16_stats/dump.json' -o '" + out.path().string() + "' -q --report");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.find("no table"), std::string::npos) << r.out;
+  const auto table = r.out.find("worst flagged outputs");
+  ASSERT_NE(table, std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("0.0001\n", table), std::string::npos) << r.out;  // the threshold of the message
+  EXPECT_NE(r.out.find("report: "), std::string::npos) << r.out;
+}
+
+}  // namespace
