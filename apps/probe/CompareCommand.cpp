@@ -8,6 +8,7 @@
 
 #include "ArgParser.h"
 #include "Commands.h"
+#include "Terminal.h"
 #include "probe/dump_compare.h"
 #include "probe/error.h"
 #include "probe/report.h"
@@ -225,10 +226,17 @@ int run_compare(Args args) {
   if (diff_analyze) return run_diff_analyze(in, options);
   const DumpCompareSummary s = run_dump_compare(in, options);
   for (const auto& o : s.outputs) {
+    // The worst rows before each summary line; the table is a view of the finished CSV, never fails the run.
+    try {
+      if (!o.csv.empty())
+        fmt::print("{}", worst_compare_table(read_compare_report(o.csv), 5, terminal_columns()));
+    } catch (const Error& e) {
+      fmt::print(stderr, "probe compare: no table of the worst rows: {}\n", e.what());
+    }
     fmt::print("{} mode, {} rows, {} suspect: {}\n", to_string(o.mode), o.rows, o.suspects, o.csv);
     if (!o.xlsx.empty()) fmt::print("  xlsx:    {}\n", o.xlsx);
     if (!o.advisor.empty()) fmt::print("  advisor: {}\n", o.advisor);
-    if (report) {
+    if (report && !o.csv.empty()) {
       const auto dir = std::filesystem::path(o.csv).parent_path();
       fmt::print("  report:  {}\n",
                  write_compare_report(o.csv, dir.empty() ? std::string(".") : dir.string()));

@@ -95,6 +95,11 @@ PROBE_API std::string compare_report_html(const CompareReport& report);
 /// Writes the compare page of `csv` to `out_dir/report_compare_<ts>.html` and returns its path.
 PROBE_API std::string write_compare_report(const std::string& csv, const std::string& out_dir);
 
+/// The terminal's table of compare's worst rows (at most `max_rows`): the rows that differ by -da's rule or
+/// are not accurate ("No", md5 "Different"), largest max relative error first; name, verdict, cosine, max abs
+/// and max relative error, every line at most `width` (>= 40) columns. Empty when no row is flagged.
+PROBE_API std::string worst_compare_table(const CompareReport& report, std::size_t max_rows, int width);
+
 /// The pages of `dir`: run_ut's (the newest accuracy_checking_result_*.csv with its details CSV) and
 /// compare's (the newest compare_result_*.csv), each written to `out_dir` (empty: `dir`); returns their
 /// paths. Throws probe::Error (Io) when `dir` holds neither.

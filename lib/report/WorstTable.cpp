@@ -76,4 +76,38 @@ std::string worst_outputs_table(const RunUtReport& r, std::size_t max_rows, int 
   return out;
 }
 
+std::string worst_compare_table(const CompareReport& r, std::size_t max_rows, int width) {
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < r.rows.size(); ++i) {
+    const CompareReportRow& x = r.rows[i];
+    const std::string_view v = x.verdict;
+    if (x.differs || v == "No" || v == "Different") order.push_back(i);
+  }
+  if (order.empty() || max_rows == 0) return {};
+  const auto rel = [&](std::size_t i) { return std::isnan(r.rows[i].max_rel) ? -1.0 : r.rows[i].max_rel; };
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return rel(a) > rel(b); });
+  // Fixed columns: verdict 9, cosine 9, max abs 9, max rel 9, four spaces; the name takes the rest.
+  const std::size_t w = static_cast<std::size_t>(std::max(width, 40));
+  const std::size_t name_w = w - (4 * 9 + 4);
+  const auto line = [&](std::string_view name, std::string_view verdict, std::string_view cos,
+                        std::string_view abs, std::string_view rel_cell) {
+    std::string l = fit(name, name_w);
+    for (std::string_view c : {verdict, cos, abs, rel_cell}) {
+      l += ' ';
+      l += fit(c, 9);
+    }
+    while (!l.empty() && l.back() == ' ') l.pop_back();
+    return l + '\n';
+  };
+  std::string out =
+      fmt::format("worst rows ({} of {} flagged):\n", std::min(max_rows, order.size()), order.size());
+  out += line("NPU name", "verdict", "cosine", "max abs", "max rel");
+  for (std::size_t k = 0; k < order.size() && k < max_rows; ++k) {
+    const CompareReportRow& x = r.rows[order[k]];
+    const std::string verdict = x.differs ? "differs" : x.verdict;
+    out += line(x.name, verdict, number(x.cosine), number(x.max_abs), number(x.max_rel));
+  }
+  return out;
+}
+
 }  // namespace probe

@@ -314,3 +314,29 @@ TEST(ReportCli, MindSporeRunUtPrintsItsWorstOutputsAndWritesThePage) {
 }
 
 }  // namespace
+
+namespace {
+
+// The generator's rows: the far-off input (1.5) and Torch.mul.0's output (1.5) before Tensor.add.0's (0.8).
+TEST(WorstTable, CompareRowsFitTheWidthLargestRelativeErrorFirst) {
+  const auto r = probe::read_compare_report(kData + "compare_real/compare_result_20260101000000.csv");
+  for (int width : {40, 80, 120}) {
+    const std::string t = probe::worst_compare_table(r, 5, width);
+    std::istringstream lines(t);
+    std::vector<std::string> l;
+    for (std::string s; std::getline(lines, s);) {
+      EXPECT_LE(s.size(), static_cast<std::size_t>(width)) << s;
+      l.push_back(s);
+    }
+    ASSERT_EQ(l.size(), 5u) << t;
+    EXPECT_EQ(l[0], "worst rows (3 of 3 flagged):");
+    if (width >= 80) {
+      EXPECT_EQ(l[2].rfind("Functional.linear.0.forward.input.0 ", 0), 0u) << t;
+      EXPECT_EQ(l[3].rfind("Torch.mul.0.forward.output.0 ", 0), 0u) << t;
+      EXPECT_NE(l[3].find(" differs "), std::string::npos) << t;
+      EXPECT_EQ(l[4].rfind("Tensor.add.0.forward.output.0 ", 0), 0u) << t;
+    }
+  }
+}
+
+}  // namespace
