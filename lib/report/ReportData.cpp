@@ -159,17 +159,16 @@ const std::string& cell(const CsvRow& row, int i) {
 
 }  // namespace
 
-RunUtReport read_run_ut_report(const std::string& result_csv, const std::string& details_csv) {
-  RunUtReport r;
-  r.result_csv = result_csv;
-  r.details_csv = details_csv;
+namespace report {
+
+std::vector<ReportApi> read_result_csv(const std::string& result_csv) {
+  std::vector<ReportApi> apis;
   const auto results = csv_read_file(result_csv);
   if (results.empty()) throw Error(ErrorKind::Format, "empty result CSV (no header)", result_csv);
   const int r_name = column(results[0], "API name", result_csv, "API Name");
   const int r_fwd = column(results[0], "Forward Test Success", result_csv);
   const int r_bwd = column(results[0], "Backward Test Success", result_csv);
   const int r_msg = column(results[0], "Message", result_csv);
-  std::map<std::string, std::size_t, std::less<>> by_name;
   for (std::size_t i = 1; i < results.size(); ++i) {
     const CsvRow& row = results[i];
     if (row.size() == 1 && trim(row[0]).empty()) continue;
@@ -189,9 +188,39 @@ RunUtReport read_run_ut_report(const std::string& result_csv, const std::string&
     if (fwd && *fwd != Status::Skip && bwd && *bwd != Status::Skip &&
         static_cast<int>(*bwd) > static_cast<int>(*fwd))
       a.status = *bwd;
-    by_name.emplace(a.name, r.apis.size());
-    r.apis.push_back(std::move(a));
+    apis.push_back(std::move(a));
   }
+  return apis;
+}
+
+std::string summary_json(const std::vector<ReportApi>& apis) {
+  constexpr Status kOrder[] = {Status::Pass, Status::Warning, Status::Error, Status::Skip};
+  const auto counts = [&](const std::array<std::size_t, 4>& c) {
+    std::string s = "{";
+    for (Status st : kOrder)
+      s += fmt::format("{}{}:{}", s.size() > 1 ? "," : "", json_string(to_string(st)),
+                       c[static_cast<int>(st)]);
+    return s + "}";
+  };
+  std::array<std::size_t, 4> all{}, fwd{}, bwd{};
+  for (const ReportApi& a : apis) {
+    ++all[static_cast<int>(a.status)];
+    if (auto s = parse_status(trim(a.forward))) ++fwd[static_cast<int>(*s)];
+    if (auto s = parse_status(trim(a.backward))) ++bwd[static_cast<int>(*s)];
+  }
+  return fmt::format("\"apis\":{},\"status\":{},\"forward\":{},\"backward\":{}", apis.size(), counts(all),
+                     counts(fwd), counts(bwd));
+}
+
+}  // namespace report
+
+RunUtReport read_run_ut_report(const std::string& result_csv, const std::string& details_csv) {
+  RunUtReport r;
+  r.result_csv = result_csv;
+  r.details_csv = details_csv;
+  r.apis = report::read_result_csv(result_csv);
+  std::map<std::string, std::size_t, std::less<>> by_name;
+  for (std::size_t i = 0; i < r.apis.size(); ++i) by_name.emplace(r.apis[i].name, i);
   const auto details = csv_read_file(details_csv);
   if (details.empty()) throw Error(ErrorKind::Format, "empty details CSV (no header)", details_csv);
   const CsvRow& h = details[0];
@@ -255,20 +284,13 @@ std::string run_ut_report_json(const RunUtReport& r) {
                        c[static_cast<int>(st)]);
     return s + "}";
   };
-  std::array<std::size_t, 4> all{}, fwd{}, bwd{};
-  for (const ReportApi& a : r.apis) {
-    ++all[static_cast<int>(a.status)];
-    if (auto s = parse_status(trim(a.forward))) ++fwd[static_cast<int>(*s)];
-    if (auto s = parse_status(trim(a.backward))) ++bwd[static_cast<int>(*s)];
-  }
   std::map<std::string, std::array<std::size_t, 4>> dtypes;
   for (const ReportOutput& o : r.outputs)
     ++dtypes[trim(o.dtype).empty() ? std::string("(no dtype)") : o.dtype][static_cast<int>(o.status)];
 
   std::string j = "{\"kind\":\"run_ut\"";
   j += ",\"result_csv\":" + json_string(r.result_csv) + ",\"details_csv\":" + json_string(r.details_csv);
-  j += fmt::format(",\"summary\":{{\"apis\":{},\"status\":{},\"forward\":{},\"backward\":{},\"dtypes\":[",
-                   r.apis.size(), counts(all), counts(fwd), counts(bwd));
+  j += ",\"summary\":{" + report::summary_json(r.apis) + ",\"dtypes\":[";
   bool first = true;
   for (const auto& [dtype, c] : dtypes) {
     j += fmt::format("{}[{},{}]", first ? "" : ",", json_string(dtype), counts(c));
