@@ -34,17 +34,22 @@ marked (data/diff_analyze.json: an output row whose Max/Min/Mean/Norm relative e
 in real data mode computed from the NPU and bench statistics), every row in a table, and the statistics side
 by side and the stack of a selected row.
 
-api_precision_compare and grad_compare outputs have no page yet (probe has no grad_compare).
+api_precision_compare's result and details CSVs (in DIR: the newest pair) get
+OUT_DIR/report_precision_<ts>.html: the three-way verdicts per direction, the flagged outputs first with the
+NPU/GPU error ratio that judged worst, each output's worst ratio along execution order (log scale), every
+output in a table and every ratio with its verdict for a selected output.
+
+grad_compare has no page (probe has no grad_compare).
 
 options:
-  DIR                         a run_ut or compare output directory
+  DIR                         a run_ut, compare or api_precision_compare output directory
   --result FILE               a result CSV (with --details instead of DIR)
   --details FILE              its details CSV
   --compare FILE              a compare_result_<ts>.csv (instead of DIR)
   -o, --out_path OUT_DIR      where to write the page (created if missing)
   -h, --help                  show this help
 
-Exit codes: 0 written, 2 bad command line, 3 I/O (no result/details pair or compare CSV, unwritable OUT_DIR),
+Exit codes: 0 written, 2 bad command line, 3 I/O (none of those CSVs, unwritable OUT_DIR),
 4 malformed CSV.
 )";
 

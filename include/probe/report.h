@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "probe/export.h"
@@ -95,14 +96,53 @@ PROBE_API std::string compare_report_html(const CompareReport& report);
 /// Writes the compare page of `csv` to `out_dir/report_compare_<ts>.html` and returns its path.
 PROBE_API std::string write_compare_report(const std::string& csv, const std::string& out_dir);
 
+/// One row of an api_precision_compare details CSV: one output judged NPU against GPU, both against the CPU
+/// bench.
+struct PROBE_API PrecisionReportRow {
+  std::string name;
+  std::string result;     ///< 比对结果: pass, Warning, error, SKIP
+  std::string algorithm;  ///< 比对算法, e.g. 标杆比对法 (benchmark comparison)
+  std::vector<std::pair<std::string, double>>
+      ratios;                         ///< every "…比值" column that holds a number (NPU / GPU)
+  std::vector<std::string> verdicts;  ///< each ratio's 判定结果 cell ("" when none)
+  std::string worst_metric;  ///< the ratio column judged worst (error before Warning, then the largest ratio)
+  double worst_ratio = 0;    ///< its value; NaN when no ratio is a number
+  std::string message;
+};
+
+/// api_precision_compare's result and details CSVs, read.
+struct PROBE_API PrecisionReport {
+  std::string result_csv, details_csv;
+  std::vector<ReportApi> apis;  ///< the result CSV's rows (Forward/Backward Test Success)
+  std::vector<PrecisionReportRow> rows;
+};
+
+/// Reads api_precision_compare_result_<ts>.csv and api_precision_compare_details_<ts>.csv. Throws
+/// probe::Error (Io, Format) naming the file and column.
+PROBE_API PrecisionReport read_precision_report(const std::string& result_csv,
+                                                const std::string& details_csv);
+
+/// The JSON the api_precision_compare page embeds.
+PROBE_API std::string precision_report_json(const PrecisionReport& report);
+
+/// The api_precision_compare page: the three-way verdicts per direction, the flagged outputs first with the
+/// metric that failed, each output's worst NPU/GPU error ratio along execution order, every output in a
+/// table.
+PROBE_API std::string precision_report_html(const PrecisionReport& report);
+
+/// Writes the api_precision_compare page to `out_dir/report_precision_<ts>.html` and returns its path.
+PROBE_API std::string write_precision_report(const std::string& result_csv, const std::string& details_csv,
+                                             const std::string& out_dir);
+
 /// The terminal's table of compare's worst rows (at most `max_rows`): the rows that differ by -da's rule or
 /// are not accurate ("No", md5 "Different"), largest max relative error first; name, verdict, cosine, max abs
 /// and max relative error, every line at most `width` (>= 40) columns. Empty when no row is flagged.
 PROBE_API std::string worst_compare_table(const CompareReport& report, std::size_t max_rows, int width);
 
-/// The pages of `dir`: run_ut's (the newest accuracy_checking_result_*.csv with its details CSV) and
-/// compare's (the newest compare_result_*.csv), each written to `out_dir` (empty: `dir`); returns their
-/// paths. Throws probe::Error (Io) when `dir` holds neither.
+/// The pages of `dir`: run_ut's (the newest accuracy_checking_result_*.csv with its details CSV),
+/// compare's (the newest compare_result_*.csv) and api_precision_compare's (the newest
+/// api_precision_compare_result_*.csv with its details CSV), each written to `out_dir` (empty: `dir`);
+/// returns their paths. Throws probe::Error (Io) when `dir` holds none of them.
 PROBE_API std::vector<std::string> write_report(const std::string& dir, const std::string& out_dir = {});
 
 /// Writes the report of one result/details pair to `out_dir/report_<ts>.html` and returns its path.

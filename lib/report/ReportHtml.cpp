@@ -201,8 +201,9 @@ std::string write_run_ut_report(const std::string& result_csv, const std::string
 std::vector<std::string> write_report(const std::string& dir, const std::string& out_dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  std::string best_result, best_details, best_compare;
-  const std::string result_prefix = "accuracy_checking_result_", compare_prefix = "compare_result_";
+  std::string best_result, best_details, best_compare, best_precision, best_precision_details;
+  const std::string result_prefix = "accuracy_checking_result_", compare_prefix = "compare_result_",
+                    precision_prefix = "api_precision_compare_result_";
   const auto name_of = [](const std::string& p) { return fs::path(p).filename().string(); };
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
@@ -218,10 +219,18 @@ std::vector<std::string> write_report(const std::string& dir, const std::string&
       }
     } else if (name.starts_with(compare_prefix) && name > name_of(best_compare)) {
       best_compare = it->path().string();
+    } else if (name.starts_with(precision_prefix)) {
+      const std::string details = (it->path().parent_path() /
+                                   ("api_precision_compare_details_" + name.substr(precision_prefix.size())))
+                                      .string();
+      if (fs::exists(details) && name > name_of(best_precision)) {
+        best_precision = it->path().string();
+        best_precision_details = details;
+      }
     }
   }
   if (ec) throw Error(ErrorKind::Io, "cannot list the directory: " + ec.message(), dir);
-  if (best_result.empty() && best_compare.empty())
+  if (best_result.empty() && best_compare.empty() && best_precision.empty())
     throw Error(
         ErrorKind::Io,
         "no accuracy_checking_result_*.csv with its accuracy_checking_details_*.csv (run_ut's output) "
@@ -231,6 +240,8 @@ std::vector<std::string> write_report(const std::string& dir, const std::string&
   std::vector<std::string> pages;
   if (!best_result.empty()) pages.push_back(write_run_ut_report(best_result, best_details, out));
   if (!best_compare.empty()) pages.push_back(write_compare_report(best_compare, out));
+  if (!best_precision.empty())
+    pages.push_back(write_precision_report(best_precision, best_precision_details, out));
   return pages;
 }
 

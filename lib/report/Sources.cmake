@@ -3,5 +3,6 @@ set(PROBE_SOURCES
   ReportHtml.cpp
   ReportPage.cpp
   ComparePage.cpp
+  PrecisionPage.cpp
   WorstTable.cpp
 )

@@ -142,4 +142,29 @@ TEST_F(Browser, ComparePageMarksTheFirstDifferentEntryAndShowsItsStack) {
     EXPECT_NE(r.dom.find(id), std::string::npos) << id;
 }
 
+// msprobe's own api_precision_compare CSVs: the page of a directory holding them.
+TEST_F(Browser, PrecisionPageListsTheWorstErrorFirst) {
+  const fs::path out = kOut / "precision";
+  fs::remove_all(out);
+  const auto cli = run_cli("report '" + std::string(PROBE_CONFORMANCE_DIR) + "/msprobe_e2e/head' -o '" +
+                           out.string() + "'");
+  ASSERT_EQ(cli.code, 0) << cli.out;
+  const auto at = cli.out.find("report: ");
+  ASSERT_NE(at, std::string::npos) << cli.out;
+  const fs::path page = fs::absolute(cli.out.substr(at + 8, cli.out.find('\n', at) - at - 8));
+  EXPECT_TRUE(page.filename().string().starts_with("report_precision_")) << page;
+  const Rendered r = render(page, "precision");
+  ASSERT_EQ(r.code, 0) << "chromium failed; see " << (kOut / "precision.log");
+  EXPECT_TRUE(r.console.empty()) << r.console;
+  EXPECT_NE(r.dom.find("data-ready=\"1\""), std::string::npos) << "the page's script did not finish";
+  EXPECT_EQ(r.dom.find("data-jserror=\""), std::string::npos);
+  // Functional.silu.0's mean relative error ratio (2.099) is the largest of the errors.
+  const auto first = r.dom.find("class=\"flagged-row\"");
+  ASSERT_NE(first, std::string::npos) << "no flagged row";
+  EXPECT_NE(r.dom.substr(first, r.dom.find("</tr>", first) - first)
+                .find("<td>Functional.silu.0.forward.output.0</td>"),
+            std::string::npos);
+  EXPECT_NE(r.dom.find("id=\"plot-ratio\""), std::string::npos);
+}
+
 }  // namespace

@@ -340,3 +340,30 @@ TEST(WorstTable, CompareRowsFitTheWidthLargestRelativeErrorFirst) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(PrecisionReport, MsprobesOwnCsvsMatchPythonsReading) {
+  const auto exp = parse(slurp(kData + "expected_precision_head.json"));
+  const auto got = parse(probe::precision_report_json(
+      probe::read_precision_report(kConf + "api_precision_compare_result_20250101000000.csv",
+                                   kConf + "api_precision_compare_details_20250101000000.csv")));
+  EXPECT_EQ(got["summary"]["apis"].GetInt(), exp["apis"].GetInt());
+  expect_counts(exp["forward"], got["summary"]["forward"], "forward");
+  expect_counts(exp["backward"], got["summary"]["backward"], "backward");
+  const auto& rows = got["rows"];
+  ASSERT_EQ(rows.Size(), exp["rows"].Size());
+  for (rapidjson::SizeType i = 0; i < rows.Size(); ++i) {
+    const auto& e = exp["rows"][i];
+    const std::string name = text(e["name"]);
+    EXPECT_EQ(text(rows[i][col(got, "name")]), name);
+    EXPECT_EQ(text(rows[i][col(got, "result")]), text(e["result"])) << name;
+    EXPECT_EQ(text(rows[i][col(got, "worst_metric")]), text(e["worst_metric"])) << name;
+    expect_number(e["worst_ratio"], rows[i][col(got, "worst_ratio")], name);
+  }
+  ASSERT_EQ(got["flagged"].Size(), exp["flagged"].Size());
+  for (rapidjson::SizeType i = 0; i < exp["flagged"].Size(); ++i)
+    EXPECT_EQ(got["flagged"][i].GetInt(), exp["flagged"][i].GetInt()) << "flagged position " << i;
+}
+
+}  // namespace

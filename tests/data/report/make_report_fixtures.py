@@ -265,8 +265,52 @@ def write_compare_fixtures():
             json.dump({"first_diff": first, "rows": rows}, f, indent=1)
 
 
+def write_precision_expected():
+    """api_precision_compare's page data for msprobe's own CSVs: each output's worst ratio column (the most
+    severe verdict, then the largest ratio), the flagged order (errors, then Warnings, each by that ratio) and
+    the verdict counts of the result CSV."""
+    rc = os.path.join(CONF, "api_precision_compare_result_20250101000000.csv")
+    dc = os.path.join(CONF, "api_precision_compare_details_20250101000000.csv")
+    with open(rc, encoding="utf-8-sig", newline="") as f:
+        res = list(csv.reader(f))[1:]
+    statuses = ["pass", "Warning", "error", "SKIP"]
+    fwd = {s: 0 for s in statuses}
+    bwd = {s: 0 for s in statuses}
+    for r in res:
+        if r[1].strip():
+            fwd[r[1].strip()] += 1
+        if r[2].strip():
+            bwd[r[2].strip()] += 1
+    with open(dc, encoding="utf-8-sig", newline="") as f:
+        rows = list(csv.reader(f))
+    h = rows[0]
+    sev = {"error": 3, "Warning": 2, "pass": 1, "SKIP": 0}
+    out = []
+    for r in rows[1:]:
+        best, metric, ratio = None, "", None
+        for i, name in enumerate(h):
+            if not name.endswith("比值"):
+                continue
+            v = num(r[i])
+            if v is None:
+                continue
+            verdict = r[i + 1].strip() if i + 1 < len(h) and h[i + 1].endswith("判定结果") else ""
+            key = (sev.get(verdict, -1), v)
+            if best is None or key > best:
+                best, metric, ratio = key, name, v
+        out.append({"name": r[0], "result": r[h.index("比对结果")].strip(), "worst_metric": metric,
+                    "worst_ratio": ratio})
+    flagged = [i for i, o in enumerate(out) if o["result"] in ("error", "Warning")]
+    flagged.sort(key=lambda i: (0 if out[i]["result"] == "error" else 1,
+                                -(out[i]["worst_ratio"] if out[i]["worst_ratio"] is not None else -1.0)))
+    with open(os.path.join(HERE, "expected_precision_head.json"), "w") as f:
+        json.dump({"apis": len(res), "forward": fwd, "backward": bwd, "rows": out, "flagged": flagged}, f, indent=1,
+                  ensure_ascii=False)
+
+
 if __name__ == "__main__":
     main()
     os.makedirs(os.path.join(HERE, "compare_real"), exist_ok=True)
     os.makedirs(os.path.join(HERE, "compare_stats"), exist_ok=True)
     write_compare_fixtures()
+    write_precision_expected()
