@@ -367,3 +367,40 @@ TEST(PrecisionReport, MsprobesOwnCsvsMatchPythonsReading) {
 }
 
 }  // namespace
+
+namespace {
+
+// run_ut's progress bar on a terminal (a pseudo-terminal from util-linux's `script`, whose size is unset, so
+// $COLUMNS gives the width): every redraw fits the width; a wide terminal gets the bar, a narrow one only
+// text.
+TEST(ProgressBar, EveryRedrawFitsTheTerminalWidth) {
+  for (int width : {40, 60, 100}) {
+    ScratchDir out("report-pty");
+    const std::string cmd = "COLUMNS=" + std::to_string(width) + " script -qec \"'" +
+                            std::string(PROBE_CLI_PATH) + "' run_ut -api_info '" +
+                            std::string(PROBE_SOURCE_DIR) + "/examples/dump/dump.json' -o '" +
+                            out.path().string() + "'\" /dev/null 2>&1";
+    FILE* p = ::popen(cmd.c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    std::string text;
+    char buf[4096];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) text.append(buf, n);
+    ASSERT_EQ(::pclose(p), 0) << text;
+    std::size_t redraws = 0;
+    bool bar = false;
+    for (std::size_t b = 0; b < text.size();) {
+      const auto e = text.find_first_of("\r\n", b);
+      std::string seg = text.substr(b, e == std::string::npos ? std::string::npos : e - b);
+      b = e == std::string::npos ? text.size() : e + 1;
+      if (seg.find(" APIs ") == std::string::npos || seg.find("API/s") == std::string::npos) continue;
+      if (const auto k = seg.find("\x1b[K"); k != std::string::npos) seg.erase(k);
+      ++redraws;
+      EXPECT_LT(seg.size(), static_cast<std::size_t>(width)) << width << ": " << seg;
+      bar = bar || seg.starts_with("[");
+    }
+    EXPECT_GT(redraws, 0u) << text;
+    EXPECT_EQ(bar, width > 40) << width << ": " << text;
+  }
+}
+
+}  // namespace
