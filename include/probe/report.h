@@ -139,7 +139,8 @@ PROBE_API std::string write_precision_report(const std::string& result_csv, cons
 /// and max relative error, every line at most `width` (>= 40) columns. Empty when no row is flagged.
 PROBE_API std::string worst_compare_table(const CompareReport& report, std::size_t max_rows, int width);
 
-/// The pages of `dir`: run_ut's (the newest accuracy_checking_result_*.csv with its details CSV),
+/// The pages of `dir`: run_ut's (the newest accuracy_checking_result_<ts>*.csv with its details CSV; one page
+/// per `_rank<N>` pair of that stamp, as the online server writes them),
 /// compare's (the newest compare_result_*.csv) and api_precision_compare's (the newest
 /// api_precision_compare_result_*.csv with its details CSV), each written to `out_dir` (empty: `dir`);
 /// returns their paths. Throws probe::Error (Io) when `dir` holds none of them.

@@ -201,22 +201,25 @@ std::string write_run_ut_report(const std::string& result_csv, const std::string
 std::vector<std::string> write_report(const std::string& dir, const std::string& out_dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  std::string best_result, best_details, best_compare, best_precision, best_precision_details;
+  std::string best_compare, best_precision, best_precision_details;
+  // run_ut's pairs by stamp; the online server writes one pair per rank (`_rank<N>` after the stamp).
+  struct Pair {
+    std::string stamp, suffix, result, details;
+  };
+  std::vector<Pair> run_ut_pairs;
   const std::string result_prefix = "accuracy_checking_result_", compare_prefix = "compare_result_",
                     precision_prefix = "api_precision_compare_result_";
   const auto name_of = [](const std::string& p) { return fs::path(p).filename().string(); };
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (!name.ends_with(".csv")) continue;
-    // The newest run: timestamps sort as text, and a rank suffix after the stamp keeps that order.
+    // The newest run: timestamps sort as text.
     if (name.starts_with(result_prefix)) {
-      const std::string details =
-          (it->path().parent_path() / ("accuracy_checking_details_" + name.substr(result_prefix.size())))
-              .string();
-      if (fs::exists(details) && name > name_of(best_result)) {
-        best_result = it->path().string();
-        best_details = details;
-      }
+      const std::string rest = name.substr(result_prefix.size());
+      const std::string details = (it->path().parent_path() / ("accuracy_checking_details_" + rest)).string();
+      const std::string stamp = rest.substr(0, 14);
+      if (fs::exists(details) && detail::is_timestamp(stamp))
+        run_ut_pairs.push_back({stamp, rest.substr(14, rest.size() - 14 - 4), it->path().string(), details});
     } else if (name.starts_with(compare_prefix) && name > name_of(best_compare)) {
       best_compare = it->path().string();
     } else if (name.starts_with(precision_prefix)) {
@@ -230,15 +233,22 @@ std::vector<std::string> write_report(const std::string& dir, const std::string&
     }
   }
   if (ec) throw Error(ErrorKind::Io, "cannot list the directory: " + ec.message(), dir);
-  if (best_result.empty() && best_compare.empty() && best_precision.empty())
+  if (run_ut_pairs.empty() && best_compare.empty() && best_precision.empty())
     throw Error(
         ErrorKind::Io,
-        "no accuracy_checking_result_*.csv with its accuracy_checking_details_*.csv (run_ut's output) "
-        "and no compare_result_*.csv (compare's)",
+        "no accuracy_checking_result_*.csv with its accuracy_checking_details_*.csv (run_ut's output), no "
+        "compare_result_*.csv (compare's) and no api_precision_compare_result_*.csv with its details CSV",
         dir);
   const std::string out = out_dir.empty() ? dir : out_dir;
   std::vector<std::string> pages;
-  if (!best_result.empty()) pages.push_back(write_run_ut_report(best_result, best_details, out));
+  std::string newest;
+  for (const Pair& p : run_ut_pairs) newest = std::max(newest, p.stamp);
+  std::sort(run_ut_pairs.begin(), run_ut_pairs.end(),
+            [](const Pair& a, const Pair& b) { return a.suffix < b.suffix; });
+  for (const Pair& p : run_ut_pairs)
+    if (p.stamp == newest)
+      pages.push_back(report::write_page(run_ut_report_html(read_run_ut_report(p.result, p.details)), out,
+                                         "report" + p.suffix + "_"));
   if (!best_compare.empty()) pages.push_back(write_compare_report(best_compare, out));
   if (!best_precision.empty())
     pages.push_back(write_precision_report(best_precision, best_precision_details, out));

@@ -404,3 +404,26 @@ TEST(ProgressBar, EveryRedrawFitsTheTerminalWidth) {
 }
 
 }  // namespace
+
+namespace {
+
+// The online server's directory: one result/details pair per rank with the run's stamp, and an older run.
+TEST(ReportCli, OnePagePerRankOfTheNewestRun) {
+  ScratchDir dir("report-ranks");
+  const auto copy = [&](const std::string& kind, const std::string& to) {
+    std::filesystem::copy_file(kData + "accuracy_checking_" + kind + "_20260101000000.csv", dir.file(to));
+  };
+  for (const char* rank : {"_rank0", "_rank1"}) {
+    copy("result", std::string("accuracy_checking_result_20260102000000") + rank + ".csv");
+    copy("details", std::string("accuracy_checking_details_20260102000000") + rank + ".csv");
+  }
+  copy("result", "accuracy_checking_result_20260101000000_rank2.csv");
+  copy("details", "accuracy_checking_details_20260101000000_rank2.csv");
+  const auto pages = probe::write_report(dir.path().string());
+  ASSERT_EQ(pages.size(), 2u);
+  EXPECT_TRUE(std::filesystem::path(pages[0]).filename().string().starts_with("report_rank0_")) << pages[0];
+  EXPECT_TRUE(std::filesystem::path(pages[1]).filename().string().starts_with("report_rank1_")) << pages[1];
+  EXPECT_NE(slurp(pages[1]).find("accuracy_checking_result_20260102000000_rank1.csv"), std::string::npos);
+}
+
+}  // namespace
