@@ -29,6 +29,9 @@ if [ "$mode" != example ] && [ "$mode" != fuzz ]; then packages+=(python3 python
 if [ "$mode" != example ] && [ "$mode" != fuzz ]; then packages+=(openssl); fi
 # The LibTorch adapter probe::torch and its tests (PROBE_TORCH=ON below: a missing Torch fails the configure).
 if [ "$mode" = test ] || [ "$mode" = sanitize ]; then packages+=(libtorch-dev); fi
+# The report's browser test renders the page in headless Chromium (--dump-dom, --screenshot; a missing
+# chromium is a test failure, never a skip).
+if [ "$mode" = test ] || [ "$mode" = sanitize ] || [ "$mode" = clang ]; then packages+=(chromium); fi
 if [ "$mode" = fuzz ]; then packages+=(clang unzip); fi  # unzip: data.pkl seeds out of the .pt fixtures
 # The style check needs only git and the formatter the tree is formatted with (clang-format 14).
 if [ "$mode" = format ]; then packages=(git clang-format-14); fi

@@ -2,12 +2,14 @@
 #include <fmt/core.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 #include "ArgParser.h"
 #include "Commands.h"
 #include "probe/api_precision_compare.h"
 #include "probe/error.h"
+#include "probe/report.h"
 
 namespace probe::cli {
 
@@ -35,6 +37,8 @@ options:
   --thresholds FILE          thresholds data file (default: api_precision_compare.json, first found in
                              $PROBE_DATA_DIR, the installed share/probe, the source tree's data/). Its API groups
                              come from precision_standards.json, found the same way ($PROBE_STANDARDS_FILE first)
+  --report                   also write report_precision_<ts>.html beside the CSVs: the self-contained HTML
+                             page of the verdicts (probe report)
   -h, --help                 show this help
 
 Outputs appear under their final names only once complete; an existing output is never overwritten.
@@ -57,20 +61,24 @@ void print_notes(const char* what, const std::vector<ApiPrecisionCompareNote>& n
 }  // namespace
 
 int run_api_precision_compare(Args args) {
-  enum Flag { Npu, Gpu, Out, Profile, Timestamp, Thresholds, FrameworkFlag };
+  enum Flag { Npu, Gpu, Out, Profile, Timestamp, Thresholds, FrameworkFlag, Report };
   const std::vector<FlagSpec> specs = {
       {Npu, {"-npu", "--npu_csv_path"}, Arity::One}, {Gpu, {"-gpu", "--gpu_csv_path"}, Arity::One},
       {Out, {"-o", "--out_path"}, Arity::One},       {Profile, {"--profile"}, Arity::One},
       {Timestamp, {"--timestamp"}, Arity::One},      {Thresholds, {"--thresholds"}, Arity::One},
-      {FrameworkFlag, {"--framework"}, Arity::One},
+      {FrameworkFlag, {"--framework"}, Arity::One},  {Report, {"--report"}, Arity::None},
   };
   ApiPrecisionCompareOptions options;
   std::string profile = "probe";
+  bool report = false;
   for (const ParsedFlag& f : parse_args(args, specs).flags) {
     switch (f.id) {
       case kHelpFlag:
         fmt::print("{}{}", kHelp, kExitCodesNote);
         return 0;
+      case Report:
+        report = true;
+        break;
       case Npu:
         options.npu_csv = f.value();
         break;
@@ -109,6 +117,11 @@ int run_api_precision_compare(Args args) {
   fmt::print("result:  {}\ndetails: {}\n", s.result_csv, s.details_csv);
   fmt::print("{} APIs: {} pass, {} error, {} SKIP (forward); {} detail rows\n", s.result_rows, s.forward_pass,
              s.forward_error, s.forward_skip, s.detail_rows);
+  if (report) {
+    const auto dir = std::filesystem::path(s.result_csv).parent_path();
+    fmt::print("report:  {}\n", write_precision_report(s.result_csv, s.details_csv,
+                                                       dir.empty() ? std::string(".") : dir.string()));
+  }
   return 0;
 }
 

@@ -31,5 +31,6 @@ int run_compare(Args args);
 int run_replay(Args args);
 int run_run_overflow_check(Args args);
 int run_nan_analyze(Args args);
+int run_report(Args args);
 
 }  // namespace probe::cli

@@ -3,12 +3,15 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 #include "ArgParser.h"
 #include "Commands.h"
+#include "Terminal.h"
 #include "probe/dump_compare.h"
 #include "probe/error.h"
+#include "probe/report.h"
 
 namespace probe::cli {
 
@@ -72,6 +75,8 @@ options:
                                 diff_analyze_<ns>.json  {rank_N: [{op_name, data_info, stack_info}]}
                               (the latter only when something differs)
   --no-xlsx                   write only the CSV
+  --report                    also write report_compare_<ts>.html beside the CSV: the self-contained HTML
+                              page of the comparison (probe report); not with -da
   --framework pytorch|mindspore  the NPU dump's framework (what a leading -f gives); a MindSpore NPU dump is
                               compared with a PyTorch bench dump across frameworks
   --profile probe|msprobe     probe (default) writes the 0-d tensor message once; msprobe repeats it 16 times
@@ -123,7 +128,8 @@ int run_compare(Args args) {
     NoXlsx,
     FrameworkFlag,
     Profile,
-    Timestamp
+    Timestamp,
+    Report
   };
   const std::vector<FlagSpec> specs = {
       {Input, {"-i", "--input_path"}, Arity::One},
@@ -138,13 +144,14 @@ int run_compare(Args args) {
       {LayerMapping, {"-lm", "--layer_mapping"}, Arity::Optional},
       {DiffAnalyze, {"-da", "--diff_analyze"}, Arity::None},
       {NoXlsx, {"--no-xlsx"}, Arity::None},
+      {Report, {"--report"}, Arity::None},
       {FrameworkFlag, {"--framework"}, Arity::One},
       {Profile, {"--profile"}, Arity::One},
       {Timestamp, {"--timestamp"}, Arity::One},
   };
   DumpCompareOptions options;
   std::string input;
-  bool diff_analyze = false;
+  bool diff_analyze = false, report = false;
   auto optional_file = [](const ParsedFlag& f) { return f.values.empty() ? std::string() : f.value(); };
   for (const ParsedFlag& f : parse_args(args, specs).flags) {
     switch (f.id) {
@@ -190,6 +197,9 @@ int run_compare(Args args) {
       case NoXlsx:
         options.write_xlsx = false;
         break;
+      case Report:
+        report = true;
+        break;
       case FrameworkFlag:
         if (f.value() == "pytorch" || f.value() == "pt")
           options.framework = Framework::PyTorch;
@@ -212,12 +222,25 @@ int run_compare(Args args) {
   }
   if (input.empty()) command_line_error("-i compare.json is required");
   const CompareInput in = read_compare_json(input);
+  if (diff_analyze && report) command_line_error("--report does not apply to -da (it writes no compare CSV)");
   if (diff_analyze) return run_diff_analyze(in, options);
   const DumpCompareSummary s = run_dump_compare(in, options);
   for (const auto& o : s.outputs) {
+    // The worst rows before each summary line; the table is a view of the finished CSV, never fails the run.
+    try {
+      if (!o.csv.empty())
+        fmt::print("{}", worst_compare_table(read_compare_report(o.csv), 5, terminal_columns()));
+    } catch (const Error& e) {
+      fmt::print(stderr, "probe compare: no table of the worst rows: {}\n", e.what());
+    }
     fmt::print("{} mode, {} rows, {} suspect: {}\n", to_string(o.mode), o.rows, o.suspects, o.csv);
     if (!o.xlsx.empty()) fmt::print("  xlsx:    {}\n", o.xlsx);
     if (!o.advisor.empty()) fmt::print("  advisor: {}\n", o.advisor);
+    if (report && !o.csv.empty()) {
+      const auto dir = std::filesystem::path(o.csv).parent_path();
+      fmt::print("  report:  {}\n",
+                 write_compare_report(o.csv, dir.empty() ? std::string(".") : dir.string()));
+    }
   }
   return 0;
 }

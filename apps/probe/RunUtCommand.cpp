@@ -5,9 +5,11 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 #include <set>
 #include <stop_token>
@@ -17,8 +19,10 @@
 
 #include "ArgParser.h"
 #include "Commands.h"
+#include "Terminal.h"
 #include "probe/error.h"
 #include "probe/online_server.h"
+#include "probe/report.h"
 #include "probe/run_ut.h"
 
 namespace probe::cli {
@@ -54,6 +58,7 @@ enum class Opt {
   QueueSize,
   Resume,
   NoChecksum,
+  Report,
 };
 
 std::vector<FlagSpec> flags(bool multi) {
@@ -82,6 +87,7 @@ std::vector<FlagSpec> flags(bool multi) {
       flag(Opt::MaxApiElements, {"--max_api_elements"}, Arity::One),
       flag(Opt::MaxApiFlops, {"--max_api_flops"}, Arity::One),
       flag(Opt::Quiet, {"-q", "--quiet"}, Arity::None),
+      flag(Opt::Report, {"--report"}, Arity::None),
   };
   if (!multi) {
     const std::vector<FlagSpec> online = {
@@ -156,6 +162,8 @@ void print_help(bool multi) {
       "                                    operations (default 2^37 = 137438953472, about 10 s; 0 = no "
       "limit)\n"
       "  -q, --quiet                       no progress on stderr\n"
+      "  --report                          also write report_<ts>.html beside the CSVs: the self-contained\n"
+      "                                    HTML report of the run (probe report; offline runs only)\n"
       "  -h, --help                        this help\n\n"
       "Rows are written in dump order whatever the thread count, flushed per API, so an interrupted run\n"
       "can be resumed with -csv_path. Exit code 0 when the run completes, whatever it found.\n"
@@ -358,6 +366,12 @@ int run_online(const RunUtOptions& o, OnlineFlags f, bool quiet) {
   return 0;
 }
 
+// The directory of the run's result CSV: where --report writes the page.
+std::string report_dir(const std::string& result_csv) {
+  const auto parent = std::filesystem::path(result_csv).parent_path();
+  return parent.empty() ? std::string(".") : parent.string();
+}
+
 class Progress {
  public:
   explicit Progress(bool quiet) : quiet_(quiet), tty_(::isatty(STDERR_FILENO) == 1) {}
@@ -382,10 +396,21 @@ class Progress {
     std::string eta = rate > 0 ? hms(static_cast<double>(p.total - p.done) / rate) : "--:--";
     double pct = p.total ? 100.0 * static_cast<double>(p.done) / static_cast<double>(p.total) : 100.0;
     if (tty_) {
-      constexpr int kWidth = 30;
-      int filled = p.total ? static_cast<int>(kWidth * p.done / p.total) : kWidth;
-      fmt::print(stderr, "\r[{}{}] {}/{} APIs {:5.1f}% {:.1f} API/s ETA {}  ", std::string(filled, '#'),
-                 std::string(kWidth - filled, '.'), p.done, p.total, pct, rate, eta);
+      // The bar takes what the counters leave of the terminal's width (at most 30), none in a narrow one,
+      // so the line never wraps; the text is cut last.
+      std::string text =
+          fmt::format(" {}/{} APIs {:5.1f}% {:.1f} API/s ETA {}", p.done, p.total, pct, rate, eta);
+      const int columns = terminal_columns() - 1;
+      const int bar = std::min(30, columns - static_cast<int>(text.size()) - 2);
+      std::string line;
+      if (bar >= 5) {
+        const int filled = p.total ? static_cast<int>(static_cast<std::size_t>(bar) * p.done / p.total) : bar;
+        line.append(1, '[').append(filled, '#').append(bar - filled, '.').append(1, ']');
+      }
+      line += text;
+      if (static_cast<int>(line.size()) > columns)
+        line.resize(static_cast<std::size_t>(std::max(columns, 1)));
+      fmt::print(stderr, "\r{}\x1b[K", line);
       if (final) fmt::print(stderr, "\n");
     } else {
       fmt::print(stderr, "run_ut: {}/{} APIs ({:.1f}%), {:.1f} API/s, ETA {}\n", p.done, p.total, pct, rate,
@@ -410,7 +435,7 @@ class Progress {
 int run(Args args, bool multi) {
   const auto fl = flags(multi);
   RunUtOptions o;
-  bool quiet = false, have_api_info = false;
+  bool quiet = false, have_api_info = false, report = false;
   std::vector<long long> devices;
   int num_splits = 8;
   bool threads_given = false;
@@ -506,6 +531,9 @@ int run(Args args, bool multi) {
       case Opt::Quiet:
         quiet = true;
         break;
+      case Opt::Report:
+        report = true;
+        break;
       case Opt::Online:
         online.online = true;
         break;
@@ -564,6 +592,7 @@ int run(Args args, bool multi) {
   if (!multi && !online.online && !o.config_path.empty())
     online.online = online::load_online_config(o.config_path).is_online;
   if (online.online) {
+    if (report) bad("--report applies to offline run_ut; run probe report on the server's -o directory");
     if (have_api_info) bad("-api_info does not apply to online run_ut (the records arrive over the network)");
     if (threads_given) o.threads = num_splits;
     return run_online(o, online, quiet);
@@ -585,9 +614,19 @@ int run(Args args, bool multi) {
         "tensors ({:.1f} MB) hashed, pre-pass {:.2f} s, checks {:.2f} s\n",
         s.dataflow_links, s.dataflow_tensors, s.dataflow_hashed, s.dataflow_hashed_bytes / 1e6,
         s.dataflow_link_seconds, s.dataflow_check_seconds);
+  // The worst flagged outputs come before the summary line, which stays the last line before the paths.
+  // The table is a view of files the run completed: a CSV it cannot read costs the table, not the run.
+  try {
+    fmt::print("{}",
+               worst_outputs_table(read_run_ut_report(s.result_csv, s.details_csv), 5, terminal_columns()));
+  } catch (const Error& e) {
+    fmt::print(stderr, "probe run_ut: no table of the worst outputs: {}\n", e.what());
+  }
   fmt::print("apis {} pass {} warning {} error {} skip {} (forward: error {}, backward: error {} skip {})\n",
              s.apis, s.pass, s.warning, s.error, s.skip, s.forward_error, s.backward_error, s.backward_skip);
   fmt::print("result: {}\ndetails: {}\n", s.result_csv, s.details_csv);
+  if (report)
+    fmt::print("report: {}\n", write_run_ut_report(s.result_csv, s.details_csv, report_dir(s.result_csv)));
   if (!s.error_data_dir.empty()) fmt::print("error data: {}\n", s.error_data_dir);
   if (s.error_data_failures > 0) {
     fmt::print(stderr,

@@ -30,6 +30,7 @@
 #include "probe/parallel.h"
 #include "probe/precheck_frame.h"
 #include "probe/precision_standard.h"
+#include "probe/report.h"
 #include "probe/run_ut.h"
 #include "probe/run_ut_stream.h"
 #include "probe/runner.h"

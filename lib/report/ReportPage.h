@@ -1,0 +1,44 @@
+// Internal: what the report's pages share: the SVG scatter plot, the style sheet, the table/hover script.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace probe::report {
+
+/// One scatter plot of `value(i)` for i < count against execution order, log scale.
+struct ScatterPlot {
+  std::string id;      ///< the <svg> element's id
+  std::string column;  ///< the embedded column plotted, for the script that names the point under the pointer
+  std::string title;   ///< the plot's <title>
+  std::string x_label;  ///< "output", "entry"
+  std::size_t count = 0;
+  std::function<double(std::size_t)> value;                ///< NaN: not plotted; <= 0: on the bottom edge
+  std::function<std::string_view(std::size_t)> cls;        ///< "pass", "warn", "err" or "skip": the colour
+  double line = std::numeric_limits<double>::quiet_NaN();  ///< a dashed horizontal reference (a bound)
+  std::optional<std::size_t> mark;                         ///< a vertical marker at this index
+};
+
+/// The SVG of `plot`, one <path> per colour (a round cap on a zero-length segment is a dot: a few bytes a
+/// point where a <circle> costs ~40). Appends `"id":{axis}` to `hover_json`: the script places the points
+/// again from it and names the one under the pointer.
+std::string scatter_svg(const ScatterPlot& plot, std::string& hover_json);
+
+/// The pages' style sheet.
+extern const std::string_view kStyle;
+
+/// Script helpers both pages use: el(), fmt(), makeTable() (filter, sort, 100 rows a page) and hover().
+extern const std::string_view kCommonScript;
+
+/// Writes `html` to `out_dir/<prefix><ts>.html` (created if missing; a fresh stamp when the name exists) and
+/// returns the path. Throws probe::Error (Io) naming the file.
+std::string write_page(const std::string& html, const std::string& out_dir, const std::string& prefix);
+
+/// `s` with & < > " escaped for HTML text and attributes.
+std::string html_text(std::string_view s);
+
+}  // namespace probe::report
