@@ -1,4 +1,5 @@
-set(PROBE_SOURCES
+probe_component(run_ut USES dump io metrics runners standards support
+  SOURCES
   ApiSelection.cpp
   BenchCost.cpp
   Dataflow.cpp

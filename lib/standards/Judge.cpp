@@ -1,6 +1,6 @@
 // probe::judge: run_ut's compare of one output, kept as a typed verdict instead of CSV cells. The old rule
 // comes from the same code that fills run_ut's details rows (compare_item_traced); the precision standards
-// apply api_precision_compare's decisions (precision_compare/Rules.h) to the numbers of those rows.
+// apply api_precision_compare's decisions (standards/Rules.h) to the numbers of those rows.
 #include "probe/judge.h"
 
 #include <algorithm>
@@ -10,12 +10,12 @@
 #include <map>
 #include <mutex>
 
-#include "precision_compare/Rules.h"
-#include "precision_compare/Thresholds.h"
 #include "probe/error.h"
 #include "probe/metric_table.h"
 #include "standards/ErrorBound.h"
 #include "standards/ItemCompare.h"
+#include "standards/Rules.h"
+#include "standards/Thresholds.h"
 
 namespace probe {
 namespace {

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "metrics/DumpCompareCells.h"
+#include "dump_compare/DumpCompareCells.h"
 #include "metrics/RangeObserver.h"
 #include "probe/error.h"
 #include "probe/pair_metrics.h"
