@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 
+#include "probe/api_name.h"
 #include "probe/error.h"
 #include "probe/metric_table.h"
 #include "standards/ErrorBound.h"
@@ -303,8 +304,11 @@ std::optional<ErrorBoundCall> error_bound_call(std::string_view api, const Tenso
 
 }  // namespace detail
 
-Verdict judge(std::string_view api, const Tensor& bench, const Tensor& device_in, const Standards& cfg,
-              DType device_dtype, const JudgeOptions& opt) {
+Verdict judge(std::string_view api_spelling, const Tensor& bench, const Tensor& device_in,
+              const Standards& cfg, DType device_dtype, const JudgeOptions& opt) {
+  // Every spelling of an API ("Torch.matmul", a dump key, "matmul") judges as its list name.
+  const std::string list_name = api_list_name(api_spelling);
+  const std::string_view api = list_name;
   const Tensor device = device_in.dtype() == device_dtype ? device_in : device_in.to(device_dtype);
   if (opt.reference && opt.reference->shape() != bench.shape())
     throw Error(ErrorKind::InvalidArgument,
