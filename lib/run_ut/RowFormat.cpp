@@ -153,7 +153,7 @@ class PyTorchFormat final : public RunUtFormat {
     ApiRows r;
     r.name = full;
     DetailRow row;  // every metric blank, status SKIP
-    row.api_name = full + ".forward.output.0";
+    row.api_name = output_row_name(full, ApiDirection::Forward, 0);
     row.message = message;
     r.details.push_back(row.to_csv());
     r.result = ResultRow{full, Status::Skip, Status::Skip, message};
