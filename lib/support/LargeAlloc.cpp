@@ -14,10 +14,10 @@ namespace probe::detail {
 namespace {
 
 // Freed blocks of 2 MiB or more kept mapped for reuse, at most this many bytes (least recently freed
-// first out). A fresh block costs the kernel a zeroed page per fault; the tensors of consecutive APIs and of a
-// forward and its backward have the same sizes, so most blocks come back from here. Measured on the 2 layer
-// LLaMA dump (-n 1): 256 MiB and blocks at most 1.25x the request left 1.7 GB of fresh pages; 512 MiB and
-// blocks up to 2x the request, 0.4 GB, with a lower peak RSS than without a cache (537 vs 564 MB).
+// first out). A fresh block costs the kernel a zeroed page per fault; the tensors of consecutive APIs and of
+// a forward and its backward have the same sizes, so most blocks come back from here. A block serves requests
+// down to half its size: a tighter fit or a smaller cache leaves most blocks fresh on a model dump, and the
+// cache still keeps peak RSS below what unmapping every block gives.
 constexpr std::size_t kCacheBytes = std::size_t{512} << 20;
 
 struct Cached {

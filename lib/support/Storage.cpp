@@ -93,8 +93,8 @@ namespace {
 //
 // Before that, MADV_HUGEPAGE: pages not yet cached are then read ahead into 2 MiB page-cache folios (file
 // systems with large folios: ext4 since Linux 6.16, xfs), which the populate maps with one page-table entry
-// per 2 MiB instead of 512, and which the metrics kernel then reads with far fewer TLB misses. Pages already cached keep their size; kernels without THP refuse
-// the advice.
+// per 2 MiB instead of 512, and which the metrics kernel then reads with far fewer TLB misses. Pages already
+// cached keep their size; kernels without THP refuse the advice.
 void populate([[maybe_unused]] void* addr, [[maybe_unused]] std::size_t size) {
 #ifdef MADV_HUGEPAGE
   if (size >= detail::kHugePageBytes) (void)::madvise(addr, size, MADV_HUGEPAGE);
