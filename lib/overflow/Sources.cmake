@@ -1,2 +1,2 @@
-probe_component(overflow USES dump run_ut runners support
+probe_component(overflow USES dump dump_writer run_ut runners support
   SOURCES OverflowCheck.cpp NanAnalyze.cpp)
