@@ -274,18 +274,6 @@ Status combine(Status a, Status b) {
   return std::max(a, b);
 }
 
-std::string index_text(std::int64_t flat, const Shape& shape) {
-  std::vector<std::int64_t> idx(shape.size());
-  for (std::size_t k = shape.size(); k-- > 0;) {
-    const std::int64_t d = shape[k] > 0 ? shape[k] : 1;
-    idx[k] = flat % d;
-    flat /= d;
-  }
-  std::string out = "[";
-  for (std::size_t k = 0; k < idx.size(); ++k) out += (k ? ", " : "") + std::to_string(idx[k]);
-  return out + "]";
-}
-
 }  // namespace
 
 struct Dataflow::Slot {
@@ -725,7 +713,7 @@ DataflowVerdict Dataflow::check(const Group& g, const DataflowAccess& access) co
       "of "
       "{} elements beyond, the worst at {}: device {}, sum {}, error {:.3g}, bound {:.3g}",
       head, producer, g.output, g.consumers.size(), consumers, verdict, beyond, numel,
-      index_text(static_cast<std::int64_t>(worst), g.shape), dv[worst], sum[worst],
+      detail::index_text(static_cast<std::int64_t>(worst), g.shape), dv[worst], sum[worst],
       std::fabs(dv[worst] - sum[worst]), lim_w);
   if (benched.size() > 1 && v.status != Status::Pass)
     v.message += "; the gradient at fault is one of the unknown ones: " + [&] {

@@ -54,19 +54,6 @@ void error_bound(const ApiOutputs& api, const Standards& standards, OutputCompar
   }
 }
 
-// The multi-dimensional index of element `flat` of a row-major tensor of `shape`, as "[1, 0, 2]".
-std::string index_text(std::int64_t flat, const Shape& shape) {
-  std::vector<std::int64_t> idx(shape.size());
-  for (std::size_t k = shape.size(); k-- > 0;) {
-    const std::int64_t d = shape[k] > 0 ? shape[k] : 1;
-    idx[k] = flat % d;
-    flat /= d;
-  }
-  std::string out = "[";
-  for (std::size_t k = 0; k < idx.size(); ++k) out += (k ? ", " : "") + std::to_string(idx[k]);
-  return out + "]";
-}
-
 // DECISIONS D15: the rows [first, last) judged by exact equality: every element of the device tensor
 // equals the bench's (NaN where NaN, zeros of the same sign). Rows already SKIP and non-tensor leaves keep
 // their verdict. Returns the direction's status.
@@ -92,13 +79,13 @@ Status exact_rows(const ExactRule& rule, const std::vector<Value>& bench, const 
           if (!same && differ++ == 0) at = k;
         }
         row.status = differ ? Status::Error : Status::Pass;
-        row.message =
-            differ ? fmt::format(
-                         "{} of {} elements differ from {}, the first at {}: device {}, "
-                         "expected {}; {} (D15)",
-                         differ, bv.size(), rule.reference,
-                         index_text(static_cast<std::int64_t>(at), b.shape()), dv[at], bv[at], rule.why)
-                   : fmt::format("equal to {} bit for bit; {} (D15)", rule.reference, rule.why);
+        row.message = differ ? fmt::format(
+                                   "{} of {} elements differ from {}, the first at {}: device {}, "
+                                   "expected {}; {} (D15)",
+                                   differ, bv.size(), rule.reference,
+                                   detail::index_text(static_cast<std::int64_t>(at), b.shape()), dv[at],
+                                   bv[at], rule.why)
+                             : fmt::format("equal to {} bit for bit; {} (D15)", rule.reference, rule.why);
       }
     }
     statuses.push_back(row.status);

@@ -712,6 +712,8 @@ void push_leaves(const Value& v, std::vector<Value>& out) {
 }
 }  // namespace
 
+std::string index_text(std::int64_t flat, const Shape& shape) { return coords_text(unravel(flat, shape)); }
+
 std::vector<Value> value_leaves(const std::vector<Value>& values) {
   std::vector<Value> out;
   for (const Value& v : values) push_leaves(v, out);

@@ -133,6 +133,9 @@ class ErrorBoundScan {
 /// The leaves of a list of outputs or gradients (nested lists flattened), in the order of their rows.
 std::vector<Value> value_leaves(const std::vector<Value>& values);
 
+/// The multi-dimensional index of element `flat` of a row-major tensor of `shape`, as "[1, 0, 2]".
+std::string index_text(std::int64_t flat, const Shape& shape);
+
 /// Re-judges the rows compare_output wrote for one direction by D14: rows[first + i] belongs to leaf i of
 /// `bench`/`device` (lists flattened). A row keeps run_ut's verdict, with a Message saying why, where D14
 /// has no family for `api`, the pair is not two floating tensors of one shape, or an accumulating family
