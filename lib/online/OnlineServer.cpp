@@ -10,7 +10,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <rapidjson/document.h>
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -31,7 +30,6 @@
 #include "probe/online_server.h"
 #include "probe/runner.h"
 #include "support/FileOps.h"
-#include "support/JsonDocument.h"
 
 namespace probe::online {
 namespace {
@@ -127,61 +125,6 @@ struct Connection {
 };
 
 }  // namespace
-
-OnlineConfig load_online_config(const std::string& path) {
-  const std::string text = probe::detail::read_whole_file(path, "cannot read config.json");
-  const rapidjson::Document doc = probe::detail::parse_json_document(text, path);
-  OnlineConfig c;
-  const rapidjson::Value& root = doc;
-  if (!root.IsObject()) throw Error(ErrorKind::Format, "config.json must be a JSON object", path);
-  if (!root.HasMember("run_ut")) return c;
-  const rapidjson::Value& s = root["run_ut"];
-  if (!s.IsObject()) throw Error(ErrorKind::Format, "must be an object", path, "run_ut");
-  auto field = [&](const char* key) -> const rapidjson::Value* {
-    return s.HasMember(key) && !s[key].IsNull() ? &s[key] : nullptr;
-  };
-  auto text_of = [&](const char* key, std::string& out) {
-    if (const auto* v = field(key)) {
-      if (!v->IsString())
-        throw Error(ErrorKind::Format, "must be a string", path, std::string("run_ut.") + key);
-      out = v->GetString();
-    }
-  };
-  if (const auto* v = field("is_online")) {
-    if (!v->IsBool()) throw Error(ErrorKind::Format, "must be true or false", path, "run_ut.is_online");
-    c.is_online = v->GetBool();
-  }
-  text_of("host", c.host);
-  text_of("nfs_path", c.nfs_path);
-  text_of("tls_path", c.tls_path);
-  if (const auto* v = field("port")) {
-    if (!v->IsInt() || v->GetInt() < -1 || v->GetInt() > 65535)
-      throw Error(ErrorKind::Format, "must be an integer port in 0..65535 (-1: not set)", path,
-                  "run_ut.port");
-    if (v->GetInt() >= 0) c.port = v->GetInt();
-  }
-  auto positive = [&](const char* key) -> std::optional<std::uint64_t> {
-    const auto* v = field(key);
-    if (!v) return std::nullopt;
-    if (!v->IsUint64() || v->GetUint64() == 0)
-      throw Error(ErrorKind::Format, "must be an integer >= 1", path, std::string("run_ut.") + key);
-    return v->GetUint64();
-  };
-  if (auto n = positive("max_connections")) c.max_connections = static_cast<std::size_t>(*n);
-  c.max_connection_bytes = positive("max_connection_bytes");
-  c.max_buffered_bytes = positive("max_buffered_bytes");
-  c.max_outstanding_bytes = positive("max_outstanding_bytes");
-  if (const auto* v = field("rank_list")) {
-    if (!v->IsArray()) throw Error(ErrorKind::Format, "must be a list of ranks", path, "run_ut.rank_list");
-    c.rank_list.clear();
-    for (const auto& r : v->GetArray()) {
-      if (!r.IsUint64())
-        throw Error(ErrorKind::Format, "ranks must be integers >= 0", path, "run_ut.rank_list");
-      c.rank_list.push_back(r.GetUint64());
-    }
-  }
-  return c;
-}
 
 struct Server::Impl {
   ServerOptions options;

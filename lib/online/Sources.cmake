@@ -1,6 +1,6 @@
 probe_component(online USES dump dump_compare dump_writer io metrics run_ut runners standards support
   SOURCES
-  ClientConfig.cpp
+  ConfigJson.cpp
   DumpRecords.cpp
   OnlineChecker.cpp
   OnlineClient.cpp
