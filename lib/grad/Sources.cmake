@@ -1,0 +1,1 @@
+set(PROBE_SOURCES GradCompare.cpp)
