@@ -17,6 +17,8 @@ GradComparator.compare_distributed run on a and b (MSPROBE_ROOT required; tqdm, 
 absent from Debian's python and are replaced by stand-ins for the import: a no-op progress bar, a no-op plot,
 and read_csv returning the columns of the csv module's reader). Its numbers are checked here against the
 hand computation: per parameter (direction_a == direction_b).sum() / size, and the summary weighted by size.
+grad_probe/grads/: rank 0's step-0 gradients of run a (float32 .npy) and msprobe's GradStatCsv rows for them
+at L0, L1 and L2 with bounds [-0.05, 0, 0.05] (expected_{L0,L1,L2_fine}.csv), the rows GradMonitor must write.
 grad_probe/expected/expected.json also holds the first suspicious step by msprobe's documented rule (step 0
 below 0.97 or a drop of more than 0.03 from the previous step, for any parameter): 3 on rank 0, none on rank 1.
 """
@@ -116,6 +118,7 @@ def train(run, rank, writer):
     gen = torch.Generator().manual_seed(200 + rank)
     noise = torch.Generator().manual_seed(300 + rank)
     base = os.path.join(OUT, run, f"rank{rank}")
+    os.makedirs(os.path.join(OUT, "grads"), exist_ok=True)
     os.makedirs(base)
     for step in range(STEPS):
         x = torch.randn(32, 6, generator=gen)
@@ -135,6 +138,8 @@ def train(run, rank, writer):
             else:
                 rows.append(own_line(name, p.grad))
             np.save(os.path.join(base, f"step{step}", f"{name}.npy"), (p.grad.clone().detach() > 0).numpy())
+            if run == "a" and rank == 0 and step == 0:
+                np.save(os.path.join(OUT, "grads", f"{name}.npy"), p.grad.detach().numpy())
         header = writer[0].generate_csv_header(writer[1], BOUNDS) if writer else own_header()
         write_csv([header] + rows, os.path.join(base, f"grad_summary_{step}.csv"))
         opt.step()
@@ -165,6 +170,20 @@ def first_suspicious(sims):
     return None
 
 
+def summaries_by_msprobe(stat):
+    """msprobe's GradStatCsv rows, at each level, for rank 0's step-0 gradients of run a (grads/*.npy)."""
+    from msprobe.core.grad_probe.constant import level_adp
+    cases = {"L0": (level_adp["L0"], BOUNDS), "L1": (level_adp["L1"], BOUNDS),
+             "L2_fine": (level_adp["L2"], [-0.05, 0, 0.05])}
+    names = ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"]
+    for case, (level, bounds) in cases.items():
+        rows = [stat.generate_csv_header(level, bounds)]
+        for name in names:
+            grad = torch.from_numpy(np.load(os.path.join(OUT, "grads", f"{name}.npy")))
+            rows.append(stat.generate_csv_line(name, level, grad, bounds))
+        write_csv(rows, os.path.join(OUT, "grads", f"expected_{case}.csv"))
+
+
 def main():
     if os.path.isdir(OUT):
         shutil.rmtree(OUT)
@@ -173,6 +192,8 @@ def main():
         for rank in (0, 1):
             train(run, rank, writer)
     expected_dir = os.path.join(OUT, "expected")
+    if writer:
+        summaries_by_msprobe(writer[0])
     if comparator is None:
         sys.exit("MSPROBE_ROOT is required for the expected similarities (msprobe's GradComparator)")
     comparator.compare_distributed(os.path.join(OUT, "a"), os.path.join(OUT, "b"), expected_dir)
