@@ -67,8 +67,7 @@ void print_usage(std::FILE* out) {
 
 // run_ut and metrics allocate and free tensor-sized buffers (MBs) for every API. glibc serves those with a
 // fresh mmap each (above its dynamic threshold) and unmaps or trims them on free, so every buffer costs a
-// page fault per 4 KiB and the kernel's zeroing: on the LLaMA benchmark dump that was half of run_ut's CPU
-// time (issue 13: 16.0 -> 8.4 CPU-s, same peak RSS). Keeping blocks up to 32 MiB on the heap and never
+// page fault per 4 KiB and the kernel's zeroing. Keeping blocks up to 32 MiB on the heap and never
 // trimming it lets freed buffers be reused; peak RSS stays bounded by the largest working set.
 void keep_freed_buffers() {
   mallopt(M_MMAP_THRESHOLD, 32 << 20);

@@ -30,6 +30,11 @@ struct PROBE_API ApiName {
 
   /// "Prefix.name", the runner registry's key: "Torch.linalg.vector_norm".
   std::string key() const { return prefix + "." + name; }
+  /// "Prefix.name.counter", the API's name in run_ut's rows ("Torch.linalg.vector_norm.12"); key() when
+  /// the name has no counter.
+  std::string counted_name() const;
+  /// The whole name back: counted_name() plus ".forward"/".backward" when it has a direction.
+  std::string dump_key() const;
   /// The name's first segment, i.e. the operator without its aten overload: "add" for "add.Tensor".
   std::string_view op() const noexcept { return std::string_view(name).substr(0, name.find('.')); }
   /// Number of '.'-separated segments of `name` (1 for "relu", 2 for "add.Tensor").
@@ -47,5 +52,22 @@ PROBE_API std::optional<ApiName> parse_api_name(std::string_view full_name);
 
 /// The direction's spelling in dump keys: "forward", "backward"; "" for None.
 PROBE_API std::string_view to_string(ApiDirection direction) noexcept;
+
+/// Whether `segment` is an API family dumps name as the first segment: PyTorch "Functional", "Tensor",
+/// "Torch", "Aten", "NPU", "Distributed", "VF"; MindSpore "Mint", "MintFunctional", "Primitive", "Jit".
+PROBE_API bool is_api_prefix(std::string_view segment) noexcept;
+
+/// The name msprobe's API lists use (precheck §6.3), from any spelling of an API: "Torch.matmul",
+/// "Torch.matmul.0.forward" and "matmul" give "matmul"; "Aten.add.Tensor" gives "add.Tensor";
+/// "Torch.linalg.vector_norm.0" gives "linalg.vector_norm". A name whose first segment is no API family
+/// (is_api_prefix) is already a list name and comes back unchanged.
+PROBE_API std::string api_list_name(std::string_view api);
+
+/// The name of a details row (§3.4): "<counted api>.<direction>.output.<index>", e.g.
+/// "Functional.conv2d.3.forward.output.0". `direction` must not be None.
+PROBE_API std::string output_row_name(std::string_view counted_api, ApiDirection direction,
+                                      std::size_t index);
+/// The part of output_row_name() before the index: "Functional.conv2d.3.forward.output.".
+PROBE_API std::string output_row_prefix(std::string_view counted_api, ApiDirection direction);
 
 }  // namespace probe

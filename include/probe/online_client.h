@@ -1,4 +1,4 @@
-// The training side of online pre-check (issue 17; dump-and-compare §5.3): sends each API call to a
+// The training side of online pre-check (dump-and-compare §5.3): sends each API call to a
 // `probe run_ut` server (probe/online_server.h) as a precheck frame in msprobe's TCP framing, with msprobe's
 // flow control: per-connection sequence numbers, CRC-32 (on by default), a bounded send queue, a bounded
 // window of unacknowledged messages, resends on ERROR, a pause on BUSY_, the STOP_/OVER_ handshake and an

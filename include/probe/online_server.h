@@ -1,4 +1,4 @@
-// Online pre-check's receiving side (issue 17; dump-and-compare §5): `probe run_ut` with `is_online`.
+// Online pre-check's receiving side (dump-and-compare §5): `probe run_ut` with `is_online`.
 // Training processes (one connection per rank, probe/online_client.h or msprobe's framing) send each API call
 // as a precheck frame (probe/precheck_frame.h) inside msprobe's TCP messages (probe/online_wire.h); the
 // server acknowledges every message as msprobe's does and checks the records of each rank in its rank_list

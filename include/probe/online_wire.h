@@ -1,4 +1,4 @@
-// The TCP framing of online pre-check (issue 17; dump-and-compare §5.3), i.e. msprobe's message and
+// The TCP framing of online pre-check (dump-and-compare §5.3), i.e. msprobe's message and
 // acknowledgement layout, with probe's frame (probe/precheck_frame.h) as the payload. Client to server:
 //
 //   size  field

@@ -1,4 +1,4 @@
-// The payload of online pre-check (issue 17, DECISIONS D9): one API call as a language-neutral frame,
+// The payload of online pre-check (DECISIONS D9): one API call as a language-neutral frame,
 // instead of msprobe's pickled ApiData. A frame is a one-entry dump.json document (dump-and-compare §1.4)
 // whose tensor descriptors name blobs by index ("data_name": "0", "1", ...), followed by the raw
 // little-endian tensor bytes, self-delimiting and checked by CRC-32:

@@ -1,4 +1,4 @@
-// run_ut over API records that arrive one by one (online pre-check, issue 17): each record is a decoded
+// run_ut over API records that arrive one by one (online pre-check): each record is a decoded
 // precheck frame (probe/precheck_frame.h: one dump.json entry plus its tensors) instead of an entry of a
 // dump file. Every record goes through run_ut's own per-API check and CSV writer, so a stream of the
 // forward entries of a dump gives the rows that `run_ut` gives for that dump, in arrival order.

@@ -90,7 +90,7 @@ class PROBE_API Tensor {
 
  private:
   Tensor(DType dtype, Shape shape, std::shared_ptr<Storage> storage, std::size_t offset);
-  // Owned storage the caller overwrites in full: no zero-fill (a memset of every byte, issue 13).
+  // Owned storage the caller overwrites in full: no zero-fill (a memset of every byte).
   static Tensor for_overwrite(DType dtype, Shape shape);
   void check_type(DType requested) const;
 

@@ -1,4 +1,5 @@
-set(PROBE_SOURCES
+probe_component(dump USES io support
+  SOURCES
   DumpJson.cpp
   DumpModel.cpp
   DumpTensorLoad.cpp
@@ -6,4 +7,5 @@ set(PROBE_SOURCES
   DumpSummary.cpp
   JsonSupport.cpp
   StackConstruct.cpp
+  PrecheckFrame.cpp
 )

@@ -7,7 +7,7 @@
 #include <optional>
 
 #include "dump_compare/DumpCompareInternal.h"
-#include "metrics/DumpVerdicts.h"
+#include "dump_compare/DumpVerdicts.h"
 #include "probe/csv.h"
 #include "probe/error.h"
 #include "probe/metrics.h"

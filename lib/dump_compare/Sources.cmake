@@ -1,1 +1,4 @@
-set(PROBE_SOURCES Rows.cpp Match.cpp LayerMapping.cpp Compare.cpp Output.cpp DiffAnalyze.cpp)
+probe_component(dump_compare USES dump metrics support
+  SOURCES Rows.cpp Match.cpp LayerMapping.cpp Compare.cpp Output.cpp DiffAnalyze.cpp
+  DumpCompare.cpp
+)

@@ -1,4 +1,5 @@
-set(PROBE_SOURCES
+probe_component(dump_writer USES io support
+  SOURCES
   DumpWriter.cpp
   PyJson.cpp
   Statistics.cpp

@@ -1,1 +1,2 @@
-set(PROBE_SOURCES GradCompare.cpp)
+probe_component(grad USES io support
+  SOURCES GradCompare.cpp)

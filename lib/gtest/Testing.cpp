@@ -109,9 +109,8 @@ Accuracy check_output(std::string_view api, const Tensor& bench, const Tensor& d
   o.standard = options.standard;
   o.worst_count = options.worst_count;
   Accuracy a;
-  // msprobe's rules know an API by its list name ("gelu"); D14 reads any spelling.
-  const std::optional<ApiName> name = parse_api_name(api);
-  const std::string list_name = name ? name->name : std::string(api);
+  // msprobe's rules know an API by its list name ("gelu"); judge resolves every spelling to it.
+  const std::string list_name = api_list_name(api);
   o.rule = JudgeRule::RunUt;
   a.run_ut = judge(list_name, bench, device, standards(options.profile), dtype, o);
   o.rule = JudgeRule::PrecisionStandard;

@@ -1,4 +1,5 @@
-set(PROBE_SOURCES
+probe_component(io USES support
+  SOURCES
   Npy.cpp
   Pickle.cpp
   Pt.cpp

@@ -1,11 +1,11 @@
-set(PROBE_SOURCES
+probe_component(metrics USES support
+  SOURCES
   Kernel.cpp
   KernelIsaBase.cpp
   KernelIsaAvx2.cpp
   KernelIsaAvx512.cpp
   MetricValue.cpp
   NumpyFloat.cpp
-  DumpCompare.cpp
 )
 # The fused kernel must round exactly like numpy: no FMA contraction (never -ffast-math);
 # -fopenmp-simd only enables the `omp simd` hints, no OpenMP runtime. Its three instruction-set copies are

@@ -426,7 +426,8 @@ struct OnlineChecker::Impl {
       }
       for (std::size_t k = 0; k < std::min(dev.size(), ben.size()); ++k) {
         OnlineDetail row;
-        row.name = result_name + direction(j) + ".output." + std::to_string(k);
+        row.name =
+            output_row_name(result_name, j.site.backward ? ApiDirection::Backward : ApiDirection::Forward, k);
         row.device_dtype = dtype_text(dev[k]);
         row.bench_dtype = dtype_text(ben[k]);
         row.device_shape = dev[k].is_tensor() ? shape_list(dev[k].tensor().shape()) : "[]";

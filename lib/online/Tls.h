@@ -1,4 +1,4 @@
-// Mutual TLS for online pre-check (issue 17 item 4; dump-and-compare §5.3), with Debian's OpenSSL. Internal:
+// Mutual TLS for online pre-check (dump-and-compare §5.3), with Debian's OpenSSL. Internal:
 // no OpenSSL type leaves lib/online/Tls.cpp. TLS is a layer under the byte stream the server's poll loop and
 // the client's I/O thread already move: a TlsSession takes the ciphertext read from the socket (feed), hands
 // back plaintext (read), encrypts plaintext (write) and leaves the ciphertext to send in a buffer (drain), so

@@ -19,6 +19,7 @@
 #include <tuple>
 
 #include "dump/JsonSupport.h"
+#include "dump_writer/PyJson.h"
 #include "probe/error.h"
 #include "probe/nan_analyze.h"
 #include "probe/number_format.h"
@@ -156,58 +157,7 @@ JNode read_json(const std::string& path) {
 // ---- Python's json.dump(obj, indent=2)
 // ---------------------------------------------------------------------
 
-void put_string(std::string& out, std::string_view s) {
-  out += '"';
-  for (std::size_t i = 0; i < s.size();) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      switch (c) {
-        case '"':
-          out += "\\\"";
-          break;
-        case '\\':
-          out += "\\\\";
-          break;
-        case '\n':
-          out += "\\n";
-          break;
-        case '\r':
-          out += "\\r";
-          break;
-        case '\t':
-          out += "\\t";
-          break;
-        case '\b':
-          out += "\\b";
-          break;
-        case '\f':
-          out += "\\f";
-          break;
-        default:
-          if (c < 0x20)
-            out += fmt::format("\\u{:04x}", c);
-          else
-            out += static_cast<char>(c);
-      }
-      ++i;
-      continue;
-    }
-    // ensure_ascii: every other code point as \uXXXX (UTF-16 surrogate pairs above U+FFFF). The reader
-    // validated the encoding.
-    const int len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
-    std::uint32_t cp = c & (len == 4 ? 0x07 : len == 3 ? 0x0F : 0x1F);
-    for (int k = 1; k < len && i + k < s.size(); ++k)
-      cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
-    i += static_cast<std::size_t>(len);
-    if (cp >= 0x10000) {
-      cp -= 0x10000;
-      out += fmt::format("\\u{:04x}\\u{:04x}", 0xD800 + (cp >> 10), 0xDC00 + (cp & 0x3FF));
-    } else {
-      out += fmt::format("\\u{:04x}", cp);
-    }
-  }
-  out += '"';
-}
+void put_string(std::string& out, std::string_view s) { out += dump_writer::json_quote(s); }
 
 std::string number_text(const std::string& raw) {
   dump_detail::JsonNumber n;

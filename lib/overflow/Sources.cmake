@@ -1,1 +1,2 @@
-set(PROBE_SOURCES OverflowCheck.cpp NanAnalyze.cpp)
+probe_component(overflow USES dump dump_writer run_ut runners support
+  SOURCES OverflowCheck.cpp NanAnalyze.cpp)

@@ -10,10 +10,10 @@
 
 #include "precision_compare/DetailsTable.h"
 #include "precision_compare/Judge.h"
-#include "precision_compare/Thresholds.h"
 #include "probe/api_precision_compare.h"
 #include "probe/csv.h"
 #include "probe/error.h"
+#include "standards/Thresholds.h"
 #include "support/Timestamp.h"
 
 namespace probe {

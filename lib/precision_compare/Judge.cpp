@@ -4,9 +4,9 @@
 #include <cmath>
 #include <limits>
 
-#include "precision_compare/Rules.h"
 #include "probe/metric_table.h"
 #include "probe/number_format.h"
+#include "standards/Rules.h"
 
 namespace probe::precision_compare {
 

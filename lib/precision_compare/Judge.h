@@ -6,9 +6,9 @@
 
 #include "precision_compare/DetailsTable.h"
 #include "precision_compare/RowFormat.h"
-#include "precision_compare/Thresholds.h"
 #include "probe/csv.h"
 #include "probe/status.h"
+#include "standards/Thresholds.h"
 
 namespace probe::precision_compare {
 

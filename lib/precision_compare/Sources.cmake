@@ -1,7 +1,7 @@
-set(PROBE_SOURCES
+probe_component(precision_compare USES standards support
+  SOURCES
   ApiPrecisionCompare.cpp
   DetailsTable.cpp
   Judge.cpp
   RowFormat.cpp
-  Thresholds.cpp
 )

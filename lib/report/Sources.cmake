@@ -1,4 +1,5 @@
-set(PROBE_SOURCES
+probe_component(report USES support
+  SOURCES
   ReportData.cpp
   ReportHtml.cpp
   ReportPage.cpp

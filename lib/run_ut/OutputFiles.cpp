@@ -365,10 +365,12 @@ OutputWriter::~OutputWriter() = default;
 
 namespace {
 
-// Test hook for the resume tests (tests/run_ut/RunUtE2eTest.cpp): PROBE_TEST_KILL_AT=<k> makes the process
-// SIGKILL itself right after the k-th API's rows are on disk, <k>d after its details rows but before its
-// result row. A timed kill from outside lands at a different point on every machine load; this leaves
-// exactly what a kill at that point leaves (rows are flushed one by one), on every run.
+#ifdef PROBE_TEST_HOOKS
+// Test hook for the resume tests (tests/run_ut/RunUtE2eTest.cpp), compiled only into test builds
+// (PROBE_BUILD_TESTS): PROBE_TEST_KILL_AT=<k> makes the process SIGKILL itself right after the k-th API's
+// rows are on disk, <k>d after its details rows but before its result row. A timed kill from outside lands at
+// a different point on every machine load; this leaves exactly what a kill at that point leaves (rows are
+// flushed one by one), on every run.
 struct KillPoint {
   long after_api = 0;  ///< 1-based; 0: hook off
   bool before_result = false;
@@ -388,6 +390,9 @@ void maybe_kill_for_test(long api_number, bool details_only) {
   static const KillPoint k = kill_point_from_env();
   if (k.after_api > 0 && api_number == k.after_api && details_only == k.before_result) ::raise(SIGKILL);
 }
+#else
+void maybe_kill_for_test(long, bool) {}
+#endif
 
 // DECISIONS (CSV injection): msprobe refuses the whole run on a formula-like API name; probe writes every
 // cell by the one policy of all writers (csv_escape_formula), as compare does.

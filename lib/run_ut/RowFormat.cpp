@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "probe/api_name.h"
 #include "probe/metric_table.h"
 #include "probe/output_compare.h"
 #include "standards/ErrorBound.h"
@@ -35,7 +36,7 @@ CsvRow result_cells_with(const ResultRow& row, const std::string& blank) {
 // DECISIONS D14: each direction's rows re-judged by the error bound where the API has a family. The
 // backward only for the families that accumulate (a magnitude bench exists for their gradients).
 void error_bound(const ApiOutputs& api, const Standards& standards, OutputCompareResult& cmp) {
-  const std::string fwd_prefix = api.full_name + ".forward.output.";
+  const std::string fwd_prefix = output_row_prefix(api.full_name, ApiDirection::Forward);
   std::size_t forward_rows = 0;
   while (forward_rows < cmp.rows.size() && cmp.rows[forward_rows].api_name.rfind(fwd_prefix, 0) == 0)
     ++forward_rows;
@@ -152,7 +153,7 @@ class PyTorchFormat final : public RunUtFormat {
     ApiRows r;
     r.name = full;
     DetailRow row;  // every metric blank, status SKIP
-    row.api_name = full + ".forward.output.0";
+    row.api_name = output_row_name(full, ApiDirection::Forward, 0);
     row.message = message;
     r.details.push_back(row.to_csv());
     r.result = ResultRow{full, Status::Skip, Status::Skip, message};
@@ -172,7 +173,7 @@ class PyTorchFormat final : public RunUtFormat {
     OutputCompareResult cmp = compare_output(in, standards);
     if (!api.bound_api.empty()) error_bound(api, standards, cmp);
     if (api.exact_forward || api.exact_backward) {
-      const std::string fwd_prefix = api.full_name + ".forward.output.";
+      const std::string fwd_prefix = output_row_prefix(api.full_name, ApiDirection::Forward);
       std::size_t forward_rows = 0;
       while (forward_rows < cmp.rows.size() && cmp.rows[forward_rows].api_name.rfind(fwd_prefix, 0) == 0)
         ++forward_rows;
@@ -189,10 +190,11 @@ class PyTorchFormat final : public RunUtFormat {
         cmp.backward_ok = cmp.backward_status == Status::Pass;
       }
     }
-    if (api.dataflow) dataflow_rows(*api.dataflow, api.full_name + ".backward.output.", standards, cmp);
+    if (api.dataflow)
+      dataflow_rows(*api.dataflow, output_row_prefix(api.full_name, ApiDirection::Backward), standards, cmp);
     ComparedApi out;
     out.rows.name = api.full_name;
-    const std::string bwd_prefix = api.full_name + ".backward.output.";
+    const std::string bwd_prefix = output_row_prefix(api.full_name, ApiDirection::Backward);
     const bool msprobe = standards.profile() == Profile::MsProbe;
     for (DetailRow row : cmp.rows) {
       // The Bench Dtype column: the probe profile names the dtype probe benched in (float64, D5); the
@@ -277,7 +279,7 @@ class MindSporeFormat final : public RunUtFormat {
       MindSporeRow row = compare_mindspore(*b[i], *t[i], standards);
       // The bench ran in float64 (D5); the CSV names the dtype the API has, as msprobe's same-dtype bench
       // does.
-      CsvRow cells = {full + (backward ? ".backward.output." : ".forward.output.") + std::to_string(i),
+      CsvRow cells = {output_row_name(full, backward ? ApiDirection::Backward : ApiDirection::Forward, i),
                       dtype_text(*b[i], *t[i]),
                       dtype_text(*t[i], *t[i]),
                       b[i]->is_tensor() ? shape_to_string(b[i]->tensor().shape()) : "()",

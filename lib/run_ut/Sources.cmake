@@ -1,4 +1,5 @@
-set(PROBE_SOURCES
+probe_component(run_ut USES dump io metrics runners standards support
+  SOURCES
   ApiSelection.cpp
   BenchCost.cpp
   Dataflow.cpp
@@ -13,3 +14,8 @@ set(PROBE_SOURCES
   RunUtFlow.cpp
   RunUtStream.cpp
 )
+# The resume tests' kill hook (PROBE_TEST_KILL_AT) exists only in test builds; a library built for use never
+# reads that variable.
+if(PROBE_BUILD_TESTS)
+  set_property(SOURCE ${CMAKE_CURRENT_LIST_DIR}/OutputFiles.cpp APPEND PROPERTY COMPILE_DEFINITIONS PROBE_TEST_HOOKS)
+endif()

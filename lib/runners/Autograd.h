@@ -24,9 +24,9 @@
 namespace probe::runners {
 
 /// Allocator whose value-initialisation (`Buffer(n)`, `resize(n)`) leaves doubles unset: every runner
-/// writes its outputs and gradients in full, and zero-filling them first was 16% of run_ut's profile
-/// (issue 13). Code that needs zeros says so (`Buffer(n, 0.0)`, `assign(n, 0.0)`). Debug and sanitizer
-/// builds fill such elements with NaN instead, so a site that reads before writing fails the tests.
+/// writes its outputs and gradients in full, so zero-filling them first is wasted work. Code that needs zeros
+/// says so (`Buffer(n, 0.0)`, `assign(n, 0.0)`). Debug and sanitizer builds fill such elements with NaN
+/// instead, so a site that reads before writing fails the tests.
 template <class T>
 struct UninitAllocator : std::allocator<T> {
   template <class U>

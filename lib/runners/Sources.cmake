@@ -1,4 +1,5 @@
-set(PROBE_SOURCES
+probe_component(runners USES dump support
+  SOURCES
   Autograd.cpp
   LazyBlas.cpp
   NdIndex.cpp

@@ -1,6 +1,6 @@
 // probe::judge: run_ut's compare of one output, kept as a typed verdict instead of CSV cells. The old rule
 // comes from the same code that fills run_ut's details rows (compare_item_traced); the precision standards
-// apply api_precision_compare's decisions (precision_compare/Rules.h) to the numbers of those rows.
+// apply api_precision_compare's decisions (standards/Rules.h) to the numbers of those rows.
 #include "probe/judge.h"
 
 #include <algorithm>
@@ -10,12 +10,13 @@
 #include <map>
 #include <mutex>
 
-#include "precision_compare/Rules.h"
-#include "precision_compare/Thresholds.h"
+#include "probe/api_name.h"
 #include "probe/error.h"
 #include "probe/metric_table.h"
 #include "standards/ErrorBound.h"
 #include "standards/ItemCompare.h"
+#include "standards/Rules.h"
+#include "standards/Thresholds.h"
 
 namespace probe {
 namespace {
@@ -303,8 +304,11 @@ std::optional<ErrorBoundCall> error_bound_call(std::string_view api, const Tenso
 
 }  // namespace detail
 
-Verdict judge(std::string_view api, const Tensor& bench, const Tensor& device_in, const Standards& cfg,
-              DType device_dtype, const JudgeOptions& opt) {
+Verdict judge(std::string_view api_spelling, const Tensor& bench, const Tensor& device_in,
+              const Standards& cfg, DType device_dtype, const JudgeOptions& opt) {
+  // Every spelling of an API ("Torch.matmul", a dump key, "matmul") judges as its list name.
+  const std::string list_name = api_list_name(api_spelling);
+  const std::string_view api = list_name;
   const Tensor device = device_in.dtype() == device_dtype ? device_in : device_in.to(device_dtype);
   if (opt.reference && opt.reference->shape() != bench.shape())
     throw Error(ErrorKind::InvalidArgument,

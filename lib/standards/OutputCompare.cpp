@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "probe/api_name.h"
 #include "probe/error.h"
 #include "probe/metric_table.h"
 #include "probe/number_format.h"
@@ -90,8 +91,8 @@ std::string torch_size(const Shape& s) {
 // is below 2^-7; NaN and Inf count as failing, as in §2.5.
 // Reads both tensors in place (no float64 copies): the device is bfloat16 here. A pass of its own over both
 // tensors (the metrics kernel does not count this share), so it runs on the thread pool: on one thread, with
-// an exported call per element to convert bfloat16, it took half of `probe metrics --metrics run_ut` on 16M
-// bfloat16 elements (issue 13).
+// an exported call per element to convert bfloat16, it would dominate `probe metrics --metrics run_ut` on
+// large bfloat16 tensors.
 double bf16_within_one_eps(const Tensor& bench, const Tensor& device) {
   const std::int64_t n = bench.numel();
   if (n == 0) return 1.0;
@@ -280,7 +281,8 @@ std::vector<DetailRow> compare_wrapper(std::string_view api_name, const Value& b
 
 DetailRow compare_item(std::string_view api_name, const Value& bench, const Value& device,
                        const Standards& cfg, bool fp8_input) {
-  return detail::compare_item_traced(api_name, bench, device, cfg, fp8_input, std::nullopt, nullptr);
+  return detail::compare_item_traced(api_list_name(api_name), bench, device, cfg, fp8_input, std::nullopt,
+                                     nullptr);
 }
 
 DetailRow detail::compare_item_traced(std::string_view api_name, const Value& bench, const Value& device,
@@ -364,7 +366,7 @@ OutputCompareResult compare_output(const OutputCompareInput& in, const Standards
     throw Error(ErrorKind::InvalidArgument, "API name " + in.full_api_name + " has not been adapted.");
   OutputCompareResult r;
   const bool dropout = in.full_api_name.find("dropout") != std::string::npos;
-  auto direction = [&](const Value& b, const Value& d, const char* tag, Status& status) {
+  auto direction = [&](const Value& b, const Value& d, ApiDirection which, Status& status) {
     if (dropout) {
       const Value& b0 = b.is_list() ? b.list().at(0) : b;
       const Value& d0 = d.is_list() ? d.list().at(0) : d;
@@ -374,26 +376,26 @@ OutputCompareResult compare_output(const OutputCompareInput& in, const Standards
     std::vector<DetailRow> rows = compare_wrapper(*base, b, d, cfg, in.fp8_input);
     std::vector<Status> st;
     for (std::size_t i = 0; i < rows.size(); ++i) {
-      rows[i].api_name = in.full_api_name + tag + std::to_string(i);
+      rows[i].api_name = output_row_name(in.full_api_name, which, i);
       st.push_back(rows[i].status);
       r.rows.push_back(std::move(rows[i]));
     }
     status = aggregate_statuses(st, cfg.aggregation);
   };
-  direction(in.bench_output, in.device_output, ".forward.output.", r.forward_status);
+  direction(in.bench_output, in.device_output, ApiDirection::Forward, r.forward_status);
   const std::size_t forward_rows = r.rows.size();
   auto empty_grad = [](const std::optional<Value>& g) {
     return !g || g->is_none() || (g->is_list() && g->list().empty());
   };
   if (!in.backward_message.empty()) {
     DetailRow row;
-    row.api_name = in.full_api_name + ".backward.output.0";
+    row.api_name = output_row_name(in.full_api_name, ApiDirection::Backward, 0);
     row.status = kSkip;
     row.message = in.backward_message;
     r.rows.push_back(row);
     r.backward_status = kSkip;
   } else if (!empty_grad(in.bench_grad) && !empty_grad(in.device_grad)) {
-    direction(*in.bench_grad, *in.device_grad, ".backward.output.", r.backward_status.emplace());
+    direction(*in.bench_grad, *in.device_grad, ApiDirection::Backward, r.backward_status.emplace());
   }
   r.forward_ok = r.forward_status == kPass;
   r.backward_ok = !r.backward_status || *r.backward_status == kPass;

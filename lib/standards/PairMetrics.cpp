@@ -3,8 +3,9 @@
 
 #include <string>
 
-#include "metrics/DumpCompareCells.h"
+#include "dump_compare/DumpCompareCells.h"
 #include "metrics/RangeObserver.h"
+#include "probe/api_name.h"
 #include "probe/error.h"
 #include "probe/pair_metrics.h"
 #include "standards/ErrorBound.h"
@@ -112,18 +113,21 @@ PairMetrics compare_pair_observed(std::string_view api, const Tensor& bench, con
 
 PairMetrics compare_pair(std::string_view api, const Tensor& bench, const Tensor& device,
                          const Standards& cfg, const PairParts& parts) {
-  return compare_pair_observed(api, bench, device, cfg, parts, nullptr);
+  return compare_pair_observed(api_list_name(api), bench, device, cfg, parts, nullptr);
 }
 
-PairMetrics compare_pair(std::string_view api, const Tensor& bench, const Tensor& device,
+PairMetrics compare_pair(std::string_view api_spelling, const Tensor& bench, const Tensor& device,
                          const Standards& cfg, const PairParts& parts, const PairErrorBound& bound) {
+  // Every spelling of an API ("Functional.gelu", a dump key, "gelu") compares as its list name.
+  const std::string api = api_list_name(api_spelling);
+  const std::string bound_api = api_list_name(bound.api);
   const JudgeOptions& opt = bound.options;
   std::optional<detail::ErrorBoundCall> d14;
   if (fusable(bench, device) && !opt.reference)
-    d14 = detail::error_bound_call(bound.api, bench, device.dtype(), cfg, opt);
+    d14 = detail::error_bound_call(bound_api, bench, device.dtype(), cfg, opt);
   if (!d14) {
     PairMetrics out = compare_pair_observed(api, bench, device, cfg, parts, nullptr);
-    out.error_bound = judge(bound.api, bench, device, cfg, device.dtype(), opt);
+    out.error_bound = judge(bound_api, bench, device, cfg, device.dtype(), opt);
     return out;
   }
   detail::ErrorBoundScan scan(*d14->family, bench, device, d14->magnitude, d14->accumulation,

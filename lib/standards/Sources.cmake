@@ -1,10 +1,12 @@
-set(PROBE_SOURCES
+probe_component(standards USES dump_compare metrics runners support
+  SOURCES
   Standards.cpp
   OutputCompare.cpp
   Judge.cpp
   ErrorBound.cpp
   PairMetrics.cpp
   MetricTable.cpp
+  Thresholds.cpp
 )
 # The error bound's SIMD pre-pass (AVX2/AVX-512 functions in ErrorBound.cpp) must round exactly like its
 # scalar loop: no FMA contraction.

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <vector>
 
@@ -8,6 +9,15 @@ namespace probe {
 
 std::size_t ApiName::name_segments() const noexcept {
   return static_cast<std::size_t>(std::count(name.begin(), name.end(), '.')) + 1;
+}
+
+std::string ApiName::counted_name() const {
+  return call_index ? key() + "." + std::to_string(*call_index) : key();
+}
+
+std::string ApiName::dump_key() const {
+  return direction == ApiDirection::None ? counted_name()
+                                         : counted_name() + "." + std::string(to_string(direction));
 }
 
 std::string_view to_string(ApiDirection direction) noexcept {
@@ -52,6 +62,31 @@ std::optional<ApiName> parse_api_name(std::string_view full) {
   const char* name_begin = parts[1].data();
   n.name = std::string(name_begin, parts.back().data() + parts.back().size() - name_begin);
   return n;
+}
+
+bool is_api_prefix(std::string_view segment) noexcept {
+  static constexpr std::array<std::string_view, 11> kFamilies{
+      "Functional", "Tensor", "Torch",          "Aten",      "NPU", "Distributed",
+      "VF",         "Mint",   "MintFunctional", "Primitive", "Jit"};
+  return std::find(kFamilies.begin(), kFamilies.end(), segment) != kFamilies.end();
+}
+
+std::string api_list_name(std::string_view api) {
+  if (!is_api_prefix(api.substr(0, api.find('.')))) return std::string(api);
+  const std::optional<ApiName> parsed = parse_api_name(api);
+  return parsed ? parsed->name : std::string(api);
+}
+
+std::string output_row_prefix(std::string_view counted_api, ApiDirection direction) {
+  std::string out(counted_api);
+  out += '.';
+  out += to_string(direction);
+  out += ".output.";
+  return out;
+}
+
+std::string output_row_name(std::string_view counted_api, ApiDirection direction, std::size_t index) {
+  return output_row_prefix(counted_api, direction) + std::to_string(index);
 }
 
 }  // namespace probe

@@ -14,11 +14,10 @@ namespace probe::detail {
 namespace {
 
 // Freed blocks of 2 MiB or more kept mapped for reuse, at most this many bytes (least recently freed
-// first out). Issue 13: a fresh block costs the kernel a zeroed page per fault (clear_page was a quarter of
-// run_ut's cycles on the LLaMA dump even with 2 MiB pages); the tensors of consecutive APIs and of a
-// forward and its backward have the same sizes, so most blocks come back from here. Measured on the 2 layer
-// LLaMA dump (-n 1): 256 MiB and blocks at most 1.25x the request left 1.7 GB of fresh pages; 512 MiB and
-// blocks up to 2x the request, 0.4 GB, with a lower peak RSS than without a cache (537 vs 564 MB).
+// first out). A fresh block costs the kernel a zeroed page per fault; the tensors of consecutive APIs and of
+// a forward and its backward have the same sizes, so most blocks come back from here. A block serves requests
+// down to half its size: a tighter fit or a smaller cache leaves most blocks fresh on a model dump, and the
+// cache still keeps peak RSS below what unmapping every block gives.
 constexpr std::size_t kCacheBytes = std::size_t{512} << 20;
 
 struct Cached {
@@ -121,9 +120,7 @@ void* map_huge(std::size_t bytes) {
 }  // namespace
 
 void* allocate_tensor_bytes(std::size_t bytes) {
-  // Issue 13: run_ut on a 2.2 GB LLaMA dump spent a quarter of its cycles in 4 KiB page faults of fresh
-  // buffers (the kernel's fault path under virtualisation); with 2 MiB pages it ran 1.7x (-n 1) to 2.8x
-  // (-n 2) faster.
+  // Large fresh buffers come in 2 MiB pages: one fault (and one zeroed page) per 2 MiB instead of 512.
   if (bytes < kHugePageBytes) {
     void* p = std::aligned_alloc(64, bytes == 0 ? 64 : (bytes + 63) / 64 * 64);
     if (!p) throw std::bad_alloc();

@@ -1,4 +1,5 @@
-set(PROBE_SOURCES
+probe_component(support USES
+  SOURCES
   ApiName.cpp
   Csv.cpp
   FileOps.cpp
@@ -16,4 +17,5 @@ set(PROBE_SOURCES
   ThreadPool.cpp
   Timestamp.cpp
   Value.cpp
+  ${CMAKE_CURRENT_BINARY_DIR}/EmbeddedData.cpp
 )

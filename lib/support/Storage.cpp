@@ -48,8 +48,8 @@ void advise_in_pieces(void* addr, std::size_t size, int advice) {
   });
 }
 
-// Tearing down the page tables of a 192 MiB mapping took 11-14 ms on one thread, serial at munmap or at exit
-// (~20% of `probe metrics` on 16M elements, issue 13). Dropping the pages first with MADV_DONTNEED, which
+// Tearing down the page tables of a 192 MiB mapping took 11-14 ms on one thread, serial at munmap or at exit.
+// Dropping the pages first with MADV_DONTNEED, which
 // only needs the mapping lock for reading, spreads it over the thread pool; munmap then has nothing left to
 // walk. The file's pages stay in the page cache.
 void release_pages_in_parallel(void* addr, std::size_t size) {
@@ -88,15 +88,13 @@ std::shared_ptr<Storage> make_uninitialized_storage(std::size_t size) {
 namespace {
 
 // Readers walk every byte of a tensor file: mapping it all up front (MADV_POPULATE_READ, Linux 5.14+)
-// replaces a page fault per 4 KiB (~20% of `probe metrics` on 16M elements, issue 13). Older kernels refuse
+// replaces a page fault per 4 KiB. Older kernels refuse
 // the advice (EINVAL) and the pages fault in on first touch as before.
 //
 // Before that, MADV_HUGEPAGE: pages not yet cached are then read ahead into 2 MiB page-cache folios (file
 // systems with large folios: ext4 since Linux 6.16, xfs), which the populate maps with one page-table entry
-// per 2 MiB instead of 512, and which the metrics kernel then reads with far fewer TLB misses. Issue 13:
-// `probe metrics --metrics run_ut` on 16M elements took 52 ms on inputs cached in 4 KiB pages and 32 ms on
-// the same inputs cached in 2 MiB pages. Pages already cached keep their size; kernels without THP refuse
-// the advice.
+// per 2 MiB instead of 512, and which the metrics kernel then reads with far fewer TLB misses. Pages already
+// cached keep their size; kernels without THP refuse the advice.
 void populate([[maybe_unused]] void* addr, [[maybe_unused]] std::size_t size) {
 #ifdef MADV_HUGEPAGE
   if (size >= detail::kHugePageBytes) (void)::madvise(addr, size, MADV_HUGEPAGE);

@@ -1,6 +1,6 @@
 // Internal: owned buffers and tensors whose contents start unspecified, for producers that write every
 // byte before anything reads it. Zero-filling a large fresh buffer first costs a page fault per 4 KiB on
-// top of the writes (issue 13's profile: a third of run_ut's time went to memset and its faults).
+// top of the writes.
 #pragma once
 
 #include <cstddef>

@@ -55,7 +55,46 @@ TEST(ApiName, SplitsPyTorchAndMindSporeDumpNames) {
     EXPECT_EQ(n->direction, e.direction);
     EXPECT_EQ(n->run_ut_form(), e.run_ut_form);
     EXPECT_EQ(n->key(), std::string(e.prefix) + "." + e.name);
+    // Building the name back gives the text that was split.
+    EXPECT_EQ(n->dump_key(), e.full);
   }
+}
+
+TEST(ApiName, BuildsCountedNamesAndDumpKeys) {
+  const ApiName n = *parse_api_name("Torch.linalg.vector_norm.12.backward");
+  EXPECT_EQ(n.counted_name(), "Torch.linalg.vector_norm.12");
+  EXPECT_EQ(n.dump_key(), "Torch.linalg.vector_norm.12.backward");
+  const ApiName key = *parse_api_name("Aten.add.Tensor");
+  EXPECT_EQ(key.counted_name(), "Aten.add.Tensor");
+  EXPECT_EQ(key.dump_key(), "Aten.add.Tensor");
+}
+
+TEST(ApiName, ListNameFromEverySpelling) {
+  // msprobe's lists name an API without family, counter or direction (precheck §6.3).
+  for (const char* spelling : {"matmul", "Torch.matmul", "Torch.matmul.0", "Torch.matmul.3.forward"}) {
+    SCOPED_TRACE(spelling);
+    EXPECT_EQ(api_list_name(spelling), "matmul");
+  }
+  EXPECT_EQ(api_list_name("Functional.gelu"), "gelu");
+  EXPECT_EQ(api_list_name("Aten.add.Tensor"), "add.Tensor");
+  EXPECT_EQ(api_list_name("Aten.add.Tensor.2.backward"), "add.Tensor");
+  EXPECT_EQ(api_list_name("Tensor.__matmul__.1"), "__matmul__");
+  EXPECT_EQ(api_list_name("Mint.add.0.forward"), "add");
+  // A list name with dots keeps them: "linalg" is no API family.
+  EXPECT_EQ(api_list_name("linalg.vector_norm"), "linalg.vector_norm");
+  EXPECT_EQ(api_list_name("Torch.linalg.vector_norm.0"), "linalg.vector_norm");
+  EXPECT_EQ(api_list_name("elementwise"), "elementwise");
+  EXPECT_TRUE(is_api_prefix("MintFunctional"));
+  EXPECT_FALSE(is_api_prefix("Module"));
+  EXPECT_FALSE(is_api_prefix("functional"));
+}
+
+TEST(ApiName, DetailsRowNames) {
+  EXPECT_EQ(output_row_name("Functional.conv2d.3", ApiDirection::Forward, 0),
+            "Functional.conv2d.3.forward.output.0");
+  EXPECT_EQ(output_row_name("Aten.add.Tensor.0", ApiDirection::Backward, 12),
+            "Aten.add.Tensor.0.backward.output.12");
+  EXPECT_EQ(output_row_prefix("Torch.matmul.1", ApiDirection::Backward), "Torch.matmul.1.backward.output.");
 }
 
 TEST(ApiName, OperatorIsTheFirstNameSegment) {

@@ -10,9 +10,9 @@
 #include <string>
 
 #include "common/Slurp.h"
-#include "precision_compare/Thresholds.h"
 #include "probe/error.h"
 #include "probe/precision_standard.h"
+#include "standards/Thresholds.h"
 #include "support/DataFiles.h"
 
 namespace probe {

@@ -266,7 +266,8 @@ TEST(OnlineIdentity, ATornDigestLineDoesNotSwallowTheNextRecordsDigest) {
     client.send("Functional.gelu.1", g.call, g.broken, 0, 0);
     client.close(30s);
   }
-  const auto& r = server.finish().ranks.at(0);
+  const ServerSummary s = server.finish();
+  const auto& r = s.ranks.at(0);
   EXPECT_EQ(r.conflicts, 1u);
   EXPECT_EQ(r.repeated, 0u);
 }

@@ -12,9 +12,9 @@
 
 #include "TestUtil.h"
 #include "common/Slurp.h"
-#include "precision_compare/Thresholds.h"
 #include "probe/error.h"
 #include "probe/precision_standard.h"
+#include "standards/Thresholds.h"
 
 namespace probe {
 namespace {

@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "metrics/DumpCompareCells.h"
-#include "metrics/DumpVerdicts.h"
+#include "dump_compare/DumpCompareCells.h"
+#include "dump_compare/DumpVerdicts.h"
 #include "probe/metrics.h"
 #include "probe/number_format.h"
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "precision_compare/Thresholds.h"
+#include "standards/Thresholds.h"
 
 namespace probe::precision_compare {
 

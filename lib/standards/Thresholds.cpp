@@ -1,4 +1,4 @@
-#include "precision_compare/Thresholds.h"
+#include "standards/Thresholds.h"
 
 #include <rapidjson/document.h>
 
