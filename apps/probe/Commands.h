@@ -31,6 +31,7 @@ int run_compare(Args args);
 int run_replay(Args args);
 int run_run_overflow_check(Args args);
 int run_nan_analyze(Args args);
+int run_grad_compare(Args args);
 int run_report(Args args);
 
 }  // namespace probe::cli

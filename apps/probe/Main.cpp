@@ -35,6 +35,8 @@ constexpr Command kCommands[] = {
      probe::cli::run_run_overflow_check},
     {"nan_analyze", "the first inf/NaN of a multi-rank step, followed through communication ops (msprobe)",
      probe::cli::run_nan_analyze},
+    {"grad_compare", "similarities of two gradient-monitor dumps and the first suspicious step (msprobe)",
+     probe::cli::run_grad_compare},
     {"report", "a self-contained HTML report (summary, flagged APIs, plots, table) of a run_ut output",
      probe::cli::run_report},
 };

@@ -53,6 +53,19 @@ struct PROBE_API CheckScopeOptions {
   /// Ops of other operator libraries (TORCH_LIBRARY) judged by a probe runner: "my_ops::gelu" (or
   /// "my_ops::gelu.overload") -> "Aten.gelu.default". The op is reported under the probe name it maps to.
   std::map<std::string, std::string> bench_for;
+  /// Overflow mode: every op with a probe runner only has its floating inputs and outputs scanned for
+  /// inf/NaN (their memory read in place; no bench). The first op whose inputs are finite and whose outputs
+  /// are not is the summary's first_overflow and is the only op handed to checker (which re-runs it in
+  /// float64 and judges it), dump (a replayable entry with its inputs) and client.
+  bool overflow_check = false;
+};
+
+/// The op where inf/NaN first appeared in an overflow-mode scope.
+struct PROBE_API FirstOverflow {
+  std::string api;                    ///< "Aten.exp.default"
+  std::size_t output = 0;             ///< index of the first output holding inf/NaN
+  bool backward = false;              ///< run by autograd in the backward pass
+  std::optional<std::uint64_t> step;  ///< CheckScopeOptions::step
 };
 
 /// What one scope saw. Every op the dispatcher ran on the scope's thread while no checked op was running
@@ -76,6 +89,9 @@ struct PROBE_API CheckScopeSummary {
   /// The client's first connection error (lost, or its queue full for send_timeout): from then on the scope
   /// sends nothing (training goes on; checker and dump still get every op). Empty: none.
   std::string client_error;
+  /// Overflow mode: ops scanned, and the first that produced inf/NaN (none: nullopt).
+  std::size_t overflow_scanned = 0;
+  std::optional<FirstOverflow> first_overflow;
 };
 
 /// RAII guard: while alive, every aten op the dispatcher runs on the constructing thread (and the backward

@@ -325,6 +325,70 @@ void requires_grad_paths(const c10::IValue& v, const std::string& path, std::vec
   }
 }
 
+// Overflow mode: whether a floating tensor of `v` (a tensor or a tensor list) holds inf or NaN, read from
+// its memory (all exponent bits set) without calling a torch op. Tensors probe cannot view hold none here.
+bool tensor_non_finite(const at::Tensor& t) {
+  if (!t.defined() || !t.is_floating_point() || t.numel() == 0 || !t.is_cpu() || t.layout() != c10::kStrided)
+    return false;
+  const c10::ScalarType st = t.scalar_type();
+  if (st != c10::kFloat && st != c10::kDouble && st != c10::kHalf && st != c10::kBFloat16) return false;
+  const Tensor p = to_probe(t);
+  const std::byte* b = p.bytes();
+  const std::int64_t n = p.numel();
+  const auto scan = [&](auto word, auto mask) {
+    using W = decltype(word);
+    for (std::int64_t i = 0; i < n; ++i) {
+      W w;
+      std::memcpy(&w, b + i * static_cast<std::int64_t>(sizeof(W)), sizeof(W));
+      if ((w & mask) == mask) return true;
+    }
+    return false;
+  };
+  switch (st) {
+    case c10::kFloat:
+      return scan(std::uint32_t{}, std::uint32_t{0x7F800000u});
+    case c10::kDouble:
+      return scan(std::uint64_t{}, std::uint64_t{0x7FF0000000000000ull});
+    case c10::kHalf:
+      return scan(std::uint16_t{}, std::uint16_t{0x7C00u});
+    default:
+      return scan(std::uint16_t{}, std::uint16_t{0x7F80u});
+  }
+}
+
+bool non_finite(const c10::IValue& v) {
+  if (v.isTensor()) return tensor_non_finite(v.toTensor());
+  if (v.isTensorList()) {
+    const c10::List<at::Tensor> list = v.toTensorList();
+    for (std::size_t j = 0; j < list.size(); ++j)
+      if (tensor_non_finite(list.get(j))) return true;
+  }
+  return false;
+}
+
+// Overflow mode: true when this op is the scope's first to turn finite inputs into inf/NaN outputs (then
+// recorded); every other op stops here.
+bool first_overflow(ScopeState& s, const Ctx& ctx, const at::RecordFunction& fn) {
+  {
+    std::lock_guard lock(s.mu);
+    ++s.sum.overflow_scanned;
+    if (s.sum.first_overflow) return false;
+  }
+  std::optional<std::size_t> bad;
+  const auto outputs = fn.outputs();
+  for (std::size_t i = 0; i < outputs.size() && !bad; ++i)
+    if (non_finite(outputs[i])) bad = i;
+  if (!bad) return false;
+  for (std::size_t i = 0; i < ctx.inputs.size(); ++i) {
+    // An in-place op's written input is judged by its value before the op ran.
+    if (ctx.before_write[i]) continue;
+    if (non_finite(ctx.inputs[i])) return false;
+  }
+  std::lock_guard lock(s.mu);
+  s.sum.first_overflow = FirstOverflow{ctx.info->probe_name, *bad, ctx.backward, s.o.step};
+  return true;
+}
+
 void on_end(const at::RecordFunction& fn, at::ObserverContext* raw) {
   if (raw == nullptr) return;
   auto& ctx = *static_cast<Ctx*>(raw);
@@ -344,6 +408,7 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext* raw) {
   }
   --tls.claimed;
   try {
+    if (s.o.overflow_check && !first_overflow(s, ctx, fn)) return;
     OnlineCall call;
     ApiCall dump_call;             // the dump's and the client's values (probe tensors sharing torch memory)
     DumpRecordContext grad_paths;  // the tensors autograd says require grad, for the dump

@@ -1,0 +1,2 @@
+probe_component(grad USES io support
+  SOURCES GradCompare.cpp)
