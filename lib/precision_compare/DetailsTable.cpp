@@ -9,20 +9,13 @@
 
 #include "probe/error.h"
 #include "probe/number_format.h"
+#include "support/Text.h"
 
 namespace probe::precision_compare {
 
 namespace {
 
 constexpr std::uintmax_t kMaxFileBytes = std::uintmax_t{2} << 30;
-
-bool py_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && py_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && py_space(s.back())) s.remove_suffix(1);
-  return s;
-}
 
 bool iequals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -43,7 +36,7 @@ bool pandas_na(std::string_view s) {
 }
 
 bool is_int_text(std::string_view s) {
-  s = trim(s);
+  s = detail::trim_view(s);
   if (!s.empty() && (s[0] == '+' || s[0] == '-')) s.remove_prefix(1);
   if (s.empty() || s.size() > 18)
     return false;  // longer ones would not fit int64 for sure; pandas goes float
@@ -72,7 +65,7 @@ bool take_digits(std::string_view s, std::size_t& i, std::string& out) {
 }  // namespace
 
 std::optional<double> parse_python_float(std::string_view s) {
-  s = trim(s);
+  s = detail::trim_view(s);
   if (s.empty()) return std::nullopt;
   bool negative = false;
   std::string_view body = s;
@@ -191,7 +184,7 @@ double DetailsTable::to_float(std::size_t row, std::size_t col) const {
   if (is_na(row, col)) return std::numeric_limits<double>::quiet_NaN();
   const std::string& s = raw(row, col);
   RowSkip skip{"", path_, row_number(row), column_name(col), ""};
-  if (trim(s).empty()) {
+  if (detail::trim_view(s).empty()) {
     skip.message = "ERROR: Input data is an empty string";
     skip.detail = "the " + role_ + " cell is blank";
     throw skip;
@@ -210,7 +203,7 @@ std::string DetailsTable::copied(std::size_t row, std::size_t col) const {
     case Kind::Float:
       return format_fixed(to_float(row, col), 14);
     case Kind::Int:
-      return std::to_string(std::strtoll(std::string(trim(raw(row, col))).c_str(), nullptr, 10));
+      return std::to_string(std::strtoll(std::string(detail::trim_view(raw(row, col))).c_str(), nullptr, 10));
     case Kind::Object:
       break;
   }

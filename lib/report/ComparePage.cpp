@@ -19,6 +19,7 @@
 #include "support/DataFiles.h"
 #include "support/FileOps.h"
 #include "support/JsonDocument.h"
+#include "support/Text.h"
 
 namespace probe {
 
@@ -53,12 +54,7 @@ DiffRule load_diff_rule() {
   return rule;
 }
 
-std::string trim(std::string_view s) {
-  const auto* ws = " \t\r\n";
-  const auto b = s.find_first_not_of(ws);
-  if (b == std::string_view::npos) return {};
-  return std::string(s.substr(b, s.find_last_not_of(ws) - b + 1));
-}
+using detail::trim;
 
 // A number cell; "12.5%" reads as 0.125; "N/A", "Nan", "" as NaN.
 double number_cell(const std::string& cell) {

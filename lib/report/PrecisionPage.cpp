@@ -13,6 +13,7 @@
 #include "probe/report.h"
 #include "report/ReportJson.h"
 #include "report/ReportPage.h"
+#include "support/Text.h"
 
 namespace probe {
 
@@ -23,12 +24,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // in 判定结果 ("verdict"); 比对结果 is the output's result and 比对算法 the algorithm that judged.
 constexpr std::string_view kRatioSuffix = "比值", kVerdictSuffix = "判定结果";
 
-std::string trim(std::string_view s) {
-  const auto* ws = " \t\r\n";
-  const auto b = s.find_first_not_of(ws);
-  if (b == std::string_view::npos) return {};
-  return std::string(s.substr(b, s.find_last_not_of(ws) - b + 1));
-}
+using detail::trim;
 
 int severity(std::string_view verdict) {
   const auto s = parse_status(verdict);

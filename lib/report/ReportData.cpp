@@ -15,6 +15,7 @@
 #include "probe/error.h"
 #include "probe/report.h"
 #include "report/ReportJson.h"
+#include "support/Text.h"
 
 namespace probe {
 
@@ -27,12 +28,7 @@ constexpr std::string_view kCosine = "余弦相似度";
 constexpr std::string_view kMaxAbs = "最大绝对误差";
 constexpr std::string_view kMaxRel = "相对误差最大值";
 
-std::string trim(std::string_view s) {
-  const auto* ws = " \t\r\n";
-  const auto b = s.find_first_not_of(ws);
-  if (b == std::string_view::npos) return {};
-  return std::string(s.substr(b, s.find_last_not_of(ws) - b + 1));
-}
+using detail::trim;
 
 double number_cell(const std::string& cell) {
   const std::string t = trim(cell);

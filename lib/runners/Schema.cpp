@@ -7,6 +7,7 @@
 
 #include "probe/error.h"
 #include "probe/runner.h"
+#include "support/Text.h"
 
 namespace probe {
 
@@ -16,12 +17,7 @@ namespace {
   throw Error(ErrorKind::InvalidArgument, fmt::format("invalid runner schema '{}': {}", text, why));
 }
 
-std::string trim(std::string_view s) {
-  std::size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return std::string(s.substr(b, e - b));
-}
+using detail::trim;
 
 // Splits on commas that are not inside brackets or quotes.
 std::vector<std::string> split_top(std::string_view s) {
