@@ -65,20 +65,9 @@ DiffConfig load_config() {
   // reversed operators (clang -Wambiguous-reversed-operator); the const ones compare cleanly.
   const rapidjson::Value& root = doc;
   auto member = [&](const char* key) -> const rapidjson::Value& {
-    auto it = root.FindMember(key);
-    if (it == root.MemberEnd()) throw Error(ErrorKind::Format, "missing key", path, key);
-    return it->value;
+    return detail::json_member(root, key, path);
   };
-  auto strings = [&](const char* key) {
-    const auto& v = member(key);
-    if (!v.IsArray()) throw Error(ErrorKind::Format, "expected an array of strings", path, key);
-    std::vector<std::string> out;
-    for (const auto& s : v.GetArray()) {
-      if (!s.IsString()) throw Error(ErrorKind::Format, "expected an array of strings", path, key);
-      out.emplace_back(s.GetString(), s.GetStringLength());
-    }
-    return out;
-  };
+  auto strings = [&](const char* key) { return detail::json_strings(root, key, path); };
   DiffConfig c;
   const auto& th = member("relative_error_thresholds");
   if (!th.IsObject() || th.MemberCount() == 0)

@@ -242,20 +242,9 @@ Config load_config() {
   const rapidjson::Value& root = doc;
   if (!root.IsObject()) throw Error(ErrorKind::Format, "expected a JSON object", path);
   auto member = [&](const char* key) -> const rapidjson::Value& {
-    auto it = root.FindMember(key);
-    if (it == root.MemberEnd()) throw Error(ErrorKind::Format, "missing key", path, key);
-    return it->value;
+    return detail::json_member(root, key, path);
   };
-  auto strings = [&](const char* key) {
-    const auto& v = member(key);
-    if (!v.IsArray()) throw Error(ErrorKind::Format, "expected an array of strings", path, key);
-    std::vector<std::string> out;
-    for (const auto& s : v.GetArray()) {
-      if (!s.IsString()) throw Error(ErrorKind::Format, "expected an array of strings", path, key);
-      out.emplace_back(s.GetString(), s.GetStringLength());
-    }
-    return out;
-  };
+  auto strings = [&](const char* key) { return detail::json_strings(root, key, path); };
   auto table = [&](const char* key) {
     const auto& v = member(key);
     if (!v.IsObject()) throw Error(ErrorKind::Format, "expected {name: name}", path, key);

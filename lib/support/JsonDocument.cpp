@@ -72,4 +72,22 @@ std::string describe_json_position(std::string_view text, std::size_t offset) {
   return fmt::format("line {}, column {} (byte offset {})", line, column, offset);
 }
 
+const rapidjson::Value& json_member(const rapidjson::Value& obj, const char* key, const std::string& origin) {
+  const auto it = obj.FindMember(key);
+  if (it == obj.MemberEnd()) throw Error(ErrorKind::Format, "missing key", origin, key);
+  return it->value;
+}
+
+std::vector<std::string> json_strings(const rapidjson::Value& obj, const char* key,
+                                      const std::string& origin) {
+  const rapidjson::Value& v = json_member(obj, key, origin);
+  if (!v.IsArray()) throw Error(ErrorKind::Format, "expected an array of strings", origin, key);
+  std::vector<std::string> out;
+  for (const auto& s : v.GetArray()) {
+    if (!s.IsString()) throw Error(ErrorKind::Format, "expected an array of strings", origin, key);
+    out.emplace_back(s.GetString(), s.GetStringLength());
+  }
+  return out;
+}
+
 }  // namespace probe::detail

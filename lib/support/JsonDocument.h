@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace probe::detail {
 
@@ -16,5 +17,13 @@ rapidjson::Document parse_json_document(std::string_view text, const std::string
 
 /// "line L, column C (byte offset O)" of `offset` in `text` (1-based line and column; clamped to the text).
 std::string describe_json_position(std::string_view text, std::size_t offset);
+
+/// Member `key` of the object `obj` read from `origin`; throws probe::Error Format "missing key" naming
+/// `origin` and `key`.
+const rapidjson::Value& json_member(const rapidjson::Value& obj, const char* key, const std::string& origin);
+
+/// Member `key` as a list of strings; throws Format "expected an array of strings" naming `origin` and `key`.
+std::vector<std::string> json_strings(const rapidjson::Value& obj, const char* key,
+                                      const std::string& origin);
 
 }  // namespace probe::detail
