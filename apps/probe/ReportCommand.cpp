@@ -26,7 +26,9 @@ details CSV. The page needs no network and no other file: a summary per directio
 flagged outputs worst first (criterion, value against threshold or bound, the rule that judged, the worst
 element), plots of each output's error against its bound and of its max relative error (log scale,
 coloured by verdict, the pointer names the output), every output in a filterable, sortable, paged table, and
-the SKIP reasons grouped. Prints the page's path.
+the SKIP reasons grouped; when run_ut ran with --report, also each flagged output's element errors as a
+histogram (in error/bound, ULPs or relative error; accuracy_checking_histograms_<ts>.csv). Prints the page's
+path.
 
 compare's compare_result_<ts>.csv (in DIR: the newest) gets OUT_DIR/report_compare_<ts>.html: cosine, max
 absolute and max relative error along execution order, the first entry that differs by compare -da's rule

@@ -2,10 +2,12 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "probe/error_histogram.h"
 #include "probe/export.h"
 #include "probe/status.h"
 
@@ -26,6 +28,9 @@ struct PROBE_API ReportOutput {
   double ratio = 0;                 ///< value / threshold (error over bound); NaN when unknown
   std::string worst_index, worst_bench, worst_device;  ///< the worst element, as the Message prints it
   std::string message;                                 ///< the Message cell
+  /// The element errors' distribution, from run_ut's histogram sidecar (flagged outputs of a run with
+  /// --report); nullopt when there is none.
+  std::optional<ErrorHistogram> histogram;
 };
 
 /// One row of a run_ut result CSV.
@@ -43,8 +48,9 @@ struct PROBE_API RunUtReport {
   std::vector<ReportOutput> outputs;  ///< in the details CSV's order (execution order)
 };
 
-/// Reads a result CSV and its details CSV (run_ut's, the online checker's or server's). Throws probe::Error
-/// (Io, Format) naming the file and the column.
+/// Reads a result CSV and its details CSV (run_ut's, the online checker's or server's), and the histogram
+/// sidecar beside the details CSV when there is one (error_histogram_path). Throws probe::Error (Io,
+/// Format) naming the file and the column.
 PROBE_API RunUtReport read_run_ut_report(const std::string& result_csv, const std::string& details_csv);
 
 /// Indices into `report.outputs` of the flagged outputs (error, then Warning), each group by error over

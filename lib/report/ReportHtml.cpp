@@ -138,6 +138,29 @@ std::string run_ut_report_html(const RunUtReport& r) {
   plot.line = std::numeric_limits<double>::quiet_NaN();
   const std::string rel_svg = report::scatter_svg(plot, hover);
   hover += "}";
+  // The flagged outputs' histograms, worst first; the page draws the first kMaxHistograms (the embedded data
+  // has them all).
+  constexpr std::size_t kMaxHistograms = 50;
+  std::string hist_svgs;
+  std::size_t drawn = 0, with_histogram = 0;
+  for (std::size_t i : flagged_order(r)) {
+    const ReportOutput& o = r.outputs[i];
+    if (!o.histogram) continue;
+    ++with_histogram;
+    if (drawn == kMaxHistograms) continue;
+    const std::string title = fmt::format("{} ({}, {}): element errors in {}", o.name, to_string(o.status),
+                                          o.dtype, to_string(o.histogram->unit));
+    hist_svgs += "<h3>" + report::html_text(title) + "</h3>\n" +
+                 report::histogram_svg(fmt::format("hist-{}", drawn), title, *o.histogram) + "\n";
+    ++drawn;
+  }
+  if (with_histogram == 0)
+    hist_svgs =
+        "<p>No histograms: run_ut writes them for its flagged outputs when run with --report "
+        "(accuracy_checking_histograms_&lt;ts&gt;.csv beside the details CSV).</p>\n";
+  else if (with_histogram > drawn)
+    hist_svgs += fmt::format("<p>The first {} of {} flagged outputs with a histogram are drawn.</p>\n", drawn,
+                             with_histogram);
   std::string h = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">";
   h +=
       "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
@@ -152,6 +175,11 @@ std::string run_ut_report_html(const RunUtReport& r) {
        "the output.</p>\n<h3>Largest element error over its bound (error bound rows; dashed: the "
        "bound)</h3>\n" +
        ratio_svg + "\n<h3>Max relative error</h3>\n" + rel_svg + "\n";
+  h += "<h2>Element errors of the flagged outputs</h2><p class=\"legend\">Each flagged output's elements by "
+       "their error: over the D14 bound (error bound rows), in ULPs (ULP standard) or relative (the other "
+       "rules); red: at or beyond 1 (the bound, one ULP), and non-finite mismatches.</p><div "
+       "id=\"histograms\">\n" +
+       hist_svgs + "</div>\n";
   h += "<h2>Every output</h2><div class=\"controls\"><input id=\"q\" placeholder=\"filter by name or "
        "criterion\">"
        "<select id=\"fstatus\"><option value=\"\">any "

@@ -102,6 +102,12 @@ TEST_F(Browser, ExampleDumpReportRendersWithTheFlaggedApiFirstAndItsPlots) {
   std::size_t n = 0;
   for (auto p = rows.find("<tr"); p != std::string::npos; p = rows.find("<tr", p + 1)) ++n;
   EXPECT_GT(n, 30u) << "the table of every output is not filled";
+  // --report asked run_ut for the flagged output's element errors: one histogram, bars beyond the bound red.
+  const auto hist = r.dom.find("id=\"hist-0\"");
+  ASSERT_NE(hist, std::string::npos) << "no histogram of the flagged output";
+  EXPECT_NE(r.dom.substr(hist, r.dom.find("</svg>", hist) - hist).find("class=\"bar beyond\""),
+            std::string::npos);
+  EXPECT_EQ(r.dom.find("id=\"hist-1\""), std::string::npos);
 
   const fs::path png = kOut / "report.png";
   fs::remove(png);
