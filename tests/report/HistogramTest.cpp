@@ -127,6 +127,26 @@ TEST(ErrorHistogram, ErrorBoundScanCountsWhatTheVerdictCounts) {
   EXPECT_GT(beyond, 0);
   EXPECT_EQ(v.status, plain.status);
   EXPECT_EQ(v.message, plain.message);
+  // Element by element: the exp family's bound of an element depends on that element alone, so the verdict
+  // of each one-element pair ("largest error / bound") is its ratio; binned, they are the scan's histogram.
+  ErrorHistogram each;
+  const double* bp = b.data<double>();
+  const float* dp = d.data<float>();
+  for (std::int64_t i = 0; i < b.numel(); ++i) {
+    probe::Tensor b1 = probe::Tensor::zeros(probe::DType::Float64, probe::Shape{1});
+    probe::Tensor d1 = probe::Tensor::zeros(probe::DType::Float32, probe::Shape{1});
+    b1.mutable_data<double>()[0] = bp[i];
+    d1.mutable_data<float>()[0] = dp[i];
+    const probe::Verdict one = probe::detail::error_bound_verdict(*family, b1, d1, nullptr, 1, 1);
+    const double ratio = one.criteria.at(1).value;
+    const bool mismatch = !std::isfinite(bp[i]) || !std::isfinite(static_cast<double>(dp[i]));
+    each.add(std::isinf(ratio) && mismatch ? std::numeric_limits<double>::quiet_NaN() : ratio);
+  }
+  EXPECT_EQ(each.zero, v.histogram->zero);
+  EXPECT_EQ(each.below, v.histogram->below);
+  EXPECT_EQ(each.above, v.histogram->above);
+  EXPECT_EQ(each.nonfinite, v.histogram->nonfinite);
+  EXPECT_EQ(each.counts, v.histogram->counts);
 }
 
 // run_ut --report writes the sidecar for the flagged output only; the report reads it, embeds the trimmed
