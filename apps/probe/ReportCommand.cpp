@@ -41,10 +41,12 @@ OUT_DIR/report_precision_<ts>.html: the three-way verdicts per direction, the fl
 NPU/GPU error ratio that judged worst, each output's worst ratio along execution order (log scale), every
 output in a table and every ratio with its verdict for a selected output.
 
-grad_compare has no page (probe has no grad_compare).
+grad_compare's output (DIR/rank{R}/similarities.csv) gets OUT_DIR/report_grad_<ts>.html: per rank, every
+parameter's similarity and the summary against step, the first suspicious step (msprobe's documented rule)
+marked, and the similarities in a table.
 
 options:
-  DIR                         a run_ut, compare or api_precision_compare output directory
+  DIR                         a run_ut, compare, api_precision_compare or grad_compare output directory
   --result FILE               a result CSV (with --details instead of DIR)
   --details FILE              its details CSV
   --compare FILE              a compare_result_<ts>.csv (instead of DIR)

@@ -9,6 +9,7 @@
 
 #include "probe/error_histogram.h"
 #include "probe/export.h"
+#include "probe/grad_compare.h"
 #include "probe/status.h"
 
 namespace probe {
@@ -145,10 +146,32 @@ PROBE_API std::string write_precision_report(const std::string& result_csv, cons
 /// and max relative error, every line at most `width` (>= 40) columns. Empty when no row is flagged.
 PROBE_API std::string worst_compare_table(const CompareReport& report, std::size_t max_rows, int width);
 
+/// grad_compare's output, read back: one entry per OUT/rank{R}/similarities.csv (ascending rank), each with
+/// its steps, rows (parameters, then "summary") and first suspicious step (grad_first_suspicious_step).
+struct PROBE_API GradReport {
+  std::string dir;
+  std::vector<GradRankComparison> ranks;
+};
+
+/// Reads every rank{R}/similarities.csv under `dir`. Throws probe::Error: Io when there is none, Format
+/// naming the file, row and step of a cell that is not a number or a header that is not "step,<steps>".
+PROBE_API GradReport read_grad_report(const std::string& dir);
+
+/// The JSON the grad_compare page embeds.
+PROBE_API std::string grad_report_json(const GradReport& report);
+
+/// The grad_compare page: per rank, every parameter's similarity and the summary against step with the first
+/// suspicious step marked, and the similarities in a table.
+PROBE_API std::string grad_report_html(const GradReport& report);
+
+/// Writes the grad_compare page of `dir` to `out_dir/report_grad_<ts>.html` and returns its path.
+PROBE_API std::string write_grad_report(const std::string& dir, const std::string& out_dir);
+
 /// The pages of `dir`: run_ut's (the newest accuracy_checking_result_<ts>*.csv with its details CSV; one page
 /// per `_rank<N>` pair of that stamp, as the online server writes them),
-/// compare's (the newest compare_result_*.csv) and api_precision_compare's (the newest
-/// api_precision_compare_result_*.csv with its details CSV), each written to `out_dir` (empty: `dir`);
+/// compare's (the newest compare_result_*.csv), api_precision_compare's (the newest
+/// api_precision_compare_result_*.csv with its details CSV) and grad_compare's (rank{R}/similarities.csv),
+/// each written to `out_dir` (empty: `dir`);
 /// returns their paths. Throws probe::Error (Io) when `dir` holds none of them.
 PROBE_API std::vector<std::string> write_report(const std::string& dir, const std::string& out_dir = {});
 

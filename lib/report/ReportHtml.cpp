@@ -261,11 +261,17 @@ std::vector<std::string> write_report(const std::string& dir, const std::string&
     }
   }
   if (ec) throw Error(ErrorKind::Io, "cannot list the directory: " + ec.message(), dir);
-  if (run_ut_pairs.empty() && best_compare.empty() && best_precision.empty())
+  // grad_compare's output: rank{R}/similarities.csv.
+  bool grad = false;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end && !grad; it.increment(ec))
+    grad = it->path().filename().string().starts_with("rank") &&
+           fs::is_regular_file(it->path() / "similarities.csv", ec);
+  if (run_ut_pairs.empty() && best_compare.empty() && best_precision.empty() && !grad)
     throw Error(
         ErrorKind::Io,
-        "no accuracy_checking_result_*.csv with its accuracy_checking_details_*.csv (run_ut's output), no "
-        "compare_result_*.csv (compare's) and no api_precision_compare_result_*.csv with its details CSV",
+        "no accuracy_checking_result_*.csv with its accuracy_checking_details_*.csv (run_ut's output), "
+        "no compare_result_*.csv (compare's), no api_precision_compare_result_*.csv with its details "
+        "CSV and no rank*/similarities.csv (grad_compare's)",
         dir);
   const std::string out = out_dir.empty() ? dir : out_dir;
   std::vector<std::string> pages;
@@ -280,6 +286,7 @@ std::vector<std::string> write_report(const std::string& dir, const std::string&
   if (!best_compare.empty()) pages.push_back(write_compare_report(best_compare, out));
   if (!best_precision.empty())
     pages.push_back(write_precision_report(best_precision, best_precision_details, out));
+  if (grad) pages.push_back(write_grad_report(dir, out));
   return pages;
 }
 
