@@ -59,7 +59,10 @@ PROBE_API RunUtReport read_run_ut_report(const std::string& result_csv, const st
 PROBE_API std::vector<std::size_t> flagged_order(const RunUtReport& report);
 
 /// The terminal's table of the worst flagged outputs (flagged_order, at most `max_rows`): API, direction,
-/// status, criterion, value, threshold, every line at most `width` (>= 40) columns, long cells cut with "~".
+/// status, criterion, value and limit, every line at most `width` (>= 40) columns, long cells cut with "~".
+/// The headers say what the numbers are: "worst err" and "bound" when a bound rule (D14, D16) judged every
+/// row shown, "value" and "threshold" when run_ut's rule did, else "value" and "bound|thr" with each limit
+/// marked "b " or "t ".
 /// Empty when nothing is flagged.
 PROBE_API std::string worst_outputs_table(const RunUtReport& report, std::size_t max_rows, int width);
 
