@@ -30,6 +30,7 @@
 #include "run_ut/RecordChecker.h"
 #include "run_ut/RowFormat.h"
 #include "run_ut/RunRecord.h"
+#include "run_ut/RunSetup.h"
 #include "support/FileOps.h"
 #include "support/Timestamp.h"
 
@@ -159,11 +160,7 @@ RunUtSummary run_ut(const RunUtOptions& options, const RunnerRegistry& registry,
                     const RunUtProgressFn& progress, std::stop_token stop) {
   using namespace rut;
   if (options.api_info.empty()) throw Error(ErrorKind::InvalidArgument, "-api_info DUMP.json is required");
-  if (options.framework && *options.framework != Framework::PyTorch &&
-      *options.framework != Framework::MindSpore)
-    throw Error(ErrorKind::InvalidArgument,
-                "run_ut checks as pytorch or mindspore, not " + std::string(to_string(*options.framework)),
-                {}, "framework");
+  if (options.framework) require_checker_framework(*options.framework);
   std::error_code ec;
   if (fs::path(options.api_info).extension() != ".json")
     throw Error(ErrorKind::InvalidArgument, "-api_info must name a .json file", options.api_info);
@@ -238,16 +235,8 @@ RunUtSummary run_ut(const RunUtOptions& options, const RunnerRegistry& registry,
     cfg.resume = true;
     lock = claim_outputs(cfg.paths, true);
   } else {
-    cfg.paths = new_output_paths(options.out_dir,
-                                 options.timestamp.empty() ? detail::local_timestamp() : options.timestamp);
-    lock = claim_outputs(cfg.paths, false);
-    // Without --timestamp a run whose names are taken (another run in the same second) moves on to the
-    // next free second; with --timestamp it refuses.
-    for (int tries = 0; !lock.is_open() && options.timestamp.empty() && tries < 600; ++tries) {
-      cfg.paths = new_output_paths(options.out_dir, detail::next_timestamp(cfg.paths.timestamp));
-      lock = claim_outputs(cfg.paths, false);
-    }
-    if (!lock.is_open()) throw outputs_exist_error(cfg.paths);
+    lock = claim_new_outputs([&](const std::string& ts) { return new_output_paths(options.out_dir, ts); },
+                             options.timestamp, cfg.paths);
   }
   cfg.outputs_claimed = true;
   cfg.framework = ctx.framework;
@@ -255,12 +244,7 @@ RunUtSummary run_ut(const RunUtOptions& options, const RunnerRegistry& registry,
   cfg.resume_foreign = options.resume_foreign;
   cfg.threads = options.threads > 0 ? options.threads
                                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  if (options.save_error_data) {
-    // Under the run's output directory unless config.json names another place.
-    fs::path base = ctx.config.error_data_path.empty() ? fs::path(cfg.paths.result).parent_path()
-                                                       : fs::path(ctx.config.error_data_path);
-    ctx.error_data_dir = (base / ("ut_error_data" + cfg.paths.timestamp)).string();
-  }
+  if (options.save_error_data) ctx.error_data_dir = error_data_dir(ctx.config, cfg.paths);
 
   // DECISIONS D16: the pre-pass over the dump: which API output each input tensor is.
   std::optional<Dataflow> dataflow;
@@ -312,10 +296,7 @@ struct RecordChecker::State {
 RecordChecker::RecordChecker(const RunUtOptions& options, Framework framework, const RunnerRegistry& registry,
                              const Standards& standards, std::string error_data_dir)
     : state_(std::make_unique<State>()) {
-  if (framework != Framework::PyTorch && framework != Framework::MindSpore)
-    throw Error(ErrorKind::InvalidArgument,
-                "run_ut checks as pytorch or mindspore, not " + std::string(to_string(framework)), {},
-                "framework");
+  require_checker_framework(framework);
   Context& ctx = state_->ctx;
   ctx.options = &options;
   if (!options.config_path.empty()) ctx.config = load_run_ut_config(options.config_path);

@@ -14,6 +14,7 @@ probe_component(run_ut USES dump io metrics runners standards support
   RowFormat.cpp
   RowLayout.cpp
   RunRecord.cpp
+  RunSetup.cpp
   RunUtFlow.cpp
   RunUtStream.cpp
   ValueBuilder.cpp

@@ -17,5 +17,6 @@ probe_component(support USES
   ThreadPool.cpp
   Timestamp.cpp
   Value.cpp
+  WorkerPool.cpp
   ${CMAKE_CURRENT_BINARY_DIR}/EmbeddedData.cpp
 )
