@@ -18,5 +18,6 @@ probe_component(support USES
   JsonText.cpp
   Timestamp.cpp
   Value.cpp
+  WorkerPool.cpp
   ${CMAKE_CURRENT_BINARY_DIR}/EmbeddedData.cpp
 )
