@@ -216,6 +216,34 @@ TEST(ErrorHistogram, RunUtSidecarReachesThePage) {
   EXPECT_NE(html.find("class=\"bar beyond\""), std::string::npos);
 }
 
+// A resumed run may append an output's histogram again (killed between the sidecar and the result row): the
+// report keeps the last row of a name.
+TEST(ErrorHistogram, SidecarsLastRowOfAnOutputWins) {
+  ScratchDir dir("probe-hist");
+  const std::string dump = std::string(PROBE_SOURCE_DIR) + "/examples/dump/dump.json";
+  const auto cli = run_cli("run_ut -api_info '" + dump + "' -o '" + dir.path().string() +
+                           "' -q --report --timestamp 20260101000000");
+  ASSERT_EQ(cli.code, 0) << cli.out;
+  const std::string sidecar = dir.file("accuracy_checking_histograms_20260101000000.csv");
+  probe::CsvRow again(probe::error_histogram_header().size(), "0");
+  again[0] = "Functional.gelu.0.forward.output.0";
+  again[1] = "ulp";
+  again[2] = "7";  // zero
+  {
+    probe::CsvWriter w(sidecar, probe::error_histogram_header());
+    w.write_row(again);
+  }
+  const auto r = probe::read_run_ut_report(dir.file("accuracy_checking_result_20260101000000.csv"),
+                                           dir.file("accuracy_checking_details_20260101000000.csv"));
+  const auto flagged = probe::flagged_order(r);
+  ASSERT_EQ(flagged.size(), 1u);
+  const auto& h = r.outputs[flagged[0]].histogram;
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->unit, HistogramUnit::Ulp);
+  EXPECT_EQ(h->zero, 7);
+  EXPECT_EQ(h->total(), 7);
+}
+
 TEST(ErrorHistogram, MalformedSidecarNamesTheFile) {
   ScratchDir dir("probe-hist");
   const std::string dump = std::string(PROBE_SOURCE_DIR) + "/examples/dump/dump.json";
