@@ -29,5 +29,6 @@ void register_errors(pybind11::module_& m);
 /// Raises the current probe::Error-like exception's Python class (for use in catch blocks).
 void register_dump(pybind11::module_& m);
 void register_runs(pybind11::module_& m);
+void register_online(pybind11::module_& m);
 
 }  // namespace probe::python

@@ -278,4 +278,5 @@ PYBIND11_MODULE(_probe, m) {
   register_dump(m);
   register_runs(m);
   register_runners(m);
+  register_online(m);
 }

@@ -146,6 +146,14 @@ def run_overflow_check(api_info, out_path=".", **options):
     return _probe.run_overflow_check(**_paths(api_info=api_info, out_path=out_path, **options))
 
 
+def __getattr__(name):
+    # probe.torch imports torch: only when asked for.
+    if name == "torch":
+        import importlib
+        return importlib.import_module(".torch", __name__)
+    raise AttributeError("module 'probe' has no attribute %r" % name)
+
+
 def runners(role="bench"):
     """Sorted PyTorch API keys with a bench (or device) runner, including those registered from Python."""
     return _probe.runners(role)
