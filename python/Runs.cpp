@@ -112,10 +112,10 @@ py::dict run_ut_py(const std::string& api_info, const std::string& out_path, con
                 "device_runner");
   o.max_api_elements = max_api_elements;
   o.max_api_flops = max_api_flops;
+  const RunnerRegistry registry = registry_snapshot();
   return cancellable<RunUtSummary, RunUtProgress>(
       progress,
       [&](const RunUtProgressFn& fn, std::stop_token stop) {
-        const RunnerRegistry registry = registry_snapshot();
         const Standards standards = Standards::builtin(o.profile);
         return run_ut(o, registry, standards, fn, stop);
       },
@@ -249,9 +249,10 @@ void register_runs(py::module_& m) {
         o.seed = seed;
         o.max_api_elements = max_api_elements;
         OverflowCheckSummary s;
+        const RunnerRegistry registry = registry_snapshot();
         {
           py::gil_scoped_release release;
-          s = run_overflow_check(o, registry_snapshot());
+          s = run_overflow_check(o, registry);
         }
         py::dict d;
         d["forward_apis"] = s.forward_apis;

@@ -11,7 +11,7 @@ from ._errors import (Error, FormatError, InternalError, InvalidArgumentError, I
 
 __all__ = [
     "metrics", "judge", "Dump", "run_ut", "compare", "api_precision_compare", "run_overflow_check", "runners",
-    "Error", "InvalidArgumentError", "IoError", "FormatError", "UnsupportedError", "SecurityError",
+    "register_runner", "Error", "InvalidArgumentError", "IoError", "FormatError", "UnsupportedError", "SecurityError",
     "RunnerError", "InternalError", "Metrics", "Verdict",
 ]
 
@@ -152,6 +152,18 @@ def __getattr__(name):
         import importlib
         return importlib.import_module(".torch", __name__)
     raise AttributeError("module 'probe' has no attribute %r" % name)
+
+
+def register_runner(name, schema, forward, backward=None, role="bench"):
+    """Adds (or replaces) the PyTorch runner of `name` ("Functional.my_gelu", "Aten.mm.default") for role
+    "bench" (float64 reference) or "device" (the side under test), used by run_ut, run_overflow_check and
+    probe.torch.Dispatch started afterwards. `schema` is a PyTorch-style signature
+    ("my_gelu(Tensor input, str approximate='none') -> Tensor"); forward(args) gets a dict of the bound
+    arguments (tensors as read-only numpy arrays, bfloat16 widened to float32) and returns an array or
+    tensor, or a list of them, optionally with the device dtypes: (outputs, ["torch.float16"]). Bench
+    outputs are converted to float64. backward(args, grad_outputs) returns one gradient (or None) per
+    schema parameter. A Python exception becomes that API's row with the exception's message."""
+    _probe.register_runner(name, schema, forward, backward, role)
 
 
 def runners(role="bench"):
