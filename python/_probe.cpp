@@ -98,7 +98,7 @@ JudgeRule parse_rule(const std::string& rule) {
 py::dict metrics(const py::object& bench_obj, const py::object& device_obj,
                  const std::optional<std::string>& api, const std::string& profile_text,
                  const std::string& parts_text, const py::object& magnitude_obj, std::int64_t accumulation,
-                 const std::string& standards_file, std::size_t worst_count) {
+                 const std::string& standards_file, std::size_t worst_count, bool want_verdict) {
   const Borrowed bench = borrow(bench_obj, "bench"), device = borrow(device_obj, "device");
   std::optional<Borrowed> magnitude;
   if (!magnitude_obj.is_none()) magnitude = borrow(magnitude_obj, "magnitude");
@@ -135,7 +135,7 @@ py::dict metrics(const py::object& bench_obj, const py::object& device_obj,
                : compare_pair(pair_api, bench.tensor, device.tensor, cfg, parts);
     if (pm.error_bound) {
       verdict = *pm.error_bound;
-    } else {
+    } else if (want_verdict) {
       // The old rule's (or the precision standard's) criteria and worst elements: a second pass.
       JudgeOptions o;
       o.rule = profile == Profile::Probe ? JudgeRule::RunUt : JudgeRule::Default;
@@ -208,7 +208,7 @@ py::dict metrics(const py::object& bench_obj, const py::object& device_obj,
   }
   out["cells"] = cells;
   out["values"] = values;
-  out["verdict"] = verdict_dict(verdict);
+  out["verdict"] = pm.error_bound || want_verdict ? py::object(verdict_dict(verdict)) : py::none();
   out["rule"] = pm.error_bound ? "error_bound" : (profile == Profile::Probe ? "run_ut" : "run_ut");
   out["copied"] = bench.copied || device.copied;
   return out;
@@ -262,7 +262,8 @@ PYBIND11_MODULE(_probe, m) {
   register_errors(m);
   m.def("metrics", &metrics, py::arg("bench"), py::arg("device"), py::arg("api") = py::none(),
         py::arg("profile") = "probe", py::arg("parts") = "all", py::arg("magnitude") = py::none(),
-        py::arg("accumulation") = 0, py::arg("standards") = "", py::arg("worst_count") = 3);
+        py::arg("accumulation") = 0, py::arg("standards") = "", py::arg("worst_count") = 3,
+        py::arg("verdict") = true);
   m.def("judge", &judge_py, py::arg("bench"), py::arg("device"), py::arg("api") = "benchmark_default",
         py::arg("rule") = "default", py::arg("device_dtype") = py::none(), py::arg("standard") = py::none(),
         py::arg("profile") = "probe", py::arg("reference") = py::none(), py::arg("magnitude") = py::none(),

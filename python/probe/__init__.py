@@ -48,7 +48,7 @@ class Metrics:
     def __init__(self, d):
         self.values = d["values"]
         self.cells = d["cells"]
-        self.verdict = Verdict(d["verdict"])
+        self.verdict = Verdict(d["verdict"]) if d["verdict"] is not None else None
         self.rule = d["rule"]
         self.copied = d["copied"]
         self.status = self.cells["status"]
@@ -66,11 +66,14 @@ class Metrics:
 
 
 def metrics(bench, device, api=None, *, profile="probe", parts="all", magnitude=None, accumulation=0,
-            standards="", worst_count=3):
+            standards="", worst_count=3, verdict=True):
     """Every metric of `device` against `bench` (numpy arrays or CPU torch tensors, read in place) and the
-    verdict, as `probe metrics BENCH DEVICE --api API` computes them."""
+    verdict, as `probe metrics BENCH DEVICE --api API` computes them. parts: "all", or a list of run_ut,
+    ulp, dump, mindspore (the CLI's --metrics). The error bound's verdict (probe profile) comes from the
+    metrics pass itself; run_ut's rule's criteria and worst elements take a second pass over the data,
+    which verdict=False leaves out (Metrics.verdict is then None; status and message stay)."""
     return Metrics(_probe.metrics(bench, device, api, profile, parts, magnitude, accumulation, standards,
-                                  worst_count))
+                                  worst_count, verdict))
 
 
 def judge(bench, device, api="benchmark_default", *, rule="default", device_dtype=None, standard=None,
