@@ -6,8 +6,10 @@
    writes them): probe with parts="run_ut" (the same set, the verdict computed in the same pass: the probe
    profile's error bound), and with every metric (parts="all": plus ULP, dump compare and MindSpore).
 2. probe.torch.Dispatch's cost per aten op on a small model (an MLP's forward and backward) against the same
-   step unchecked: the time inside the `with` block (handing each op to the C++ checker, which copies its
-   tensors) and the time including the end of the block (waiting for the float64 re-runs and the CSVs).
+   step unchecked and under an empty TorchDispatchMode (what Python's dispatch costs by itself): the time
+   inside the `with` block (handing each op to the C++ checker, which copies its tensors; with one worker the
+   queue fills and the block waits for the float64 re-runs) and the time including the end of the block
+   (the last re-runs and the CSVs).
 
 Run: env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_NUM_THREADS=1 PYTHONPATH=build/python /usr/bin/python3 \\
          benchmarks/python_module.py [--n 67108864] [--repeat 3] [--steps 20]
@@ -58,6 +60,7 @@ def bench_metrics(n, repeat):
 def bench_dispatch(steps, repeat):
     import torch
     import probe.torch as pt
+    from torch.utils._python_dispatch import TorchDispatchMode
 
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.GELU(), torch.nn.Linear(128, 64),
@@ -72,6 +75,17 @@ def bench_dispatch(steps, repeat):
     for _ in range(3):
         step()
     plain = best(lambda: [step() for _ in range(steps)], repeat) / steps
+
+    class Null(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    def null_steps():
+        with Null():
+            for _ in range(steps):
+                step()
+
+    null = best(null_steps, repeat) / steps
     inside, total, ops = [], [], 0
     for _ in range(repeat):
         with tempfile.TemporaryDirectory() as d:
@@ -87,15 +101,27 @@ def bench_dispatch(steps, repeat):
             s = mode.summary
             ops = s["calls"] + sum(mode.unsupported.values())
     inside, total = min(inside), min(total)
+
+    def overflow_steps():
+        with tempfile.TemporaryDirectory() as d:
+            with pt.Dispatch(d, overflow=True):
+                for _ in range(steps):
+                    step()
+
+    overflow = best(overflow_steps, repeat) / steps
     per_step_ops = ops / steps
     print(f"dispatch mode, MLP 64-128-64 + LayerNorm, batch 32, forward + backward, {per_step_ops:.0f} aten ops "
           f"per step ({s['passed']} checked of {s['calls']} handed over in {steps} steps, "
           f"{s['blacklisted']} black-listed, {len(mode.unsupported)} op kinds without runner):")
     print(f"  unchecked step                 {plain * 1e3:8.3f} ms")
+    print(f"  empty TorchDispatchMode        {null * 1e3:8.3f} ms   "
+          f"{(null - plain) / per_step_ops * 1e6:7.1f} us per op (Python's dispatch alone)")
     print(f"  checked, inside the block      {inside * 1e3:8.3f} ms   "
           f"{(inside - plain) / per_step_ops * 1e6:7.1f} us per op")
     print(f"  checked, block ended (flushed) {total * 1e3:8.3f} ms   "
           f"{(total - plain) / per_step_ops * 1e6:7.1f} us per op")
+    print(f"  overflow mode (scan only)      {overflow * 1e3:8.3f} ms   "
+          f"{(overflow - plain) / per_step_ops * 1e6:7.1f} us per op")
 
 
 if __name__ == "__main__":
