@@ -209,7 +209,7 @@ py::dict metrics(const py::object& bench_obj, const py::object& device_obj,
   out["cells"] = cells;
   out["values"] = values;
   out["verdict"] = pm.error_bound || want_verdict ? py::object(verdict_dict(verdict)) : py::none();
-  out["rule"] = pm.error_bound ? "error_bound" : (profile == Profile::Probe ? "run_ut" : "run_ut");
+  out["rule"] = pm.error_bound ? "error_bound" : "run_ut";
   out["copied"] = bench.copied || device.copied;
   return out;
 }

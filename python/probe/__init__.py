@@ -47,6 +47,12 @@ class Metrics:
 
     def __init__(self, d):
         self.values = d["values"]
+        for key, value in self.values.items():
+            if isinstance(value, str):  # MindSpore's cells are text; their numbers become numbers
+                try:
+                    self.values[key] = float(value)
+                except ValueError:
+                    pass
         self.cells = d["cells"]
         self.verdict = Verdict(d["verdict"]) if d["verdict"] is not None else None
         self.rule = d["rule"]
