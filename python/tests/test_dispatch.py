@@ -99,3 +99,23 @@ def test_overflow_mode_checks_only_the_first_overflowing_op(tmp_path):
     names = [r["API name"] for r in rows(d.summary["result_csv"])]
     assert names == ["Aten.exp.default.0"]
     assert torch.isinf(w).any()
+
+
+def test_the_mlp_step_checks_what_check_scope_checks(tmp_path):
+    """tests/torch/CheckScopeTest.cpp's CleanMlpStepForwardAndBackwardPasses, through Python's dispatch: the same
+    step (linear -> gelu -> linear, squared error) has its forward addmms, gelu, and the backward's mms, bias
+    sums and gelu_backward checked, all passing."""
+    torch.manual_seed(0)
+    l1, l2 = torch.nn.Linear(16, 32), torch.nn.Linear(32, 4)
+    x, y = torch.randn(8, 16), torch.randn(8, 4)
+    with pt.Dispatch(tmp_path, timestamp=TS) as d:
+        out = l2(torch.nn.functional.gelu(l1(x)))
+        (out - y).pow(2).mean().backward()
+    names = [r["API name"].rsplit(".", 1)[0] for r in rows(d.summary["result_csv"])]
+    assert names.count("Aten.addmm.default") >= 2
+    assert names.count("Aten.gelu.default") == 1
+    assert names.count("Aten.mm.default") >= 3
+    assert names.count("Aten.sum.dim_IntList") >= 2
+    assert names.count("Aten.gelu_backward.default") == 1
+    assert d.summary["failed"] == 0 and d.summary["skipped"] == 0 and d.summary["unsupported"] == 0
+    assert d.summary["passed"] == d.summary["calls"] - d.summary["blacklisted"] and d.not_convertible == {}
