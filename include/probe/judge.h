@@ -62,7 +62,7 @@ struct PROBE_API ElementError {
   std::int64_t index = 0;  ///< flat, row-major
   double bench = 0, device = 0, abs_err = 0, rel_err = 0;
   std::optional<double> ulp;
-  std::vector<std::int64_t> coords;  ///< the index per dimension (ErrorBound; empty for the other rules)
+  std::vector<std::int64_t> coords;  ///< the index per dimension, as `[i, j, k]` of the output's shape
   double bound = std::numeric_limits<double>::quiet_NaN();  ///< the element's D14 bound (ErrorBound)
 };
 
