@@ -98,7 +98,7 @@ RunnerRegistry registry_with_gate(Gate& gate) {
     const Tensor& t = args["self"].tensor();
     return ApiResult{{Value(t.to(DType::Float64))}, {t.dtype()}};
   };
-  r.add(Framework::PyTorch, "Test.slow_identity", slow);
+  r.add(Framework::PyTorch, "Test.slow_identity", slow, RunnerRole::Bench, RunnerRegistry::ApiKey::New);
   return r;
 }
 
