@@ -605,6 +605,7 @@ int run(Args args, bool multi) {
     o.threads = num_splits;
   }
   Progress progress(quiet);
+  o.error_histograms = report;
   RunUtSummary s = run_ut(o, [&](const RunUtProgress& p) { progress.update(p); });
   if (s.dataflow)
     fmt::print(

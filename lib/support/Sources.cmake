@@ -15,6 +15,7 @@ probe_component(support USES
   Version.cpp
   NumberFormat.cpp
   ThreadPool.cpp
+  JsonText.cpp
   Timestamp.cpp
   Value.cpp
   WorkerPool.cpp
