@@ -190,13 +190,14 @@ void register_runners(py::module_& m) {
   m.def(
       "register_runner",
       [](const std::string& name, const std::string& schema, const py::object& forward,
-         const py::object& backward, const std::string& role) {
+         const py::object& backward, const std::string& role, bool new_api) {
         Runner r = python_runner(schema, forward, backward, parse_role(role));
         std::lock_guard lock(registry_mutex);
-        registry().add(Framework::PyTorch, name, std::move(r), parse_role(role));
+        registry().add(Framework::PyTorch, name, std::move(r), parse_role(role),
+                       new_api ? RunnerRegistry::ApiKey::New : RunnerRegistry::ApiKey::Known);
       },
       py::arg("name"), py::arg("schema"), py::arg("forward"), py::arg("backward") = py::none(),
-      py::arg("role") = "bench");
+      py::arg("role") = "bench", py::arg("new_api") = false);
 }
 
 }  // namespace probe::python

@@ -163,7 +163,7 @@ def __getattr__(name):
     raise AttributeError("module 'probe' has no attribute %r" % name)
 
 
-def register_runner(name, schema, forward, backward=None, role="bench"):
+def register_runner(name, schema, forward, backward=None, role="bench", new_api=False):
     """Adds (or replaces) the PyTorch runner of `name` ("Functional.my_gelu", "Aten.mm.default") for role
     "bench" (float64 reference) or "device" (the side under test), used by run_ut, run_overflow_check and
     probe.torch.Dispatch started afterwards. `schema` is a PyTorch-style signature
@@ -171,8 +171,10 @@ def register_runner(name, schema, forward, backward=None, role="bench"):
     arguments (tensors as read-only numpy arrays, bfloat16 widened to float32) and returns an array or
     tensor, or a list of them, optionally with the device dtypes: (outputs, ["torch.float16"]). Bench
     outputs are converted to float64. backward(args, grad_outputs) returns one gradient (or None) per
-    schema parameter. A Python exception becomes that API's row with the exception's message."""
-    _probe.register_runner(name, schema, forward, backward, role)
+    schema parameter. A Python exception becomes that API's row with the exception's message. A name no
+    built-in runner knows ("Functional.gleu") raises InvalidArgumentError naming the closest known one,
+    unless new_api=True (a genuinely new operator of your own library)."""
+    _probe.register_runner(name, schema, forward, backward, role, new_api)
 
 
 def runners(role="bench"):

@@ -6,6 +6,7 @@ import math
 import shutil
 
 import numpy as np
+import pytest
 
 import probe
 
@@ -49,7 +50,7 @@ def gelu64_backward(args, grads):
 
 def test_a_python_bench_runner_judges_the_dump(data_dir, tmp_path):
     probe.register_runner("Functional.pygelu", "pygelu(Tensor input, str approximate='none') -> Tensor", gelu64,
-                          gelu64_backward)
+                          gelu64_backward, new_api=True)
     assert "Functional.pygelu" in probe.runners()
     summary = probe.run_ut(gelu_dump(data_dir, tmp_path, "pygelu"), tmp_path / "out", timestamp=TS, threads=2)
     row = result_row(summary)
@@ -59,7 +60,7 @@ def test_a_python_bench_runner_judges_the_dump(data_dir, tmp_path):
 
 def test_a_wrong_python_bench_runner_fails_the_api(data_dir, tmp_path):
     probe.register_runner("Functional.badgelu", "badgelu(Tensor input, str approximate='none') -> Tensor",
-                          lambda args: 2 * gelu64(args))
+                          lambda args: 2 * gelu64(args), new_api=True)
     summary = probe.run_ut(gelu_dump(data_dir, tmp_path, "badgelu"), tmp_path / "out", timestamp=TS)
     assert result_row(summary)["Forward Test Success"] == "error"
 
@@ -68,9 +69,10 @@ def test_a_python_exception_becomes_the_apis_row(data_dir, tmp_path):
     def boom(args):
         raise ValueError("no gelu today")
 
-    probe.register_runner("Functional.boomgelu", "boomgelu(Tensor input, str approximate='none') -> Tensor", gelu64)
+    probe.register_runner("Functional.boomgelu", "boomgelu(Tensor input, str approximate='none') -> Tensor", gelu64,
+                          new_api=True)
     probe.register_runner("Functional.boomgelu", "boomgelu(Tensor input, str approximate='none') -> Tensor", boom,
-                          role="device")
+                          role="device", new_api=True)
     assert "Functional.boomgelu" in probe.runners("device")
     summary = probe.run_ut(gelu_dump(data_dir, tmp_path, "boomgelu"), tmp_path / "out", timestamp=TS,
                            device_runner="emulated")
@@ -79,9 +81,15 @@ def test_a_python_exception_becomes_the_apis_row(data_dir, tmp_path):
     assert "ValueError: no gelu today" in row["Message"]
 
 
+def test_an_unknown_name_is_an_error_unless_new():
+    with pytest.raises(probe.InvalidArgumentError, match="did you mean Functional.gelu"):
+        probe.register_runner("Functional.gleu", "gleu(Tensor input, str approximate='none') -> Tensor", gelu64)
+    assert "Functional.gleu" not in probe.runners()
+
+
 def test_a_bad_schema_is_an_invalid_argument():
     try:
-        probe.register_runner("Functional.x", "x(Tensor input", gelu64)
+        probe.register_runner("Functional.x", "x(Tensor input", gelu64, new_api=True)
     except probe.InvalidArgumentError as e:
         assert "x(Tensor input" in str(e)
     else:
