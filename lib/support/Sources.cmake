@@ -6,6 +6,7 @@ probe_component(support USES
   JsonDocument.cpp
   Yaml.cpp
   DataFiles.cpp
+  Distributed.cpp
   DType.cpp
   Error.cpp
   ScalarTypes.cpp
