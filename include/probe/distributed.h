@@ -57,9 +57,13 @@ PROBE_API WorkPlan simulate_queue(std::span<const double> weights, std::span<con
                                   int workers);
 
 /// Runs `run(i)` for the items [0, weights.size()) that this rank claims from `group`'s shared counter in
-/// largest_first order, until none remain; every item runs on exactly one rank. Collective (it resets the
-/// counter first). Returns the indices this rank ran, in the order it ran them.
+/// largest_first order, until none remain; every item runs on exactly one rank. `threads` threads of this
+/// rank claim and run items concurrently (`run` must then be thread-safe). Collective (it resets the counter
+/// first). Returns the indices this rank ran. When `run` throws, this rank
+/// stops claiming and the first exception is rethrown once its threads have ended (other ranks take the
+/// rest).
 PROBE_API std::vector<std::size_t> run_work_queue(Distributed& group, std::span<const double> weights,
-                                                  const std::function<void(std::size_t)>& run);
+                                                  const std::function<void(std::size_t)>& run,
+                                                  int threads = 1);
 
 }  // namespace probe

@@ -4,7 +4,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <exception>
+#include <mutex>
 #include <numeric>
+#include <thread>
 
 #include "probe/error.h"
 
@@ -69,17 +72,37 @@ WorkPlan simulate_queue(std::span<const double> weights, std::span<const std::si
 }
 
 std::vector<std::size_t> run_work_queue(Distributed& group, std::span<const double> weights,
-                                        const std::function<void(std::size_t)>& run) {
+                                        const std::function<void(std::size_t)>& run, int threads) {
   const std::vector<std::size_t> order = largest_first(weights);
   group.reset_counter();
+  std::mutex m;
   std::vector<std::size_t> mine;
-  for (;;) {
-    const std::int64_t next = group.fetch_add(1);
-    if (next < 0 || static_cast<std::size_t>(next) >= order.size()) break;
-    const std::size_t item = order[static_cast<std::size_t>(next)];
-    run(item);
-    mine.push_back(item);
-  }
+  std::exception_ptr failure;
+  std::atomic<bool> failed{false};
+  auto claim_and_run = [&] {
+    while (!failed.load()) {
+      const std::int64_t next = group.fetch_add(1);
+      if (next < 0 || static_cast<std::size_t>(next) >= order.size()) return;
+      const std::size_t item = order[static_cast<std::size_t>(next)];
+      {
+        std::lock_guard lock(m);
+        mine.push_back(item);
+      }
+      try {
+        run(item);
+      } catch (...) {
+        std::lock_guard lock(m);
+        if (!failure) failure = std::current_exception();
+        failed.store(true);
+        return;
+      }
+    }
+  };
+  std::vector<std::thread> helpers;
+  for (int t = 1; t < threads; ++t) helpers.emplace_back(claim_and_run);
+  claim_and_run();
+  for (auto& t : helpers) t.join();
+  if (failure) std::rethrow_exception(failure);
   return mine;
 }
 

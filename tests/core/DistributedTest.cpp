@@ -125,3 +125,34 @@ TEST(Distributed, WorkQueueOnOneProcessRunsHeaviestFirst) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Distributed, WorkQueueWithThreadsPerRankRunsEveryItemOnce) {
+  std::vector<double> w(200);
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<double>((i * 13) % 17);
+  std::atomic<std::int64_t> counter{0};
+  std::vector<std::atomic<int>> runs(w.size());
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < 2; ++r)
+    ranks.emplace_back([&, r] {
+      SharedCounterGroup g(r, 2, counter);
+      probe::run_work_queue(
+          g, w, [&](std::size_t i) { runs[i]++; }, 3);
+    });
+  for (auto& t : ranks) t.join();
+  for (std::size_t i = 0; i < w.size(); ++i) EXPECT_EQ(runs[i].load(), 1) << "item " << i;
+}
+
+TEST(Distributed, WorkQueueRethrowsAndStopsClaimingOnThisRank) {
+  const std::vector<double> w(10, 1.0);
+  int ran = 0;
+  EXPECT_THROW(probe::run_work_queue(probe::single_process(), w,
+                                     [&](std::size_t) {
+                                       if (++ran == 3) throw probe::Error(probe::ErrorKind::Io, "disk gone");
+                                     }),
+               probe::Error);
+  EXPECT_EQ(ran, 3);
+}
+
+}  // namespace
