@@ -2,6 +2,8 @@
 // CLI object is the same with and without MPI.
 #include "Cluster.h"
 
+#include <cstdio>
+
 #ifdef PROBE_CLI_MPI
 #include "probe/mpi.h"
 #endif
@@ -24,6 +26,9 @@ JobScope::JobScope([[maybe_unused]] int* argc, [[maybe_unused]] char*** argv)
   if (mpi::launched_by_mpi()) {
     state_->session = std::make_unique<mpi::Session>(argc, argv);
     current = &state_->session->world();
+    // Rank 0 reports for the job; the others' stdout (summaries, tables) would repeat it. Their errors still
+    // reach stderr.
+    if (current->rank() != 0) std::freopen("/dev/null", "w", stdout);
   }
 #endif
 }

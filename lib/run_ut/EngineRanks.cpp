@@ -7,57 +7,21 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdlib>
-#include <cstring>
 #include <exception>
 #include <map>
 #include <mutex>
 #include <new>
 
 #include "run_ut/Engine.h"
+#include "support/RankWork.h"
 
 namespace probe::rut {
 namespace {
 
-// Length-prefixed fields, read back in the order written; only ever exchanged between ranks of one build.
-class Out {
- public:
-  void u64(std::uint64_t v) { bytes_.append(reinterpret_cast<const char*>(&v), sizeof v); }
-  void str(const std::string& s) {
-    u64(s.size());
-    bytes_ += s;
-  }
-  std::string& bytes() { return bytes_; }
-
- private:
-  std::string bytes_;
-};
-
-class In {
- public:
-  explicit In(const std::string& bytes) : bytes_(bytes) {}
-  std::uint64_t u64() {
-    need(sizeof(std::uint64_t));
-    std::uint64_t v;
-    std::memcpy(&v, bytes_.data() + at_, sizeof v);
-    at_ += sizeof v;
-    return v;
-  }
-  std::string str() {
-    const std::uint64_t n = u64();
-    need(n);
-    std::string s = bytes_.substr(at_, n);
-    at_ += n;
-    return s;
-  }
-
- private:
-  void need(std::uint64_t n) const {
-    if (n > bytes_.size() - at_)
-      throw Error(ErrorKind::Internal, "run_ut: truncated message from another rank");
-  }
-  const std::string& bytes_;
-  std::size_t at_ = 0;
-};
+using detail::get_error;
+using detail::put_error;
+using Out = detail::WireOut;
+using In = detail::WireIn;
 
 std::uint64_t status_code(std::optional<Status> s) { return s ? static_cast<std::uint64_t>(*s) + 1 : 0; }
 std::optional<Status> status_of(std::uint64_t code) {
@@ -97,39 +61,6 @@ ApiRows get_rows(In& in) {
   r.backward = status_of(in.u64());
   if (in.u64() != 0) r.message = in.str();
   return rows;
-}
-
-// An error on one rank, carried to every rank so that each throws it rather than waiting for the others.
-void put_error(Out& out, std::exception_ptr e) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const Error& err) {
-    out.u64(static_cast<std::uint64_t>(err.kind()));
-    out.str(err.message());
-    out.str(err.file());
-    out.str(err.field());
-    out.str(err.api());
-  } catch (const std::bad_alloc&) {
-    out.u64(static_cast<std::uint64_t>(ErrorKind::Internal));
-    out.str("out of memory");
-    for (int i = 0; i < 3; ++i) out.str("");
-  } catch (const std::exception& ex) {
-    out.u64(static_cast<std::uint64_t>(ErrorKind::Internal));
-    out.str(ex.what());
-    for (int i = 0; i < 3; ++i) out.str("");
-  } catch (...) {
-    out.u64(static_cast<std::uint64_t>(ErrorKind::Internal));
-    out.str("unknown exception");
-    for (int i = 0; i < 3; ++i) out.str("");
-  }
-}
-
-Error get_error(In& in, int rank) {
-  const auto kind = static_cast<ErrorKind>(in.u64());
-  std::string message = in.str();
-  std::string file = in.str(), field = in.str(), api = in.str();
-  if (rank > 0) message = "rank " + std::to_string(rank) + ": " + message;
-  return Error(kind, std::move(message), std::move(file), std::move(field), std::move(api));
 }
 
 enum Decision : std::uint64_t { kGo = 0, kStop = 1, kFail = 2 };
@@ -191,34 +122,20 @@ RunUtSummary run_engine_ranks(const std::vector<std::string>& apis,
   // once) or the error that ends the run.
   detail::LockedFile lock;
   std::optional<OutputWriter> writer;
-  std::size_t next = 0;
-  {
+  const std::string start = detail::decide_on_root(g, [&] {
+    if (!config.outputs_claimed) {
+      lock = claim_outputs(config.paths, config.resume);
+      if (!config.resume && !lock.is_open()) throw outputs_exist_error(config.paths);
+    }
+    const ResumeState resumed = open_outputs(apis, config, format);
+    for (const auto& [f, b] : resumed.statuses) count(summary, f, b);
+    writer.emplace(config.paths, format, config.fingerprint.has_value());
     Out out;
-    if (root) {
-      try {
-        if (!config.outputs_claimed) {
-          lock = claim_outputs(config.paths, config.resume);
-          if (!config.resume && !lock.is_open()) throw outputs_exist_error(config.paths);
-        }
-        const ResumeState resumed = open_outputs(apis, config, format);
-        for (const auto& [f, b] : resumed.statuses) count(summary, f, b);
-        writer.emplace(config.paths, format, config.fingerprint.has_value());
-        out.u64(kGo);
-        out.u64(resumed.next);
-      } catch (...) {
-        out.u64(kFail);
-        put_error(out, std::current_exception());
-      }
-    }
-    if (broadcast_decision(g, out.bytes()) == kFail) {
-      In again(out.bytes());
-      again.u64();
-      throw get_error(again, 0);
-    }
-    In start(out.bytes());
-    start.u64();
-    next = start.u64();
-  }
+    out.u64(resumed.next);
+    return std::move(out.bytes());
+  });
+  In start_in(start);
+  const std::size_t next = start_in.u64();
 
   const std::size_t total = apis.size();
   std::size_t done = next;

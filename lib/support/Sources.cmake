@@ -7,6 +7,7 @@ probe_component(support USES
   Yaml.cpp
   DataFiles.cpp
   Distributed.cpp
+  RankWork.cpp
   DType.cpp
   Error.cpp
   ScalarTypes.cpp
