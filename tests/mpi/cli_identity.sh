@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Runs one probe command as a plain process and under `mpirun -n 1/2/3`, each into a fresh output directory,
+# and fails unless every output is byte-identical to the plain run's. Two things differ by design and are
+# compared by content: the xlsx's docProps/core.xml (its creation time; every other member byte for byte)
+# and -da's diff_analyze_<ns>.json (named by the clock; compared as diff_analyze.json).
+#   cli_identity.sh PROBE MPIRUN WORK CWD ARGS...   (ARGS: the command line, @OUT@ = the output directory)
+set -euo pipefail
+probe=$1 mpirun=$2 work=$3 cwd=$4
+shift 4
+rm -rf "$work"
+mkdir -p "$work"
+run() {  # run <label> [launcher...]: the command into $work/<label>
+  local label=$1
+  shift
+  local args=()
+  for a in "${cmd[@]}"; do args+=("${a//@OUT@/$work/$label}"); done
+  (cd "$cwd" && "$@" "$probe" "${args[@]}") >"$work/$label.log" 2>&1 || {
+    echo "FAILED: $label exited $?"; cat "$work/$label.log"; exit 1; }
+  for f in "$work/$label"/diff_analyze_*.json; do [ -e "$f" ] && mv "$f" "$work/$label/diff_analyze.json"; done
+  return 0
+}
+cmd=("$@")
+run one
+same() {  # same <a> <b>: byte-identical, or for xlsx every zip member but the creation time
+  case "$1" in
+    *.xlsx)
+      /usr/bin/python3 - "$1" "$2" <<'PY'
+import sys, zipfile
+a, b = (zipfile.ZipFile(p) for p in sys.argv[1:3])
+names = a.namelist()
+sys.exit(0 if names == b.namelist() and all(a.read(n) == b.read(n) for n in names if n != "docProps/core.xml") else 1)
+PY
+      ;;
+    *) cmp -s "$1" "$2" ;;
+  esac
+}
+files=$(cd "$work/one" && find . -type f | sort)
+[ -n "$files" ] || { echo "FAILED: the plain run wrote nothing"; exit 1; }
+for n in 1 2 3; do
+  run "n$n" "$mpirun" --oversubscribe -n "$n"
+  other=$(cd "$work/n$n" && find . -type f | sort)
+  [ "$files" = "$other" ] || { echo "FAILED: -n $n wrote other files:"; diff <(echo "$files") <(echo "$other"); exit 1; }
+  for f in $files; do
+    same "$work/one/$f" "$work/n$n/$f" || { echo "FAILED: -n $n: $f differs from one process"; exit 1; }
+  done
+  echo "-n $n: $(echo "$files" | wc -l) files identical to one process"
+done
+echo "IDENTICAL"
