@@ -112,7 +112,16 @@ int main(int argc, char** argv) {
                                 ? fmt::format("probe {} (rank {} of {})", c.name, probe::cli::job().rank(),
                                               probe::cli::job().size())
                                 : fmt::format("probe {}", c.name);
+    // Under mpirun the commands that split their work (run_ut, multi_run_ut, compare) run on every rank; the
+    // others run on rank 0 alone while the rest wait, so no file is written twice.
+    const bool splits = c.name == "run_ut" || c.name == "multi_run_ut" || c.name == "compare";
     try {
+      if (!splits && probe::cli::job().size() > 1) {
+        int code = 0;
+        if (probe::cli::job().rank() == 0) code = c.run(rest);
+        probe::cli::job().barrier();
+        return code;
+      }
       return c.run(rest);
     } catch (const probe::cli::CommandLineError& e) {
       fmt::print(stderr, "{}: {}; see probe {} --help\n", who, e.message(), c.name);

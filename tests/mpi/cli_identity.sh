@@ -2,7 +2,8 @@
 # Runs one probe command as a plain process and under `mpirun -n 1/2/3`, each into a fresh output directory,
 # and fails unless every output is byte-identical to the plain run's. Two things differ by design and are
 # compared by content: the xlsx's docProps/core.xml (its creation time; every other member byte for byte)
-# and -da's diff_analyze_<ns>.json (named by the clock; compared as diff_analyze.json).
+# and the files named by the clock (-da's diff_analyze_<ns>.json, nan_analyze's anomaly_analyze_<ns>.json:
+# compared under their names without it).
 #   cli_identity.sh PROBE MPIRUN WORK CWD ARGS...   (ARGS: the command line, @OUT@ = the output directory)
 set -euo pipefail
 probe=$1 mpirun=$2 work=$3 cwd=$4
@@ -17,6 +18,7 @@ run() {  # run <label> [launcher...]: the command into $work/<label>
   (cd "$cwd" && "$@" "$probe" "${args[@]}") >"$work/$label.log" 2>&1 || {
     echo "FAILED: $label exited $?"; cat "$work/$label.log"; exit 1; }
   for f in "$work/$label"/diff_analyze_*.json; do [ -e "$f" ] && mv "$f" "$work/$label/diff_analyze.json"; done
+  for f in "$work/$label"/anomaly_analyze_*.json; do [ -e "$f" ] && mv "$f" "$work/$label/anomaly_analyze.json"; done
   return 0
 }
 cmd=("$@")
