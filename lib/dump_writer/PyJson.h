@@ -7,10 +7,11 @@
 #include <string>
 #include <string_view>
 
+#include "support/JsonText.h"
+
 namespace probe::dump_writer {
 
-/// A JSON string literal with Python's ensure_ascii escaping (invalid UTF-8 bytes become U+FFFD).
-std::string json_quote(std::string_view text);
+using detail::json_quote;
 /// A float token: repr digits, or NaN / Infinity / -Infinity.
 std::string json_float(double v);
 

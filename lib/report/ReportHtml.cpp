@@ -14,47 +14,14 @@
 #include "report/ReportJson.h"
 #include "report/ReportPage.h"
 #include "support/FileOps.h"
+#include "support/JsonText.h"
 #include "support/Timestamp.h"
 
 namespace probe {
 
 namespace report {
 
-std::string json_string(std::string_view s) {
-  std::string out = "\"";
-  out.reserve(s.size() + 2);
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '<':
-      case '>':
-      case '&':
-        out += fmt::format("\\u{:04x}", c);
-        break;
-      default:
-        if (c < 0x20)
-          out += fmt::format("\\u{:04x}", c);
-        else
-          out += ch;
-    }
-  }
-  return out + "\"";
-}
+std::string json_string(std::string_view s) { return detail::json_quote(s, /*html_safe=*/true); }
 
 std::string json_number(double v) { return std::isfinite(v) ? fmt::format("{}", v) : "null"; }
 

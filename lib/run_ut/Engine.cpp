@@ -2,7 +2,7 @@
 
 #include <filesystem>
 
-#include "run_ut/OrderedParallel.h"
+#include "support/WorkerPool.h"
 
 namespace probe::rut {
 
@@ -100,7 +100,7 @@ RunUtSummary run_engine(const std::vector<std::string>& apis,
   std::size_t window = static_cast<std::size_t>(config.threads) * 4;
   try {
     if (stop.stop_requested()) throw Cancelled{};
-    ordered_parallel<ApiRows>(
+    detail::ordered_parallel<ApiRows>(
         todo.size(), config.threads, window,
         [&](std::size_t k) {
           if (stop.stop_requested()) throw Cancelled{};

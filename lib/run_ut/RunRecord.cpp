@@ -13,6 +13,7 @@
 #include "probe/error.h"
 #include "support/FileOps.h"
 #include "support/JsonDocument.h"
+#include "support/JsonText.h"
 
 namespace probe::rut {
 namespace fs = std::filesystem;
@@ -35,23 +36,6 @@ std::string hex64(std::uint64_t v) {
 }
 
 namespace {
-
-std::string json_string(std::string_view s) {
-  std::string out(1, '"');
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      out += "\\u00";
-      out += hex64(static_cast<unsigned char>(c)).substr(14);
-    } else {
-      out += c;
-    }
-  }
-  out += '"';
-  return out;
-}
 
 void write_all(int fd, std::string_view bytes, const std::string& path) {
   while (!bytes.empty()) {
@@ -140,9 +124,9 @@ void create_run_record(const OutputPaths& paths, const RunFingerprint& fingerpri
   std::string line = "{";
   for (std::size_t i = 0; i < fingerprint.size(); ++i) {
     if (i) line += ',';
-    line += json_string(fingerprint[i].name);
+    line += detail::json_quote(fingerprint[i].name);
     line += ':';
-    line += json_string(fingerprint[i].value);
+    line += detail::json_quote(fingerprint[i].value);
   }
   line += "}\n";
   if (adopt_files) {

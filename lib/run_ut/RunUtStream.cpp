@@ -1,12 +1,11 @@
-// run_ut fed record by record (probe/run_ut_stream.h): a bounded queue, worker threads that check with
-// run_ut's own ApiChecker (RecordChecker), and a writer that puts the rows in acceptance order.
+// run_ut fed record by record (probe/run_ut_stream.h): a WorkerPool whose slots are the records in
+// acceptance order, its workers checking with run_ut's own ApiChecker (RecordChecker) and writing the rows
+// in that order.
 #include <algorithm>
-#include <condition_variable>
-#include <deque>
 #include <exception>
 #include <filesystem>
 #include <fstream>
-#include <map>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -20,7 +19,9 @@
 #include "run_ut/OutputFiles.h"
 #include "run_ut/RecordBook.h"
 #include "run_ut/RecordChecker.h"
+#include "run_ut/RunSetup.h"
 #include "support/Timestamp.h"
+#include "support/WorkerPool.h"
 
 namespace probe {
 namespace {
@@ -76,36 +77,26 @@ struct RunUtStream::Impl {
   std::unique_ptr<rut::RecordChecker> checker;
   std::unique_ptr<rut::OutputWriter> writer;
 
-  std::mutex m;
-  std::condition_variable cv_work, cv_room, cv_written;
-  struct Item {
-    std::size_t index;
-    std::string api;  // empty: not checked, nothing to write
-    online::Frame record;
-  };
-  std::deque<Item> queue;
-  std::map<std::size_t, std::optional<rut::ApiRows>> ready;  // checked, waiting for earlier ones
+  // Guards what admission and writing share: the book, the digests file and the summary. Taken inside the
+  // pool's lock (admission) and alone (writing, summary()), never around a call into the pool.
+  mutable std::mutex m;
   rut::RecordBook book;  // the files' run, and the names taken with their records' digests
   std::string run_id_path;
   std::ofstream digests;  // "api<TAB>digest" per API accepted for checking, so a resume still compares
-  std::size_t next_index = 0, next_write = 0, outstanding = 0;
-  std::uint64_t held_bytes = 0;  // tensor bytes of the records queued or being checked
-  bool writing = false, closing = false, stopped = false, finished = false;
-  std::exception_ptr failure;
+  bool stopped = false, finished = false;
   RunUtStreamSummary summary;
-  std::vector<std::thread> workers;
+  // Checks on the workers and writes the rows in acceptance order (a slot per record; the bounds are
+  // `capacity` records outstanding and `max_outstanding_bytes` of those being checked or waiting to be).
+  std::unique_ptr<detail::WorkerPool> pool;
   std::optional<std::stop_callback<std::function<void()>>> on_stop;
 
   void start(std::stop_token stop) {
     const RunUtOptions& o = options.run_ut;
     if (options.capacity == 0) throw Error(ErrorKind::InvalidArgument, "capacity must be at least 1");
     framework = o.framework.value_or(Framework::PyTorch);
-    if (framework != Framework::PyTorch && framework != Framework::MindSpore)
-      throw Error(ErrorKind::InvalidArgument,
-                  "run_ut checks as pytorch or mindspore, not " + std::string(to_string(framework)), {},
-                  "framework");
-    std::string ts = o.timestamp.empty() ? detail::local_timestamp() : o.timestamp;
-    paths = stream_paths(o.out_dir, ts, options.rank);
+    rut::require_checker_framework(framework);
+    paths =
+        stream_paths(o.out_dir, o.timestamp.empty() ? detail::local_timestamp() : o.timestamp, options.rank);
     std::error_code ec;
     const bool resume = options.resume && fs::exists(paths.result, ec);
     if (resume) {
@@ -143,13 +134,9 @@ struct RunUtStream::Impl {
         book.resume(std::move(run_id), done, {});
       }
     } else {
-      lock = rut::claim_outputs(paths, false);
-      // As run_ut: without a fixed timestamp a taken name moves on to the next free second.
-      for (int tries = 0; !lock.is_open() && o.timestamp.empty() && tries < 600; ++tries) {
-        paths = stream_paths(o.out_dir, detail::next_timestamp(paths.timestamp), options.rank);
-        lock = rut::claim_outputs(paths, false);
-      }
-      if (!lock.is_open()) throw rut::outputs_exist_error(paths);
+      lock = rut::claim_new_outputs(
+          [&](const std::string& ts) { return stream_paths(o.out_dir, ts, options.rank); }, o.timestamp,
+          paths);
     }
     run_id_path = beside_result(paths, ".run_id");
     const std::string digests_file = beside_result(paths, ".digests");
@@ -158,28 +145,27 @@ struct RunUtStream::Impl {
     summary.run_ut.result_csv = paths.result;
     summary.run_ut.details_csv = paths.details;
     std::string error_dir;
-    if (o.save_error_data) {
-      const rut::RunUtConfig config =
-          o.config_path.empty() ? rut::RunUtConfig{} : rut::load_run_ut_config(o.config_path);
-      const fs::path base = config.error_data_path.empty() ? fs::path(paths.result).parent_path()
-                                                           : fs::path(config.error_data_path);
-      error_dir = (base / ("ut_error_data" + paths.timestamp +
-                           (options.rank ? "_rank" + std::to_string(*options.rank) : std::string())))
-                      .string();
-    }
+    if (o.save_error_data)
+      error_dir = rut::error_data_dir(
+          o.config_path.empty() ? rut::RunUtConfig{} : rut::load_run_ut_config(o.config_path), paths,
+          options.rank ? "_rank" + std::to_string(*options.rank) : std::string());
     checker =
         std::make_unique<rut::RecordChecker>(options.run_ut, framework, *registry, *standards, error_dir);
     writer = std::make_unique<rut::OutputWriter>(paths, rut::run_ut_format(framework));
-    on_stop.emplace(std::move(stop), [this] {
-      std::lock_guard guard(m);
-      stopped = true;
-      cv_work.notify_all();
-      cv_room.notify_all();
-      cv_written.notify_all();
-    });
-    const int threads =
+    detail::WorkerPool::Options po;
+    po.threads =
         o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    for (int i = 0; i < threads; ++i) workers.emplace_back([this] { work(); });
+    po.order = detail::WorkerPool::Order::Slot;
+    po.max_outstanding = options.capacity;
+    po.max_bytes = options.max_outstanding_bytes;
+    pool = std::make_unique<detail::WorkerPool>(po);
+    on_stop.emplace(std::move(stop), [this] {
+      {
+        std::lock_guard guard(m);
+        stopped = true;
+      }
+      pool->stop();
+    });
   }
 
   void problem(std::string line) {
@@ -204,66 +190,58 @@ struct RunUtStream::Impl {
 
   static std::string shown(const std::string& id) { return id.empty() ? "(none)" : id; }
 
-  // Takes a record under the lock: decides whether it is checked and gives it its place in the output.
-  // First record for a name wins only against resends of the same bytes: another run's record is refused,
-  // and the same name with other content is an error, since either could hide the record that counts.
-  void accept(std::unique_lock<std::mutex>&, online::Frame&& record) {
+  // Decides whether a record is checked when the pool grants it its slot (its place in the output; in slot
+  // order, under the pool's lock) and returns the API to check, "" when it is not checked. First record for
+  // a name wins only against resends of the same bytes: another run's record is refused, and the same name
+  // with other content is an error, since either could hide the record that counts. A failure to keep the
+  // run id or a digest fails the stream once the record is admitted.
+  std::string accept(const online::Frame& record) {
+    std::lock_guard guard(m);
     ++summary.records;
-    Item item{next_index++, {}, std::move(record)};
-    const std::string& rid = item.record.run_id();
+    std::exception_ptr failure;
+    const std::string& rid = record.run_id();
     std::optional<std::string> api;
-    if (rid == book.run_id().value_or(rid)) api = checker->api_of(item.record);
+    if (rid == book.run_id().value_or(rid)) api = checker->api_of(record);
     bool fixed_run = false;
-    const rut::Admission admission = book.admit(rid, api, item.record.digest, &fixed_run);
+    const rut::Admission admission = book.admit(rid, api, record.digest, &fixed_run);
     if (fixed_run) {
       summary.run_id = rid;
       try {
         keep_run_id(rid);
       } catch (...) {
-        if (!failure) failure = std::current_exception();
-        wake_all();
+        failure = std::current_exception();
       }
     }
+    std::string checked;
     switch (admission) {
       case rut::Admission::OtherRun:
         ++summary.other_runs;
-        problem(item.record.header.path() + ": " + item.record.entry().key + " belongs to run " + shown(rid) +
+        problem(record.header.path() + ": " + record.entry().key + " belongs to run " + shown(rid) +
                 ", not to run " + shown(*book.run_id()) + " of " + paths.result + "; not checked");
         break;
       case rut::Admission::Check:
-        digests << rut::RecordBook::digest_line(*api, item.record.digest) << std::flush;
-        if (!digests && !failure) {
+        digests << rut::RecordBook::digest_line(*api, record.digest) << std::flush;
+        if (!digests && !failure)
           failure =
               std::make_exception_ptr(Error(ErrorKind::Io, "cannot write the record digests of the files",
                                             beside_result(paths, ".digests")));
-          wake_all();
-        }
-        item.api = std::move(*api);
+        checked = std::move(*api);
         break;
       case rut::Admission::Repeat:
         ++summary.repeated;
         break;
       case rut::Admission::Conflict:
         ++summary.conflicts;
-        problem(item.record.header.path() + ": " + item.record.entry().key +
+        problem(record.header.path() + ": " + record.entry().key +
                 " was already received with other content; this copy is not checked");
         break;
       case rut::Admission::Ignored:
         ++summary.ignored;
         break;
     }
-    ++outstanding;
-    if (item.api.empty()) {
-      ready.emplace(item.index, std::nullopt);
-    } else {
-      held_bytes += bytes_of(item.record);
-      summary.peak_outstanding_bytes = std::max(summary.peak_outstanding_bytes, held_bytes);
-      queue.push_back(std::move(item));
-      cv_work.notify_one();
-    }
+    if (failure) std::rethrow_exception(failure);
+    return checked;
   }
-
-  bool open() const { return !stopped && !closing && !failure; }
 
   static std::uint64_t bytes_of(const online::Frame& record) {
     std::uint64_t n = 0;
@@ -271,81 +249,34 @@ struct RunUtStream::Impl {
     return n;
   }
 
-  // Whether a record of `bytes` may be taken now: below both bounds, or the only one.
-  bool room_for(std::uint64_t bytes) const {
-    return outstanding < options.capacity &&
-           (held_bytes == 0 || held_bytes + bytes <= options.max_outstanding_bytes);
-  }
-
-  void work() {
-    for (;;) {
-      Item item;
-      {
-        std::unique_lock lock(m);
-        cv_work.wait(lock,
-                     [&] { return stopped || failure || !queue.empty() || (closing && queue.empty()); });
-        if (stopped || failure || queue.empty()) return;
-        item = std::move(queue.front());
-        queue.pop_front();
-      }
-      std::optional<rut::ApiRows> rows;
-      try {
-        rows.emplace(checker->check(item.api, item.record));
-      } catch (...) {
-        std::lock_guard lock(m);
-        if (!failure) failure = std::current_exception();
-        wake_all();
-        return;
-      }
-      const std::uint64_t bytes = bytes_of(item.record);
-      item.record = {};  // the tensors are not needed while the rows wait for their turn
-      std::unique_lock lock(m);
-      held_bytes -= bytes;
-      cv_room.notify_all();
-      ready.emplace(item.index, std::move(rows));
-      write_ready(lock);
+  // Admits `record` into a slot (waiting for room when `wait`) and queues its check and the writing of its
+  // rows; false when the pool refused (full without `wait`, stopped, finished or failed), `record` untouched.
+  bool take(online::Frame& record, bool wait) {
+    const std::uint64_t bytes = bytes_of(record);
+    std::string api;
+    std::optional<detail::WorkerPool::Slot> slot = pool->reserve(bytes, wait, [&] {
+      api = accept(record);
+      return api.empty() ? std::uint64_t{0} : bytes;
+    });
+    if (!slot) return false;
+    if (api.empty()) {
+      pool->commit(std::move(*slot), {});
+      return true;
     }
+    pool->commit(std::move(*slot), [this, api, rec = std::make_shared<online::Frame>(std::move(record))]() {
+      auto rows = std::make_shared<rut::ApiRows>(checker->check(api, *rec));
+      return detail::WorkerPool::Delivery([this, rows] { write(*rows); });
+    });
+    return true;
   }
 
-  // Writes every row group whose predecessors are written; one thread at a time, the lock released while
-  // writing. A stop leaves the rest unwritten (each API is whole on disk, so the files stay resumable).
-  void write_ready(std::unique_lock<std::mutex>& lock) {
-    if (writing) return;
-    writing = true;
-    while (!stopped && !failure) {
-      auto it = ready.find(next_write);
-      if (it == ready.end()) break;
-      std::optional<rut::ApiRows> rows = std::move(it->second);
-      ready.erase(it);
-      if (rows) {
-        lock.unlock();
-        try {
-          writer->write(*rows);
-        } catch (...) {
-          lock.lock();
-          if (!failure) failure = std::current_exception();
-          break;
-        }
-        lock.lock();
-        if (rows->result) {
-          rut::count(summary.run_ut, rows->result->forward, rows->result->backward);
-          ++summary.run_ut.checked;
-        }
-      }
-      ++next_write;
-      --outstanding;
-      cv_room.notify_all();
-      cv_written.notify_all();
-    }
-    writing = false;
-    cv_written.notify_all();
-    if (failure) wake_all();
-  }
-
-  void wake_all() {
-    cv_work.notify_all();
-    cv_room.notify_all();
-    cv_written.notify_all();
+  // Writes one API's rows whole (its turn has come) and counts them.
+  void write(const rut::ApiRows& rows) {
+    writer->write(rows);
+    if (!rows.result) return;
+    std::lock_guard guard(m);
+    rut::count(summary.run_ut, rows.result->forward, rows.result->backward);
+    ++summary.run_ut.checked;
   }
 };
 
@@ -375,66 +306,38 @@ RunUtStream::~RunUtStream() {
   }
 }
 
-bool RunUtStream::push(online::Frame record) {
-  Impl& s = *impl_;
-  std::unique_lock lock(s.m);
-  const std::uint64_t bytes = Impl::bytes_of(record);
-  s.cv_room.wait(lock, [&] { return !s.open() || s.room_for(bytes); });
-  if (!s.open()) return false;
-  s.accept(lock, std::move(record));
-  s.write_ready(lock);  // an ignored record may be the next one to write
-  return true;
-}
+bool RunUtStream::push(online::Frame record) { return impl_->take(record, true); }
 
-bool RunUtStream::try_push(online::Frame& record) {
-  Impl& s = *impl_;
-  std::unique_lock lock(s.m);
-  if (!s.open() || !s.room_for(Impl::bytes_of(record))) return false;
-  s.accept(lock, std::move(record));
-  s.write_ready(lock);
-  return true;
-}
+bool RunUtStream::try_push(online::Frame& record) { return impl_->take(record, false); }
 
-bool RunUtStream::accepting() const {
-  std::lock_guard lock(impl_->m);
-  return impl_->open();
-}
+bool RunUtStream::accepting() const { return impl_->pool->open(); }
 
 RunUtStreamSummary RunUtStream::finish() {
   Impl& s = *impl_;
-  {
-    std::unique_lock lock(s.m);
-    if (!s.finished) {
-      s.closing = true;
-      s.cv_work.notify_all();
-      s.cv_room.notify_all();
-      s.cv_written.wait(lock, [&] { return s.stopped || s.failure || s.outstanding == 0; });
-    }
-  }
-  for (auto& t : s.workers) t.join();
-  s.workers.clear();
-  std::unique_lock lock(s.m);
-  // A pushing thread may be writing rows that became due behind an ignored record.
-  s.cv_written.wait(lock, [&] { return !s.writing; });
+  const std::size_t dropped = s.pool->finish();
+  const std::uint64_t peak = s.pool->peak_bytes();
+  std::lock_guard lock(s.m);
   if (!s.finished) {
     s.finished = true;
-    s.summary.dropped = s.outstanding;
+    s.summary.dropped = dropped;
+    s.summary.peak_outstanding_bytes = peak;
     s.summary.run_ut.cancelled = s.stopped;
     s.summary.run_ut.tensor_bytes = s.checker->tensor_bytes();
     s.summary.run_ut.error_data_dir = s.checker->error_data_dir_written();
     s.summary.run_ut.error_data_failures = s.checker->error_data_failures();
     s.summary.run_ut.error_data_problem = s.checker->error_data_problem();
-    s.queue.clear();
-    s.ready.clear();
     s.writer.reset();  // flushes and closes the files before the lock is released
   }
-  if (s.failure) std::rethrow_exception(s.failure);
+  if (const std::exception_ptr failure = s.pool->failure()) std::rethrow_exception(failure);
   return s.summary;
 }
 
 RunUtStreamSummary RunUtStream::summary() const {
+  const std::uint64_t peak = impl_->pool->peak_bytes();
   std::lock_guard lock(impl_->m);
-  return impl_->summary;
+  RunUtStreamSummary out = impl_->summary;
+  if (!impl_->finished) out.peak_outstanding_bytes = peak;
+  return out;
 }
 
 }  // namespace probe

@@ -1,6 +1,8 @@
 probe_component(run_ut USES dump io metrics runners standards support
   SOURCES
+  ApiChecker.cpp
   ApiSelection.cpp
+  BackwardMapping.cpp
   BenchCost.cpp
   Dataflow.cpp
   Engine.cpp
@@ -9,11 +11,14 @@ probe_component(run_ut USES dump io metrics runners standards support
   ParamGrads.cpp
   RandomInputs.cpp
   RecordBook.cpp
+  RowEmission.cpp
   RowFormat.cpp
   RowLayout.cpp
   RunRecord.cpp
+  RunSetup.cpp
   RunUtFlow.cpp
   RunUtStream.cpp
+  ValueBuilder.cpp
 )
 # The resume tests' kill hooks (PROBE_TEST_KILL_AT, PROBE_TEST_KILL_RANK) exist only in test builds; a library built for use never
 # reads that variable.

@@ -17,7 +17,9 @@ probe_component(support USES
   Version.cpp
   NumberFormat.cpp
   ThreadPool.cpp
+  JsonText.cpp
   Timestamp.cpp
   Value.cpp
+  WorkerPool.cpp
   ${CMAKE_CURRENT_BINARY_DIR}/EmbeddedData.cpp
 )

@@ -3,21 +3,21 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
-#include <deque>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <thread>
-#include <vector>
 
 #include "probe/error.h"
 #include "probe/parallel.h"
+#include "support/WorkerPool.h"
 
 namespace probe {
 namespace detail {
 namespace {
 
-thread_local bool t_in_worker = false;
-
+// The process-wide workers of parallel_for: a WorkerPool grown to the thread count less one (the caller
+// works too), in completion order without deliveries.
 class Pool {
  public:
   static Pool& instance() {
@@ -26,54 +26,26 @@ class Pool {
   }
   int size() const noexcept { return threads_.load(); }
   void resize(int n) { threads_.store(std::max(1, n)); }
+  bool on_worker() const { return WorkerPool::current() == &workers_; }
 
   void submit(std::function<void()> task) {
-    ensure_workers(threads_.load() - 1);
-    {
-      std::lock_guard lock(mutex_);
-      queue_.push_back(std::move(task));
+    workers_.grow(threads_.load() - 1);
+    std::optional<WorkerPool::Slot> slot = workers_.reserve(0, true);
+    if (!slot) {  // only while the process exits
+      task();
+      return;
     }
-    cv_.notify_one();
-  }
-
-  ~Pool() {
-    {
-      std::lock_guard lock(mutex_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    for (auto& t : workers_) t.join();
+    workers_.commit(std::move(*slot), [task = std::move(task)]() -> WorkerPool::Delivery {
+      task();
+      return {};
+    });
   }
 
  private:
-  Pool() : threads_(std::max(1u, std::thread::hardware_concurrency())) {}
-
-  void ensure_workers(int wanted) {
-    std::lock_guard lock(mutex_);
-    while (static_cast<int>(workers_.size()) < wanted) workers_.emplace_back([this] { loop(); });
-  }
-
-  void loop() {
-    t_in_worker = true;
-    for (;;) {
-      std::function<void()> task;
-      {
-        std::unique_lock lock(mutex_);
-        cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
-        if (queue_.empty()) return;
-        task = std::move(queue_.front());
-        queue_.pop_front();
-      }
-      task();
-    }
-  }
+  Pool() : threads_(std::max(1u, std::thread::hardware_concurrency())), workers_(WorkerPool::Options{0}) {}
 
   std::atomic<int> threads_;
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> queue_;
-  std::vector<std::thread> workers_;
-  bool stop_ = false;
+  WorkerPool workers_;
 };
 
 }  // namespace
@@ -82,7 +54,7 @@ int parallel_chunks(std::int64_t n, std::int64_t grain) {
   if (n <= 0) return 0;
   grain = std::max<std::int64_t>(grain, 1);
   std::int64_t by_grain = (n + grain - 1) / grain;
-  int threads = t_in_worker ? 1 : Pool::instance().size();
+  int threads = Pool::instance().on_worker() ? 1 : Pool::instance().size();
   return static_cast<int>(std::min<std::int64_t>(by_grain, threads));
 }
 

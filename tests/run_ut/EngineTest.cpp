@@ -14,8 +14,8 @@
 #include "probe/csv.h"
 #include "probe/error.h"
 #include "run_ut/Engine.h"
-#include "run_ut/OrderedParallel.h"
 #include "run_ut/OutputFiles.h"
+#include "support/WorkerPool.h"
 
 namespace probe::rut {
 namespace {
@@ -135,7 +135,7 @@ TEST(OrderedParallel, DeliversInIndexOrderAndBoundsTheWindow) {
   std::vector<std::size_t> seen;
   std::mutex m;
   std::atomic<std::size_t> sunk{0};
-  ordered_parallel<std::size_t>(
+  detail::ordered_parallel<std::size_t>(
       200, 4, 8,
       [&](std::size_t i) {
         int now = ++in_flight;
@@ -161,7 +161,7 @@ TEST(OrderedParallel, DeliversInIndexOrderAndBoundsTheWindow) {
 
 TEST(OrderedParallel, PropagatesAWorkerException) {
   auto f = [] {
-    ordered_parallel<int>(
+    detail::ordered_parallel<int>(
         50, 3, 6,
         [](std::size_t i) -> int {
           if (i == 17) throw Error(ErrorKind::Io, "disk full");
