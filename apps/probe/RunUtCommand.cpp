@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "ArgParser.h"
+#include "Cluster.h"
 #include "Commands.h"
 #include "Terminal.h"
 #include "probe/error.h"
@@ -592,6 +593,7 @@ int run(Args args, bool multi) {
   if (!multi && !online.online && !o.config_path.empty())
     online.online = online::load_online_config(o.config_path).is_online;
   if (online.online) {
+    if (job().size() > 1) bad("online run_ut serves one port: start it as one process, not under mpirun");
     if (report) bad("--report applies to offline run_ut; run probe report on the server's -o directory");
     if (have_api_info) bad("-api_info does not apply to online run_ut (the records arrive over the network)");
     if (threads_given) o.threads = num_splits;
@@ -606,6 +608,8 @@ int run(Args args, bool multi) {
   } else if (threads_given) {
     o.threads = num_splits;
   }
+  // Under mpirun every rank checks a share of the APIs and rank 0 writes the files.
+  o.group = &job();
   Progress progress(quiet);
   RunUtSummary s = run_ut(o, [&](const RunUtProgress& p) { progress.update(p); });
   if (s.dataflow)
@@ -625,7 +629,7 @@ int run(Args args, bool multi) {
   fmt::print("apis {} pass {} warning {} error {} skip {} (forward: error {}, backward: error {} skip {})\n",
              s.apis, s.pass, s.warning, s.error, s.skip, s.forward_error, s.backward_error, s.backward_skip);
   fmt::print("result: {}\ndetails: {}\n", s.result_csv, s.details_csv);
-  if (report)
+  if (report && job().rank() == 0)
     fmt::print("report: {}\n", write_run_ut_report(s.result_csv, s.details_csv, report_dir(s.result_csv)));
   if (!s.error_data_dir.empty()) fmt::print("error data: {}\n", s.error_data_dir);
   if (s.error_data_failures > 0) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "probe/distributed.h"
 #include "probe/dump.h"
 #include "probe/export.h"
 #include "probe/precision_standard.h"
@@ -57,6 +58,11 @@ struct PROBE_API RunUtOptions {
   /// operations than this (GEMM, convolution and attention families, forward) is SKIP with the reason
   /// (0 = no limit). 2^37 is about ten seconds of float64 BLAS on two cores.
   double max_api_flops = 0x1p37;
+  /// Ranks to split the APIs across (nullptr: this process alone; probe::mpi gives the ranks of an MPI job).
+  /// Every rank calls run_ut with the same options; rank 0 picks the file names, alone reads a resumed file and
+  /// writes both files, byte for byte those of one process. Each rank checks the APIs it claims, heaviest first,
+  /// with its `threads`.
+  Distributed* group = nullptr;
 };
 
 /// Progress after each API written: `done` of `total` APIs (resumed ones count as done).

@@ -90,8 +90,9 @@ void get_summary(In& in, RunUtSummary& s) {
 
 #ifdef PROBE_TEST_HOOKS
 // Test hook for the MPI fault tests (tests/mpi), compiled only into test builds: PROBE_TEST_KILL_RANK=<r>:<k>
-// makes rank r SIGKILL itself after checking its k-th API, a rank dying while rank 0 waits for its rows.
-void maybe_kill_rank_for_test(int rank, long checked) {
+// makes rank r SIGKILL itself as round k (1-based) starts, a rank dying while the others check and rank 0
+// waits for its rows; rounds 1 .. k-1 are on disk by then, on every run.
+void maybe_kill_rank_for_test(int rank, long round) {
   static const std::pair<int, long> at = [] {
     const char* v = std::getenv("PROBE_TEST_KILL_RANK");
     if (!v) return std::pair<int, long>{-1, 0};
@@ -99,7 +100,7 @@ void maybe_kill_rank_for_test(int rank, long checked) {
     const long r = std::strtol(v, &end, 10);
     return std::pair<int, long>{static_cast<int>(r), *end == ':' ? std::strtol(end + 1, nullptr, 10) : 1};
   }();
-  if (rank == at.first && checked == at.second) ::raise(SIGKILL);
+  if (rank == at.first && round == at.second) ::raise(SIGKILL);
 }
 #else
 void maybe_kill_rank_for_test(int, long) {}
@@ -153,13 +154,14 @@ RunUtSummary run_engine_ranks(const std::vector<std::string>& apis,
   // A round holds a few APIs per thread of every rank: enough that heaviest-first has room to balance, few
   // enough that a kill loses little and rank 0 holds little.
   const std::size_t round = static_cast<std::size_t>(g.size()) * static_cast<std::size_t>(threads) * 4;
-  long checked_here = 0;
+  long rounds = 0;
   bool cancelled = false;
   for (std::size_t begin = next; begin < total && !cancelled; begin += round) {
     const std::size_t end = std::min(total, begin + round);
     std::vector<double> weights(end - begin, 1.0);
     if (config.weight)
       for (std::size_t k = 0; k < weights.size(); ++k) weights[k] = config.weight(begin + k);
+    maybe_kill_rank_for_test(g.rank(), ++rounds);
     std::map<std::size_t, ApiRows> mine;
     std::mutex m;
     std::exception_ptr failure;
@@ -170,7 +172,6 @@ RunUtSummary run_engine_ranks(const std::vector<std::string>& apis,
             ApiRows rows = check(begin + k);
             std::lock_guard lock_rows(m);
             mine.emplace(begin + k, std::move(rows));
-            maybe_kill_rank_for_test(g.rank(), ++checked_here);
           },
           threads);
     } catch (...) {
