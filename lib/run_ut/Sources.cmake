@@ -17,6 +17,7 @@ probe_component(run_ut USES dump io metrics runners standards support
   RunRecord.cpp
   RunSetup.cpp
   RunUtFlow.cpp
+  RunUtStep.cpp
   RunUtStream.cpp
   ValueBuilder.cpp
 )
