@@ -455,6 +455,11 @@ bool print_run(const RunUtSummary& s, bool report) {
   }
   fmt::print("apis {} pass {} warning {} error {} skip {} (forward: error {}, backward: error {} skip {})\n",
              s.apis, s.pass, s.warning, s.error, s.skip, s.forward_error, s.backward_error, s.backward_skip);
+  if (s.ranks > 1)
+    fmt::print(
+        "ranks {}: {} rounds, {:.3f} MB of rows gathered; rank 0 waited {:.2f} s for them and wrote them "
+        "in {:.2f} s, of {:.2f} s\n",
+        s.ranks, s.rounds, s.gathered_bytes / 1e6, s.gather_seconds, s.write_seconds, s.seconds);
   fmt::print("result: {}\ndetails: {}\n", s.result_csv, s.details_csv);
   if (report && job().rank() == 0)
     fmt::print("report: {}\n", write_run_ut_report(s.result_csv, s.details_csv, report_dir(s.result_csv)));

@@ -94,6 +94,11 @@ struct PROBE_API RunUtSummary {
   std::string error_data_problem;
   /// True when `stop` was requested: the files hold every API written so far and resume with -csv_path.
   bool cancelled = false;
+  /// Across ranks (RunUtOptions::group): the ranks, the rounds of APIs, the row bytes rank 0 gathered, and
+  /// rank 0's seconds waiting for the other ranks' rows (gather, including their imbalance) and writing them.
+  std::size_t ranks = 1, rounds = 0;
+  std::uint64_t gathered_bytes = 0;
+  double gather_seconds = 0, write_seconds = 0, seconds = 0;  ///< seconds: the whole distributed run
 };
 
 /// Runs the pre-check with the caller's runners and standards: `registry`'s bench runners (and device

@@ -5,6 +5,7 @@
 // loses at most the round in flight: rank 0's files hold whole APIs and resume with -csv_path under any rank
 // count.
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <exception>
@@ -78,6 +79,10 @@ void put_summary(Out& out, const RunUtSummary& s) {
     out.u64(v);
   out.u64(s.tensor_bytes);
   out.u64(s.cancelled ? 1 : 0);
+  out.u64(s.ranks);
+  out.u64(s.rounds);
+  out.u64(s.gathered_bytes);
+  for (double v : {s.gather_seconds, s.write_seconds, s.seconds}) out.f64(v);
 }
 
 void get_summary(In& in, RunUtSummary& s) {
@@ -86,6 +91,10 @@ void get_summary(In& in, RunUtSummary& s) {
     *v = in.u64();
   s.tensor_bytes = in.u64();
   s.cancelled = in.u64() != 0;
+  s.ranks = in.u64();
+  s.rounds = in.u64();
+  s.gathered_bytes = in.u64();
+  for (double* v : {&s.gather_seconds, &s.write_seconds, &s.seconds}) *v = in.f64();
 }
 
 #ifdef PROBE_TEST_HOOKS
@@ -114,6 +123,7 @@ RunUtSummary run_engine_ranks(const std::vector<std::string>& apis,
                               std::stop_token stop) {
   Distributed& g = *config.group;
   const bool root = g.rank() == 0;
+  const auto started = std::chrono::steady_clock::now();
   RunUtSummary summary;
   summary.result_csv = config.paths.result;
   summary.details_csv = config.paths.details;
@@ -185,7 +195,12 @@ RunUtSummary run_engine_ranks(const std::vector<std::string>& apis,
     out.u64(mine.size());
     for (const auto& [index, rows] : mine) put_rows(out, index, rows);
     mine.clear();
+    const auto gather_start = std::chrono::steady_clock::now();
     const std::vector<std::string> all = g.gather(out.bytes());
+    const auto gathered = std::chrono::steady_clock::now();
+    summary.gather_seconds += std::chrono::duration<double>(gathered - gather_start).count();
+    ++summary.rounds;
+    for (const std::string& bytes : all) summary.gathered_bytes += bytes.size();
 
     Out decision;
     if (root) {
@@ -223,6 +238,8 @@ RunUtSummary run_engine_ranks(const std::vector<std::string>& apis,
           ++done;
           report();
         }
+        summary.write_seconds +=
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - gathered).count();
         decision.u64(stop_asked && done < total ? kStop : kGo);
       } catch (...) {
         decision.u64(kFail);
@@ -238,6 +255,8 @@ RunUtSummary run_engine_ranks(const std::vector<std::string>& apis,
     cancelled = verdict == kStop;
   }
   summary.cancelled = cancelled;
+  summary.ranks = static_cast<std::size_t>(g.size());
+  summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (root) summary.tensor_bytes = (tensor_bytes ? tensor_bytes->load() : 0) + bytes_elsewhere;
   // Every rank returns the run's summary, as one process would.
   Out s;
