@@ -311,6 +311,37 @@ RunUtSummary run_ut(const RunUtOptions& options, const RunnerRegistry& registry,
   if (ctx.error_dir_made) s.error_data_dir = ctx.error_data_dir;
   s.error_data_failures = ctx.error_data_failures;
   s.error_data_problem = ctx.error_data_problem;
+  if (cfg.group) {
+    // Every rank saved the error data of the APIs it checked: the summary reports them all (the first problem
+    // by rank), on every rank.
+    detail::WireOut mine;
+    mine.str(s.error_data_dir);
+    mine.u64(s.error_data_failures);
+    mine.str(s.error_data_problem);
+    const std::vector<std::string> all = cfg.group->gather(mine.bytes());
+    detail::WireOut joined;
+    if (cfg.group->rank() == 0) {
+      std::string dir, problem;
+      std::uint64_t failures = 0;
+      for (const std::string& bytes : all) {
+        detail::WireIn in(bytes);
+        const std::string d = in.str();
+        const std::uint64_t f = in.u64();
+        const std::string p = in.str();
+        if (dir.empty()) dir = d;
+        if (problem.empty()) problem = p;
+        failures += f;
+      }
+      joined.str(dir);
+      joined.u64(failures);
+      joined.str(problem);
+    }
+    cfg.group->broadcast(joined.bytes());
+    detail::WireIn in(joined.bytes());
+    s.error_data_dir = in.str();
+    s.error_data_failures = in.u64();
+    s.error_data_problem = in.str();
+  }
   return s;
 }
 

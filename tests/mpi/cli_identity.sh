@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs one probe command as a plain process and under `mpirun -n 1/2/3`, each into a fresh output directory,
-# and fails unless every output is byte-identical to the plain run's. Two things differ by design and are
+# and fails unless every output is byte-identical to the plain run's and rank 0 printed what the plain run did. Two things differ by design and are
 # compared by content: the xlsx's docProps/core.xml (its creation time; every other member byte for byte)
 # and the files named by the clock (-da's diff_analyze_<ns>.json, nan_analyze's anomaly_analyze_<ns>.json:
 # compared under their names without it).
@@ -15,8 +15,13 @@ run() {  # run <label> [launcher...]: the command into $work/<label>
   shift
   local args=()
   for a in "${cmd[@]}"; do args+=("${a//@OUT@/$work/$label}"); done
-  (cd "$cwd" && "$@" "$probe" "${args[@]}") >"$work/$label.log" 2>&1 || {
-    echo "FAILED: $label exited $?"; cat "$work/$label.log"; exit 1; }
+  (cd "$cwd" && "$@" "$probe" "${args[@]}") >"$work/$label.out" 2>"$work/$label.log" || {
+    echo "FAILED: $label exited $?"; cat "$work/$label.out" "$work/$label.log"; exit 1; }
+  # What rank 0 printed, with this run's directory, the clock-named files and the seconds taken out; the line
+  # timing the ranks exists only under mpirun with more than one rank.
+  sed -e "s#$work/$label#OUT#g" -e 's#\(diff\|anomaly\)_analyze_[0-9]*\.json#\1_analyze.json#g' -e '/^ranks [0-9]*: /d' \
+    -e 's#[0-9.]* s\b#T s#g' \
+    "$work/$label.out" >"$work/$label.stdout"
   for f in "$work/$label"/diff_analyze_*.json; do [ -e "$f" ] && mv "$f" "$work/$label/diff_analyze.json"; done
   for f in "$work/$label"/anomaly_analyze_*.json; do [ -e "$f" ] && mv "$f" "$work/$label/anomaly_analyze.json"; done
   return 0
@@ -42,6 +47,8 @@ for n in 1 2 3; do
   run "n$n" "$mpirun" --oversubscribe -n "$n"
   other=$(cd "$work/n$n" && find . -type f | sort)
   [ "$files" = "$other" ] || { echo "FAILED: -n $n wrote other files:"; diff <(echo "$files") <(echo "$other"); exit 1; }
+  cmp -s "$work/one.stdout" "$work/n$n.stdout" ||
+    { echo "FAILED: -n $n printed otherwise than one process:"; diff "$work/one.stdout" "$work/n$n.stdout"; exit 1; }
   for f in $files; do
     same "$work/one/$f" "$work/n$n/$f" || { echo "FAILED: -n $n: $f differs from one process"; exit 1; }
   done
