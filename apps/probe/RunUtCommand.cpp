@@ -652,6 +652,7 @@ int run(Args args, bool multi) {
   // Under mpirun every rank checks a share of the APIs and rank 0 writes the files.
   o.group = &job();
   Progress progress(quiet);
+  o.error_histograms = report;
   auto on_progress = [&](const RunUtProgress& p) { progress.update(p); };
   std::error_code ec;
   if (std::filesystem::is_directory(o.api_info, ec)) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "probe/dtype.h"
+#include "probe/error_histogram.h"
 #include "probe/export.h"
 #include "probe/precision_standard.h"
 #include "probe/status.h"
@@ -79,6 +80,8 @@ struct PROBE_API Verdict {
   /// Empty when the pair was not compared or when no element differs.
   std::vector<ElementError> worst;
   std::string message;  ///< the CSV Message text of the rule (run_ut's, or why nothing was judged)
+  /// The element errors over their bound, when the error bound's scan was asked for them.
+  std::optional<ErrorHistogram> histogram;
 };
 
 struct PROBE_API JudgeOptions {

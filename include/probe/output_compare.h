@@ -25,6 +25,8 @@ struct PROBE_API DetailRow {
       ulp_max, ulp_mean, ulp_ratio;
   Status status = Status::Skip;
   std::string message;
+  /// The element errors' distribution (Standards::error_histograms); never written to the CSV.
+  std::optional<ErrorHistogram> histogram;
   /// The CSV cells, numbers formatted as msprobe does (`precision` decimals for float64).
   CsvRow to_csv(int precision = 14) const;
 };

@@ -38,6 +38,13 @@ void put_rows(Out& out, std::size_t index, const ApiRows& rows) {
     out.u64(row.size());
     for (const std::string& cell : row) out.str(cell);
   }
+  out.u64(rows.histograms.size());
+  for (const auto& [name, h] : rows.histograms) {
+    out.str(name);
+    out.u64(static_cast<std::uint64_t>(h.unit));
+    for (std::int64_t v : {h.zero, h.below, h.above, h.nonfinite}) out.u64(static_cast<std::uint64_t>(v));
+    for (std::int64_t v : h.counts) out.u64(static_cast<std::uint64_t>(v));
+  }
   out.u64(rows.result ? 1 : 0);
   if (!rows.result) return;
   out.str(rows.result->api);
@@ -54,6 +61,14 @@ ApiRows get_rows(In& in) {
   for (CsvRow& row : rows.details) {
     row.resize(in.u64());
     for (std::string& cell : row) cell = in.str();
+  }
+  rows.histograms.resize(in.u64());
+  for (auto& [name, h] : rows.histograms) {
+    name = in.str();
+    h.unit = static_cast<HistogramUnit>(in.u64());
+    for (std::int64_t* v : {&h.zero, &h.below, &h.above, &h.nonfinite})
+      *v = static_cast<std::int64_t>(in.u64());
+    for (std::int64_t& v : h.counts) v = static_cast<std::int64_t>(in.u64());
   }
   if (in.u64() == 0) return rows;
   ResultRow& r = rows.result.emplace();

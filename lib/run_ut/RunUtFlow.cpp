@@ -159,9 +159,12 @@ RunUtSummary run_ut(const RunUtOptions& options, const RunUtProgressFn& progress
   return run_ut(options, registry, standards, progress, std::move(stop));
 }
 
-RunUtSummary run_ut(const RunUtOptions& options, const RunnerRegistry& registry, const Standards& standards,
-                    const RunUtProgressFn& progress, std::stop_token stop) {
+RunUtSummary run_ut(const RunUtOptions& options, const RunnerRegistry& registry,
+                    const Standards& given_standards, const RunUtProgressFn& progress, std::stop_token stop) {
   using namespace rut;
+  Standards with_histograms = given_standards;
+  with_histograms.error_histograms = options.error_histograms || given_standards.error_histograms;
+  const Standards& standards = with_histograms;
   if (options.api_info.empty()) throw Error(ErrorKind::InvalidArgument, "-api_info DUMP.json is required");
   if (options.framework) require_checker_framework(*options.framework);
   std::error_code ec;

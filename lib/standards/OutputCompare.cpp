@@ -128,9 +128,14 @@ void compare_float(std::string_view api_name, const Tensor& bench, const Tensor&
     MetricParams params = cfg.metric_params(device.dtype());
     params.compute_ulp = supported && standard == Standard::Ulp;
     params.compute_extra = false;
+    // The report's histogram: in ULPs where the ULP standard judges, else in relative error.
+    if (cfg.error_histograms)
+      params.histogram =
+          supported && standard == Standard::Ulp ? HistogramUnit::Ulp : HistogramUnit::RelativeError;
     own = compute_metrics(bench, device, params);
   }
   const TensorMetrics& m = computed ? *computed : own;
+  row.histogram = m.histogram;
   std::string msg;
   if (supported) {
     // The standard's own columns (§4.1), as the metric table lists them.

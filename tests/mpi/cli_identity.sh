@@ -2,7 +2,8 @@
 # Runs one probe command as a plain process and under `mpirun -n 1/2/3`, each into a fresh output directory,
 # and fails unless every output is byte-identical to the plain run's and rank 0 printed what the plain run did. Two things differ by design and are
 # compared by content: the xlsx's docProps/core.xml (its creation time; every other member byte for byte)
-# and the files named by the clock (-da's diff_analyze_<ns>.json, nan_analyze's anomaly_analyze_<ns>.json:
+# and the files named by the clock (-da's diff_analyze_<ns>.json, nan_analyze's anomaly_analyze_<ns>.json,
+# --report's report_<time>.html, which also names the run's directory:
 # compared under their names without it).
 #   cli_identity.sh PROBE MPIRUN WORK CWD ARGS...   (ARGS: the command line, @OUT@ = the output directory)
 set -euo pipefail
@@ -19,11 +20,13 @@ run() {  # run <label> [launcher...]: the command into $work/<label>
     echo "FAILED: $label exited $?"; cat "$work/$label.out" "$work/$label.log"; exit 1; }
   # What rank 0 printed, with this run's directory, the clock-named files and the seconds taken out; the line
   # timing the ranks exists only under mpirun with more than one rank.
-  sed -e "s#$work/$label#OUT#g" -e 's#\(diff\|anomaly\)_analyze_[0-9]*\.json#\1_analyze.json#g' -e '/^ranks [0-9]*: /d' \
+  sed -e "s#$work/$label#OUT#g" -e 's#\(diff\|anomaly\)_analyze_[0-9]*\.json#\1_analyze.json#g' -e 's#report_[0-9]*\.html#report.html#g' -e '/^ranks [0-9]*: /d' \
     -e 's#[0-9.]* s\b#T s#g' \
     "$work/$label.out" >"$work/$label.stdout"
   for f in "$work/$label"/diff_analyze_*.json; do [ -e "$f" ] && mv "$f" "$work/$label/diff_analyze.json"; done
   for f in "$work/$label"/anomaly_analyze_*.json; do [ -e "$f" ] && mv "$f" "$work/$label/anomaly_analyze.json"; done
+  # The report names its run's files by their paths: this run's directory becomes OUT.
+  for f in "$work/$label"/report_*.html; do [ -e "$f" ] && sed "s#$work/$label#OUT#g" "$f" >"$work/$label/report.html" && rm "$f"; done
   return 0
 }
 cmd=("$@")
