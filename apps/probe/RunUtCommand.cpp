@@ -543,10 +543,8 @@ int run(Args args, bool multi) {
         o.profile = parse_profile(value);
         break;
       case Opt::Framework:
-        if (value == "pytorch")
-          o.framework = Framework::PyTorch;
-        else if (value == "mindspore")
-          o.framework = Framework::MindSpore;
+        if (const auto fw = parse_framework(value))
+          o.framework = *fw;
         else
           bad("-f/--framework must be pytorch or mindspore, got '" + value + "'");
         break;

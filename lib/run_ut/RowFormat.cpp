@@ -13,15 +13,6 @@
 
 namespace probe {
 
-CsvRow DetailRow::to_csv(int precision) const {
-  CsvRow out{api_name, bench_dtype, device_dtype, shape};
-  for (const MetricColumn& m : metric_table())
-    if (!m.pytorch_header.empty()) out.push_back((this->*m.column).format(precision));
-  out.emplace_back(to_string(status));
-  out.push_back(message);
-  return out;
-}
-
 namespace rut {
 namespace {
 

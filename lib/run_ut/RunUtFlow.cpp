@@ -222,7 +222,9 @@ RunUtSummary run_ut(const RunUtOptions& options, const RunnerRegistry& registry,
       if (!mindspore_bench_name(name, ctx.mindtorch)) continue;  // §7.1: not checkable, silently ignored
     }
     if (options.filter_api) {
-      std::string base = name.substr(0, name.rfind('.'));
+      // The API without its call counter; a name without one is its own group.
+      const std::optional<ApiName> api = parse_api_name(name);
+      const std::string base = api && api->call_index ? api->key() : name;
       auto& kept = kept_by_base[base];
       bool dup = std::any_of(kept.begin(), kept.end(),
                              // Captures a copy: clang 14 cannot capture structured bindings.

@@ -220,17 +220,6 @@ struct Doubles {
   }
 };
 
-std::vector<std::int64_t> unravel(std::int64_t flat, const Shape& shape) {
-  std::vector<std::int64_t> at(shape.size());
-  for (std::size_t d = shape.size(); d-- > 0;) {
-    if (shape[d] > 0) {
-      at[d] = flat % shape[d];
-      flat /= shape[d];
-    }
-  }
-  return at;
-}
-
 std::string coords_text(const std::vector<std::int64_t>& at) {
   return fmt::format("[{}]", fmt::join(at, ", "));
 }
@@ -680,7 +669,7 @@ Verdict ErrorBoundScan::finish() {
   for (const State::Ranked& r : heap) {
     ElementError e;
     e.index = r.index;
-    e.coords = unravel(r.index, s.bench.shape());
+    e.coords = unravel_index(r.index, s.bench.shape());
     e.bench = s.b.p[r.index];
     e.device = dev.at(r.index);
     e.abs_err = std::fabs(e.device - e.bench);
@@ -760,7 +749,20 @@ void push_leaves(const Value& v, std::vector<Value>& out) {
 }
 }  // namespace
 
-std::string index_text(std::int64_t flat, const Shape& shape) { return coords_text(unravel(flat, shape)); }
+std::vector<std::int64_t> unravel_index(std::int64_t flat, const Shape& shape) {
+  std::vector<std::int64_t> at(shape.size());
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    if (shape[d] > 0) {
+      at[d] = flat % shape[d];
+      flat /= shape[d];
+    }
+  }
+  return at;
+}
+
+std::string index_text(std::int64_t flat, const Shape& shape) {
+  return coords_text(unravel_index(flat, shape));
+}
 
 std::vector<Value> value_leaves(const std::vector<Value>& values) {
   std::vector<Value> out;

@@ -137,6 +137,8 @@ class ErrorBoundScan {
 /// The leaves of a list of outputs or gradients (nested lists flattened), in the order of their rows.
 std::vector<Value> value_leaves(const std::vector<Value>& values);
 
+/// The index per dimension of element `flat` of a row-major tensor of `shape` ({} for a scalar).
+std::vector<std::int64_t> unravel_index(std::int64_t flat, const Shape& shape);
 /// The multi-dimensional index of element `flat` of a row-major tensor of `shape`, as "[1, 0, 2]".
 std::string index_text(std::int64_t flat, const Shape& shape);
 
