@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -210,13 +211,44 @@ void pin_this_thread(int cpu) {
   ::sched_setaffinity(0, sizeof(set), &set);
 }
 
+// The child side of ChildServer: this executable re-executed with PROBE_TORCHSTEPBENCH_SERVE=<fd> serves
+// one run on its own CPU and reports on fd, before main() (a fresh process: a forked copy of a process that
+// has run checkers would inherit worker pools without their threads).
+struct ServeReport {
+  std::uint64_t messages = 0, errors = 0;
+  double seconds = 0;
+};
+[[maybe_unused]] const bool kServedAsChild = [] {
+  const char* fd_text = std::getenv("PROBE_TORCHSTEPBENCH_SERVE");
+  if (fd_text == nullptr) return false;
+  const int fd = std::atoi(fd_text);
+  const char* out_dir = std::getenv("PROBE_TORCHSTEPBENCH_OUT");
+  int rc = 0;
+  try {
+    probe::online::ServerOptions o;
+    o.producers = 1;
+    o.stream.run_ut.out_dir = out_dir ? out_dir : ".";
+    o.stream.run_ut.threads = 1;
+    probe::online::Server server(o);
+    const std::uint16_t p = server.port();
+    if (::write(fd, &p, sizeof(p)) != sizeof(p)) ::_exit(3);
+    const auto t0 = std::chrono::steady_clock::now();
+    const probe::online::ServerSummary s = server.run();
+    ServeReport r;
+    r.seconds = seconds_since(t0);
+    r.messages = s.messages;
+    const auto rank = s.ranks.find(0);
+    r.errors = rank == s.ranks.end() ? 1 : rank->second.run_ut.error;
+    if (::write(fd, &r, sizeof(r)) != sizeof(r)) rc = 3;
+  } catch (...) {
+    rc = 2;
+  }
+  ::_exit(rc);
+}();
+
 // A server on CPU 1 in a child process: its run_ut's work never runs on the training thread's core, so the
 // parent's step time and CPU time are the client's cost (plus waiting when the server falls behind).
 struct ChildServer {
-  struct Report {
-    std::uint64_t messages = 0, errors = 0;
-    double seconds = 0;
-  };
   pid_t pid = -1;
   int from_child = -1;
   std::uint16_t port = 0;
@@ -228,34 +260,17 @@ struct ChildServer {
     if (pid == 0) {
       ::close(fds[0]);
       pin_this_thread(1);
-      int rc = 0;
-      try {
-        probe::online::ServerOptions o;
-        o.producers = 1;
-        o.stream.run_ut.out_dir = out_dir.string();
-        o.stream.run_ut.threads = 1;
-        probe::online::Server server(o);
-        const std::uint16_t p = server.port();
-        if (::write(fds[1], &p, sizeof(p)) != sizeof(p)) ::_exit(3);
-        const auto t0 = std::chrono::steady_clock::now();
-        const probe::online::ServerSummary s = server.run();
-        Report r;
-        r.seconds = seconds_since(t0);
-        r.messages = s.messages;
-        const auto rank = s.ranks.find(0);
-        r.errors = rank == s.ranks.end() ? 1 : rank->second.run_ut.error;
-        if (::write(fds[1], &r, sizeof(r)) != sizeof(r)) rc = 3;
-      } catch (...) {
-        rc = 2;
-      }
-      ::_exit(rc);
+      ::setenv("PROBE_TORCHSTEPBENCH_SERVE", std::to_string(fds[1]).c_str(), 1);
+      ::setenv("PROBE_TORCHSTEPBENCH_OUT", out_dir.c_str(), 1);
+      ::execl("/proc/self/exe", "probe_torchstepbench", static_cast<char*>(nullptr));
+      ::_exit(4);
     }
     ::close(fds[1]);
     from_child = fds[0];
     if (::read(from_child, &port, sizeof(port)) != sizeof(port)) throw std::runtime_error("no server port");
   }
-  Report wait() {
-    Report r;
+  ServeReport wait() {
+    ServeReport r;
     if (::read(from_child, &r, sizeof(r)) != sizeof(r)) r.errors = 1;
     ::close(from_child);
     int status = 0;
@@ -268,7 +283,7 @@ void BM_TransformerStep(benchmark::State& state) {
   const int mode = static_cast<int>(state.range(0));
   const fs::path dir = scratch_dir("block");
   std::optional<ChildServer> server;
-  if (mode == 6) server.emplace(dir / "server");  // forked before this process starts threads of its own
+  if (mode == 6) server.emplace(dir / "server");
   Block block;
   block.run();  // warm up LibTorch's allocator and kernels
   std::optional<probe::OnlineChecker> checker;
@@ -314,7 +329,7 @@ void BM_TransformerStep(benchmark::State& state) {
   if (client) {
     client->close(std::chrono::minutes(10));
     pin_this_thread(-1);
-    const ChildServer::Report r = server->wait();
+    const ServeReport r = server->wait();
     state.counters["server_ops_per_s"] = static_cast<double>(r.messages) / std::max(r.seconds, 1e-9);
     if (r.errors != 0) state.SkipWithError("the server flagged an op: the model must be clean");
   }
@@ -439,8 +454,9 @@ void BM_TransformerFloor(benchmark::State& state) {
 BENCHMARK(BM_TransformerFloor)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 // Interleaved A/B: every iteration runs one step without a scope (A) and one inside a fresh scope (B, as a
-// training loop with a scope per step does). variant 0: a count-only scope; 1: the scope with an
-// OnlineChecker (1 worker) checking every op, flushed after the B step so its work is charged to B.
+// training loop with a scope per step does). variant 0: a count-only scope; 1, 2, 3: the scope with an
+// OnlineChecker (1 worker) checking 100%, 10%, 1% of the ops (CheckScopeOptions::share), flushed after the
+// B step so all its work is charged to B.
 void BM_TransformerAB(benchmark::State& state) {
   const int variant = static_cast<int>(state.range(0));
   const fs::path dir = scratch_dir("ab");
@@ -453,6 +469,7 @@ void BM_TransformerAB(benchmark::State& state) {
     o.dump_path = dir.string();
     checker.emplace(o);
     so.checker = &*checker;
+    so.share = variant == 1 ? 1.0 : variant == 2 ? 0.1 : 0.01;
   }
   std::vector<double> a, b;
   std::uint64_t step = 0;
@@ -485,7 +502,7 @@ void BM_TransformerAB(benchmark::State& state) {
 }
 BENCHMARK(BM_TransformerAB)
     ->ArgNames({"variant"})
-    ->DenseRange(0, 1)
+    ->DenseRange(0, 3)
     ->Unit(benchmark::kMillisecond)
     ->MinTime(3.0);
 
