@@ -174,3 +174,23 @@ TEST(CheckScopeSampling, ABadShareOrStepRateIsRefusedNamingTheField) {
 }
 
 }  // namespace
+
+namespace {
+
+// A count-only scope boxes nothing for an op whose arguments it can view, and still names the reason for
+// one it cannot: an input with a lazy conjugate bit, as with a checker.
+TEST(CheckScopeSampling, CountOnlyStillReportsWhatIsNotConvertible) {
+  const torch::Tensor z = torch::randn({4}, torch::kComplexFloat);
+  probe::torch::CheckScopeOptions o;
+  const probe::torch::CheckScope scope(o);
+  torch::exp(z.conj());
+  torch::exp(z);
+  const auto s = scope.summary();
+  EXPECT_EQ(s.not_convertible, 1u) << probe::torch::to_string(s);
+  EXPECT_EQ(count(s.checked_ops, "Aten.exp.default"), 1u) << probe::torch::to_string(s);
+  ASSERT_EQ(s.not_convertible_ops.size(), 1u);
+  EXPECT_NE(s.not_convertible_ops.begin()->first.find("conjugate"), std::string::npos)
+      << s.not_convertible_ops.begin()->first;
+}
+
+}  // namespace
