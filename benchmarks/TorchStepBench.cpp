@@ -141,6 +141,8 @@ BENCHMARK(BM_TrainStep)
 //   BM_TransformerStep/mode:4, 5   the same with checker.flush() at the end of every step
 //   BM_TransformerStep/mode:6      scope + Client streaming to a server in a child process pinned to CPU 1
 //                                  (the training thread pinned to CPU 0, the client's I/O thread free)
+//   BM_TransformerStep/mode:7      the same with ClientOptions::encode_on_io_thread (one copy on the
+//                                  training thread, the record encoded on the client's I/O thread)
 //   BM_TransformerFloor            what the float64 bench of every checked op must cost (see floor()).
 // Modes run one after the other (not interleaved); `train_cpu_ms` is the training thread's CPU time per
 // step, which excludes waiting (a full queue) and so is the scope's and the client's own cost on that
@@ -283,7 +285,7 @@ void BM_TransformerStep(benchmark::State& state) {
   const int mode = static_cast<int>(state.range(0));
   const fs::path dir = scratch_dir("block");
   std::optional<ChildServer> server;
-  if (mode == 6) server.emplace(dir / "server");
+  if (mode >= 6) server.emplace(dir / "server");
   Block block;
   block.run();  // warm up LibTorch's allocator and kernels
   std::optional<probe::OnlineChecker> checker;
@@ -299,6 +301,7 @@ void BM_TransformerStep(benchmark::State& state) {
   if (server) {
     probe::online::ClientOptions co;
     co.port = server->port;
+    co.encode_on_io_thread = mode == 7;
     client.emplace(co);
     so.client = &*client;
     pin_this_thread(0);
@@ -337,7 +340,7 @@ void BM_TransformerStep(benchmark::State& state) {
 }
 BENCHMARK(BM_TransformerStep)
     ->ArgNames({"mode"})
-    ->DenseRange(0, 6)
+    ->DenseRange(0, 7)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->MinTime(2.0);

@@ -35,11 +35,33 @@ using Clock = std::chrono::steady_clock;
 
 std::string errno_text(int e) { return std::strerror(e); }
 
+// A call whose encoding waits for the I/O thread (ClientOptions::encode_on_io_thread): its tensors are the
+// caller's one copy.
+struct DeferredCall {
+  std::string api_name;
+  ApiCall inputs;
+  std::vector<Value> outputs;
+};
+
 struct Pending {
   MessageId id;
   std::vector<std::byte> bytes;  // the whole message as it goes on the wire
   int resends = 0;
+  std::unique_ptr<DeferredCall> deferred;  // set: bytes are encoded by the I/O thread
 };
+
+// `v` with every tensor copied into memory of its own (the caller may overwrite its tensors after send()).
+Value owned_copy(const Value& v) {
+  if (v.is_tensor()) return Value(v.tensor().clone());
+  if (v.is_list()) {
+    const auto& l = std::get<ValueList>(v.storage());
+    std::vector<Value> items;
+    items.reserve(l.items.size());
+    for (const Value& e : l.items) items.push_back(owned_copy(e));
+    return Value(std::move(items), l.is_tuple);
+  }
+  return v;
+}
 
 }  // namespace
 
@@ -86,6 +108,7 @@ struct Client::Impl {
   std::string failure;  // non-empty: the connection is lost
   ClientStats stats;
   std::map<std::string, std::uint64_t, std::less<>> call_index;  // send_api's next k per API
+  std::size_t encoding = 0;  // deferred calls being encoded by the I/O thread (in neither queue nor window)
 
   // I/O thread only (and the constructor's handshake before it starts).
   std::vector<std::byte> out;  // plaintext messages to send
@@ -264,7 +287,7 @@ struct Client::Impl {
   }
 
   void enqueue(std::vector<std::byte> payload, std::uint64_t step, std::uint64_t rank, bool is_stop,
-               std::string_view api = {}) {
+               std::string_view api = {}, std::unique_ptr<DeferredCall> deferred = nullptr) {
     std::unique_lock lock(m);
     if (shared) {
       if (closing) throw Error(ErrorKind::InvalidArgument, "send() after close()", where);
@@ -288,7 +311,10 @@ struct Client::Impl {
                   where);
     Pending p;
     p.id = {next_seq++, rank, step};
-    p.bytes = encode_message(p.id, payload, options.wire);
+    if (deferred)
+      p.deferred = std::move(deferred);
+    else
+      p.bytes = encode_message(p.id, payload, options.wire);
     queue.push_back(std::move(p));
     if (!is_stop) ++stats.sent;
     lock.unlock();
@@ -336,7 +362,7 @@ struct Client::Impl {
     for (;;) {
       bool done_now = false;
       {
-        std::lock_guard lock(m);
+        std::unique_lock lock(m);
         if (!failure.empty() || finished) return;
         if (stats.stopped || stats.killed) {
           finished = true;
@@ -347,6 +373,30 @@ struct Client::Impl {
           while (!queue.empty() && in_flight.size() < options.window && now >= busy_until) {
             Pending p = std::move(queue.front());
             queue.pop_front();
+            if (p.deferred) {
+              // Encoded here, unlocked: send() goes on queueing meanwhile; close() waits for `encoding`.
+              ++encoding;
+              lock.unlock();
+              std::string error;
+              try {
+                const DeferredCall& c = *p.deferred;
+                p.bytes = encode_message(p.id,
+                                         encode_api_frame(c.api_name, c.inputs, c.outputs, options.framework,
+                                                          options.limits, options.run_id),
+                                         options.wire);
+              } catch (const std::exception& e) {
+                error = std::string(p.deferred->api_name) + ": " + e.what();
+              }
+              p.deferred.reset();
+              lock.lock();
+              --encoding;
+              if (!error.empty()) {
+                ++stats.dropped;
+                if (stats.drop_reason.empty()) stats.drop_reason = error;
+                cv.notify_all();
+                continue;
+              }
+            }
             out.insert(out.end(), p.bytes.begin(), p.bytes.end());
             if (in_flight.empty()) last_ack = now;  // the idle clock runs while something awaits an answer
             in_flight.emplace(p.id.seq, std::move(p));
@@ -504,6 +554,17 @@ Client::~Client() {
 
 void Client::send(std::string_view api_name, const ApiCall& inputs, const std::vector<Value>& outputs,
                   std::uint64_t step, std::uint64_t rank) {
+  if (impl_->options.encode_on_io_thread && !impl_->shared) {
+    auto call = std::make_unique<DeferredCall>();
+    call->api_name = std::string(api_name);
+    call->inputs.args.reserve(inputs.args.size());
+    for (const Value& v : inputs.args) call->inputs.args.push_back(owned_copy(v));
+    for (const auto& [name, v] : inputs.kwargs) call->inputs.kwargs.emplace_back(name, owned_copy(v));
+    call->outputs.reserve(outputs.size());
+    for (const Value& v : outputs) call->outputs.push_back(owned_copy(v));
+    impl_->enqueue({}, step, rank, false, api_name, std::move(call));
+    return;
+  }
   impl_->enqueue(encode_api_frame(api_name, inputs, outputs, impl_->options.framework, impl_->options.limits,
                                   impl_->options.run_id),
                  step, rank, false, api_name);
@@ -565,7 +626,8 @@ ClientStats Client::close(std::chrono::milliseconds timeout) {
   s.closing = true;
   // Every API message acknowledged (or dropped) first, so STOP_ is the last thing the server reads.
   if (!s.cv.wait_until(lock, deadline, [&] {
-        return !s.failure.empty() || s.stats.killed || (s.queue.empty() && s.in_flight.empty());
+        return !s.failure.empty() || s.stats.killed ||
+               (s.queue.empty() && s.in_flight.empty() && s.encoding == 0);
       }))
     throw Error(ErrorKind::Io, "close: messages still unacknowledged when the time ran out", s.where);
   if (!s.failure.empty()) throw s.lost();
