@@ -16,6 +16,10 @@ endif()
 # missing Torch a configure error (CI: its tests must run, never skip), OFF never builds it.
 set(PROBE_TORCH AUTO CACHE STRING "Build the LibTorch adapter probe::torch: AUTO, ON or OFF")
 set_property(CACHE PROBE_TORCH PROPERTY STRINGS AUTO ON OFF)
+# The Python module `probe` (python/, pybind11 over libprobe's public API): AUTO builds it when CMake finds
+# pybind11 (Debian pybind11-dev) and Python 3's development files (python3-dev), ON makes them required.
+set(PROBE_WITH_PYTHON AUTO CACHE STRING "Build the Python module probe: AUTO, ON or OFF")
+set_property(CACHE PROBE_WITH_PYTHON PROPERTY STRINGS AUTO ON OFF)
 option(PROBE_USE_OPENBLAS "float64 GEMM (matmul, linear, conv) through OpenBLAS; OFF: Eigen's own GEMM" ON)
 
 add_library(probe_warnings INTERFACE)

@@ -29,6 +29,8 @@ if [ "$mode" != example ] && [ "$mode" != fuzz ]; then packages+=(python3 python
 if [ "$mode" != example ] && [ "$mode" != fuzz ]; then packages+=(openssl); fi
 # The LibTorch adapter probe::torch and its tests (PROBE_TORCH=ON below: a missing Torch fails the configure).
 if [ "$mode" = test ] || [ "$mode" = sanitize ]; then packages+=(libtorch-dev); fi
+# The Python module `probe` (python/, PROBE_WITH_PYTHON=ON below) and its pytest suite, run by Debian's python3.
+if [ "$mode" = test ]; then packages+=(pybind11-dev python3-dev python3-pytest); fi
 # The report's browser test renders the page in headless Chromium (--dump-dom, --screenshot; a missing
 # chromium is a test failure, never a skip).
 if [ "$mode" = test ] || [ "$mode" = sanitize ] || [ "$mode" = clang ]; then packages+=(chromium); fi
@@ -101,7 +103,8 @@ case "$mode" in
   test)
     # Shared libprobe here (the CLI, the examples and the installed consumers of the packaging tests link
     # libprobe.so, so a public entity missing PROBE_API fails the build); the sanitizer builds are static.
-    configure build -DPROBE_BUILD_TESTS=ON -DPROBE_BUILD_BENCHMARKS=ON -DPROBE_TORCH=ON -DPROBE_BUILD_SHARED=ON
+    configure build -DPROBE_BUILD_TESTS=ON -DPROBE_BUILD_BENCHMARKS=ON -DPROBE_TORCH=ON -DPROBE_BUILD_SHARED=ON \
+      -DPROBE_WITH_PYTHON=ON -DPython3_EXECUTABLE=/usr/bin/python3
     run_suite build --timeout 900
     ;;
   sanitize)
@@ -110,7 +113,7 @@ case "$mode" in
     # -Wmaybe-uninitialized/-Wrestrict warnings inside libstdc++ (std::regex, std::string), so here
     # warnings are reported but do not fail the build.
     configure build-asan "${instrumented[@]}" -DPROBE_SANITIZE=ON -DPROBE_BUILD_BENCHMARKS=OFF \
-      -DPROBE_WERROR=OFF -DPROBE_BUILD_TESTS=ON -DPROBE_TORCH=ON
+      -DPROBE_WERROR=OFF -DPROBE_BUILD_TESTS=ON -DPROBE_TORCH=ON -DPROBE_WITH_PYTHON=OFF
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       PROBE_UNDER_SANITIZER=1 run_suite build-asan --timeout 1800
     ;;
@@ -119,7 +122,7 @@ case "$mode" in
     # checker, dump compare, the dump writer): ThreadSanitizer slows code 5-15x and a whole-suite run would not
     # fit CI's budget.
     # The LibTorch adapter is left out: libtorch itself is not instrumented, so TSan cannot see its locks.
-    cmake -S . -B build-tsan -G Ninja "${instrumented[@]}" -DPROBE_TSAN=ON -DPROBE_WERROR=OFF \
+    cmake -S . -B build-tsan -G Ninja "${instrumented[@]}" -DPROBE_TSAN=ON -DPROBE_WERROR=OFF -DPROBE_WITH_PYTHON=OFF \
       -DPROBE_BUILD_TESTS=ON -DPROBE_BUILD_BENCHMARKS=OFF -DPROBE_TORCH=OFF "${launcher[@]}" >/dev/null
     build build-tsan probe_cli probe_core_tests probe_run_ut_tests probe_online_tests \
       probe_dump_compare_tests probe_dump_writer_tests

@@ -10,6 +10,7 @@
 #   tools/mutate.sh lib/standards/Judge.cpp 's/return x.key > y.key;/return x.key < y.key;/' \
 #       probe_metrics_tests 'Judge.Worst*'
 #   tools/mutate.sh [-B build-dir] -f tools/mutants.txt
+# TARGET probe_python runs the Python module's pytest suite (python/tests) with FILTER as pytest's -k.
 #
 # -f runs every mutant of a list (lines FILE<TAB>SED-EXPRESSION<TAB>TARGET<TAB>GTEST-FILTER; # comments)
 # one after the other and ends with a table; its exit code is 1 when any mutant was not killed.
@@ -81,15 +82,27 @@ if ! ninja -C "$build" -j1 "$target" >"$log" 2>&1; then
   rm -f "$log"
   exit 3
 fi
-exe=$(find "$build" -type f -name "$target" -perm -u+x | head -1)
-[ -n "$exe" ] || { echo "mutate: no executable $target under $build" >&2; exit 64; }
 set +e
-timeout 900 "$exe" --gtest_filter="$filter" >"$log" 2>&1
-rc=$?
-set -e
-# sed reads the whole list (head would close the pipe early, and grep's SIGPIPE would end this script).
-grep -E '^\[  (PASSED|FAILED)  \]|^\[  FAILED  \] [A-Za-z]|Failure$' "$log" | sed -n '1,20s/^/  /p'
-if ! grep -qE '^\[==========\] [1-9][0-9]* tests? from .* ran\.' "$log"; then
+if [ "$target" = probe_python ]; then
+  # The Python module's pytest suite (python/tests); the filter is pytest's -k expression.
+  root=$(cd "$(dirname "$0")/.." && pwd)
+  PYTHONPATH="$build/python" PROBE_CLI_PATH="$build/bin/probe" PROBE_TEST_DATA_DIR="$root/tests/data" \
+    timeout 900 /usr/bin/python3 -m pytest -q -p no:cacheprovider -k "$filter" "$root/python/tests" >"$log" 2>&1
+  rc=$?
+  set -e
+  grep -E '^(FAILED|ERROR) |[0-9]+ (passed|failed)' "$log" | sed -n '1,20s/^/  /p'
+  grep -qE '[1-9][0-9]* (passed|failed)' "$log" && ran=1 || ran=0
+else
+  exe=$(find "$build" -type f -name "$target" -perm -u+x | head -1)
+  [ -n "$exe" ] || { echo "mutate: no executable $target under $build" >&2; exit 64; }
+  timeout 900 "$exe" --gtest_filter="$filter" >"$log" 2>&1
+  rc=$?
+  set -e
+  # sed reads the whole list (head would close the pipe early, and grep's SIGPIPE would end this script).
+  grep -E '^\[  (PASSED|FAILED)  \]|^\[  FAILED  \] [A-Za-z]|Failure$' "$log" | sed -n '1,20s/^/  /p'
+  grep -qE '^\[==========\] [1-9][0-9]* tests? from .* ran\.' "$log" && ran=1 || ran=0
+fi
+if [ $ran -eq 0 ]; then
   echo "NO-TESTS  $target --gtest_filter='$filter' ran no test"
   status=4
 elif [ $rc -ne 0 ]; then

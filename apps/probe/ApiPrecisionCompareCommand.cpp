@@ -98,7 +98,7 @@ int run_api_precision_compare(Args args) {
         options.thresholds_file = f.value();
         break;
       case FrameworkFlag:
-        if (f.value() != "pytorch" && f.value() != "pt")
+        if (parse_framework(f.value()) != Framework::PyTorch)
           throw Error(ErrorKind::Unsupported, "api_precision_compare compares PyTorch run_ut details CSVs",
                       {}, "-f " + f.value());
         break;

@@ -116,4 +116,10 @@ ParsedArgs parse_args(Args args, const std::vector<FlagSpec>& specs, std::size_t
   return out;
 }
 
+std::optional<Framework> parse_framework(std::string_view value) {
+  if (value == "pytorch" || value == "pt") return Framework::PyTorch;
+  if (value == "mindspore" || value == "ms") return Framework::MindSpore;
+  return std::nullopt;
+}
+
 }  // namespace probe::cli

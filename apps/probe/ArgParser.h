@@ -3,11 +3,14 @@
 // a one-letter flag with its value attached (-n4), negative numbers as values.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "Commands.h"
+#include "probe/dump.h"
 #include "probe/error.h"
 
 namespace probe::cli {
@@ -42,6 +45,10 @@ ParsedArgs parse_args(Args args, const std::vector<FlagSpec>& specs, std::size_t
 
 /// True for "-x..." that argparse takes as an option (not "-1", "-.5").
 bool looks_like_option(const std::string& arg);
+
+/// The one spelling table of -f/--framework values for every command: "pytorch" or "pt", "mindspore" or
+/// "ms"; nullopt for anything else (each command says what it supports).
+std::optional<Framework> parse_framework(std::string_view value);
 
 /// `text` as an integer, else InvalidArgument naming `flag`.
 long long parse_integer(const std::string& text, const std::string& flag);

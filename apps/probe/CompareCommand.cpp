@@ -201,10 +201,8 @@ int run_compare(Args args) {
         report = true;
         break;
       case FrameworkFlag:
-        if (f.value() == "pytorch" || f.value() == "pt")
-          options.framework = Framework::PyTorch;
-        else if (f.value() == "mindspore" || f.value() == "ms")
-          options.framework = Framework::MindSpore;
+        if (const auto fw = parse_framework(f.value()))
+          options.framework = *fw;
         else
           throw Error(ErrorKind::InvalidArgument, "expected pytorch or mindspore, got '" + f.value() + "'",
                       {}, "-f");

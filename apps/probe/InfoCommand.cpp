@@ -125,7 +125,7 @@ int run_info(Args args) {
         break;
       }
       case FrameworkFlag:
-        if (f.value() != "pytorch" && f.value() != "mindspore")
+        if (!parse_framework(f.value()))
           command_line_error("--framework must be pytorch or mindspore, not '" + f.value() + "'");
         break;
     }

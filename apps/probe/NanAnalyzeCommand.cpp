@@ -68,7 +68,7 @@ int run_nan_analyze(Args args) {
         profile = f.value();
         break;
       case FrameworkFlag:
-        if (f.value() != "pytorch" && f.value() != "pt")
+        if (parse_framework(f.value()) != Framework::PyTorch)
           throw Error(ErrorKind::Unsupported, "nan_analyze analyses PyTorch dumps", {},
                       fmt::format("-f {}", f.value()));
         break;

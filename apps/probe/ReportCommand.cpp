@@ -26,7 +26,9 @@ details CSV. The page needs no network and no other file: a summary per directio
 flagged outputs worst first (criterion, value against threshold or bound, the rule that judged, the worst
 element), plots of each output's error against its bound and of its max relative error (log scale,
 coloured by verdict, the pointer names the output), every output in a filterable, sortable, paged table, and
-the SKIP reasons grouped. Prints the page's path.
+the SKIP reasons grouped; when run_ut ran with --report, also each flagged output's element errors as a
+histogram (in error/bound, ULPs or relative error; accuracy_checking_histograms_<ts>.csv). Prints the page's
+path.
 
 compare's compare_result_<ts>.csv (in DIR: the newest) gets OUT_DIR/report_compare_<ts>.html: cosine, max
 absolute and max relative error along execution order, the first entry that differs by compare -da's rule
@@ -39,10 +41,12 @@ OUT_DIR/report_precision_<ts>.html: the three-way verdicts per direction, the fl
 NPU/GPU error ratio that judged worst, each output's worst ratio along execution order (log scale), every
 output in a table and every ratio with its verdict for a selected output.
 
-grad_compare has no page (probe has no grad_compare).
+grad_compare's output (DIR/rank{R}/similarities.csv) gets OUT_DIR/report_grad_<ts>.html: per rank, every
+parameter's similarity and the summary against step, the first suspicious step (msprobe's documented rule)
+marked, and the similarities in a table.
 
 options:
-  DIR                         a run_ut, compare or api_precision_compare output directory
+  DIR                         a run_ut, compare, api_precision_compare or grad_compare output directory
   --result FILE               a result CSV (with --details instead of DIR)
   --details FILE              its details CSV
   --compare FILE              a compare_result_<ts>.csv (instead of DIR)

@@ -95,7 +95,7 @@ int run_run_overflow_check(Args args) {
         options.timestamp = f.value();
         break;
       case FrameworkFlag:
-        if (f.value() != "pytorch" && f.value() != "pt")
+        if (parse_framework(f.value()) != Framework::PyTorch)
           throw Error(ErrorKind::Unsupported, "run_overflow_check analyses PyTorch dumps", {},
                       "-f " + f.value());
         break;

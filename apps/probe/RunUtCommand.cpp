@@ -501,10 +501,8 @@ int run(Args args, bool multi) {
         o.profile = parse_profile(value);
         break;
       case Opt::Framework:
-        if (value == "pytorch")
-          o.framework = Framework::PyTorch;
-        else if (value == "mindspore")
-          o.framework = Framework::MindSpore;
+        if (const auto fw = parse_framework(value))
+          o.framework = *fw;
         else
           bad("-f/--framework must be pytorch or mindspore, got '" + value + "'");
         break;
@@ -607,6 +605,7 @@ int run(Args args, bool multi) {
     o.threads = num_splits;
   }
   Progress progress(quiet);
+  o.error_histograms = report;
   RunUtSummary s = run_ut(o, [&](const RunUtProgress& p) { progress.update(p); });
   if (s.dataflow)
     fmt::print(

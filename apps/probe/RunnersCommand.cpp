@@ -1,6 +1,7 @@
 // `probe runners`: lists the APIs probe can run (the README table is this command's --markdown output).
 #include <fmt/core.h>
 
+#include "ArgParser.h"
 #include "Commands.h"
 #include "probe/error.h"
 #include "probe/runner.h"
@@ -34,10 +35,11 @@ int run_runners(Args args) {
     fmt::print("{}", runners_markdown(reg));
     return 0;
   }
-  if (!framework.empty() && framework != "pytorch" && framework != "mindspore")
+  const std::optional<Framework> only = framework.empty() ? std::nullopt : parse_framework(framework);
+  if (!framework.empty() && !only)
     throw Error(ErrorKind::InvalidArgument, "runners: --framework must be pytorch or mindspore");
   for (Framework fw : {Framework::PyTorch, Framework::MindSpore}) {
-    if (!framework.empty() && framework != to_string(fw)) continue;
+    if (only && *only != fw) continue;
     for (const std::string& key : reg.keys(fw)) {
       const Runner* r = reg.find(fw, key);
       fmt::print("{}\t{}\t{}\t{}\n", to_string(fw), key, r->schema,

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "probe/dtype.h"
+#include "probe/error_histogram.h"
 #include "probe/export.h"
 #include "probe/precision_standard.h"
 #include "probe/status.h"
@@ -62,7 +63,7 @@ struct PROBE_API ElementError {
   std::int64_t index = 0;  ///< flat, row-major
   double bench = 0, device = 0, abs_err = 0, rel_err = 0;
   std::optional<double> ulp;
-  std::vector<std::int64_t> coords;  ///< the index per dimension (ErrorBound; empty for the other rules)
+  std::vector<std::int64_t> coords;  ///< the index per dimension, as `[i, j, k]` of the output's shape
   double bound = std::numeric_limits<double>::quiet_NaN();  ///< the element's D14 bound (ErrorBound)
 };
 
@@ -79,6 +80,8 @@ struct PROBE_API Verdict {
   /// Empty when the pair was not compared or when no element differs.
   std::vector<ElementError> worst;
   std::string message;  ///< the CSV Message text of the rule (run_ut's, or why nothing was judged)
+  /// The element errors over their bound, when the error bound's scan was asked for them.
+  std::optional<ErrorHistogram> histogram;
 };
 
 struct PROBE_API JudgeOptions {
@@ -105,6 +108,9 @@ struct PROBE_API JudgeOptions {
 /// (msprobe's list name: "gelu", "__matmul__", "linalg.vector_norm"; api_base_name() turns a dump name
 /// into it). Numbers are the values run_ut writes into its details CSV (14 decimals), so the
 /// PrecisionStandard verdict is the one api_precision_compare gives on those files. Pure and thread-safe.
+/// An API no standard lists, misspelt or not, is judged by the default standard for the dtype, as msprobe
+/// judges an unlisted API (run_ut checks every API it has a runner for; RunnerRegistry::add is where an
+/// unknown name is refused).
 PROBE_API Verdict judge(std::string_view api, const Tensor& bench, const Tensor& device,
                         const Standards& standards, DType device_dtype, const JudgeOptions& options = {});
 

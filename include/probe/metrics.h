@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "probe/error_histogram.h"
 #include "probe/export.h"
 #include "probe/scalar_types.h"
 #include "probe/tensor.h"
@@ -61,6 +62,10 @@ struct PROBE_API MetricParams {
   /// in float64.
   bool compute_run_ut = true;
   bool exact_numpy_means = true;  ///< float32 means over a masked subset summed as numpy sums them
+  /// The report's element-error distribution (Ulp or RelativeError; off by default, and then free): filled
+  /// into TensorMetrics::histogram from each block of the pass while it is in cache. Values are read in
+  /// float64 as stored (no bfloat16 rounding of the bench).
+  std::optional<HistogramUnit> histogram;
 };
 
 /// Every per-output metric of a float tensor pair (§2.2-§2.12, dump-compare §3.8, MindSpore §7.3).
@@ -91,6 +96,7 @@ struct PROBE_API TensorMetrics {
   double dump_cosine = 0, dump_euc = 0, dump_max_abs = 0, dump_max_rel = 0, dump_one_thousandth = 0,
          dump_five_thousandths = 0;
   double dump_norm_device = 0, dump_norm_bench = 0;
+  std::optional<ErrorHistogram> histogram;  ///< MetricParams::histogram's, when asked for
 };
 
 /// Computes every metric of `bench` vs `device` (same shape, both floating; bool/int use

@@ -25,6 +25,8 @@ struct PROBE_API DetailRow {
       ulp_max, ulp_mean, ulp_ratio;
   Status status = Status::Skip;
   std::string message;
+  /// The element errors' distribution (Standards::error_histograms); never written to the CSV.
+  std::optional<ErrorHistogram> histogram;
   /// The CSV cells, numbers formatted as msprobe does (`precision` decimals for float64).
   CsvRow to_csv(int precision = 14) const;
 };
@@ -68,7 +70,10 @@ PROBE_API Status aggregate_statuses(const std::vector<Status>& statuses, Aggrega
 /// Dropout check (§3.2): zero counts of bench and device within the configured ratio.
 PROBE_API Status compare_dropout(const Tensor& bench, const Tensor& device, const Standards& config);
 
-/// API base name used for list lookups (§6.3): "Torch.linalg.vector_norm.0" -> "linalg.vector_norm".
+/// API base name used for list lookups (§6.3), parse_api_name's name: "Torch.linalg.vector_norm.0" ->
+/// "linalg.vector_norm", "Torch.matmul" and "Torch.matmul.0.forward" -> "matmul", "Aten.add.Tensor" ->
+/// "add.Tensor". nullopt for what does not parse and for a counted name outside run_ut's form
+/// ("Torch.a.b.c.0"), which compare_output refuses as msprobe does.
 PROBE_API std::optional<std::string> api_base_name(std::string_view full_api_name);
 
 /// One MindSpore details row's metrics and status (§7.3; DECISIONS D3 via config.mindspore_max_abs).

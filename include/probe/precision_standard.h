@@ -65,6 +65,9 @@ class PROBE_API Standards {
   double dropout_ratio = 0.1;
   std::int64_t dropout_min_numel = 100;
   Aggregation aggregation = Aggregation::LastNonPass;
+  /// The report's element-error histograms (DetailRow::histogram, run_ut's D14 rows included); off by
+  /// default, and then the judging passes do no extra work.
+  bool error_histograms = false;
 
  private:
   struct DtypeRow {

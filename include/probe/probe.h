@@ -15,6 +15,7 @@
 #include "probe/dump_writer.h"
 #include "probe/error.h"
 #include "probe/error_bound.h"
+#include "probe/error_histogram.h"
 #include "probe/grad_compare.h"
 #include "probe/judge.h"
 #include "probe/metric_table.h"

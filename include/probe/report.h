@@ -2,11 +2,14 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "probe/error_histogram.h"
 #include "probe/export.h"
+#include "probe/grad_compare.h"
 #include "probe/status.h"
 
 namespace probe {
@@ -26,6 +29,9 @@ struct PROBE_API ReportOutput {
   double ratio = 0;                 ///< value / threshold (error over bound); NaN when unknown
   std::string worst_index, worst_bench, worst_device;  ///< the worst element, as the Message prints it
   std::string message;                                 ///< the Message cell
+  /// The element errors' distribution, from run_ut's histogram sidecar (flagged outputs of a run with
+  /// --report); nullopt when there is none.
+  std::optional<ErrorHistogram> histogram;
 };
 
 /// One row of a run_ut result CSV.
@@ -43,8 +49,9 @@ struct PROBE_API RunUtReport {
   std::vector<ReportOutput> outputs;  ///< in the details CSV's order (execution order)
 };
 
-/// Reads a result CSV and its details CSV (run_ut's, the online checker's or server's). Throws probe::Error
-/// (Io, Format) naming the file and the column.
+/// Reads a result CSV and its details CSV (run_ut's, the online checker's or server's), and the histogram
+/// sidecar beside the details CSV when there is one (error_histogram_path). Throws probe::Error (Io,
+/// Format) naming the file and the column.
 PROBE_API RunUtReport read_run_ut_report(const std::string& result_csv, const std::string& details_csv);
 
 /// Indices into `report.outputs` of the flagged outputs (error, then Warning), each group by error over
@@ -52,7 +59,10 @@ PROBE_API RunUtReport read_run_ut_report(const std::string& result_csv, const st
 PROBE_API std::vector<std::size_t> flagged_order(const RunUtReport& report);
 
 /// The terminal's table of the worst flagged outputs (flagged_order, at most `max_rows`): API, direction,
-/// status, criterion, value, threshold, every line at most `width` (>= 40) columns, long cells cut with "~".
+/// status, criterion, value and limit, every line at most `width` (>= 40) columns, long cells cut with "~".
+/// The headers say what the numbers are: "worst err" and "bound" when a bound rule (D14, D16) judged every
+/// row shown, "value" and "threshold" when run_ut's rule did, else "value" and "bound|thr" with each limit
+/// marked "b " or "t ".
 /// Empty when nothing is flagged.
 PROBE_API std::string worst_outputs_table(const RunUtReport& report, std::size_t max_rows, int width);
 
@@ -139,10 +149,32 @@ PROBE_API std::string write_precision_report(const std::string& result_csv, cons
 /// and max relative error, every line at most `width` (>= 40) columns. Empty when no row is flagged.
 PROBE_API std::string worst_compare_table(const CompareReport& report, std::size_t max_rows, int width);
 
+/// grad_compare's output, read back: one entry per OUT/rank{R}/similarities.csv (ascending rank), each with
+/// its steps, rows (parameters, then "summary") and first suspicious step (grad_first_suspicious_step).
+struct PROBE_API GradReport {
+  std::string dir;
+  std::vector<GradRankComparison> ranks;
+};
+
+/// Reads every rank{R}/similarities.csv under `dir`. Throws probe::Error: Io when there is none, Format
+/// naming the file, row and step of a cell that is not a number or a header that is not "step,<steps>".
+PROBE_API GradReport read_grad_report(const std::string& dir);
+
+/// The JSON the grad_compare page embeds.
+PROBE_API std::string grad_report_json(const GradReport& report);
+
+/// The grad_compare page: per rank, every parameter's similarity and the summary against step with the first
+/// suspicious step marked, and the similarities in a table.
+PROBE_API std::string grad_report_html(const GradReport& report);
+
+/// Writes the grad_compare page of `dir` to `out_dir/report_grad_<ts>.html` and returns its path.
+PROBE_API std::string write_grad_report(const std::string& dir, const std::string& out_dir);
+
 /// The pages of `dir`: run_ut's (the newest accuracy_checking_result_<ts>*.csv with its details CSV; one page
 /// per `_rank<N>` pair of that stamp, as the online server writes them),
-/// compare's (the newest compare_result_*.csv) and api_precision_compare's (the newest
-/// api_precision_compare_result_*.csv with its details CSV), each written to `out_dir` (empty: `dir`);
+/// compare's (the newest compare_result_*.csv), api_precision_compare's (the newest
+/// api_precision_compare_result_*.csv with its details CSV) and grad_compare's (rank{R}/similarities.csv),
+/// each written to `out_dir` (empty: `dir`);
 /// returns their paths. Throws probe::Error (Io) when `dir` holds none of them.
 PROBE_API std::vector<std::string> write_report(const std::string& dir, const std::string& out_dir = {});
 

@@ -38,6 +38,9 @@ struct PROBE_API RunUtOptions {
   /// a failure to write is counted in RunUtSummary::error_data_failures, never turned into a verdict.
   bool save_error_data = false;
   bool filter_api = false;  ///< drop forward entries duplicating an earlier one (-f / --filter_api)
+  /// Also write accuracy_checking_histograms_<ts>.csv beside the details CSV: each flagged output's
+  /// element errors (error_histogram.h), binned by the passes that judge it, for the report (--report).
+  bool error_histograms = false;
   /// Checker to imitate (file headers, name rules, per-output rule): PyTorch or MindSpore (MindTorch dumps
   /// are checked as PyTorch); unset = taken from dump.json ("framework", else the tensor type names).
   std::optional<Framework> framework;

@@ -139,9 +139,17 @@ class PROBE_API RunnerRegistry {
   /// A registry holding probe's built-in float64 bench runners and the emulated device runners.
   static RunnerRegistry with_builtins();
 
+  /// Whether add() may take a key no built-in runner names.
+  enum class ApiKey {
+    Known,  ///< the key must name an API probe knows (a typo such as "Functional.gleu" is an error)
+    New     ///< a genuinely new API (an operator of the caller's library): any "Prefix.name" key
+  };
   /// Adds or replaces the runner of `api_key` ("Functional.relu") for `role`. Throws Error(InvalidArgument)
-  /// if the schema does not parse.
-  void add(Framework fw, std::string_view api_key, Runner runner, RunnerRole role = RunnerRole::Bench);
+  /// if the schema does not parse, and, with ApiKey::Known, if the key names no API probe knows: no built-in
+  /// runner has that key or that API under another prefix ("Torch.gelu" is known through
+  /// "Functional.gelu"); the message names the closest known key.
+  void add(Framework fw, std::string_view api_key, Runner runner, RunnerRole role = RunnerRole::Bench,
+           ApiKey key = ApiKey::Known);
   /// The runner for an API key or a full dump name ("Functional.relu.0.forward"); nullptr when none.
   const Runner* find(Framework fw, std::string_view api, RunnerRole role = RunnerRole::Bench) const;
   /// Sorted registry keys that have a runner for `role`.

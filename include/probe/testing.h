@@ -65,7 +65,8 @@ ApiCall args(T&&... positional) {
 }
 
 /// Judges one device output (converted to `dtype`) against a float64 bench by every rule; `api` is msprobe's
-/// list name or a dump name ("gelu", "Functional.gelu"; empty: no API, the benchmark standard).
+/// list name or a dump name ("gelu", "Functional.gelu"; empty: no API, the benchmark standard). An API no
+/// standard lists is judged by the default standard for the dtype, as probe::judge does.
 PROBE_API Accuracy check_output(std::string_view api, const Tensor& bench, const Tensor& device, DType dtype,
                                 const CheckOptions& options = {});
 

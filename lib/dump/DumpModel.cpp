@@ -9,6 +9,7 @@
 
 #include "dump/DumpInternal.h"
 #include "dump/JsonSupport.h"
+#include "probe/api_name.h"
 #include "probe/dump.h"
 #include "probe/error.h"
 #include "probe/number_format.h"
@@ -221,12 +222,15 @@ EntryName parse_entry_name(std::string_view key) {
   n.prefix = std::string(parts[0]);
   n.is_module = parts[0] == "Module" || parts[0] == "Cell";
   const std::string_view last = parts[count - 1];
-  if (count >= 3 && (last == "forward" || last == "backward") && is_counter(parts[count - 2])) {
-    // API: {Prefix}.{api}.{k}.forward
-    n.direction = direction_of(last);
-    n.call_index = std::string(parts[count - 2]);
-    n.api = std::string(parts.join(1, count - 2));
-    n.full_name = std::string(parts.join(0, count - 1));
+  // API: {Prefix}.{api}.{k}.forward, split by the one grammar (api_name.h). A key it reads otherwise than it
+  // is spelled (a counter with leading zeros) or rejects (an empty segment) is no API record.
+  const std::optional<ApiName> api = parts.overflow() ? std::nullopt : parse_api_name(key);
+  if (api && api->call_index && api->direction != ApiDirection::None && api->dump_key() == key) {
+    n.direction =
+        api->direction == ApiDirection::Forward ? EntryDirection::Forward : EntryDirection::Backward;
+    n.call_index = std::to_string(*api->call_index);
+    n.api = api->name;
+    n.full_name = api->counted_name();
   } else if (count >= 3 && is_counter(last) && direction_of(parts[count - 2]) != EntryDirection::Unknown) {
     // Module/Cell: {Module}.{path}.{Class}.forward.{k}; parameters_grad.{g}
     n.direction = direction_of(parts[count - 2]);
@@ -251,19 +255,21 @@ EntryName parse_entry_name(std::string_view key) {
 
 RunUtKey classify_run_ut_key(std::string_view key) {
   RunUtKey r;
-  auto strip_last = [&] { return std::string(key.substr(0, key.rfind('.'))); };
+  // msprobe files keys by substrings; a Forward/Backward key's name is the key without the direction's
+  // suffix, spelled as api_name.h spells it.
+  auto file = [&](ApiDirection d, RunUtKey::Kind kind) {
+    const std::string_view name = to_string(d);
+    if (key.size() <= name.size() || !key.ends_with(name) || key[key.size() - name.size() - 1] != '.') return;
+    const std::size_t suffix = name.size() + 1;
+    r.kind = kind;
+    r.full_name = std::string(key.substr(0, key.size() - suffix));
+  };
   if (key.find("Module") != std::string_view::npos) {
     r.kind = RunUtKey::Kind::Ignored;
   } else if (key.find("forward") != std::string_view::npos) {
-    if (key.ends_with(".forward")) {
-      r.kind = RunUtKey::Kind::Forward;
-      r.full_name = strip_last();
-    }
+    file(ApiDirection::Forward, RunUtKey::Kind::Forward);
   } else if (key.find("backward") != std::string_view::npos) {
-    if (key.ends_with(".backward")) {
-      r.kind = RunUtKey::Kind::Backward;
-      r.full_name = strip_last();
-    }
+    file(ApiDirection::Backward, RunUtKey::Kind::Backward);
   }
   return r;
 }

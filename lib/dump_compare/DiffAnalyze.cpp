@@ -91,15 +91,10 @@ DiffConfig load_config() {
     }
   }
   c.comm_prefixes = strings("communication_prefixes");
-  c.comm_keywords = strings("communication_keywords");
+  // Shared with nan_analyze.json, which holds them ({"from": "nan_analyze.json"}).
+  c.comm_keywords = detail::data_strings(root, "communication_keywords", path);
   c.ignored_entries = strings("ignored_entries");
-  const auto& pp = member("point_to_point_pairs");
-  if (!pp.IsObject()) throw Error(ErrorKind::Format, "expected {api: partner}", path, "point_to_point_pairs");
-  for (const auto& m : pp.GetObject()) {
-    if (!m.value.IsString())
-      throw Error(ErrorKind::Format, "expected a string", path, "point_to_point_pairs");
-    c.p2p_pairs[m.name.GetString()] = m.value.GetString();
-  }
+  c.p2p_pairs = detail::data_string_table(root, "point_to_point_pairs", path);
   return c;
 }
 

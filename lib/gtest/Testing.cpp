@@ -146,7 +146,11 @@ std::string describe(const Accuracy& a, std::string_view what, std::string_view 
   const std::vector<double> in = elementwise ? input->to_doubles() : std::vector<double>{};
   if (!worst.empty()) out += "  worst elements:\n";
   for (const auto& e : worst) {
-    out += "    [" + std::to_string(e.index) + "]";
+    // The index per dimension ("[1, 0, 2]"); a 0-d output has none, so its flat index.
+    out += "    [";
+    if (e.coords.empty()) out += std::to_string(e.index);
+    for (std::size_t k = 0; k < e.coords.size(); ++k) out += (k ? ", " : "") + std::to_string(e.coords[k]);
+    out += "]";
     if (elementwise) out += " input " + num(in[static_cast<std::size_t>(e.index)]) + ",";
     out += " bench " + num(e.bench) + ", device " + num(e.device) + ", abs err " + num(e.abs_err) +
            ", rel err " + num(e.rel_err);

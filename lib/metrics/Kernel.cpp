@@ -554,6 +554,71 @@ TensorMetrics compute_metrics(const Tensor& bench, const Tensor& device, const M
   return detail::compute_metrics_observed(bench, device, params, nullptr);
 }
 
+namespace {
+
+// The report's element-error histogram (MetricParams::histogram), binned from each block the kernel just
+// read, then handed on to the caller's observer (if any) for the same block.
+template <class RB, class RD>
+class HistogramObserver final : public detail::RangeObserver {
+ public:
+  HistogramObserver(const Tensor& bench, const Tensor& device, const MetricParams& p,
+                    detail::RangeObserver* next)
+      : b_(bench.data<RB>()), d_(device.data<RD>()), unit_(*p.histogram), next_(next) {
+    // msprobe's ULP (precheck.md §2.9): units of the device dtype at the bench's exponent, floored at the
+    // smallest normal's.
+    min_eb_ = p.ulp_min_eb;
+    mant_ = p.ulp_mantissa_bits;
+  }
+  void start(int chunks) override {
+    parts_.assign(static_cast<std::size_t>(std::max(chunks, 1)), {});
+    for (ErrorHistogram& h : parts_) h.unit = unit_;
+    if (next_) next_->start(chunks);
+  }
+  void range(std::int64_t begin, std::int64_t end, int chunk) override {
+    // Four interleaved count arrays: a run of elements in one bin would otherwise wait on its own increment.
+    std::array<std::array<std::int64_t, ErrorHistogram::kSlots>, 4> slots{};
+    const bool ulp = unit_ == HistogramUnit::Ulp;
+    for (std::int64_t i = begin; i < end; ++i) {
+      const double b = detail::as_double(b_[i]), d = detail::as_double(d_[i]);
+      double err;
+      if (b == d || (std::isnan(b) && std::isnan(d))) {
+        err = 0;
+      } else if (!std::isfinite(b) || !std::isfinite(d)) {
+        err = std::numeric_limits<double>::quiet_NaN();
+      } else if (ulp) {
+        // floor(log2 |b|) from the bits; a zero or subnormal bench is floored at min_eb anyway.
+        const int biased = static_cast<int>((std::bit_cast<std::uint64_t>(b) >> 52) & 0x7ff);
+        const int k = mant_ - std::max(b == 0 ? 0 : biased - 1023, min_eb_);
+        err = k > -1023 && k < 1024
+                  ? std::fabs(d - b) * std::bit_cast<double>(static_cast<std::uint64_t>(1023 + k) << 52)
+                  : std::ldexp(std::fabs(d - b), k);
+      } else {
+        err = b == 0 ? std::numeric_limits<double>::infinity() : std::fabs(d - b) / std::fabs(b);
+      }
+      ++slots[static_cast<std::size_t>(i & 3)][static_cast<std::size_t>(ErrorHistogram::slot(err))];
+    }
+    ErrorHistogram& h = parts_[static_cast<std::size_t>(chunk)];
+    for (const auto& s : slots) h.add_slots(s);
+    if (next_) next_->range(begin, end, chunk);
+  }
+  ErrorHistogram total() const {
+    ErrorHistogram t;
+    t.unit = unit_;
+    for (const ErrorHistogram& h : parts_) t.merge(h);
+    return t;
+  }
+
+ private:
+  const RB* b_;
+  const RD* d_;
+  HistogramUnit unit_;
+  detail::RangeObserver* next_;
+  int min_eb_ = 0, mant_ = 0;
+  std::vector<ErrorHistogram> parts_;
+};
+
+}  // namespace
+
 TensorMetrics detail::compute_metrics_observed(const Tensor& bench, const Tensor& device,
                                                const MetricParams& params, RangeObserver* observer) {
   if (bench.shape() != device.shape())
@@ -569,7 +634,11 @@ TensorMetrics detail::compute_metrics_observed(const Tensor& bench, const Tensor
         m.compute_dtype = metric_compute_dtype(bench.dtype(), device.dtype());
         return m;
       }
-      return run_flags<RB, RD>(bench, device, params, observer);
+      if (!params.histogram) return run_flags<RB, RD>(bench, device, params, observer);
+      HistogramObserver<RB, RD> hist(bench, device, params, observer);
+      TensorMetrics m = run_flags<RB, RD>(bench, device, params, &hist);
+      m.histogram = hist.total();
+      return m;
     });
   });
 }

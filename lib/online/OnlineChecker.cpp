@@ -4,14 +4,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
 #include <cstring>
 #include <ctime>
-#include <deque>
 #include <filesystem>
+#include <memory>
 #include <mutex>
 #include <set>
-#include <thread>
 #include <unordered_map>
 
 #include "io/TensorIo.h"
@@ -24,8 +22,11 @@
 #include "probe/online_checker.h"
 #include "probe/output_compare.h"
 #include "probe/tensor_file.h"
+#include "run_ut/RunSetup.h"
 #include "standards/ErrorBound.h"
 #include "support/DataFiles.h"
+#include "support/Timestamp.h"
+#include "support/WorkerPool.h"
 
 namespace fs = std::filesystem;
 
@@ -74,18 +75,6 @@ std::vector<std::string> shipped_black_list() {
     out.emplace_back(v.GetString(), v.GetStringLength());
   }
   return out;
-}
-
-std::string now_17() {
-  const auto now = std::chrono::system_clock::now();
-  const std::time_t t = std::chrono::system_clock::to_time_t(now);
-  std::tm tm{};
-  ::localtime_r(&t, &tm);
-  const auto ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%d%H%M%S", &tm);
-  return fmt::format("{}{:03d}", buf, static_cast<int>(ms));
 }
 
 // The one copy check() makes of a view: contiguous, in the caller's dtype (conversion is the workers' job).
@@ -268,11 +257,7 @@ struct OnlineChecker::Impl {
   std::vector<std::string> black_list;
   std::string run_dir, npu_dir, cpu_dir;
 
-  mutable std::mutex mu;
-  std::condition_variable work_cv, space_cv, idle_cv;
-  std::deque<Job> queue;
-  std::size_t reserved = 0, in_flight = 0;
-  bool stopping = false;
+  mutable std::mutex mu;  // the counters, the summary and the unsupported ops
   std::unordered_map<std::string, std::int64_t> counters;
   OnlineCheckerSummary sum;
   std::set<std::string> unsupported;
@@ -280,50 +265,36 @@ struct OnlineChecker::Impl {
   std::mutex out_mu;  // CSV rows of one op stay together
   std::unique_ptr<CsvWriter> result_csv, details_csv;
   std::optional<OnlineRowFormat> format;  // from the rule, at construction
-  std::vector<std::thread> threads;
-
-  bool idle() const { return queue.empty() && reserved == 0 && in_flight == 0; }
+  // The workers: `queue_capacity` ops copied and waiting at most, rows written as each op finishes.
+  std::unique_ptr<detail::WorkerPool> pool;
 
   enum class Outcome { Pass, Fail, Skip, Unsupported };
 
-  void worker() {
-    for (;;) {
-      Job job;
-      {
-        std::unique_lock lock(mu);
-        work_cv.wait(lock, [&] { return stopping || !queue.empty(); });
-        if (queue.empty()) return;
-        job = std::move(queue.front());
-        queue.pop_front();
-        ++in_flight;
-      }
-      space_cv.notify_one();
-      Outcome outcome = Outcome::Skip;
-      try {
-        outcome = process(job);
-      } catch (const std::exception& e) {
-        write_rows(
-            {job_result_name(job), Status::Skip, std::string("check failed: ") + e.what(), job.site.backward},
-            {});
-      }
-      std::lock_guard lock(mu);
-      --in_flight;
-      switch (outcome) {
-        case Outcome::Pass:
-          ++sum.passed;
-          break;
-        case Outcome::Fail:
-          ++sum.failed;
-          break;
-        case Outcome::Skip:
-          ++sum.skipped;
-          break;
-        case Outcome::Unsupported:
-          ++sum.unsupported;
-          unsupported.insert(job.api);
-          break;
-      }
-      if (idle()) idle_cv.notify_all();
+  // One op on a worker: checked, its rows written, its outcome counted.
+  void run(Job& job) {
+    Outcome outcome = Outcome::Skip;
+    try {
+      outcome = process(job);
+    } catch (const std::exception& e) {
+      write_rows(
+          {job_result_name(job), Status::Skip, std::string("check failed: ") + e.what(), job.site.backward},
+          {});
+    }
+    std::lock_guard lock(mu);
+    switch (outcome) {
+      case Outcome::Pass:
+        ++sum.passed;
+        break;
+      case Outcome::Fail:
+        ++sum.failed;
+        break;
+      case Outcome::Skip:
+        ++sum.skipped;
+        break;
+      case Outcome::Unsupported:
+        ++sum.unsupported;
+        unsupported.insert(job.api);
+        break;
     }
   }
 
@@ -504,6 +475,7 @@ OnlineChecker::OnlineChecker(OnlineCheckerOptions options, RunnerRegistry regist
   Impl& m = *impl_;
   if (options.workers < 1)
     throw Error(ErrorKind::InvalidArgument, "must be >= 1", {}, "OnlineCheckerOptions.workers");
+  rut::require_checker_framework(options.framework, "OnlineCheckerOptions.framework");
   if (options.queue_capacity < 1)
     throw Error(ErrorKind::InvalidArgument, "must be >= 1", {}, "OnlineCheckerOptions.queue_capacity");
   for (char c : options.tag)
@@ -521,7 +493,7 @@ OnlineChecker::OnlineChecker(OnlineCheckerOptions options, RunnerRegistry regist
                 "OnlineCheckerOptions.dump_path");
   // DECISIONS D21: run_ut's 14-digit timestamp is accepted too (milliseconds 000), so one stamp names
   // both runs; the directory keeps msprobe's 17 digits and the CSVs its 14.
-  std::string ts = options.timestamp.empty() ? now_17() : options.timestamp;
+  std::string ts = options.timestamp.empty() ? detail::local_timestamp_ms() : options.timestamp;
   if (ts.size() == 14) ts += "000";
   if (ts.size() != 17 || ts.find_first_not_of("0123456789") != std::string::npos)
     throw Error(ErrorKind::InvalidArgument, "expected 14 digits YYYYmmddHHMMSS or 17 YYYYmmddHHMMSSmmm", {},
@@ -550,19 +522,13 @@ OnlineChecker::OnlineChecker(OnlineCheckerOptions options, RunnerRegistry regist
   m.format.emplace(m.o.rule);
   m.result_csv = std::make_unique<CsvWriter>(m.sum.result_csv, m.format->result_header());
   m.details_csv = std::make_unique<CsvWriter>(m.sum.details_csv, m.format->details_header());
-  for (int i = 0; i < m.o.workers; ++i) m.threads.emplace_back([&m] { m.worker(); });
+  detail::WorkerPool::Options po;
+  po.threads = m.o.workers;
+  po.max_waiting = m.o.queue_capacity;
+  m.pool = std::make_unique<detail::WorkerPool>(po);
 }
 
-OnlineChecker::~OnlineChecker() {
-  Impl& m = *impl_;
-  {
-    std::unique_lock lock(m.mu);
-    m.idle_cv.wait(lock, [&] { return m.idle(); });
-    m.stopping = true;
-  }
-  m.work_cv.notify_all();
-  for (auto& t : m.threads) t.join();
-}
+OnlineChecker::~OnlineChecker() { impl_->pool->finish(); }
 
 bool OnlineChecker::check(std::string_view api, const OnlineCall& inputs,
                           const std::vector<OnlineArg>& outputs, const OnlineCallSite& site) {
@@ -577,54 +543,50 @@ bool OnlineChecker::check(std::string_view api, const OnlineCall& inputs,
   job.name = std::move(*name);
   job.site = site;
   {
-    std::unique_lock lock(m.mu);
+    std::lock_guard lock(m.mu);
     ++m.sum.calls;
     if (listed(m.black_list, api, job.name)) {
       ++m.sum.blacklisted;
       return false;
     }
-    auto full = [&] { return m.queue.size() + m.reserved >= m.o.queue_capacity; };
-    if (m.o.backpressure == Backpressure::Drop) {
-      if (full()) {
-        ++m.sum.dropped;
-        return false;
-      }
-    } else {
-      m.space_cv.wait(lock, [&] { return !full(); });
-    }
-    ++m.reserved;  // the slot is ours while we copy outside the lock
-    job.idx = ++m.counters[job.api];
+  }
+  // The slot is ours while we copy outside any lock.
+  std::optional<detail::WorkerPool::Slot> slot =
+      m.pool->reserve(0, m.o.backpressure != Backpressure::Drop, [&] {
+        std::lock_guard lock(m.mu);
+        job.idx = ++m.counters[job.api];
+        return std::uint64_t{0};
+      });
+  if (!slot) {
+    std::lock_guard lock(m.mu);
+    ++m.sum.dropped;
+    return false;
   }
   try {
     for (const auto& a : inputs.args) job.inputs.args.push_back(copy_arg(a, api));
     for (const auto& [k, a] : inputs.kwargs) job.inputs.kwargs.emplace_back(k, copy_arg(a, api));
     for (const auto& a : outputs) job.outputs.push_back(copy_arg(a, api));
   } catch (...) {
-    std::lock_guard lock(m.mu);
-    --m.reserved;
-    --m.sum.calls;
-    m.space_cv.notify_one();
-    if (m.idle()) m.idle_cv.notify_all();
-    throw;
+    {
+      std::lock_guard lock(m.mu);
+      --m.sum.calls;
+    }
+    throw;  // the slot is given back unused
   }
-  {
-    std::lock_guard lock(m.mu);
-    --m.reserved;
-    m.queue.push_back(std::move(job));
-  }
-  m.work_cv.notify_one();
+  m.pool->commit(std::move(*slot), [&m, j = std::make_shared<Job>(std::move(job))]() {
+    m.run(*j);
+    return detail::WorkerPool::Delivery();
+  });
   return true;
 }
 
-void OnlineChecker::flush() {
-  std::unique_lock lock(impl_->mu);
-  impl_->idle_cv.wait(lock, [&] { return impl_->idle(); });
-}
+void OnlineChecker::flush() { impl_->pool->wait_idle(); }
 
 OnlineCheckerSummary OnlineChecker::summary() const {
+  const std::size_t pending = impl_->pool->outstanding();
   std::lock_guard lock(impl_->mu);
   OnlineCheckerSummary s = impl_->sum;
-  s.pending = impl_->queue.size() + impl_->reserved + impl_->in_flight;
+  s.pending = pending;
   s.unsupported_ops.assign(impl_->unsupported.begin(), impl_->unsupported.end());
   return s;
 }

@@ -257,9 +257,9 @@ Config load_config() {
   };
   Config c;
   c.prefixes = strings("communication_prefixes");
-  c.keywords = strings("communication_keywords");
+  c.keywords = detail::data_strings(root, "communication_keywords", path);
   c.ignored = strings("ignored_entries");
-  c.p2p = table("point_to_point_pairs");
+  c.p2p = detail::data_string_table(root, "point_to_point_pairs", path);
   c.directed = table("directed_apis");
   return c;
 }

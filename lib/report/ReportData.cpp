@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <limits>
 #include <map>
 #include <optional>
@@ -15,6 +16,7 @@
 #include "probe/error.h"
 #include "probe/report.h"
 #include "report/ReportJson.h"
+#include "report/ReportPage.h"
 #include "support/Text.h"
 
 namespace probe {
@@ -153,6 +155,57 @@ const std::string& cell(const CsvRow& row, int i) {
   return i >= 0 && static_cast<std::size_t>(i) < row.size() ? row[static_cast<std::size_t>(i)] : empty;
 }
 
+// The histogram sidecar (run_ut --report), when present: each row's counts into the output of its name (a
+// resumed run may repeat an output: its last row wins).
+void read_histograms(const std::string& details_csv, std::vector<ReportOutput>& outputs) {
+  const std::string path = error_histogram_path(details_csv);
+  std::error_code ec;
+  if (path.empty() || !std::filesystem::exists(path, ec)) return;
+  const auto rows = csv_read_file(path);
+  const CsvRow header = error_histogram_header();
+  if (rows.empty() || rows[0].size() != header.size())
+    throw Error(ErrorKind::Format,
+                fmt::format("the header is not the {} columns of a histogram sidecar", header.size()), path);
+  for (std::size_t k = 0; k < header.size(); ++k)
+    if (trim(rows[0][k]) != header[k])
+      throw Error(ErrorKind::Format, fmt::format("column {} is '{}', not '{}'", k + 1, rows[0][k], header[k]),
+                  path, header[k]);
+  std::map<std::string_view, std::size_t> by_name;
+  for (std::size_t i = 0; i < outputs.size(); ++i) by_name.emplace(outputs[i].name, i);
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    const CsvRow& row = rows[i];
+    if (row.size() == 1 && trim(row[0]).empty()) continue;
+    if (row.size() != header.size())
+      throw Error(ErrorKind::Format,
+                  fmt::format("row {} has {} cells, the header {}", i + 1, row.size(), header.size()), path);
+    ErrorHistogram h;
+    const std::string unit = trim(row[1]);
+    if (unit == to_string(HistogramUnit::BoundUnits))
+      h.unit = HistogramUnit::BoundUnits;
+    else if (unit == to_string(HistogramUnit::Ulp))
+      h.unit = HistogramUnit::Ulp;
+    else if (unit == to_string(HistogramUnit::RelativeError))
+      h.unit = HistogramUnit::RelativeError;
+    else
+      throw Error(ErrorKind::Format, fmt::format("unknown unit '{}'", unit), path, "Unit", row[0]);
+    std::vector<std::int64_t> c;
+    for (std::size_t k = 2; k < row.size(); ++k) {
+      const std::string t = trim(row[k]);
+      char* end = nullptr;
+      const long long v = std::strtoll(t.c_str(), &end, 10);
+      if (t.empty() || end != t.c_str() + t.size() || v < 0)
+        throw Error(ErrorKind::Format, fmt::format("'{}' is not a count", row[k]), path, header[k], row[0]);
+      c.push_back(v);
+    }
+    h.zero = c[0];
+    h.below = c[1];
+    for (std::size_t b = 0; b < h.counts.size(); ++b) h.counts[b] = c[2 + b];
+    h.above = c[2 + h.counts.size()];
+    h.nonfinite = c[3 + h.counts.size()];
+    if (auto it = by_name.find(trim(row[0])); it != by_name.end()) outputs[it->second].histogram = h;
+  }
+}
+
 }  // namespace
 
 namespace report {
@@ -252,6 +305,7 @@ RunUtReport read_run_ut_report(const std::string& result_csv, const std::string&
     explain(o);
     r.outputs.push_back(std::move(o));
   }
+  read_histograms(details_csv, r.outputs);
   return r;
 }
 
@@ -332,6 +386,15 @@ std::string run_ut_report_json(const RunUtReport& r) {
   first = true;
   for (std::size_t i : flagged_order(r)) {
     j += fmt::format("{}{}", first ? "" : ",", i);
+    first = false;
+  }
+  // The flagged outputs' element-error histograms (run_ut --report's sidecar), worst first.
+  j += "],\"histograms\":[";
+  first = true;
+  for (std::size_t i : flagged_order(r)) {
+    if (!r.outputs[i].histogram) continue;
+    j += fmt::format("{}{{\"output\":{},{}}}", first ? "" : ",", i,
+                     report::histogram_json(*r.outputs[i].histogram));
     first = false;
   }
   j += "],\"skips\":[";

@@ -105,6 +105,29 @@ std::string run_ut_report_html(const RunUtReport& r) {
   plot.line = std::numeric_limits<double>::quiet_NaN();
   const std::string rel_svg = report::scatter_svg(plot, hover);
   hover += "}";
+  // The flagged outputs' histograms, worst first; the page draws the first kMaxHistograms (the embedded data
+  // has them all).
+  constexpr std::size_t kMaxHistograms = 50;
+  std::string hist_svgs;
+  std::size_t drawn = 0, with_histogram = 0;
+  for (std::size_t i : flagged_order(r)) {
+    const ReportOutput& o = r.outputs[i];
+    if (!o.histogram) continue;
+    ++with_histogram;
+    if (drawn == kMaxHistograms) continue;
+    const std::string title = fmt::format("{} ({}, {}): element errors in {}", o.name, to_string(o.status),
+                                          o.dtype, to_string(o.histogram->unit));
+    hist_svgs += "<h3>" + report::html_text(title) + "</h3>\n" +
+                 report::histogram_svg(fmt::format("hist-{}", drawn), title, *o.histogram) + "\n";
+    ++drawn;
+  }
+  if (with_histogram == 0)
+    hist_svgs =
+        "<p>No histograms: run_ut writes them for its flagged outputs when run with --report "
+        "(accuracy_checking_histograms_&lt;ts&gt;.csv beside the details CSV).</p>\n";
+  else if (with_histogram > drawn)
+    hist_svgs += fmt::format("<p>The first {} of {} flagged outputs with a histogram are drawn.</p>\n", drawn,
+                             with_histogram);
   std::string h = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">";
   h +=
       "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
@@ -119,6 +142,11 @@ std::string run_ut_report_html(const RunUtReport& r) {
        "the output.</p>\n<h3>Largest element error over its bound (error bound rows; dashed: the "
        "bound)</h3>\n" +
        ratio_svg + "\n<h3>Max relative error</h3>\n" + rel_svg + "\n";
+  h += "<h2>Element errors of the flagged outputs</h2><p class=\"legend\">Each flagged output's elements by "
+       "their error: over the D14 bound (error bound rows), in ULPs (ULP standard) or relative (the other "
+       "rules); red: at or beyond 1 (the bound, one ULP), and non-finite mismatches.</p><div "
+       "id=\"histograms\">\n" +
+       hist_svgs + "</div>\n";
   h += "<h2>Every output</h2><div class=\"controls\"><input id=\"q\" placeholder=\"filter by name or "
        "criterion\">"
        "<select id=\"fstatus\"><option value=\"\">any "
@@ -200,11 +228,17 @@ std::vector<std::string> write_report(const std::string& dir, const std::string&
     }
   }
   if (ec) throw Error(ErrorKind::Io, "cannot list the directory: " + ec.message(), dir);
-  if (run_ut_pairs.empty() && best_compare.empty() && best_precision.empty())
+  // grad_compare's output: rank{R}/similarities.csv.
+  bool grad = false;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end && !grad; it.increment(ec))
+    grad = it->path().filename().string().starts_with("rank") &&
+           fs::is_regular_file(it->path() / "similarities.csv", ec);
+  if (run_ut_pairs.empty() && best_compare.empty() && best_precision.empty() && !grad)
     throw Error(
         ErrorKind::Io,
-        "no accuracy_checking_result_*.csv with its accuracy_checking_details_*.csv (run_ut's output), no "
-        "compare_result_*.csv (compare's) and no api_precision_compare_result_*.csv with its details CSV",
+        "no accuracy_checking_result_*.csv with its accuracy_checking_details_*.csv (run_ut's output), "
+        "no compare_result_*.csv (compare's), no api_precision_compare_result_*.csv with its details "
+        "CSV and no rank*/similarities.csv (grad_compare's)",
         dir);
   const std::string out = out_dir.empty() ? dir : out_dir;
   std::vector<std::string> pages;
@@ -219,6 +253,7 @@ std::vector<std::string> write_report(const std::string& dir, const std::string&
   if (!best_compare.empty()) pages.push_back(write_compare_report(best_compare, out));
   if (!best_precision.empty())
     pages.push_back(write_precision_report(best_precision, best_precision_details, out));
+  if (grad) pages.push_back(write_grad_report(dir, out));
   return pages;
 }
 

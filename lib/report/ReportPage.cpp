@@ -84,6 +84,94 @@ std::string scatter_svg(const ScatterPlot& plot, std::string& hover_json) {
   return svg + "</svg>";
 }
 
+namespace {
+
+// The non-empty bins' range [first, last]; first > last when every bin is empty.
+std::pair<int, int> used_bins(const ErrorHistogram& h) {
+  int first = ErrorHistogram::kBins, last = -1;
+  for (int b = 0; b < ErrorHistogram::kBins; ++b)
+    if (h.counts[static_cast<std::size_t>(b)] > 0) first = std::min(first, b), last = b;
+  return {first, last};
+}
+
+}  // namespace
+
+std::string histogram_json(const ErrorHistogram& h) {
+  const auto [first, last] = used_bins(h);
+  std::string counts;
+  for (int b = first; b <= last; ++b)
+    counts += fmt::format("{}{}", b == first ? "" : ",", h.counts[static_cast<std::size_t>(b)]);
+  return fmt::format(
+      "\"unit\":{},\"min_exp\":{},\"counts\":[{}],\"zero\":{},\"below\":{},\"above\":{},\"nonfinite\":{}",
+      json_string(to_string(h.unit)), first <= last ? first + ErrorHistogram::kMinExp : 0, counts, h.zero,
+      h.below, h.above, h.nonfinite);
+}
+
+std::string histogram_svg(const std::string& id, const std::string& title, const ErrorHistogram& h) {
+  struct Bar {
+    std::string label;
+    std::int64_t count;
+    bool beyond;  // at or above 1 in bound units or ULPs
+  };
+  const bool has_one = h.unit != HistogramUnit::RelativeError;
+  std::vector<Bar> bars;
+  if (h.zero) bars.push_back({"0", h.zero, false});
+  if (h.below) bars.push_back({fmt::format("<2^{}", ErrorHistogram::kMinExp), h.below, false});
+  const auto [first, last] = used_bins(h);
+  std::ptrdiff_t one_at = -1;  // the first bar of errors >= 1: the line at 1 is its left edge
+  for (int b = first; b <= last; ++b) {
+    const int e = b + ErrorHistogram::kMinExp;
+    if (e >= 0 && one_at < 0) one_at = static_cast<std::ptrdiff_t>(bars.size());
+    bars.push_back({fmt::format("2^{}", e), h.counts[static_cast<std::size_t>(b)], has_one && e >= 0});
+  }
+  if (h.above) {
+    if (one_at < 0) one_at = static_cast<std::ptrdiff_t>(bars.size());
+    bars.push_back({fmt::format(">=2^{}", ErrorHistogram::kMaxExp), h.above, has_one});
+  }
+  if (h.nonfinite) bars.push_back({"non-finite", h.nonfinite, true});
+  std::int64_t most = 1;
+  for (const Bar& b : bars) most = std::max(most, b.count);
+  constexpr int kW = 900, kH = 200, kL = 60, kR = 10, kT = 10, kB = 40;
+  const double pw = kW - kL - kR, ph = kH - kT - kB;
+  const double bw = pw / static_cast<double>(std::max<std::size_t>(bars.size(), 1));
+  const double top = std::log10(static_cast<double>(most) + 1);
+  std::string svg = fmt::format(
+      "<svg id=\"{}\" class=\"plot hist\" viewBox=\"0 0 {} {}\" width=\"{}\" height=\"{}\" "
+      "role=\"img\"><title>{}</title><rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" class=\"frame\"/>",
+      id, kW, kH, kW, kH, html_text(title), kL, kT, pw, ph);
+  for (int e = 0; std::pow(10.0, e) <= static_cast<double>(most); ++e) {
+    const double y = kT + ph * (1 - std::log10(std::pow(10.0, e) + 1) / top);
+    svg += fmt::format(
+        "<line x1=\"{}\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\" class=\"grid\"/><text x=\"{}\" "
+        "y=\"{:.1f}\" class=\"tick\">1e{}</text>",
+        kL, kW - kR, y, y, kL - 4, y + 4, e);
+  }
+  const std::size_t label_every = std::max<std::size_t>(1, (bars.size() + 11) / 12);
+  for (std::size_t i = 0; i < bars.size(); ++i) {
+    const Bar& b = bars[i];
+    const double hgt = ph * std::log10(static_cast<double>(b.count) + 1) / top;
+    const double x = kL + bw * static_cast<double>(i);
+    svg += fmt::format(
+        "<rect class=\"bar{}\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\"><title>{}: {} "
+        "elements</title></rect>",
+        b.beyond ? " beyond" : "", x + 1, kT + ph - hgt, std::max(1.0, bw - 2), hgt, html_text(b.label),
+        b.count);
+    if (i % label_every == 0)
+      svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\" class=\"tick mid\">{}</text>", x + bw / 2, kT + ph + 14,
+                         html_text(b.label));
+  }
+  if (has_one && one_at >= 0) {
+    const double x = kL + bw * static_cast<double>(one_at);
+    svg += fmt::format("<line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{}\" y2=\"{}\" class=\"limit\"/>", x, x, kT,
+                       kT + ph);
+  }
+  svg += fmt::format(
+      "<text x=\"{}\" y=\"{}\" class=\"axis\">{} (bins [2^e, 2^(e+1)); bar height: log of the "
+      "count)</text>",
+      kL + pw / 2, kH - 6, to_string(h.unit));
+  return svg + "</svg>";
+}
+
 std::string html_text(std::string_view s) {
   std::string out;
   for (char c : s) {
@@ -111,6 +199,7 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 .plot .frame{fill:none;stroke:#999}.plot .mark{stroke:#8250df;stroke-width:2}.plot .grid{stroke:#eee}.plot .limit{stroke:#cf222e;stroke-dasharray:4 3}
 .plot .tick{font-size:10px;text-anchor:end}.plot .axis{font-size:11px;text-anchor:middle}
 .plot .pt{stroke-width:5;stroke-linecap:round;fill:none}
+.plot .bar{fill:#6e7781}.plot .bar.beyond{fill:#cf222e}.plot .tick.mid{text-anchor:middle}
 .plot .pass{stroke:#2da44e}.plot .warn{stroke:#d4a72c}.plot .err{stroke:#cf222e}.plot .skip{stroke:#999}
 #tip{position:fixed;display:none;background:#fff;border:1px solid #888;padding:2px 6px;pointer-events:none;font-size:12px}
 .msg{max-width:520px;white-space:pre-wrap;font-size:12px}

@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "probe/error_histogram.h"
+
 namespace probe::report {
 
 /// One scatter plot of `value(i)` for i < count against execution order, log scale.
@@ -27,6 +29,15 @@ struct ScatterPlot {
 /// point where a <circle> costs ~40). Appends `"id":{axis}` to `hover_json`: the script places the points
 /// again from it and names the one under the pointer.
 std::string scatter_svg(const ScatterPlot& plot, std::string& hover_json);
+
+/// The SVG bar chart of one output's element-error histogram: one bar per non-empty special count (zero,
+/// below, above, non-finite) and per power-of-two bin from the first to the last non-empty one, bar height on
+/// a log scale of the count; for bound units and ULPs a dashed line at 1 and the bars at or above it red.
+std::string histogram_svg(const std::string& id, const std::string& title, const ErrorHistogram& h);
+
+/// `"min_exp":e,"counts":[...],"zero":..,"below":..,"above":..,"nonfinite":..,"unit":"..."`: `h` with its
+/// bins trimmed to the first..last non-empty one (min_exp: the first's exponent).
+std::string histogram_json(const ErrorHistogram& h);
 
 /// The pages' style sheet.
 extern const std::string_view kStyle;

@@ -1,4 +1,4 @@
-probe_component(report USES support
+probe_component(report USES grad support
   SOURCES
   ReportData.cpp
   ReportHtml.cpp
@@ -6,4 +6,5 @@ probe_component(report USES support
   ComparePage.cpp
   PrecisionPage.cpp
   WorstTable.cpp
+  GradPage.cpp
 )

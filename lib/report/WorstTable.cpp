@@ -19,6 +19,12 @@ std::string fit(std::string_view s, std::size_t n) {
 
 std::string number(double v) { return std::isfinite(v) ? fmt::format("{:.3g}", v) : std::string("-"); }
 
+// A bound rule (D14's error bound, D16's dataflow) judges each element: its value is the worst element's
+// error and its limit that element's bound. run_ut's rule compares one metric with a fixed threshold.
+bool judged_by_bound(const ReportOutput& o) {
+  return o.rule.starts_with("error bound") || o.rule.starts_with("dataflow");
+}
+
 }  // namespace
 
 std::string worst_outputs_table(const RunUtReport& r, std::size_t max_rows, int width) {
@@ -31,8 +37,15 @@ std::string worst_outputs_table(const RunUtReport& r, std::size_t max_rows, int 
     std::size_t width;  // 0: shares the rest
     bool shown;
   };
-  Column cols[] = {{"API", 0, true},       {"dir", 8, true},   {"status", 7, true},
-                   {"criterion", 0, true}, {"value", 9, true}, {"threshold", 9, true}};
+  // The headers say what the numbers are: the worst element's error against its bound, or the criterion's
+  // value against its threshold; a table holding both kinds marks each limit "b" (bound) or "t" (threshold).
+  std::size_t bound_rows = 0, shown_rows = std::min(max_rows, order.size());
+  for (std::size_t k = 0; k < shown_rows; ++k) bound_rows += judged_by_bound(r.outputs[order[k]]);
+  const bool all_bound = bound_rows == shown_rows, mixed = bound_rows > 0 && !all_bound;
+  const std::string_view value_title = all_bound ? "worst err" : "value";
+  const std::string_view limit_title = all_bound ? "bound" : mixed ? "bound|thr" : "threshold";
+  Column cols[] = {{"API", 0, true},       {"dir", 8, true},       {"status", 7, true},
+                   {"criterion", 0, true}, {value_title, 9, true}, {limit_title, mixed ? 11u : 9u, true}};
   const std::size_t w = static_cast<std::size_t>(std::max(width, 40));
   const auto widths = [&](std::size_t& name_w, std::size_t& crit_w) {
     std::size_t fixed = 0, shown = 0;
@@ -66,10 +79,11 @@ std::string worst_outputs_table(const RunUtReport& r, std::size_t max_rows, int 
   };
   std::string out =
       fmt::format("worst flagged outputs ({} of {}):\n", std::min(max_rows, order.size()), order.size());
-  out += line({"API", "dir", "status", "criterion", "value", "threshold"});
+  out += line({"API", "dir", "status", "criterion", value_title, limit_title});
   for (std::size_t k = 0; k < order.size() && k < max_rows; ++k) {
     const ReportOutput& o = r.outputs[order[k]];
-    const std::string value = number(o.value), threshold = number(o.threshold);
+    const std::string value = number(o.value),
+                      threshold = (mixed ? (judged_by_bound(o) ? "b " : "t ") : "") + number(o.threshold);
     out += line(
         {o.api.empty() ? o.name : o.api, o.direction, to_string(o.status), o.criterion, value, threshold});
   }

@@ -343,7 +343,7 @@ ResumeState load_and_repair(const OutputPaths& paths, const RunUtLayout& format,
 }
 
 OutputWriter::OutputWriter(const OutputPaths& paths, const RunUtFormat& format, bool journal)
-    : format_(format) {
+    : format_(format), histograms_path_(error_histogram_path(paths.details)) {
   auto size = [](const std::string& p) {
     std::error_code ec;
     const auto n = fs::file_size(p, ec);
@@ -407,6 +407,18 @@ CsvRow escaped(const CsvRow& row) {
 void OutputWriter::write(const ApiRows& rows) {
   static std::atomic<long> apis_written{0};
   const long api_number = ++apis_written;
+  // The sidecar first: a kill before the result row makes a resume check the API again and append its
+  // histograms once more (the report keeps an output's last line).
+  if (!rows.histograms.empty() && !histograms_path_.empty()) {
+    if (!histograms_) histograms_ = std::make_unique<CsvWriter>(histograms_path_, error_histogram_header());
+    for (const auto& [name, h] : rows.histograms) {
+      CsvRow cells{name, std::string(to_string(h.unit)), std::to_string(h.zero), std::to_string(h.below)};
+      for (std::int64_t c : h.counts) cells.push_back(std::to_string(c));
+      cells.push_back(std::to_string(h.above));
+      cells.push_back(std::to_string(h.nonfinite));
+      histograms_->write_row(escaped(cells));
+    }
+  }
   for (const auto& r : rows.details) details_->write_row(escaped(r));
   maybe_kill_for_test(api_number, true);
   if (rows.result) result_->write_row(escaped(format_.result_cells(*rows.result)));

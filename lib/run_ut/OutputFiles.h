@@ -72,7 +72,8 @@ class OutputWriter {
 
  private:
   const RunUtFormat& format_;
-  std::unique_ptr<CsvWriter> details_, result_;
+  std::string histograms_path_;
+  std::unique_ptr<CsvWriter> details_, result_, histograms_;  // histograms_: opened at the first one
   std::unique_ptr<RunJournal> journal_;
 };
 

@@ -13,15 +13,6 @@
 
 namespace probe {
 
-CsvRow DetailRow::to_csv(int precision) const {
-  CsvRow out{api_name, bench_dtype, device_dtype, shape};
-  for (const MetricColumn& m : metric_table())
-    if (!m.pytorch_header.empty()) out.push_back((this->*m.column).format(precision));
-  out.emplace_back(to_string(status));
-  out.push_back(message);
-  return out;
-}
-
 namespace rut {
 namespace {
 
@@ -41,15 +32,16 @@ void error_bound(const ApiOutputs& api, const Standards& standards, OutputCompar
   while (forward_rows < cmp.rows.size() && cmp.rows[forward_rows].api_name.rfind(fwd_prefix, 0) == 0)
     ++forward_rows;
   std::vector<DetailRow> fwd(cmp.rows.begin(), cmp.rows.begin() + static_cast<std::ptrdiff_t>(forward_rows));
-  cmp.forward_status =
-      detail::rejudge_rows(api.bound_api, detail::value_leaves(api.bench), detail::value_leaves(api.device),
-                           api.magnitude, api.accumulation, fwd, 0, standards.aggregation);
+  cmp.forward_status = detail::rejudge_rows(api.bound_api, detail::value_leaves(api.bench),
+                                            detail::value_leaves(api.device), api.magnitude, api.accumulation,
+                                            fwd, 0, standards.aggregation, false, standards.error_histograms);
   std::copy(fwd.begin(), fwd.end(), cmp.rows.begin());
   cmp.forward_ok = cmp.forward_status == Status::Pass;
   if (cmp.backward_status && api.bench_grads && api.device_grads && !api.grad_magnitude.empty()) {
-    cmp.backward_status = detail::rejudge_rows(
-        api.bound_api, detail::value_leaves(*api.bench_grads), detail::value_leaves(*api.device_grads),
-        api.grad_magnitude, api.grad_accumulation, cmp.rows, forward_rows, standards.aggregation, true);
+    cmp.backward_status = detail::rejudge_rows(api.bound_api, detail::value_leaves(*api.bench_grads),
+                                               detail::value_leaves(*api.device_grads), api.grad_magnitude,
+                                               api.grad_accumulation, cmp.rows, forward_rows,
+                                               standards.aggregation, true, standards.error_histograms);
     cmp.backward_ok = cmp.backward_status == Status::Pass;
   }
 }
@@ -198,6 +190,8 @@ class PyTorchFormat final : public RunUtFormat {
         if (i < api.backward_notes.size() && !api.backward_notes[i].empty())
           row.message = api.backward_notes[i];
       }
+      if (row.histogram && (row.status == Status::Error || row.status == Status::Warning))
+        out.rows.histograms.emplace_back(row.api_name, *row.histogram);
       out.rows.details.push_back(row.to_csv());
     }
     out.rows.result = ResultRow{api.full_name, cmp.forward_status, cmp.backward_status, cmp.result_message};

@@ -9,6 +9,7 @@
 
 #include "probe/csv.h"
 #include "probe/dtype.h"
+#include "probe/error_histogram.h"
 #include "probe/precision_standard.h"
 #include "probe/run_ut.h"
 #include "probe/status.h"
@@ -31,6 +32,9 @@ struct ApiRows {
   std::string name;
   std::vector<CsvRow> details;
   std::optional<ResultRow> result;
+  /// The flagged (error, Warning) outputs' element-error histograms by details-row name, when
+  /// Standards::error_histograms asked for them: the report's sidecar file.
+  std::vector<std::pair<std::string, ErrorHistogram>> histograms;
 };
 
 /// DECISIONS D15 (probe profile): a direction judged by bit-exact equality of device against bench, with

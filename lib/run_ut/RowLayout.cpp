@@ -1,33 +1,12 @@
-// The headers and row rules of run_ut's two checkers (precheck.md §3.5 PyTorch, §7.3 MindSpore): what reading
-// the files back needs, apart from RowFormat.cpp's rows (and the metrics kernel behind them).
+// The layouts of run_ut's two checkers (precheck.md §3.5 PyTorch, §7.3 MindSpore): their headers and row
+// rules, what reading the files back needs apart from RowFormat.cpp's rows. PyTorch's headers are
+// output_compare.h's (lib/standards/DetailsRows.cpp).
 #include "probe/metric_table.h"
 #include "probe/output_compare.h"
 #include "run_ut/RowFormat.h"
+#include "standards/DetailsRows.h"
 
 namespace probe {
-namespace {
-
-// The details header of a checker: four leading columns, one per metric with a `header`, Status, Message.
-CsvRow details_header_of(std::string_view MetricColumn::*header, const char* tested_dtype) {
-  CsvRow h{"API Name", "Bench Dtype", tested_dtype, "Shape"};
-  for (const MetricColumn& m : metric_table())
-    if (!(m.*header).empty()) h.emplace_back(m.*header);
-  h.insert(h.end(), {"Status", "Message"});
-  return h;
-}
-
-}  // namespace
-
-const CsvRow& details_csv_header() {
-  static const CsvRow h = details_header_of(&MetricColumn::pytorch_header, "DEVICE Dtype");
-  return h;
-}
-
-const CsvRow& result_csv_header() {
-  static const CsvRow h{"API name", "Forward Test Success", "Backward Test Success", "Message"};
-  return h;
-}
-
 namespace rut {
 namespace {
 
@@ -48,7 +27,7 @@ class MindSporeLayout final : public RunUtLayout {
     return h;
   }
   const CsvRow& details_header() const override {
-    static const CsvRow h = details_header_of(&MetricColumn::mindspore_header, "Tested Dtype");
+    static const CsvRow h = detail::details_header_of(&MetricColumn::mindspore_header, "Tested Dtype");
     return h;
   }
   // A forward SKIP has no details row; a row with a status has at least one.

@@ -11,6 +11,7 @@
 #include <optional>
 #include <thread>
 
+#include "probe/api_name.h"
 #include "probe/dump.h"
 #include "probe/error.h"
 #include "probe/error_bound.h"
@@ -156,9 +157,12 @@ RunUtSummary run_ut(const RunUtOptions& options, const RunUtProgressFn& progress
   return run_ut(options, registry, standards, progress, std::move(stop));
 }
 
-RunUtSummary run_ut(const RunUtOptions& options, const RunnerRegistry& registry, const Standards& standards,
-                    const RunUtProgressFn& progress, std::stop_token stop) {
+RunUtSummary run_ut(const RunUtOptions& options, const RunnerRegistry& registry,
+                    const Standards& given_standards, const RunUtProgressFn& progress, std::stop_token stop) {
   using namespace rut;
+  Standards with_histograms = given_standards;
+  with_histograms.error_histograms = options.error_histograms || given_standards.error_histograms;
+  const Standards& standards = with_histograms;
   if (options.api_info.empty()) throw Error(ErrorKind::InvalidArgument, "-api_info DUMP.json is required");
   if (options.framework) require_checker_framework(*options.framework);
   std::error_code ec;
@@ -216,7 +220,9 @@ RunUtSummary run_ut(const RunUtOptions& options, const RunnerRegistry& registry,
       if (!mindspore_bench_name(name, ctx.mindtorch)) continue;  // §7.1: not checkable, silently ignored
     }
     if (options.filter_api) {
-      std::string base = name.substr(0, name.rfind('.'));
+      // The API without its call counter; a name without one is its own group.
+      const std::optional<ApiName> api = parse_api_name(name);
+      const std::string base = api && api->call_index ? api->key() : name;
       auto& kept = kept_by_base[base];
       bool dup = std::any_of(kept.begin(), kept.end(),
                              // Captures a copy: clang 14 cannot capture structured bindings.

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <string>
+#include <vector>
 
+#include "probe/api_name.h"
 #include "probe/error.h"
 #include "probe/runner.h"
 #include "runners/Builtins.h"
@@ -15,6 +18,31 @@ namespace {
 Framework table_of(Framework f) {
   return f == Framework::MindSpore ? Framework::MindSpore : Framework::PyTorch;
 }
+}  // namespace
+
+namespace {
+
+// Set while with_builtins() registers probe's own runners, whose keys define the known APIs.
+thread_local bool t_registering_builtins = false;
+
+// Edit distance counting a swap of neighbours as one edit (optimal string alignment), for the closest
+// known key of a misspelt one ("gleu" is one edit from "gelu").
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i)
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] =
+          std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
+}
+
+void require_known_key(Framework fw, std::string_view api_key);
+
 }  // namespace
 
 struct RunnerRegistry::Impl {
@@ -54,20 +82,50 @@ struct RunnerRegistry::Impl {
 
 RunnerRegistry::RunnerRegistry() : impl_(std::make_shared<Impl>()) {}
 
+namespace {
+
+// ApiKey::Known: a key that no built-in runner has, by key (Aten overloads through their operator) or by
+// msprobe's list name under any prefix, is a typo until the caller says it is new.
+void require_known_key(Framework fw, std::string_view api_key) {
+  const RunnerRegistry builtins = RunnerRegistry::with_builtins();
+  if (builtins.find(fw, api_key, RunnerRole::Bench) || builtins.find(fw, api_key, RunnerRole::Device)) return;
+  const std::string list_name = api_list_name(api_key);
+  std::string closest;
+  std::size_t best = std::string::npos;
+  for (const std::string& k : builtins.keys(fw)) {
+    if (api_list_name(k) == list_name) return;
+    const std::size_t d = edit_distance(api_key, k);
+    if (d < best) {
+      best = d;
+      closest = k;
+    }
+  }
+  throw Error(ErrorKind::InvalidArgument,
+              fmt::format("no API {} is known to probe (no built-in runner of {} names it){}; register a "
+                          "genuinely new API with RunnerRegistry::ApiKey::New",
+                          api_key, to_string(fw), closest.empty() ? "" : "; did you mean " + closest + "?"),
+              "", "api_key", std::string(api_key));
+}
+
+}  // namespace
+
 RunnerRegistry RunnerRegistry::with_builtins() {
   static const RunnerRegistry builtins = [] {
     RunnerRegistry r;
+    t_registering_builtins = true;  // the built-in list is what "known" means
     runners::register_builtin_runners(r);
+    t_registering_builtins = false;
     for (auto& [key, entry] : r.impl_->entries) entry.user = false;
     return r;
   }();
   return builtins;
 }
 
-void RunnerRegistry::add(Framework fw, std::string_view api_key, Runner runner, RunnerRole role) {
+void RunnerRegistry::add(Framework fw, std::string_view api_key, Runner runner, RunnerRole role, ApiKey key) {
   if (!runner.forward)
     throw Error(ErrorKind::InvalidArgument, fmt::format("runner for {} has no forward function", api_key));
   auto schema = std::make_shared<const Schema>(parse_schema(runner.schema));
+  if (key == ApiKey::Known && !t_registering_builtins) require_known_key(fw, api_key);
   // Copies of a registry share their table until one of them changes it.
   if (impl_.use_count() > 1) impl_ = std::make_shared<Impl>(*impl_);
   impl_->entries[{table_of(fw), role, std::string(api_key)}] = {

@@ -220,17 +220,6 @@ struct Doubles {
   }
 };
 
-std::vector<std::int64_t> unravel(std::int64_t flat, const Shape& shape) {
-  std::vector<std::int64_t> at(shape.size());
-  for (std::size_t d = shape.size(); d-- > 0;) {
-    if (shape[d] > 0) {
-      at[d] = flat % shape[d];
-      flat /= shape[d];
-    }
-  }
-  return at;
-}
-
 std::string coords_text(const std::vector<std::int64_t>& at) {
   return fmt::format("[{}]", fmt::join(at, ", "));
 }
@@ -414,6 +403,7 @@ struct ErrorBoundScan::State {
     double worst_ratio = 0;
     double gate = 0;  // an error at or below gate * bound changes nothing this part keeps
     std::vector<Ranked> heap;
+    ErrorHistogram histogram;
   };
 
   const BoundFamily& family;
@@ -433,6 +423,7 @@ struct ErrorBoundScan::State {
   // The pre-pass's instruction set: -1 scalar, 0 SSE2, 1 AVX2, 2 AVX-512 (metrics_isa(): the fused metrics
   // kernel's choice and its test hooks).
   int isa = -1;
+  bool histogram = false;
   std::vector<Part> parts;
 
   State(const BoundFamily& f, const Tensor& bench_in, const Tensor& device, const Tensor* magnitude,
@@ -477,6 +468,42 @@ struct ErrorBoundScan::State {
     max_finite = fmt_out ? fmt_out->max_finite : kInf;
     log_k = std::log(static_cast<double>(std::max<std::int64_t>(accumulation, 1)));
     isa = metrics_scalar_only() ? -1 : metrics_isa();
+  }
+
+  // The report's histogram: every element's error over the bound scan_exact computes, read while the block
+  // is in cache for the scan that follows.
+  template <class T>
+  void bin(const T* dp, std::int64_t begin, std::int64_t end, Part& part) const {
+    // Four interleaved count arrays: a run of elements in one bin would otherwise wait on its own increment.
+    std::array<std::array<std::int64_t, ErrorHistogram::kSlots>, 4> slots{};
+    const auto count = [&](std::int64_t i, double ratio) {
+      ++slots[static_cast<std::size_t>(i & 3)][static_cast<std::size_t>(ErrorHistogram::slot(ratio))];
+    };
+    for (std::int64_t i = begin; i < end; ++i) {
+      const double bi = b.p[i], di = as_double(dp[i]);
+      if (bi == di) {
+        count(i, 0);
+        continue;
+      }
+      if (!std::isfinite(bi) || !std::isfinite(di)) {
+        const bool same = (std::isnan(bi) && std::isnan(di)) ||
+                          (std::isinf(di) && std::isfinite(bi) && std::fabs(bi) >= max_finite &&
+                           std::signbit(bi) == std::signbit(di));
+        count(i, same ? 0.0 : std::numeric_limits<double>::quiet_NaN());
+        continue;
+      }
+      const double err = std::fabs(di - bi), ab = std::fabs(bi);
+      double mag = ab;
+      if (mp) {
+        mag = std::fabs(mp[i]);
+      } else if (kind == MagnitudeKind::BenchPlusOne) {
+        mag += 1;
+      } else if (kind == MagnitudeKind::BenchLog && mag > 0) {
+        mag *= 1 + std::fabs(std::log(mag)) + log_k;
+      }
+      count(i, err / (kSlack * (u_out * ab + acc * mag) + floor));
+    }
+    for (const auto& s : slots) part.histogram.add_slots(s);
   }
 
   // The exact pass: every non-finite mismatch and every element that beats the gate, with its ratio.
@@ -596,6 +623,8 @@ ErrorBoundScan::ErrorBoundScan(const BoundFamily& family, const Tensor& bench, c
 
 ErrorBoundScan::~ErrorBoundScan() = default;
 
+void ErrorBoundScan::want_histogram() { s_->histogram = true; }
+
 void ErrorBoundScan::start(int chunks) {
   s_->parts.assign(static_cast<std::size_t>(std::max(chunks, 1)), {});
 }
@@ -606,8 +635,10 @@ void ErrorBoundScan::scan(std::int64_t begin, std::int64_t end, int chunk) {
   visit_dtype(s.dev.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, float16_t> ||
-                  std::is_same_v<T, bfloat16_t>)
+                  std::is_same_v<T, bfloat16_t>) {
+      if (s.histogram) s.bin(s.dev.template data<T>(), begin, end, part);
       s.scan(s.dev.template data<T>(), begin, end, part);
+    }
   });
 }
 
@@ -621,6 +652,10 @@ Verdict ErrorBoundScan::finish() {
   std::int64_t beyond = 0, beyond_band = 0;
   double worst_ratio = 0;
   std::vector<State::Ranked> heap;
+  if (s.histogram) {
+    v.histogram.emplace().unit = HistogramUnit::BoundUnits;
+    for (const State::Part& part : s.parts) v.histogram->merge(part.histogram);
+  }
   for (const State::Part& part : s.parts) {
     beyond += part.beyond;
     beyond_band += part.beyond_band;
@@ -634,7 +669,7 @@ Verdict ErrorBoundScan::finish() {
   for (const State::Ranked& r : heap) {
     ElementError e;
     e.index = r.index;
-    e.coords = unravel(r.index, s.bench.shape());
+    e.coords = unravel_index(r.index, s.bench.shape());
     e.bench = s.b.p[r.index];
     e.device = dev.at(r.index);
     e.abs_err = std::fabs(e.device - e.bench);
@@ -684,7 +719,8 @@ Verdict ErrorBoundScan::finish() {
 }
 
 Verdict error_bound_verdict(const BoundFamily& family, const Tensor& bench, const Tensor& device,
-                            const Tensor* magnitude, std::int64_t accumulation, std::size_t worst_count) {
+                            const Tensor* magnitude, std::int64_t accumulation, std::size_t worst_count,
+                            bool histogram) {
   if (bench.shape() != device.shape()) {
     Verdict v;
     v.method = Method::ErrorBound;
@@ -694,6 +730,7 @@ Verdict error_bound_verdict(const BoundFamily& family, const Tensor& bench, cons
     return v;
   }
   ErrorBoundScan scan(family, bench, device, magnitude, accumulation, worst_count);
+  if (histogram) scan.want_histogram();
   constexpr std::int64_t kGrain = 1 << 16;
   const std::int64_t n = bench.numel();
   scan.start(parallel_chunks(n, kGrain));
@@ -712,7 +749,20 @@ void push_leaves(const Value& v, std::vector<Value>& out) {
 }
 }  // namespace
 
-std::string index_text(std::int64_t flat, const Shape& shape) { return coords_text(unravel(flat, shape)); }
+std::vector<std::int64_t> unravel_index(std::int64_t flat, const Shape& shape) {
+  std::vector<std::int64_t> at(shape.size());
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    if (shape[d] > 0) {
+      at[d] = flat % shape[d];
+      flat /= shape[d];
+    }
+  }
+  return at;
+}
+
+std::string index_text(std::int64_t flat, const Shape& shape) {
+  return coords_text(unravel_index(flat, shape));
+}
 
 std::vector<Value> value_leaves(const std::vector<Value>& values) {
   std::vector<Value> out;
@@ -722,7 +772,8 @@ std::vector<Value> value_leaves(const std::vector<Value>& values) {
 
 Status rejudge_rows(std::string_view api, const std::vector<Value>& bench, const std::vector<Value>& device,
                     const std::vector<Value>& magnitude, const std::vector<std::int64_t>& accumulation,
-                    std::vector<DetailRow>& rows, std::size_t first, Aggregation how, bool backward) {
+                    std::vector<DetailRow>& rows, std::size_t first, Aggregation how, bool backward,
+                    bool histograms) {
   const BoundFamily* family = bound_family(api, backward);
   std::vector<Status> statuses;
   for (std::size_t i = first; i < rows.size(); ++i) statuses.push_back(rows[i].status);
@@ -749,9 +800,10 @@ Status rejudge_rows(std::string_view api, const std::vector<Value>& bench, const
       m = &magnitude[i].tensor();
     }
     const std::int64_t k = i < accumulation.size() ? accumulation[i] : 1;
-    const Verdict v = error_bound_verdict(*family, b.tensor(), d.tensor(), m, k, 1);
+    const Verdict v = error_bound_verdict(*family, b.tensor(), d.tensor(), m, k, 1, histograms);
     row.status = v.status;
     row.message = v.message;
+    if (histograms) row.histogram = v.histogram;
     statuses[i] = v.status;
   }
   return aggregate_statuses(statuses, how);

@@ -80,9 +80,11 @@ std::int64_t accumulation_length(const BoundFamily& family, const std::vector<Sh
                                  const Shape& output);
 
 /// The D14 verdict of one output. `magnitude` (float64, the bench's shape) is required for AbsInputs
-/// families and ignored otherwise; `accumulation` is the family's K (>= 1).
+/// families and ignored otherwise; `accumulation` is the family's K (>= 1). `histogram`: also fill
+/// Verdict::histogram (every element's error over its bound, in the same scan).
 Verdict error_bound_verdict(const BoundFamily& family, const Tensor& bench, const Tensor& device,
-                            const Tensor* magnitude, std::int64_t accumulation, std::size_t worst_count);
+                            const Tensor* magnitude, std::int64_t accumulation, std::size_t worst_count,
+                            bool histogram = false);
 
 /// g(K, u) of D14: the error bound of a K-term sum accumulated in unit roundoff u, in units of its
 /// magnitude (worst case up to 64 terms, the probabilistic bound above).
@@ -118,6 +120,8 @@ class ErrorBoundScan {
   ~ErrorBoundScan();
   ErrorBoundScan(const ErrorBoundScan&) = delete;
   ErrorBoundScan& operator=(const ErrorBoundScan&) = delete;
+  /// Before start(): also count every element's error over its bound into Verdict::histogram.
+  void want_histogram();
   /// Before any scan(): the chunk ids will be 0..chunks-1.
   void start(int chunks);
   /// Scans elements [begin, end); concurrent calls must have distinct chunk ids.
@@ -133,6 +137,8 @@ class ErrorBoundScan {
 /// The leaves of a list of outputs or gradients (nested lists flattened), in the order of their rows.
 std::vector<Value> value_leaves(const std::vector<Value>& values);
 
+/// The index per dimension of element `flat` of a row-major tensor of `shape` ({} for a scalar).
+std::vector<std::int64_t> unravel_index(std::int64_t flat, const Shape& shape);
 /// The multi-dimensional index of element `flat` of a row-major tensor of `shape`, as "[1, 0, 2]".
 std::string index_text(std::int64_t flat, const Shape& shape);
 
@@ -140,9 +146,11 @@ std::string index_text(std::int64_t flat, const Shape& shape);
 /// `bench`/`device` (lists flattened). A row keeps run_ut's verdict, with a Message saying why, where D14
 /// has no family for `api`, the pair is not two floating tensors of one shape, or an accumulating family
 /// has no magnitude[i]. `accumulation[i]` is output i's K. Returns the direction's rolled-up status.
-/// `backward`: the rows are input gradients (bound_family(api, true) judges them).
+/// `backward`: the rows are input gradients (bound_family(api, true) judges them). `histograms`: each
+/// re-judged row gets its DetailRow::histogram in bound units.
 Status rejudge_rows(std::string_view api, const std::vector<Value>& bench, const std::vector<Value>& device,
                     const std::vector<Value>& magnitude, const std::vector<std::int64_t>& accumulation,
-                    std::vector<DetailRow>& rows, std::size_t first, Aggregation how, bool backward = false);
+                    std::vector<DetailRow>& rows, std::size_t first, Aggregation how, bool backward = false,
+                    bool histograms = false);
 
 }  // namespace probe::detail

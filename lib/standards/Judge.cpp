@@ -111,7 +111,10 @@ std::vector<ElementError> worst_elements(const Tensor& bench, const Tensor& devi
   std::sort(heap.begin(), heap.end(), [](const Ranked& x, const Ranked& y) {
     return x.key != y.key ? x.key > y.key : x.e.index < y.e.index;
   });
-  for (auto& r : heap) out.push_back(r.e);
+  for (auto& r : heap) {
+    r.e.coords = detail::unravel_index(r.e.index, bench.shape());
+    out.push_back(std::move(r.e));
+  }
   return out;
 }
 

@@ -128,9 +128,14 @@ void compare_float(std::string_view api_name, const Tensor& bench, const Tensor&
     MetricParams params = cfg.metric_params(device.dtype());
     params.compute_ulp = supported && standard == Standard::Ulp;
     params.compute_extra = false;
+    // The report's histogram: in ULPs where the ULP standard judges, else in relative error.
+    if (cfg.error_histograms)
+      params.histogram =
+          supported && standard == Standard::Ulp ? HistogramUnit::Ulp : HistogramUnit::RelativeError;
     own = compute_metrics(bench, device, params);
   }
   const TensorMetrics& m = computed ? *computed : own;
+  row.histogram = m.histogram;
   std::string msg;
   if (supported) {
     // The standard's own columns (§4.1), as the metric table lists them.
@@ -346,18 +351,20 @@ Status compare_dropout(const Tensor& bench, const Tensor& device, const Standard
   return diff / static_cast<double>(n) < cfg.dropout_ratio ? kPass : kError;
 }
 
+CsvRow DetailRow::to_csv(int precision) const {
+  CsvRow out{api_name, bench_dtype, device_dtype, shape};
+  for (const MetricColumn& m : metric_table())
+    if (!m.pytorch_header.empty()) out.push_back((this->*m.column).format(precision));
+  out.emplace_back(to_string(status));
+  out.push_back(message);
+  return out;
+}
+
 std::optional<std::string> api_base_name(std::string_view full) {
-  std::vector<std::string_view> parts;
-  std::size_t start = 0;
-  while (true) {
-    std::size_t dot = full.find('.', start);
-    parts.push_back(full.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
-    if (dot == std::string_view::npos) break;
-    start = dot + 1;
-  }
-  if (parts.size() == 3) return std::string(parts[1]);
-  if (parts.size() == 4) return std::string(parts[1]) + "." + std::string(parts[2]);
-  return std::nullopt;
+  const std::optional<ApiName> parsed = parse_api_name(full);
+  // msprobe adapts a counted name only in run_ut's form (one name segment, or an operator and one more).
+  if (!parsed || (parsed->call_index && !parsed->run_ut_form())) return std::nullopt;
+  return parsed->name;
 }
 
 OutputCompareResult compare_output(const OutputCompareInput& in, const Standards& cfg) {

@@ -1,6 +1,7 @@
 probe_component(standards USES dump_compare metrics runners support
   SOURCES
   Standards.cpp
+  DetailsRows.cpp
   OutputCompare.cpp
   Judge.cpp
   ErrorBound.cpp

@@ -86,4 +86,53 @@ rapidjson::Document parse_data_json_text(std::string_view text, const std::strin
   return parse_json_document(text, origin);
 }
 
+namespace {
+
+// `key` of `root`, or of the data file its {"from": FILE} names (parsed into `holder`); `where` becomes the
+// file the member was read from.
+const rapidjson::Value& shared_member(const rapidjson::Value& root, const char* key,
+                                      const std::string& origin, rapidjson::Document& holder,
+                                      std::string& where) {
+  where = origin;
+  const rapidjson::Value& v = json_member(root, key, origin);
+  if (!v.IsObject() || !v.HasMember("from")) return v;
+  const rapidjson::Value& from = v["from"];
+  if (!from.IsString() || v.MemberCount() != 1)
+    throw Error(ErrorKind::Format, "expected {\"from\": \"<data file>\"}", origin, key);
+  where = data_file_path(from.GetString());
+  holder = parse_data_json(where, std::string("the data file ") + key + " refers to");
+  if (!holder.IsObject()) throw Error(ErrorKind::Format, "expected a JSON object", where);
+  const rapidjson::Value& h = holder;
+  const rapidjson::Value& shared = json_member(h, key, where);
+  if (shared.IsObject() && shared.HasMember("from"))
+    throw Error(ErrorKind::Format, "a list taken from another file must be there, not refer on", where, key);
+  return shared;
+}
+
+}  // namespace
+
+std::vector<std::string> data_strings(const rapidjson::Value& root, const char* key,
+                                      const std::string& origin) {
+  rapidjson::Document holder;
+  std::string where;
+  shared_member(root, key, origin, holder, where);
+  if (!holder.IsObject()) return json_strings(root, key, origin);
+  const rapidjson::Value& h = holder;
+  return json_strings(h, key, where);
+}
+
+std::map<std::string, std::string> data_string_table(const rapidjson::Value& root, const char* key,
+                                                     const std::string& origin) {
+  rapidjson::Document holder;
+  std::string where;
+  const rapidjson::Value& v = shared_member(root, key, origin, holder, where);
+  if (!v.IsObject()) throw Error(ErrorKind::Format, "expected {name: name}", where, key);
+  std::map<std::string, std::string> out;
+  for (const auto& m : v.GetObject()) {
+    if (!m.value.IsString()) throw Error(ErrorKind::Format, "expected a string", where, key);
+    out[m.name.GetString()] = m.value.GetString();
+  }
+  return out;
+}
+
 }  // namespace probe::detail

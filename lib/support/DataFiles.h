@@ -3,6 +3,7 @@
 
 #include <rapidjson/document.h>
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -49,5 +50,14 @@ PROBE_API rapidjson::Document parse_data_json(const std::string& path, const std
 /// The same for text in memory; errors name `origin`.
 rapidjson::Document parse_data_json_text(std::string_view text, const std::string& origin,
                                          const std::string& what);
+
+/// Member `key` of the data file `root` (read from `origin`) as a list of strings or as a {name: name} table;
+/// when the member is {"from": "<data file>"}, the same member of that data file (found by data_file_path),
+/// so that a list two data files share is kept in one. Throws probe::Error Format naming the file and key
+/// (a missing key, another shape, a "from" whose member is itself a "from"), Io for a missing file.
+std::vector<std::string> data_strings(const rapidjson::Value& root, const char* key,
+                                      const std::string& origin);
+std::map<std::string, std::string> data_string_table(const rapidjson::Value& root, const char* key,
+                                                     const std::string& origin);
 
 }  // namespace probe::detail

@@ -1,17 +1,31 @@
 #include "support/Timestamp.h"
 
 #include <algorithm>
+#include <chrono>
 #include <ctime>
 
 namespace probe::detail {
 
-std::string local_timestamp() {
-  std::time_t now = std::time(nullptr);
+namespace {
+
+std::string stamp(std::time_t t) {
   std::tm tm{};
-  localtime_r(&now, &tm);
+  localtime_r(&t, &tm);
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y%m%d%H%M%S", &tm);
   return buf;
+}
+
+}  // namespace
+
+std::string local_timestamp() { return stamp(std::time(nullptr)); }
+
+std::string local_timestamp_ms() {
+  const auto now = std::chrono::system_clock::now();
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  const std::string digits = std::to_string(1000 + ms);  // "1mmm"
+  return stamp(std::chrono::system_clock::to_time_t(now)) + digits.substr(1);
 }
 
 bool is_timestamp(std::string_view s) noexcept {

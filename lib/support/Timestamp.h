@@ -9,6 +9,9 @@ namespace probe::detail {
 /// strftime("%Y%m%d%H%M%S") of now, in local time.
 std::string local_timestamp();
 
+/// The same with the milliseconds appended (17 digits: msprobe's online dispatch names its directories so).
+std::string local_timestamp_ms();
+
 /// Exactly 14 ASCII digits (msprobe's `\d{14}`, without the other Unicode digits Python's \d accepts).
 bool is_timestamp(std::string_view s) noexcept;
 

@@ -38,6 +38,11 @@ int WorkerPool::threads() const {
   return static_cast<int>(workers_.size());
 }
 
+std::size_t WorkerPool::outstanding() const {
+  std::lock_guard lock(m_);
+  return outstanding_;
+}
+
 std::uint64_t WorkerPool::peak_bytes() const {
   std::lock_guard lock(m_);
   return peak_bytes_;

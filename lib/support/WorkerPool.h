@@ -93,6 +93,8 @@ class WorkerPool {
   /// Adds workers up to `threads` (never removes any).
   void grow(int threads);
   int threads() const;
+  /// Slots reserved and not yet delivered.
+  std::size_t outstanding() const;
   std::uint64_t peak_bytes() const;
   /// The pool whose worker runs the calling thread, or null.
   static const WorkerPool* current();

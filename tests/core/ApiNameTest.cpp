@@ -8,6 +8,8 @@
 #include <string>
 
 #include "probe/api_name.h"
+#include "probe/dump.h"
+#include "probe/output_compare.h"
 
 namespace probe {
 namespace {
@@ -120,6 +122,34 @@ TEST(ApiName, DirectionSpellings) {
   EXPECT_EQ(to_string(ApiDirection::Forward), "forward");
   EXPECT_EQ(to_string(ApiDirection::Backward), "backward");
   EXPECT_EQ(to_string(ApiDirection::None), "");
+}
+
+// The other splitters are calls into the one grammar: api_base_name gives parse_api_name's name (the short
+// "Torch.matmul" included), msprobe's nullopt for a counted name outside run_ut's form; a dump key's parts
+// are parse_api_name's, and a key it reads otherwise than spelled is no API record.
+TEST(ApiName, BaseNameAndEntryNameAreTheGrammars) {
+  EXPECT_EQ(api_base_name("Torch.matmul"), "matmul");
+  EXPECT_EQ(api_base_name("Torch.matmul.0"), "matmul");
+  EXPECT_EQ(api_base_name("Torch.matmul.0.forward"), "matmul");
+  EXPECT_EQ(api_base_name("Aten.add.Tensor"), "add.Tensor");
+  EXPECT_EQ(api_base_name("Torch.linalg.vector_norm.3"), "linalg.vector_norm");
+  EXPECT_EQ(api_base_name("Torch.a.b.c.0"), std::nullopt);
+  EXPECT_EQ(api_base_name("matmul"), std::nullopt);
+
+  const EntryName e = parse_entry_name("Torch.linalg.vector_norm.12.backward");
+  EXPECT_EQ(e.prefix, "Torch");
+  EXPECT_EQ(e.api, "linalg.vector_norm");
+  EXPECT_EQ(e.call_index, "12");
+  EXPECT_EQ(e.full_name, "Torch.linalg.vector_norm.12");
+  EXPECT_EQ(e.direction, EntryDirection::Backward);
+  EXPECT_EQ(parse_entry_name("Functional.relu.01.forward").direction, EntryDirection::Unknown);
+  const EntryName m = parse_entry_name("Module.conv1.Conv2d.forward.0");
+  EXPECT_TRUE(m.is_module);
+  EXPECT_EQ(m.full_name, "Module.conv1.Conv2d.0");
+
+  EXPECT_EQ(classify_run_ut_key("Aten.add.Tensor.0.forward").full_name, "Aten.add.Tensor.0");
+  EXPECT_EQ(classify_run_ut_key("Tensor.relu.0.backward").kind, RunUtKey::Kind::Backward);
+  EXPECT_EQ(classify_run_ut_key("Tensor.relu.0.forward.x").kind, RunUtKey::Kind::Invalid);
 }
 
 }  // namespace

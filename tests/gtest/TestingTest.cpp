@@ -116,6 +116,20 @@ TEST(ProbeGtest, GoldenFailureText) {
   EXPECT_NE(out.find("run_ut_status            Warning"), std::string::npos) << out;
 }
 
+// A 2-D output's worst elements are named by their index per dimension: in [2, 2] only element (1, 0)
+// differs, in the msprobe profile (no error bound: the run_ut rule's worst elements).
+TEST(ProbeGtest, WorstElementsOfA2DOutputAreRowAndColumn) {
+  probe::testing::ScratchDir dir("probe-gtest-2d");
+  probe::testing::CheckOptions opt;
+  opt.repro_dir = dir.path().string();
+  opt.profile = probe::Profile::MsProbe;
+  const Tensor bench = f64({1, 1, 1, 1}).reshape({2, 2});
+  const Tensor device = f64({1, 1, 1 + 0x1p-6, 1}).reshape({2, 2});
+  const probe::testing::Accuracy a = probe::testing::check_output("", bench, device, DType::Float16, opt);
+  const std::string text = probe::testing::describe(a, "the output", "", bench, device, DType::Float16, opt);
+  EXPECT_NE(text.find("  worst elements:\n    [1, 0] bench 1, device 1.015625"), std::string::npos) << text;
+}
+
 // The next value of `dtype` above y (fp16: 10 stored mantissa bits, smallest normal 2^-14; bf16: 7 and
 // 2^-126). A gap is 2^(exponent - mantissa bits); going up from a negative power of two crosses into the
 // binade below, whose gap is half as wide.

@@ -268,6 +268,23 @@ TEST(Judge, WorstElementsAreRankedAndDescribed) {
   EXPECT_EQ(v.worst[2].rel_err, 2.0 / 1024);
 }
 
+// Every rule gives the worst elements' index per dimension: in a [2, 3] output flat index 4 is row 1,
+// column 1, and index 2 is row 0, column 2 (row-major, worked by hand).
+TEST(Judge, WorstElementsHaveTheirIndexPerDimension) {
+  const Tensor b = f64({1, 1, 1, 1, 1, 1}).reshape({2, 3});
+  const Tensor d = f64({1, 1, 1 + 2 * 0x1p-10, 1, 1 + 5 * 0x1p-10, 1}).reshape({2, 3});
+  JudgeOptions opt = old_rule();  // run_ut's rule in both profiles (gelu's D14 needs a magnitude bench)
+  opt.worst_count = 2;
+  for (const Standards* cfg : {&msprobe_cfg(), &probe_cfg()}) {
+    const Verdict v = judge("gelu", b, d, *cfg, DType::Float16, opt);
+    ASSERT_EQ(v.worst.size(), 2u) << v.message;
+    EXPECT_EQ(v.worst[0].index, 4);
+    EXPECT_EQ(v.worst[0].coords, (std::vector<std::int64_t>{1, 1}));
+    EXPECT_EQ(v.worst[1].index, 2);
+    EXPECT_EQ(v.worst[1].coords, (std::vector<std::int64_t>{0, 2}));
+  }
+}
+
 // More differing elements than worst_count, each worse than the one before it: the kept set must be the
 // largest errors, not the first ones seen. fp16 at bench 1: device 1 + k * 2^-10 is k ulps off (k = 1..5 at
 // indices 1..5; index 0 equal). The three worst are k = 5, 4, 3, largest first.

@@ -98,7 +98,7 @@ RunnerRegistry registry_with_gate(Gate& gate) {
     const Tensor& t = args["self"].tensor();
     return ApiResult{{Value(t.to(DType::Float64))}, {t.dtype()}};
   };
-  r.add(Framework::PyTorch, "Test.slow_identity", slow);
+  r.add(Framework::PyTorch, "Test.slow_identity", slow, RunnerRole::Bench, RunnerRegistry::ApiKey::New);
   return r;
 }
 
@@ -497,6 +497,16 @@ TEST(OnlineChecker, RejectsBadOptions) {
   bad([](OnlineCheckerOptions& o) { o.timestamp = "2026"; });
   bad([](OnlineCheckerOptions& o) { o.timestamp = "202601011200001"; });  // 15 digits
   bad([](OnlineCheckerOptions& o) { o.dump_mode = OnlineDumpMode::List; });
+  // The framework check run_ut and the stream make: pytorch or mindspore, the field named.
+  OnlineCheckerOptions o = options(dir.path().string());
+  o.framework = Framework::MindTorch;
+  try {
+    OnlineChecker{o};
+    ADD_FAILURE() << "MindTorch accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.field(), "OnlineCheckerOptions.framework");
+    EXPECT_NE(std::string(e.what()).find("not mindtorch"), std::string::npos) << e.what();
+  }
 }
 
 // kill -9 while ops stream through: every row already in the CSVs is complete, and the result file holds at

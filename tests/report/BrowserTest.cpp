@@ -102,6 +102,12 @@ TEST_F(Browser, ExampleDumpReportRendersWithTheFlaggedApiFirstAndItsPlots) {
   std::size_t n = 0;
   for (auto p = rows.find("<tr"); p != std::string::npos; p = rows.find("<tr", p + 1)) ++n;
   EXPECT_GT(n, 30u) << "the table of every output is not filled";
+  // --report asked run_ut for the flagged output's element errors: one histogram, bars beyond the bound red.
+  const auto hist = r.dom.find("id=\"hist-0\"");
+  ASSERT_NE(hist, std::string::npos) << "no histogram of the flagged output";
+  EXPECT_NE(r.dom.substr(hist, r.dom.find("</svg>", hist) - hist).find("class=\"bar beyond\""),
+            std::string::npos);
+  EXPECT_EQ(r.dom.find("id=\"hist-1\""), std::string::npos);
 
   const fs::path png = kOut / "report.png";
   fs::remove(png);
@@ -140,6 +146,50 @@ TEST_F(Browser, ComparePageMarksTheFirstDifferentEntryAndShowsItsStack) {
   EXPECT_NE(r.dom.find("File model.py, line 1", sel), std::string::npos);
   for (const char* id : {"id=\"plot-cosine\"", "id=\"plot-maxabs\"", "id=\"plot-maxrel\"", "class=\"mark\""})
     EXPECT_NE(r.dom.find(id), std::string::npos) << id;
+}
+
+// A grad_compare output directory (tests/data/report/make_grad_report_fixtures.py): rank 0's first suspicious
+// step is 10 (fc2.weight drops by 0.05), rank 2's its first step (below 0.97).
+TEST_F(Browser, GradPageMarksTheFirstSuspiciousStep) {
+  const fs::path out = kOut / "grad";
+  fs::remove_all(out);
+  const auto cli =
+      run_cli("report '" + std::string(PROBE_TEST_DATA_DIR) + "/report/grad_out' -o '" + out.string() + "'");
+  ASSERT_EQ(cli.code, 0) << cli.out;
+  const auto at = cli.out.find("report: ");
+  ASSERT_NE(at, std::string::npos) << cli.out;
+  const fs::path page = fs::absolute(cli.out.substr(at + 8, cli.out.find('\n', at) - at - 8));
+  EXPECT_TRUE(page.filename().string().starts_with("report_grad_")) << page;
+  const Rendered r = render(page, "grad");
+  ASSERT_EQ(r.code, 0) << "chromium failed; see " << (kOut / "grad.log");
+  EXPECT_TRUE(r.console.empty()) << r.console;
+  EXPECT_NE(r.dom.find("data-ready=\"1\""), std::string::npos) << "the page's script did not finish";
+  EXPECT_EQ(r.dom.find("data-jserror=\""), std::string::npos);
+  EXPECT_NE(r.dom.find("id=\"grad-first-0\">first suspicious step: <b>10</b>"), std::string::npos);
+  EXPECT_NE(r.dom.find("id=\"grad-first-1\">first suspicious step: <b>1</b>"), std::string::npos);
+  for (const char* id :
+       {"id=\"grad-plot-0\"", "id=\"grad-mark-0\"", "id=\"grad-plot-1\"", "id=\"grad-mark-1\""})
+    EXPECT_NE(r.dom.find(id), std::string::npos) << id;
+  // Both ranks' tables are filled by the script: 5 and 2 rows under their step headers.
+  const auto table = r.dom.find("id=\"grad-table-0\"");
+  ASSERT_NE(table, std::string::npos);
+  const std::string t0 = r.dom.substr(table, r.dom.find("</table>", table) - table);
+  std::size_t n = 0;
+  for (auto p = t0.find("<tr"); p != std::string::npos; p = t0.find("<tr", p + 1)) ++n;
+  EXPECT_EQ(n, 6u) << t0;
+  EXPECT_NE(t0.find("s-error"), std::string::npos) << "the drop is not highlighted";
+
+  const fs::path png = kOut / "grad.png";
+  fs::remove(png);
+  const std::string shot =
+      std::string("timeout 120 ") + kChromium +
+      " --headless --no-sandbox --disable-gpu --no-first-run --hide-scrollbars --user-data-dir='" +
+      (kOut / "profile-shot").string() + "' --window-size=1280,1400 --screenshot='" + png.string() +
+      "' 'file://" + page.string() + "' > /dev/null 2>&1";
+  ASSERT_EQ(std::system(shot.c_str()), 0);
+  const std::string bytes = slurp(png);
+  EXPECT_GT(bytes.size(), 10000u);
+  EXPECT_EQ(bytes.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
 }
 
 // msprobe's own api_precision_compare CSVs: the page of a directory holding them.

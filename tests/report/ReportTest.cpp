@@ -224,6 +224,40 @@ TEST(WorstTable, FitsTheWidthAndListsTheWorstFirst) {
   }
 }
 
+// The headers name the numbers: the worst element's error against its bound where a bound rule judged every
+// row shown, the criterion's value against its threshold where run_ut's rule did, both marked per row when
+// the table mixes them. The fixture's first two flagged outputs are D14's (gelu, linear), the third
+// (Torch.matmul.0) run_ut's rule.
+TEST(WorstTable, HeadersSayWhatTheNumbersAre) {
+  const auto r = probe::read_run_ut_report(kData + "accuracy_checking_result_20260101000000.csv",
+                                           kData + "accuracy_checking_details_20260101000000.csv");
+  const auto lines_of = [](const std::string& t) {
+    std::istringstream in(t);
+    std::vector<std::string> l;
+    for (std::string s; std::getline(in, s);) l.push_back(s);
+    return l;
+  };
+  const auto bound = lines_of(probe::worst_outputs_table(r, 2, 200));
+  ASSERT_EQ(bound.size(), 4u);
+  EXPECT_TRUE(bound[1].ends_with(" worst err bound")) << bound[1];
+  EXPECT_EQ(bound[1].find("threshold"), std::string::npos) << bound[1];
+  const auto mixed = lines_of(probe::worst_outputs_table(r, 3, 200));
+  ASSERT_EQ(mixed.size(), 5u);
+  EXPECT_TRUE(mixed[1].ends_with(" value     bound|thr")) << mixed[1];
+  EXPECT_NE(mixed[2].find(" b "), std::string::npos) << mixed[2];
+  EXPECT_EQ(mixed[4].rfind("Torch.matmul.0 ", 0), 0u) << mixed[4];
+  EXPECT_NE(mixed[4].find(" t "), std::string::npos) << mixed[4];
+  for (int width : {40, 60, 80})
+    for (const std::string& l : lines_of(probe::worst_outputs_table(r, 3, width)))
+      EXPECT_LE(l.size(), static_cast<std::size_t>(width)) << l;
+  // msprobe's own run_ut CSVs: run_ut's rule throughout.
+  const auto m = probe::read_run_ut_report(kConf + "npu_accuracy_checking_result_20250101000000.csv",
+                                           kConf + "npu_accuracy_checking_details_20250101000000.csv");
+  const auto old = lines_of(probe::worst_outputs_table(m, 5, 200));
+  ASSERT_GE(old.size(), 3u);
+  EXPECT_TRUE(old[1].ends_with(" value     threshold")) << old[1];
+}
+
 TEST(ReportCli, WritesOnePageForADirectoryAndRefusesAnEmptyOne) {
   ScratchDir out("report-cli");
   const auto ok = run_cli("report '" + kData + "' -o '" + out.path().string() + "'");

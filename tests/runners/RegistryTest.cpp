@@ -117,7 +117,7 @@ TEST(Registry, EmbedderReplacesAndAddsDeviceRunnersWithoutTouchingCopies) {
   EXPECT_EQ(g[0].path, "input.0");
   EXPECT_EQ(g[0].grad.to_doubles(), (std::vector<double>{0.0, 1.0}));
   // A device runner without backward for an API probe has no built-in runner for is not differentiable.
-  reg.add(Framework::PyTorch, "MyLib.scale", dev, RunnerRole::Device);
+  reg.add(Framework::PyTorch, "MyLib.scale", dev, RunnerRole::Device, RunnerRegistry::ApiKey::New);
   try {
     reg.run_backward(Framework::PyTorch, "MyLib.scale.0", call, {Value(ones)}, RunnerRole::Device);
     ADD_FAILURE() << "no backward to borrow, yet run_backward returned";
@@ -125,6 +125,29 @@ TEST(Registry, EmbedderReplacesAndAddsDeviceRunnersWithoutTouchingCopies) {
     EXPECT_EQ(e.kind(), ErrorKind::Unsupported);
     EXPECT_NE(std::string(e.what()).find("not differentiable"), std::string::npos) << e.what();
   }
+}
+
+// A key that names no API probe knows is a typo until the caller says the API is new: the error names the
+// key and the closest known one. An API known under another prefix is known ("Torch.gelu" through
+// "Functional.gelu"), and so is an Aten overload of a known operator.
+TEST(Registry, AnUnknownKeyIsAnErrorUnlessTheApiIsNew) {
+  RunnerRegistry reg;
+  const Runner relu = *RunnerRegistry::with_builtins().find(Framework::PyTorch, "Functional.relu");
+  try {
+    reg.add(Framework::PyTorch, "Functional.gleu", relu, RunnerRole::Device);
+    ADD_FAILURE() << "Functional.gleu accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+    EXPECT_EQ(e.api(), "Functional.gleu");
+    EXPECT_EQ(e.field(), "api_key");
+    EXPECT_NE(std::string(e.what()).find("did you mean Functional.gelu?"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(reg.find(Framework::PyTorch, "Functional.gleu", RunnerRole::Device), nullptr);
+  EXPECT_NO_THROW(reg.add(Framework::PyTorch, "Torch.gelu", relu, RunnerRole::Device));
+  EXPECT_NO_THROW(reg.add(Framework::PyTorch, "Aten.relu.default", relu, RunnerRole::Device));
+  EXPECT_NO_THROW(
+      reg.add(Framework::PyTorch, "Functional.gleu", relu, RunnerRole::Device, RunnerRegistry::ApiKey::New));
+  EXPECT_NE(reg.find(Framework::PyTorch, "Functional.gleu", RunnerRole::Device), nullptr);
 }
 
 TEST(Registry, BenchIsFloat64AndReportsTheDeviceDtype) {
