@@ -39,7 +39,7 @@ struct PROBE_API CheckScopeOptions {
   /// Ops are also streamed to a `probe run_ut` server through this client (probe/online_client.h) as
   /// "Aten.{op}.{overload}.{k}", numbered by Client::send_api (not owned; must outlive the scope; may be
   /// shared by scopes on several threads). An op waits while the client's queue is full (at most its
-  /// send_timeout).
+  /// send_timeout). With ClientOptions::encode_on_io_thread an op costs this thread one copy of its tensors.
   online::Client* client = nullptr;
   /// The training step (a scope per step: set it) and rank, sent with every op to `client` (an unset step as
   /// 0). A set step also leads the names of the checker's rows (`step3.Aten.mm.default.1`).
