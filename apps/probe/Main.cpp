@@ -112,9 +112,10 @@ int main(int argc, char** argv) {
                                 ? fmt::format("probe {} (rank {} of {})", c.name, probe::cli::job().rank(),
                                               probe::cli::job().size())
                                 : fmt::format("probe {}", c.name);
-    // Under mpirun the commands that split their work (run_ut, multi_run_ut, compare) run on every rank; the
-    // others run on rank 0 alone while the rest wait, so no file is written twice.
-    const bool splits = c.name == "run_ut" || c.name == "multi_run_ut" || c.name == "compare";
+    // Under mpirun the commands that split their work (run_ut, multi_run_ut, compare, nan_analyze) run on
+    // every rank; the others run on rank 0 alone while the rest wait, so no file is written twice.
+    const bool splits =
+        c.name == "run_ut" || c.name == "multi_run_ut" || c.name == "compare" || c.name == "nan_analyze";
     try {
       if (!splits && probe::cli::job().size() > 1) {
         int code = 0;

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "ArgParser.h"
+#include "Cluster.h"
 #include "Commands.h"
 #include "probe/error.h"
 #include "probe/nan_analyze.h"
@@ -79,6 +80,7 @@ int run_nan_analyze(Args args) {
     throw Error(ErrorKind::InvalidArgument, "expected probe or msprobe, got '" + profile + "'", {},
                 "--profile");
   options.profile = parse_profile(profile);
+  options.group = &job();  // under mpirun: the rank directories are parsed across the job
   const NanAnalyzeResult r = nan_analyze(options);
   for (const std::string& line : r.log) fmt::print("{}\n", line);
   return 0;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "probe/distributed.h"
 #include "probe/export.h"
 #include "probe/precision_standard.h"
 
@@ -22,6 +23,12 @@ struct PROBE_API NanAnalyzeOptions {
   /// msprobe: its order exactly; probe (default): DECISIONS D19 (within a layer, the compute ops that fed a
   /// communication op before the communication ops).
   Profile profile = Profile::Probe;
+  /// Ranks to split the parsing across (nullptr: this process alone; probe::mpi gives the ranks of an MPI
+  /// job). Every rank calls nan_analyze with the same options; the rank directories' dumps are parsed by the
+  /// ranks, heaviest (file sizes) first, each reduced to the anomaly candidates and the communication ops;
+  /// rank 0 runs the cross-rank search and writes the file, and every rank returns its result (or throws its
+  /// error). The file is byte for byte the one of one process.
+  Distributed* group = nullptr;
 };
 
 /// One reported entry: its rank, its dump.json key, and where the analysis placed it.

@@ -26,6 +26,7 @@
 #include "support/DataFiles.h"
 #include "support/FileOps.h"
 #include "support/JsonDocument.h"
+#include "support/RankWork.h"
 
 namespace probe {
 namespace fs = std::filesystem;
@@ -293,7 +294,10 @@ bool section_anomaly(const JNode* section) {
   return false;
 }
 
+struct Entry;
+
 struct DataNode {
+  const Entry* entry = nullptr;  // where the report's construct and stack info come from
   std::string op_name;
   long long rank = 0;
   const JNode* body = nullptr;
@@ -394,19 +398,149 @@ Connection connected_nodes(const CommNode& n, const Config& c) {
   return conn;
 }
 
+// One dump.json entry the search can need: the first anomaly before the first communication op, every
+// communication op from there on, and the anomalies among the compute ops after it, each with its position
+// among the compute ops since the previous communication op (counted over all of them, kept or not).
+struct Entry {
+  std::string op;
+  JNode body;
+  long long sub_layer = 0;
+  bool comm = false;
+  // An anomaly candidate's report sections, read on the rank that parsed the dump: construct.json's chain
+  // of parents and stack.json's frames, or the error reading them raised (put_error bytes), thrown only
+  // when the entry is reported, as reading them at report time would.
+  bool candidate = false;
+  std::string info_error;
+  JNode construct_info, stack_info;
+};
+
+// A rank directory reduced to what the cross-rank search needs (the reduction runs on any rank of the
+// group; rank 0 gathers them).
 struct RankData {
   long long rank = 0;
   std::string dir, dump_path, construct_path, stack_path;
-  JNode root;
-  std::vector<std::pair<std::string, const JNode*>> entries;  // dump.json "data", in file order
+  bool has_entries = false;    // dump.json's "data" holds an entry
+  std::vector<Entry> entries;  // in file order
 };
+
+// ---- what ranks exchange ----------------------------------------------------------------------------------
+
+void put_node(detail::WireOut& out, const JNode& n) {
+  out.u64(static_cast<std::uint64_t>(n.kind));
+  out.str(n.text);
+  out.strs(n.keys);
+  out.u64(n.items.size());
+  for (const JNode& item : n.items) put_node(out, item);
+}
+
+JNode get_node(detail::WireIn& in) {
+  JNode n;
+  n.kind = static_cast<JNode::Kind>(in.u64());
+  n.text = in.str();
+  n.keys = in.strs();
+  n.items.resize(in.u64());
+  for (JNode& item : n.items) item = get_node(in);
+  return n;
+}
+
+void put_rank(detail::WireOut& out, const RankData& d) {
+  out.u64(static_cast<std::uint64_t>(d.rank));
+  out.strs({d.dir, d.dump_path, d.construct_path, d.stack_path});
+  out.u64(d.has_entries ? 1 : 0);
+  out.u64(d.entries.size());
+  for (const Entry& e : d.entries) {
+    out.str(e.op);
+    put_node(out, e.body);
+    out.u64(static_cast<std::uint64_t>(e.sub_layer));
+    out.u64((e.comm ? 1 : 0) | (e.candidate ? 2 : 0));
+    out.str(e.info_error);
+    put_node(out, e.construct_info);
+    put_node(out, e.stack_info);
+  }
+}
+
+RankData get_rank(detail::WireIn& in) {
+  RankData d;
+  d.rank = static_cast<long long>(in.u64());
+  const std::vector<std::string> paths = in.strs();
+  if (paths.size() != 4) throw Error(ErrorKind::Internal, "malformed rank summary from another rank");
+  d.dir = paths[0];
+  d.dump_path = paths[1];
+  d.construct_path = paths[2];
+  d.stack_path = paths[3];
+  d.has_entries = in.u64() != 0;
+  d.entries.resize(in.u64());
+  for (Entry& e : d.entries) {
+    e.op = in.str();
+    e.body = get_node(in);
+    e.sub_layer = static_cast<long long>(in.u64());
+    const std::uint64_t flags = in.u64();
+    e.comm = flags & 1;
+    e.candidate = flags & 2;
+    e.info_error = in.str();
+    e.construct_info = get_node(in);
+    e.stack_info = get_node(in);
+  }
+  return d;
+}
+
+std::string error_bytes(std::exception_ptr e) {
+  detail::WireOut out;
+  detail::put_error(out, e);
+  return std::move(out.bytes());
+}
+
+[[noreturn]] void throw_error_bytes(const std::string& bytes) {
+  detail::WireIn in(bytes);
+  throw detail::get_error(in, 0);
+}
+
+// The chain of parents of `op` in construct.json, outermost first.
+JNode construct_chain(const JNode& construct, const std::string& op) {
+  JNode chain;
+  chain.kind = JNode::Kind::Array;
+  std::vector<std::string> names{op};
+  for (const JNode* p = construct.find(op);;) {
+    if (p && p->kind == JNode::Kind::Array) p = p->items.empty() ? nullptr : &p->items.front();
+    if (!p || p->kind != JNode::Kind::String || p->text.empty() ||
+        std::find(names.begin(), names.end(), p->text) != names.end())
+      break;
+    names.insert(names.begin(), p->text);
+    p = construct.find(p->text);
+  }
+  for (const std::string& n : names) chain.items.push_back(str_node(n));
+  return chain;
+}
+
+// The frames of the stack.json group whose name list holds `op`.
+JNode stack_frames(const JNode& stack, const std::string& op, const std::string& stack_path) {
+  JNode frames;
+  frames.kind = JNode::Kind::Object;
+  if (stack.kind == JNode::Kind::Object)
+    for (std::size_t si = 0; si < stack.items.size(); ++si) {
+      const std::string& k = stack.keys[si];
+      const JNode& item = stack.items[si];
+      if (item.kind != JNode::Kind::Array)
+        throw Error(ErrorKind::Format, "the values of stack.json must be lists", stack_path, k, op);
+      if (item.items.size() < 2) continue;
+      const JNode& names_node = item.items[0];
+      const bool holds =
+          names_node.kind == JNode::Kind::Array
+              ? std::any_of(names_node.items.begin(), names_node.items.end(),
+                            [&](const JNode& x) { return x.kind == JNode::Kind::String && x.text == op; })
+              : names_node.kind == JNode::Kind::String && names_node.text.find(op) != std::string::npos;
+      if (holds) return item.items[1];
+    }
+  return frames;
+}
 
 class Analyzer {
  public:
   Analyzer(const NanAnalyzeOptions& o, Config c)
       : opt_(o), cfg_(std::move(c)), msprobe_(o.profile == Profile::MsProbe) {}
 
-  void load() {
+  // The rank directories of the step, in numeric order, with their files' paths (not read yet).
+  std::vector<RankData> list() const {
     std::error_code ec;
     const fs::path in(opt_.input_path);
     if (!fs::exists(in, ec)) throw Error(ErrorKind::Io, "no such directory", opt_.input_path, "-i");
@@ -431,6 +565,7 @@ class Analyzer {
                   opt_.input_path, "-i");
     // DECISIONS (nan_analyze, rank order): ranks in numeric order (msprobe takes the directory listing's
     // order, which depends on the file system).
+    std::vector<RankData> out;
     for (const auto& [r, name] : dirs) {
       RankData d;
       d.rank = r;
@@ -438,17 +573,144 @@ class Analyzer {
       d.dump_path = (in / name / "dump.json").string();
       d.construct_path = (in / name / "construct.json").string();
       d.stack_path = (in / name / "stack.json").string();
-      for (const std::string* p : {&d.dump_path, &d.construct_path, &d.stack_path})
-        if (!fs::is_regular_file(*p, ec)) throw Error(ErrorKind::Io, "missing file", *p, name);
-      d.root = read_json(d.dump_path);
-      if (const JNode* data = d.root.find("data"); data && data->kind == JNode::Kind::Object)
-        for (std::size_t i = 0; i < data->keys.size(); ++i)
-          d.entries.emplace_back(data->keys[i], &data->items[i]);
-      ranks_.push_back(std::move(d));
+      out.push_back(std::move(d));
+    }
+    return out;
+  }
+
+  // Parses one rank directory and keeps what the search needs (Entry). A missing file or malformed
+  // dump.json throws, naming it.
+  void reduce(RankData& d) const {
+    std::error_code ec;
+    const std::string name = fs::path(d.dir).filename().string();
+    for (const std::string* p : {&d.dump_path, &d.construct_path, &d.stack_path})
+      if (!fs::is_regular_file(*p, ec)) throw Error(ErrorKind::Io, "missing file", *p, name);
+    JNode root = read_json(d.dump_path);
+    JNode* data = root.find("data")
+                      ? &root.items[static_cast<std::size_t>(root.find("data") - root.items.data())]
+                      : nullptr;
+    if (!data || data->kind != JNode::Kind::Object || data->items.empty()) return;
+    d.has_entries = true;
+    auto keep = [&](std::size_t i, long long sub_layer, bool comm) -> Entry& {
+      Entry& e = d.entries.emplace_back();
+      e.op = data->keys[i];
+      e.body = std::move(data->items[i]);
+      e.sub_layer = sub_layer;
+      e.comm = comm;
+      return e;
+    };
+    auto anomaly = [&](std::size_t i) {
+      DataNode n;
+      n.op_name = data->keys[i];
+      n.body = &data->items[i];
+      return n.is_anomaly(cfg_);
+    };
+    bool after_first_comm = false;
+    long long sub_layer = 0;
+    for (std::size_t i = 0; i < data->keys.size(); ++i) {
+      const std::string& op = data->keys[i];
+      if (is_comm(op)) {
+        // A communication op that is itself an anomaly may be reported (analyze_group).
+        const bool candidate = anomaly(i);
+        keep(i, sub_layer, true).candidate = candidate;
+        after_first_comm = true;
+        sub_layer = 0;
+      } else if (!after_first_comm) {
+        // Before the first communication op only the first anomaly counts (pre_analyze stops there).
+        if (anomaly(i)) {
+          keep(i, 0, false).candidate = true;
+          break;
+        }
+      } else if (!is_ignored(op)) {
+        if (anomaly(i)) keep(i, sub_layer, false).candidate = true;
+        ++sub_layer;
+      }
+    }
+    read_report_info(d);
+  }
+
+  // construct.json and stack.json, read once per rank directory and only when it has a candidate.
+  static void read_report_info(RankData& d) {
+    std::optional<JNode> construct, stack;
+    std::string construct_error, stack_error;
+    for (Entry& e : d.entries) {
+      if (!e.candidate) continue;
+      try {
+        if (!construct && construct_error.empty()) {
+          try {
+            construct = read_json(d.construct_path);
+          } catch (...) {
+            construct_error = error_bytes(std::current_exception());
+          }
+        }
+        if (!construct_error.empty()) {
+          e.info_error = construct_error;
+          continue;
+        }
+        e.construct_info = construct_chain(*construct, e.op);
+        if (!stack && stack_error.empty()) {
+          try {
+            stack = read_json(d.stack_path);
+          } catch (...) {
+            stack_error = error_bytes(std::current_exception());
+          }
+        }
+        if (!stack_error.empty()) {
+          e.info_error = stack_error;
+          continue;
+        }
+        e.stack_info = stack_frames(*stack, e.op, d.stack_path);
+      } catch (...) {
+        e.info_error = error_bytes(std::current_exception());
+      }
     }
   }
 
+  // Every rank: lists the step, parses the rank directories it claims (heaviest first), and sends them to
+  // rank 0, which keeps them in rank order. A rank directory that failed is an error at rank 0, the first
+  // in rank order (as one process reading them in turn).
+  void load(Distributed& group) {
+    std::vector<RankData> dirs = list();
+    std::vector<double> weights;
+    for (const RankData& d : dirs) {
+      double bytes = 0;
+      for (const std::string* p : {&d.dump_path, &d.construct_path, &d.stack_path}) {
+        std::error_code ec;
+        const auto n = fs::file_size(*p, ec);
+        if (!ec) bytes += static_cast<double>(n);
+      }
+      weights.push_back(bytes);
+    }
+    const std::vector<std::string> parts = detail::map_on_ranks(group, weights, [&](std::size_t i) {
+      detail::WireOut out;
+      try {
+        RankData d = dirs[i];
+        reduce(d);
+        out.u64(0);
+        put_rank(out, d);
+      } catch (...) {
+        detail::WireOut failed;
+        failed.u64(1);
+        failed.str(error_bytes(std::current_exception()));
+        return std::move(failed.bytes());
+      }
+      return std::move(out.bytes());
+    });
+    loaded_ = std::move(parts);
+  }
+
+  // Rank 0: the gathered rank directories, or the first one's error.
+  void unpack() {
+    for (const std::string& part : loaded_) {
+      detail::WireIn in(part);
+      if (in.u64() != 0) throw_error_bytes(in.str());
+      ranks_.push_back(get_rank(in));
+    }
+    loaded_.clear();
+  }
+
   NanAnalyzeResult run() {
+    unpack();
     NanAnalyzeResult res;
     res.log.push_back("Start searching anomaly node before communication.");
     pre_analyze(res);
@@ -476,28 +738,29 @@ class Analyzer {
     return std::any_of(cfg_.ignored.begin(), cfg_.ignored.end(),
                        [&](const std::string& k) { return op.find(k) != std::string::npos; });
   }
-  DataNode data_node(const RankData& r, const std::string& op, const JNode* body, long long sub_layer) const {
+  static DataNode data_node(const RankData& r, const Entry& e) {
     DataNode d;
-    d.op_name = op;
+    d.entry = &e;
+    d.op_name = e.op;
     d.rank = r.rank;
-    d.body = body;
-    d.sub_layer = sub_layer;
+    d.body = &e.body;
+    d.sub_layer = e.sub_layer;
     return d;
   }
 
   void pre_analyze(NanAnalyzeResult& res) {
     for (const RankData& r : ranks_) {
-      if (r.entries.empty()) {
+      if (!r.has_entries) {
         res.log.push_back(fmt::format("Rank {} has no dump data!", r.rank));
         continue;
       }
       for (std::size_t i = 0; i < r.entries.size(); ++i) {
-        const auto& [op, body] = r.entries[i];
-        if (is_comm(op)) {
+        const Entry& e = r.entries[i];
+        if (e.comm) {
           first_comm_[r.rank] = i;
           break;
         }
-        DataNode d = data_node(r, op, body, 0);
+        DataNode d = data_node(r, e);
         if (d.is_anomaly(cfg_)) {
           anomalies_.push_back(d);
           break;
@@ -516,15 +779,17 @@ class Analyzer {
       auto fc = first_comm_.find(r.rank);
       if (fc == first_comm_.end()) continue;
       std::vector<DataNode> compute;
-      long long sub_layer = 0;
       CommNode* last = nullptr;
+      // The entries from the first communication op on are the communication ops and the compute ops that
+      // are anomalies, each with its sub_layer (Entry).
       for (std::size_t i = fc->second; i < r.entries.size(); ++i) {
-        const auto& [op, body] = r.entries[i];
-        if (is_comm(op)) {
+        const Entry& e = r.entries[i];
+        const std::string& op = e.op;
+        if (e.comm) {
           CommNode n;
           n.id = fmt::format("{}.{}", r.rank, op);
           n.rank = r.rank;
-          n.data = data_node(r, op, body, sub_layer);
+          n.data = data_node(r, e);
           n.data.comm = true;
           std::vector<std::string> parts;
           for (std::size_t a = 0, b; a <= op.size(); a = b + 1) {
@@ -539,7 +804,6 @@ class Analyzer {
           n.type = resolve_type(n, cfg_);
           n.compute_ops = std::move(compute);
           compute.clear();
-          sub_layer = 0;
           if (last) n.layer = last->layer + 1;
           n.data.layer = n.layer;
           n.pos = chains_[r.rank].size();
@@ -547,10 +811,8 @@ class Analyzer {
           chains_[r.rank].push_back(n.id);
           nodes_.push_back(std::move(n));
           last = &nodes_.back();  // valid until the next push_back, which reads it first
-        } else if (!is_ignored(op)) {
-          DataNode d = data_node(r, op, body, sub_layer);
-          if (d.is_anomaly(cfg_)) compute.push_back(d);
-          ++sub_layer;
+        } else {
+          compute.push_back(data_node(r, e));
         }
       }
       if (!compute.empty()) after_[r.rank] = std::move(compute);
@@ -752,14 +1014,7 @@ class Analyzer {
     return res;
   }
 
-  const RankData& rank_data(long long rank) const {
-    for (const RankData& r : ranks_)
-      if (r.rank == rank) return r;
-    throw Error(ErrorKind::Internal, fmt::format("no rank {}", rank));
-  }
-
   JNode node_info(const DataNode& d) {
-    const RankData& r = rank_data(d.rank);
     JNode out;
     out.kind = JNode::Kind::Object;
     add(out, "op_name", str_node(d.op_name));
@@ -783,47 +1038,12 @@ class Analyzer {
     }
     section("output", JNode::Kind::Object);
     add(out, "data_info", std::move(info));
-    // The chain of parents in construct.json, outermost first.
-    const JNode construct = read_json(r.construct_path);
-    JNode chain;
-    chain.kind = JNode::Kind::Array;
-    std::vector<std::string> names{d.op_name};
-    for (const JNode* p = construct.find(d.op_name);;) {
-      if (p && p->kind == JNode::Kind::Array) p = p->items.empty() ? nullptr : &p->items.front();
-      if (!p || p->kind != JNode::Kind::String || p->text.empty() ||
-          std::find(names.begin(), names.end(), p->text) != names.end())
-        break;
-      names.insert(names.begin(), p->text);
-      p = construct.find(p->text);
-    }
-    for (const std::string& n : names) chain.items.push_back(str_node(n));
-    add(out, "construct_info", std::move(chain));
-    // The frames of the stack.json group whose name list holds the entry.
-    const JNode stack = read_json(r.stack_path);
-    JNode frames;
-    frames.kind = JNode::Kind::Object;
-    if (stack.kind == JNode::Kind::Object)
-      for (std::size_t si = 0; si < stack.items.size(); ++si) {
-        const std::string& k = stack.keys[si];
-        const JNode& item = stack.items[si];
-        if (item.kind != JNode::Kind::Array)
-          throw Error(ErrorKind::Format, "the values of stack.json must be lists", r.stack_path, k,
-                      d.op_name);
-        if (item.items.size() < 2) continue;
-        const JNode& names_node = item.items[0];
-        const bool holds = names_node.kind == JNode::Kind::Array
-                               ? std::any_of(names_node.items.begin(), names_node.items.end(),
-                                             [&](const JNode& x) {
-                                               return x.kind == JNode::Kind::String && x.text == d.op_name;
-                                             })
-                               : names_node.kind == JNode::Kind::String &&
-                                     names_node.text.find(d.op_name) != std::string::npos;
-        if (holds) {
-          frames = item.items[1];
-          break;
-        }
-      }
-    add(out, "stack_info", std::move(frames));
+    const Entry* e = d.entry;
+    if (!e || !e->candidate)
+      throw Error(ErrorKind::Internal, "a reported entry was not a candidate", d.op_name);
+    if (!e->info_error.empty()) throw_error_bytes(e->info_error);
+    add(out, "construct_info", e->construct_info);
+    add(out, "stack_info", e->stack_info);
     return out;
   }
 
@@ -874,14 +1094,48 @@ class Analyzer {
   std::map<std::string, std::size_t> index_;
   std::map<long long, std::vector<std::string>> chains_;
   std::vector<DataNode> anomalies_;
+  std::vector<std::string> loaded_;  // rank 0: each rank directory's summary or error, in rank order
 };
+
+std::string put_result(const NanAnalyzeResult& r) {
+  detail::WireOut out;
+  out.str(r.phase);
+  out.u64(r.anomalies.size());
+  for (const NanAnomaly& a : r.anomalies) {
+    out.u64(static_cast<std::uint64_t>(a.rank));
+    out.str(a.op_name);
+    out.u64(static_cast<std::uint64_t>(a.layer));
+    out.u64(static_cast<std::uint64_t>(a.sub_layer));
+  }
+  out.strs(r.log);
+  out.str(r.file);
+  return std::move(out.bytes());
+}
+
+NanAnalyzeResult get_result(const std::string& bytes) {
+  detail::WireIn in(bytes);
+  NanAnalyzeResult r;
+  r.phase = in.str();
+  r.anomalies.resize(in.u64());
+  for (NanAnomaly& a : r.anomalies) {
+    a.rank = static_cast<long long>(in.u64());
+    a.op_name = in.str();
+    a.layer = static_cast<long long>(in.u64());
+    a.sub_layer = static_cast<long long>(in.u64());
+  }
+  r.log = in.strs();
+  r.file = in.str();
+  return r;
+}
 
 }  // namespace
 
 NanAnalyzeResult nan_analyze(const NanAnalyzeOptions& options) {
+  Distributed& group = options.group ? *options.group : single_process();
   Analyzer a(options, load_config());
-  a.load();
-  return a.run();
+  a.load(group);
+  // Rank 0 searches and writes; every rank returns its result or throws its error.
+  return get_result(detail::decide_on_root(group, [&] { return put_result(a.run()); }));
 }
 
 }  // namespace probe
