@@ -16,7 +16,8 @@ run_overflow_check (tests/data/overflow/):
 nan_analyze (tests/data/nan_analyze/<case>/step0/rank{0,1}/{dump,stack,construct}.json, statistics task):
   two ranks of one SPMD program; rank 1's Torch.log meets a negative value and returns NaN, which an
   all_reduce (simulated here as the sum of both ranks' tensors, what torch.distributed computes) carries to
-  rank 0 (cases before_comm, during_comm, during_comm_asymmetric, after_comm, clean, data_nan, p2p).
+  rank 0 (cases before_comm, during_comm, during_comm_asymmetric, after_comm, clean, data_nan, p2p); the case
+  during_comm_3ranks has three rank directories.
   expected.json names the entry msprobe's nan_analyze reports, derived in each case's "why";
   expected_analyze.json is the whole file as msprobe writes it (its save_json: json.dump with indent 2), built
   here from the rank's dump.json, construct.json and stack.json.
@@ -216,11 +217,11 @@ class Rank:
             json.dump(self.construct, f, indent=1)
 
 
-def nan_case(name, program, expected, why):
+def nan_case(name, program, expected, why, n_ranks=2):
     root = os.path.join(NAN, name)
     shutil.rmtree(root, ignore_errors=True)
     step = os.path.join(root, "step0")
-    ranks = [Rank(step, r) for r in (0, 1)]
+    ranks = [Rank(step, r) for r in range(n_ranks)]
     program(ranks)
     for r in ranks:
         r.write()
@@ -357,6 +358,14 @@ def p2p(ranks):
     r0.call("Tensor.__add__.0", torch.Tensor.__add__, [buf, 1.0])
 
 
+def during_comm_3ranks(ranks):
+    during_comm(ranks)
+    r2 = ranks[2]
+    x = torch.linspace(1.0, 2.0, 64).reshape(8, 8)
+    for i in range(12):
+        x = r2.call(f"Tensor.__mul__.{i + 1}", torch.Tensor.__mul__, [x, 1.0])
+
+
 def clean(ranks):
     w = torch.linspace(-1.0, 1.0, 16).reshape(4, 4)
     first = [r.call("Functional.linear.0", torch.nn.functional.linear, [data(0, r.rank).abs(), w]) for r in ranks]
@@ -395,6 +404,12 @@ def main():
              "buffer (sub_layer 0: rank 0 ran nothing since the all_reduce). msprobe's least (layer, sub_layer) "
              "names the recv; the probe profile the log that fed it")
     nan_case("clean", clean, {}, "no entry holds inf or NaN")
+    # Three ranks (the split of nan_analyze across ranks, tests/mpi): rank 2's dump is the largest, so the
+    # heaviest-first order differs from the rank order.
+    nan_case("during_comm_3ranks", during_comm_3ranks, {"rank_1": ["Torch.log.0.forward"]},
+             "as during_comm on three ranks: rank 1's log (sub_layer 1 of layer 1) makes NaN; the all_reduce.1 of "
+             "ranks 0 and 2 have finite inputs and NaN outputs at sub_layer 2 (rank 2's extra ops come after "
+             "all_reduce.1)", n_ranks=3)
 
 
 if __name__ == "__main__":

@@ -82,6 +82,12 @@ TEST(NanAnalyze, FirstAnomalyBeforeCommunicationNamesRankOnesApi) {
 
 TEST(NanAnalyze, FollowsTheAllReduceBackToRankOne) { check_case("during_comm", "communication"); }
 
+// Three ranks: rank 1's log is layer 1's earliest anomaly; ranks 0 and 2 receive its NaN through
+// all_reduce.1.
+TEST(NanAnalyze, ThreeRanksFollowTheAllReduceBackToRankOne) {
+  check_case("during_comm_3ranks", "communication");
+}
+
 TEST(NanAnalyze, AfterTheLastCommunicationOp) { check_case("after_comm", "after_communication"); }
 
 // DECISIONS D19: rank 0 runs no compute op between the all_reduces, so msprobe's (layer, sub_layer) order
