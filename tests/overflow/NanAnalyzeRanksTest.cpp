@@ -125,6 +125,9 @@ TEST(NanAnalyzeRanks, ThreeRankStepNamesRankOnesLog) {
   ASSERT_EQ(got.results[1].anomalies.size(), 1u);
   EXPECT_EQ(got.results[1].anomalies[0].rank, 1);
   EXPECT_EQ(got.results[1].anomalies[0].op_name, "Torch.log.0.forward");
+  // make_overflow_fixtures.py: after all_reduce.0 (layer 1) rank 1 runs Tensor.__mul__ then Torch.log.
+  EXPECT_EQ(got.results[1].anomalies[0].layer, 1);
+  EXPECT_EQ(got.results[1].anomalies[0].sub_layer, 1);
   EXPECT_EQ(got.results[1].phase, "communication");
   EXPECT_EQ(slurp(got.results[0].file),
             slurp((kData / "during_comm_3ranks" / "expected_analyze.json").string()));
