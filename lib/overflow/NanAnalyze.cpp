@@ -671,6 +671,13 @@ class Analyzer {
   // in rank order (as one process reading them in turn).
   void load(Distributed& group) {
     std::vector<RankData> dirs = list();
+    if (group.size() == 1) {  // no one to send to: reduce in place, in rank order
+      for (RankData& d : dirs) {
+        reduce(d);
+        ranks_.push_back(std::move(d));
+      }
+      return;
+    }
     std::vector<double> weights;
     for (const RankData& d : dirs) {
       double bytes = 0;
