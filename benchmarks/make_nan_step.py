@@ -4,7 +4,7 @@ LAYERS layers each, a layer being 4 clean statistics entries and an all_reduce; 
 Torch.log makes NaN and a final all_reduce carries it to the others, so the search links every layer. The
 entries are copies of tests/data/nan_analyze/during_comm's (written by torch), renamed.
 
-    tools/make_nan_step.py OUT_STEP_DIR [RANKS=4] [LAYERS=4000]
+    benchmarks/make_nan_step.py OUT_STEP_DIR [RANKS=4] [LAYERS=4000]
 """
 import json
 import os
