@@ -17,6 +17,7 @@
 #include <optional>
 #include <set>
 #include <tuple>
+#include <utility>
 
 #include "dump/JsonSupport.h"
 #include "dump_writer/PyJson.h"
@@ -48,6 +49,7 @@ struct JNode {
       if (keys[i] == key) return &items[i];
     return nullptr;
   }
+  JNode* find(std::string_view key) { return const_cast<JNode*>(std::as_const(*this).find(key)); }
   // Python truthiness of the loaded value.
   bool truthy() const {
     switch (kind) {
@@ -586,9 +588,7 @@ class Analyzer {
     for (const std::string* p : {&d.dump_path, &d.construct_path, &d.stack_path})
       if (!fs::is_regular_file(*p, ec)) throw Error(ErrorKind::Io, "missing file", *p, name);
     JNode root = read_json(d.dump_path);
-    JNode* data = root.find("data")
-                      ? &root.items[static_cast<std::size_t>(root.find("data") - root.items.data())]
-                      : nullptr;
+    JNode* data = root.find("data");
     if (!data || data->kind != JNode::Kind::Object || data->items.empty()) return;
     d.has_entries = true;
     auto keep = [&](std::size_t i, long long sub_layer, bool comm) -> Entry& {
