@@ -9,14 +9,25 @@
 // server's full run_ut check). Counters: `ops_per_s` = ops handed to the checker or client per second,
 // `checked_share` = share of the computing ops (not black-listed) that probe can check.
 #include <benchmark/benchmark.h>
+#include <sched.h>
+#include <sys/wait.h>
 #include <torch/torch.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <future>
 #include <memory>
 #include <optional>
+#include <set>
+#include <vector>
 
+#include "probe/dump.h"
+#include "probe/dump_writer.h"
 #include "probe/online_checker.h"
 #include "probe/online_client.h"
 #include "probe/online_server.h"
@@ -117,5 +128,393 @@ BENCHMARK(BM_TrainStep)
     ->ArgsProduct({{64, 512}, {0, 1, 2, 3, 4, 5}})
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
+
+// ---- the transformer block of issue 37 ----
+//
+// One pre-norm transformer block in fp32 (batch 8 x 128 tokens, hidden 384, 6 heads, ffn 1536: LayerNorm,
+// q/k/v/o projections, scaled dot-product attention by matmul + softmax, a GELU MLP, residuals), a
+// squared-error loss, backward and an SGD step, one intra-op thread. The numbers it prints per step (the
+// benchmark's time is one step):
+//   BM_TransformerStep/mode:0      unchecked
+//   BM_TransformerStep/mode:1      count-only scope
+//   BM_TransformerStep/mode:2, 3   scope + in-process OnlineChecker with 1, 2 workers
+//   BM_TransformerStep/mode:4, 5   the same with checker.flush() at the end of every step
+//   BM_TransformerStep/mode:6      scope + Client streaming to a server in a child process pinned to CPU 1
+//                                  (the training thread pinned to CPU 0, the client's I/O thread free)
+//   BM_TransformerStep/mode:7      the same with ClientOptions::encode_on_io_thread (one copy on the
+//                                  training thread, the record encoded on the client's I/O thread)
+//   BM_TransformerFloor            what the float64 bench of every checked op must cost (see floor()).
+// Modes run one after the other (not interleaved); `train_cpu_ms` is the training thread's CPU time per
+// step, which excludes waiting (a full queue) and so is the scope's and the client's own cost on that
+// thread. BM_TransformerAB interleaves A (no scope) and B (a scope) step by step: its a_ms and b_ms are
+// medians of interleaved steps on the same warm model.
+struct Block {
+  static constexpr std::int64_t kBatch = 8, kTokens = 128, kDim = 384, kFfn = 1536, kHeads = 6;
+  torch::nn::LayerNorm ln1{torch::nn::LayerNormOptions({kDim})}, ln2{torch::nn::LayerNormOptions({kDim})};
+  torch::nn::Linear q{kDim, kDim}, k{kDim, kDim}, v{kDim, kDim}, o{kDim, kDim}, up{kDim, kFfn},
+      down{kFfn, kDim};
+  std::unique_ptr<torch::optim::SGD> sgd;
+  torch::Tensor x, target;
+
+  Block() {
+    torch::set_num_threads(1);
+    torch::manual_seed(37);
+    std::vector<torch::Tensor> params;
+    for (torch::nn::Module* m : std::initializer_list<torch::nn::Module*>{
+             ln1.get(), ln2.get(), q.get(), k.get(), v.get(), o.get(), up.get(), down.get()})
+      for (const auto& p : m->parameters()) params.push_back(p);
+    sgd = std::make_unique<torch::optim::SGD>(params, torch::optim::SGDOptions(1e-3));
+    x = torch::randn({kBatch, kTokens, kDim});
+    target = torch::randn({kBatch, kTokens, kDim});
+  }
+  torch::Tensor heads(const torch::Tensor& t) const {
+    return t.view({kBatch, kTokens, kHeads, kDim / kHeads}).transpose(1, 2);
+  }
+  void run() {
+    sgd->zero_grad();
+    const torch::Tensor h = ln1->forward(x);
+    const torch::Tensor scores = torch::matmul(heads(q->forward(h)), heads(k->forward(h)).transpose(-2, -1)) /
+                                 std::sqrt(static_cast<double>(kDim / kHeads));
+    const torch::Tensor att = torch::matmul(torch::softmax(scores, -1), heads(v->forward(h)))
+                                  .transpose(1, 2)
+                                  .reshape({kBatch, kTokens, kDim});
+    torch::Tensor y = x + o->forward(att);
+    y = y + down->forward(torch::gelu(up->forward(ln2->forward(y))));
+    (y - target).pow(2).mean().backward();
+    sgd->step();
+  }
+};
+
+double thread_cpu_s() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+fs::path scratch_dir(const char* what) {
+  const fs::path dir = fs::temp_directory_path() /
+                       (std::string("probe-torchstepbench-") + what + "-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  return dir;
+}
+
+void pin_this_thread(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (cpu >= 0) {
+    CPU_SET(cpu, &set);
+  } else {
+    for (int c = 0; c < CPU_SETSIZE; ++c) CPU_SET(c, &set);
+  }
+  ::sched_setaffinity(0, sizeof(set), &set);
+}
+
+// The child side of ChildServer: this executable re-executed with PROBE_TORCHSTEPBENCH_SERVE=<fd> serves
+// one run on its own CPU and reports on fd, before main() (a fresh process: a forked copy of a process that
+// has run checkers would inherit worker pools without their threads).
+struct ServeReport {
+  std::uint64_t messages = 0, errors = 0;
+  double seconds = 0;
+};
+[[maybe_unused]] const bool kServedAsChild = [] {
+  const char* fd_text = std::getenv("PROBE_TORCHSTEPBENCH_SERVE");
+  if (fd_text == nullptr) return false;
+  const int fd = std::atoi(fd_text);
+  const char* out_dir = std::getenv("PROBE_TORCHSTEPBENCH_OUT");
+  int rc = 0;
+  try {
+    probe::online::ServerOptions o;
+    o.producers = 1;
+    o.stream.run_ut.out_dir = out_dir ? out_dir : ".";
+    o.stream.run_ut.threads = 1;
+    probe::online::Server server(o);
+    const std::uint16_t p = server.port();
+    if (::write(fd, &p, sizeof(p)) != sizeof(p)) ::_exit(3);
+    const auto t0 = std::chrono::steady_clock::now();
+    const probe::online::ServerSummary s = server.run();
+    ServeReport r;
+    r.seconds = seconds_since(t0);
+    r.messages = s.messages;
+    const auto rank = s.ranks.find(0);
+    r.errors = rank == s.ranks.end() ? 1 : rank->second.run_ut.error;
+    if (::write(fd, &r, sizeof(r)) != sizeof(r)) rc = 3;
+  } catch (...) {
+    rc = 2;
+  }
+  ::_exit(rc);
+}();
+
+// A server on CPU 1 in a child process: its run_ut's work never runs on the training thread's core, so the
+// parent's step time and CPU time are the client's cost (plus waiting when the server falls behind).
+struct ChildServer {
+  pid_t pid = -1;
+  int from_child = -1;
+  std::uint16_t port = 0;
+
+  explicit ChildServer(const fs::path& out_dir) {
+    int fds[2];
+    if (::pipe(fds) != 0) throw std::runtime_error("pipe failed");
+    pid = ::fork();
+    if (pid == 0) {
+      ::close(fds[0]);
+      pin_this_thread(1);
+      ::setenv("PROBE_TORCHSTEPBENCH_SERVE", std::to_string(fds[1]).c_str(), 1);
+      ::setenv("PROBE_TORCHSTEPBENCH_OUT", out_dir.c_str(), 1);
+      ::execl("/proc/self/exe", "probe_torchstepbench", static_cast<char*>(nullptr));
+      ::_exit(4);
+    }
+    ::close(fds[1]);
+    from_child = fds[0];
+    if (::read(from_child, &port, sizeof(port)) != sizeof(port)) throw std::runtime_error("no server port");
+  }
+  ServeReport wait() {
+    ServeReport r;
+    if (::read(from_child, &r, sizeof(r)) != sizeof(r)) r.errors = 1;
+    ::close(from_child);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return r;
+  }
+};
+
+void BM_TransformerStep(benchmark::State& state) {
+  const int mode = static_cast<int>(state.range(0));
+  const fs::path dir = scratch_dir("block");
+  std::optional<ChildServer> server;
+  if (mode >= 6) server.emplace(dir / "server");
+  Block block;
+  block.run();  // warm up LibTorch's allocator and kernels
+  std::optional<probe::OnlineChecker> checker;
+  probe::torch::CheckScopeOptions so;
+  if (mode >= 2 && mode <= 5) {
+    probe::OnlineCheckerOptions o;
+    o.dump_path = dir.string();
+    o.workers = mode == 2 || mode == 4 ? 1 : 2;
+    checker.emplace(o);
+    so.checker = &*checker;
+  }
+  std::optional<probe::online::Client> client;
+  if (server) {
+    probe::online::ClientOptions co;
+    co.port = server->port;
+    co.encode_on_io_thread = mode == 7;
+    client.emplace(co);
+    so.client = &*client;
+    pin_this_thread(0);
+  }
+  const bool flush_each_step = mode == 4 || mode == 5;
+  double cpu = 0;
+  std::size_t steps = 0;
+  std::optional<probe::torch::CheckScope> scope;
+  if (mode >= 1) scope.emplace(so);
+  if (scope) block.run();  // one checked step before timing: the steady state (warm queues and buffers)
+  for (auto _ : state) {
+    const double c0 = thread_cpu_s();
+    block.run();
+    if (flush_each_step) checker->flush();
+    cpu += thread_cpu_s() - c0;
+    ++steps;
+  }
+  state.counters["train_cpu_ms"] = 1e3 * cpu / static_cast<double>(steps);
+  if (scope) {
+    const auto s = scope->summary();
+    state.counters["checked_per_step"] = static_cast<double>(s.checked) / static_cast<double>(steps + 1);
+    scope.reset();
+  }
+  if (checker) {
+    checker->flush();
+    if (checker->summary().failed != 0) state.SkipWithError("a checked op failed: the model must be clean");
+    checker.reset();
+  }
+  if (client) {
+    client->close(std::chrono::minutes(10));
+    pin_this_thread(-1);
+    const ServeReport r = server->wait();
+    state.counters["server_ops_per_s"] = static_cast<double>(r.messages) / std::max(r.seconds, 1e-9);
+    if (r.errors != 0) state.SkipWithError("the server flagged an op: the model must be clean");
+  }
+  fs::remove_all(dir);
+}
+BENCHMARK(BM_TransformerStep)
+    ->ArgNames({"mode"})
+    ->DenseRange(0, 5)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MinTime(2.0);
+// Streaming: a step waits for a server that checks ~30 ops/s, so a fixed number of steps.
+BENCHMARK(BM_TransformerStep)
+    ->ArgNames({"mode"})
+    ->DenseRange(6, 7)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(4);
+
+// This machine's rates, best of 5 runs of about 0.1 s each (the floor is a lower bound: the best rate).
+struct Rates {
+  double gemm_flops_per_s = 0;  // float64 matmul, one thread, [1024 x 384] x [384 x 1536]
+  double bytes_per_s = 0;       // memcpy of 64 MiB: bytes read plus bytes written per second
+};
+Rates measure_rates() {
+  torch::set_num_threads(1);
+  Rates r;
+  const torch::Tensor a = torch::randn({1024, 384}, torch::kDouble),
+                      b = torch::randn({384, 1536}, torch::kDouble);
+  torch::Tensor c = torch::mm(a, b);
+  std::vector<char> src(std::size_t{64} << 20, 1), dst(src.size());
+  std::memcpy(dst.data(), src.data(), src.size());
+  for (int rep = 0; rep < 5; ++rep) {
+    auto t0 = std::chrono::steady_clock::now();
+    int n = 0;
+    do {
+      c = torch::mm(a, b);
+      ++n;
+    } while (seconds_since(t0) < 0.1);
+    r.gemm_flops_per_s = std::max(r.gemm_flops_per_s, 2.0 * 1024 * 384 * 1536 * n / seconds_since(t0));
+    t0 = std::chrono::steady_clock::now();
+    n = 0;
+    do {
+      std::memcpy(dst.data(), src.data() + (n & 1), src.size() - 1);
+      ++n;
+    } while (seconds_since(t0) < 0.1);
+    r.bytes_per_s = std::max(r.bytes_per_s, 2.0 * static_cast<double>(src.size()) * n / seconds_since(t0));
+  }
+  benchmark::DoNotOptimize(c);
+  benchmark::DoNotOptimize(dst.data());
+  return r;
+}
+
+std::int64_t numel(const probe::TensorInfo& t) {
+  std::int64_t n = 1;
+  for (std::int64_t d : t.shape) n *= d;
+  return n;
+}
+
+// The floor of in-process checking for one step, from the ops the scope checked (recorded through the
+// scope into a statistics dump: their names, input and output shapes and dtypes):
+//   bench: a GEMM op (mm, bmm, addmm, matmul, baddbmm, linear) costs 2 * numel(output) * K flops at the
+//          float64 BLAS rate (K: the last dimension of its first matrix operand); any other op reads its
+//          inputs and writes its outputs once in float64 (8 bytes an element) at the memory rate;
+//   copy:  every op's inputs and outputs copied once at their own dtype (read + write) at the memory rate.
+// The floor is bench + copy on one core; with a second core the bench may overlap the training thread.
+void BM_TransformerFloor(benchmark::State& state) {
+  const fs::path dir = scratch_dir("floor");
+  Block block;
+  block.run();
+  std::string dump_json;
+  {
+    probe::DumpWriterOptions o;
+    o.dump_path = dir.string();
+    o.task = probe::DumpTask::Statistics;
+    o.side_files = false;
+    o.flush_every = 0;
+    probe::DumpWriter writer(o);
+    probe::torch::CheckScopeOptions so;
+    so.dump = &writer;
+    {
+      const probe::torch::CheckScope scope(so);
+      block.run();
+    }
+    dump_json = writer.dump_json_path();
+    writer.close();
+  }
+  const Rates rates = measure_rates();
+  const std::set<std::string> gemms = {"mm", "bmm", "addmm", "matmul", "baddbmm", "linear"};
+  double bench_s = 0, copy_s = 0, flops = 0;
+  std::size_t ops = 0, gemm_ops = 0;
+  const probe::Dump dump = probe::Dump::open(dump_json);
+  for (const probe::DumpEntry& e : dump.entries()) {
+    std::vector<const probe::TensorInfo*> in, out;
+    if (e.inputs()) e.inputs()->collect_tensors(in);
+    if (e.kwargs()) e.kwargs()->collect_tensors(in);
+    if (e.outputs()) e.outputs()->collect_tensors(out);
+    double elems = 0, bytes = 0;
+    for (const auto* ts : {&in, &out})
+      for (const probe::TensorInfo* t : *ts) {
+        elems += static_cast<double>(numel(*t));
+        bytes += static_cast<double>(t->nbytes().value_or(0));
+      }
+    const std::string op = e.name.api.substr(0, e.name.api.find('.'));
+    const bool add_first = op == "addmm" || op == "baddbmm";
+    if (gemms.count(op) != 0 && !out.empty() && in.size() > (add_first ? 1u : 0u)) {
+      const double f = 2.0 * static_cast<double>(numel(*out[0])) *
+                       static_cast<double>(in[add_first ? 1 : 0]->shape.back());
+      flops += f;
+      bench_s += f / rates.gemm_flops_per_s;
+      ++gemm_ops;
+    } else {
+      bench_s += 8.0 * elems / rates.bytes_per_s;
+    }
+    copy_s += 2.0 * bytes / rates.bytes_per_s;
+    ++ops;
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(ops);
+  state.counters["checked_ops"] = static_cast<double>(ops);
+  state.counters["gemm_ops"] = static_cast<double>(gemm_ops);
+  state.counters["gflop_f64"] = flops / 1e9;
+  state.counters["f64_gemm_gflops"] = rates.gemm_flops_per_s / 1e9;
+  state.counters["mem_gbytes_per_s"] = rates.bytes_per_s / 1e9;
+  state.counters["floor_bench_ms"] = 1e3 * bench_s;
+  state.counters["floor_copy_ms"] = 1e3 * copy_s;
+  state.counters["floor_ms"] = 1e3 * (bench_s + copy_s);
+  fs::remove_all(dir);
+}
+BENCHMARK(BM_TransformerFloor)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+// Interleaved A/B: every iteration runs one step without a scope (A) and one inside a fresh scope (B, as a
+// training loop with a scope per step does). variant 0: a count-only scope; 1, 2, 3: the scope with an
+// OnlineChecker (1 worker) checking 100%, 10%, 1% of the ops (CheckScopeOptions::share), flushed after the
+// B step so all its work is charged to B.
+void BM_TransformerAB(benchmark::State& state) {
+  const int variant = static_cast<int>(state.range(0));
+  const fs::path dir = scratch_dir("ab");
+  Block block;
+  block.run();
+  std::optional<probe::OnlineChecker> checker;
+  probe::torch::CheckScopeOptions so;
+  if (variant >= 1) {
+    probe::OnlineCheckerOptions o;
+    o.dump_path = dir.string();
+    checker.emplace(o);
+    so.checker = &*checker;
+    so.share = variant == 1 ? 1.0 : variant == 2 ? 0.1 : 0.01;
+  }
+  std::vector<double> a, b;
+  std::uint64_t step = 0;
+  for (auto _ : state) {
+    auto t0 = std::chrono::steady_clock::now();
+    block.run();
+    a.push_back(seconds_since(t0));
+    t0 = std::chrono::steady_clock::now();
+    {
+      so.step = step++;
+      const probe::torch::CheckScope scope(so);
+      block.run();
+    }
+    if (checker) checker->flush();
+    b.push_back(seconds_since(t0));
+  }
+  const auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[v.size() / 2];
+  };
+  state.counters["a_ms"] = 1e3 * median(a);
+  state.counters["b_ms"] = 1e3 * median(b);
+  state.counters["b_over_a"] = median(b) / std::max(median(a), 1e-12);
+  if (checker) {
+    checker->flush();
+    if (checker->summary().failed != 0) state.SkipWithError("a checked op failed: the model must be clean");
+  }
+  checker.reset();
+  fs::remove_all(dir);
+}
+BENCHMARK(BM_TransformerAB)
+    ->ArgNames({"variant"})
+    ->DenseRange(0, 3)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(3.0);
 
 }  // namespace

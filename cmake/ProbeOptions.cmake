@@ -16,6 +16,10 @@ endif()
 # missing Torch a configure error (CI: its tests must run, never skip), OFF never builds it.
 set(PROBE_TORCH AUTO CACHE STRING "Build the LibTorch adapter probe::torch: AUTO, ON or OFF")
 set_property(CACHE PROBE_TORCH PROPERTY STRINGS AUTO ON OFF)
+# probe::mpi (lib/mpi) and the CLI under mpirun: AUTO builds them when CMake finds MPI (Debian libopenmpi-dev), ON
+# makes a missing MPI a configure error (CI: the MPI tests must run, never skip), OFF never builds them.
+set(PROBE_WITH_MPI AUTO CACHE STRING "Build probe::mpi and an MPI-aware CLI: AUTO, ON or OFF")
+set_property(CACHE PROBE_WITH_MPI PROPERTY STRINGS AUTO ON OFF)
 # The Python module `probe` (python/, pybind11 over libprobe's public API): AUTO builds it when CMake finds
 # pybind11 (Debian pybind11-dev) and Python 3's development files (python3-dev), ON makes them required.
 set(PROBE_WITH_PYTHON AUTO CACHE STRING "Build the Python module probe: AUTO, ON or OFF")

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ArgParser.h"
+#include "Cluster.h"
 #include "Commands.h"
 #include "Terminal.h"
 #include "probe/dump_compare.h"
@@ -219,6 +220,7 @@ int run_compare(Args args) {
     }
   }
   if (input.empty()) command_line_error("-i compare.json is required");
+  options.group = &job();  // under mpirun: the step directory's ranks split across the job
   const CompareInput in = read_compare_json(input);
   if (diff_analyze && report) command_line_error("--report does not apply to -da (it writes no compare CSV)");
   if (diff_analyze) return run_diff_analyze(in, options);
@@ -234,7 +236,7 @@ int run_compare(Args args) {
     fmt::print("{} mode, {} rows, {} suspect: {}\n", to_string(o.mode), o.rows, o.suspects, o.csv);
     if (!o.xlsx.empty()) fmt::print("  xlsx:    {}\n", o.xlsx);
     if (!o.advisor.empty()) fmt::print("  advisor: {}\n", o.advisor);
-    if (report && !o.csv.empty()) {
+    if (report && !o.csv.empty() && job().rank() == 0) {
       const auto dir = std::filesystem::path(o.csv).parent_path();
       fmt::print("  report:  {}\n",
                  write_compare_report(o.csv, dir.empty() ? std::string(".") : dir.string()));

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ArgParser.h"
+#include "Cluster.h"
 #include "Commands.h"
 #include "probe/error.h"
 #include "probe/version.h"
@@ -100,20 +101,40 @@ int main(int argc, char** argv) {
       rest.insert(rest.begin(), framework);
       rest.insert(rest.begin(), "--framework");
     }
+    // One rank's failure ends the job (the others may wait for it in a collective); each rank prints its
+    // own message, prefixed with its rank.
+    probe::cli::JobScope scope(&argc, &argv);
+    auto fail = [&](int code) {
+      if (probe::cli::job().size() > 1) probe::cli::job().abort(code);
+      return code;
+    };
+    const std::string who = probe::cli::job().size() > 1
+                                ? fmt::format("probe {} (rank {} of {})", c.name, probe::cli::job().rank(),
+                                              probe::cli::job().size())
+                                : fmt::format("probe {}", c.name);
+    // Under mpirun the commands that split their work (run_ut, multi_run_ut, compare) run on every rank; the
+    // others run on rank 0 alone while the rest wait, so no file is written twice.
+    const bool splits = c.name == "run_ut" || c.name == "multi_run_ut" || c.name == "compare";
     try {
+      if (!splits && probe::cli::job().size() > 1) {
+        int code = 0;
+        if (probe::cli::job().rank() == 0) code = c.run(rest);
+        probe::cli::job().barrier();
+        return code;
+      }
       return c.run(rest);
     } catch (const probe::cli::CommandLineError& e) {
-      fmt::print(stderr, "probe {}: {}; see probe {} --help\n", c.name, e.message(), c.name);
-      return probe::exit_code(e.kind());
+      fmt::print(stderr, "{}: {}; see probe {} --help\n", who, e.message(), c.name);
+      return fail(probe::exit_code(e.kind()));
     } catch (const probe::Error& e) {
-      fmt::print(stderr, "probe {}: {}: {}\n", c.name, probe::to_string(e.kind()), e.what());
-      return probe::exit_code(e.kind());
+      fmt::print(stderr, "{}: {}: {}\n", who, probe::to_string(e.kind()), e.what());
+      return fail(probe::exit_code(e.kind()));
     } catch (const std::bad_alloc&) {
-      fmt::print(stderr, "probe {}: out of memory\n", c.name);
-      return 70;
+      fmt::print(stderr, "{}: out of memory\n", who);
+      return fail(70);
     } catch (const std::exception& e) {
-      fmt::print(stderr, "probe {}: internal error: {}\n", c.name, e.what());
-      return 70;
+      fmt::print(stderr, "{}: internal error: {}\n", who, e.what());
+      return fail(70);
     }
   }
   fmt::print(stderr, "probe: unknown command '{}'; see probe --help\n", args[0]);

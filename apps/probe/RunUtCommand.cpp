@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "ArgParser.h"
+#include "Cluster.h"
 #include "Commands.h"
 #include "Terminal.h"
 #include "probe/error.h"
@@ -118,7 +119,10 @@ void print_help(bool multi) {
       "from Max/Min/dtype/shape and the device side is a device runner (default: low-precision "
       "emulation).\n\n"
       "options (msprobe spellings first; long options may be abbreviated and written --opt=value):\n"
-      "  -api_info, --api_info_file FILE   dump.json to check (required)\n"
+      "  -api_info, --api_info_file FILE   dump.json to check (required), or a step directory of a "
+      "multi-rank\n"
+      "                                    dump (rank*/dump.json): each rank into OUT/<rank dir>/, one "
+      "timestamp\n"
       "  -o, --out_path DIR                output directory (default ./, created if missing)\n"
       "  -save_error_data                  save inputs and bench/device outputs of failing APIs as .npy\n"
       "                                    under <out>/ut_error_data<ts>/ (or config.json's "
@@ -432,6 +436,44 @@ class Progress {
   Clock::time_point start_, last_print_;
 };
 
+// What the CLI prints of one finished run (one rank directory of a step); false when its error data could not
+// all be saved.
+bool print_run(const RunUtSummary& s, bool report) {
+  if (s.dataflow)
+    fmt::print(
+        "dataflow (D16): {} inputs linked to the outputs they are, {} tensors' gradients checked; {} "
+        "tensors ({:.1f} MB) hashed, pre-pass {:.2f} s, checks {:.2f} s\n",
+        s.dataflow_links, s.dataflow_tensors, s.dataflow_hashed, s.dataflow_hashed_bytes / 1e6,
+        s.dataflow_link_seconds, s.dataflow_check_seconds);
+  // The worst flagged outputs come before the summary line, which stays the last line before the paths.
+  // The table is a view of files the run completed: a CSV it cannot read costs the table, not the run.
+  try {
+    fmt::print("{}",
+               worst_outputs_table(read_run_ut_report(s.result_csv, s.details_csv), 5, terminal_columns()));
+  } catch (const Error& e) {
+    fmt::print(stderr, "probe run_ut: no table of the worst outputs: {}\n", e.what());
+  }
+  fmt::print("apis {} pass {} warning {} error {} skip {} (forward: error {}, backward: error {} skip {})\n",
+             s.apis, s.pass, s.warning, s.error, s.skip, s.forward_error, s.backward_error, s.backward_skip);
+  if (s.ranks > 1)
+    fmt::print(
+        "ranks {}: {} rounds, {:.3f} MB of rows gathered; rank 0 waited {:.2f} s for them and wrote them "
+        "in {:.2f} s, of {:.2f} s\n",
+        s.ranks, s.rounds, s.gathered_bytes / 1e6, s.gather_seconds, s.write_seconds, s.seconds);
+  fmt::print("result: {}\ndetails: {}\n", s.result_csv, s.details_csv);
+  if (report && job().rank() == 0)
+    fmt::print("report: {}\n", write_run_ut_report(s.result_csv, s.details_csv, report_dir(s.result_csv)));
+  if (!s.error_data_dir.empty()) fmt::print("error data: {}\n", s.error_data_dir);
+  if (s.error_data_failures > 0) {
+    fmt::print(stderr,
+               "probe run_ut: could not save the error data of {} failing API(s) (their verdicts stand); "
+               "first: {}\n",
+               s.error_data_failures, s.error_data_problem);
+    return false;
+  }
+  return true;
+}
+
 int run(Args args, bool multi) {
   const auto fl = flags(multi);
   RunUtOptions o;
@@ -590,6 +632,7 @@ int run(Args args, bool multi) {
   if (!multi && !online.online && !o.config_path.empty())
     online.online = online::load_online_config(o.config_path).is_online;
   if (online.online) {
+    if (job().size() > 1) bad("online run_ut serves one port: start it as one process, not under mpirun");
     if (report) bad("--report applies to offline run_ut; run probe report on the server's -o directory");
     if (have_api_info) bad("-api_info does not apply to online run_ut (the records arrive over the network)");
     if (threads_given) o.threads = num_splits;
@@ -604,36 +647,23 @@ int run(Args args, bool multi) {
   } else if (threads_given) {
     o.threads = num_splits;
   }
+  // Under mpirun every rank checks a share of the APIs and rank 0 writes the files.
+  o.group = &job();
   Progress progress(quiet);
   o.error_histograms = report;
-  RunUtSummary s = run_ut(o, [&](const RunUtProgress& p) { progress.update(p); });
-  if (s.dataflow)
-    fmt::print(
-        "dataflow (D16): {} inputs linked to the outputs they are, {} tensors' gradients checked; {} "
-        "tensors ({:.1f} MB) hashed, pre-pass {:.2f} s, checks {:.2f} s\n",
-        s.dataflow_links, s.dataflow_tensors, s.dataflow_hashed, s.dataflow_hashed_bytes / 1e6,
-        s.dataflow_link_seconds, s.dataflow_check_seconds);
-  // The worst flagged outputs come before the summary line, which stays the last line before the paths.
-  // The table is a view of files the run completed: a CSV it cannot read costs the table, not the run.
-  try {
-    fmt::print("{}",
-               worst_outputs_table(read_run_ut_report(s.result_csv, s.details_csv), 5, terminal_columns()));
-  } catch (const Error& e) {
-    fmt::print(stderr, "probe run_ut: no table of the worst outputs: {}\n", e.what());
+  auto on_progress = [&](const RunUtProgress& p) { progress.update(p); };
+  std::error_code ec;
+  if (std::filesystem::is_directory(o.api_info, ec)) {
+    // A step directory of a multi-rank dump: every rank directory into <out>/<rank dir>/.
+    bool saved = true;
+    for (const RunUtRankSummary& r : run_ut_step(o, on_progress)) {
+      fmt::print("{}:\n", r.rank_dir);
+      saved = print_run(r.summary, report) && saved;
+    }
+    return saved ? 0 : exit_code(ErrorKind::Io);
   }
-  fmt::print("apis {} pass {} warning {} error {} skip {} (forward: error {}, backward: error {} skip {})\n",
-             s.apis, s.pass, s.warning, s.error, s.skip, s.forward_error, s.backward_error, s.backward_skip);
-  fmt::print("result: {}\ndetails: {}\n", s.result_csv, s.details_csv);
-  if (report)
-    fmt::print("report: {}\n", write_run_ut_report(s.result_csv, s.details_csv, report_dir(s.result_csv)));
-  if (!s.error_data_dir.empty()) fmt::print("error data: {}\n", s.error_data_dir);
-  if (s.error_data_failures > 0) {
-    fmt::print(stderr,
-               "probe run_ut: could not save the error data of {} failing API(s) (their verdicts stand); "
-               "first: {}\n",
-               s.error_data_failures, s.error_data_problem);
-    return exit_code(ErrorKind::Io);
-  }
+  const RunUtSummary s = run_ut(o, on_progress);
+  if (!print_run(s, report)) return exit_code(ErrorKind::Io);
   return 0;
 }
 

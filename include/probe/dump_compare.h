@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "probe/distributed.h"
 #include "probe/dump.h"
 #include "probe/export.h"
 #include "probe/precision_standard.h"
@@ -51,6 +52,11 @@ struct PROBE_API DumpCompareOptions {
   std::string layer_mapping_file;  ///< optional -lm file {ClassName: {npu_attr: bench_attr}}
   Profile profile = Profile::Probe;  ///< msprobe repeats the 0-d tensor message 16 times (DECISIONS.md)
   std::string timestamp;             ///< 14 digits for the file names; "" = local time now
+  /// Ranks to split step directories across (nullptr: this process alone): each rank's dump pair is compared
+  /// and written by the rank that claims it, heaviest first; -da's per-rank tables likewise, searched on
+  /// every rank. Rank 0 picks the timestamp. The files are those of one process; every rank returns the same
+  /// result.
+  Distributed* group = nullptr;
 };
 
 /// What the compare judges with; the defaults are msprobe's. The highlight rules (§3.9) keep msprobe's

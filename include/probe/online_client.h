@@ -54,6 +54,11 @@ struct PROBE_API ClientOptions {
   /// run only (its files keep the run id, and `--resume` refuses another). "" = process_run_id(); a job
   /// whose ranks or restarts must count as one run passes its own (valid_run_id(), else InvalidArgument).
   std::string run_id;
+  /// send() takes one copy of the call's tensors and returns; the record's statistics, frame and checksum are
+  /// computed on the client's I/O thread, off the caller's (a training step's) path. A call that cannot be
+  /// encoded is then not thrown from send() but counted in stats().dropped, with stats().drop_reason.
+  /// Ignored in shared-directory mode (no I/O thread: encoded on the caller's thread).
+  bool encode_on_io_thread = false;
 };
 
 /// A run id generated once per process (32 random hex digits): ClientOptions::run_id's default.
@@ -77,7 +82,8 @@ struct PROBE_API ClientStats {
   std::size_t acked = 0;    ///< answered OK_ (shared directory: record files a server has taken)
   std::size_t resent = 0;   ///< sent again after ERROR
   std::size_t busy = 0;     ///< BUSY_ answers
-  std::size_t dropped = 0;  ///< given up after max_resends ERRORs
+  std::size_t dropped = 0;  ///< given up after max_resends ERRORs, or (encode_on_io_thread) not encodable
+  std::string drop_reason;  ///< encode_on_io_thread: why the first call that could not be encoded was not
   bool stopped = false;     ///< the server answered STOP_ with OVER_
   bool killed = false;      ///< the server sent KILL_ (the run ended)
 };

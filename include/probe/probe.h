@@ -1,12 +1,13 @@
 // Umbrella header: every public header of the core libprobe. Include single headers to keep builds lean;
 // this one is for quick programs and examples. The optional components have their own: probe/testing.h
-// (probe::gtest) and probe/torch.h (probe::torch).
+// (probe::gtest), probe/torch.h (probe::torch) and probe/mpi.h (probe::mpi).
 #pragma once
 
 #include "probe/api_name.h"
 #include "probe/api_precision_compare.h"
 #include "probe/construct.h"
 #include "probe/csv.h"
+#include "probe/distributed.h"
 #include "probe/dtype.h"
 #include "probe/dump.h"
 #include "probe/dump_compare.h"

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "probe/distributed.h"
 #include "probe/dump.h"
 #include "probe/export.h"
 #include "probe/precision_standard.h"
@@ -60,6 +61,11 @@ struct PROBE_API RunUtOptions {
   /// operations than this (GEMM, convolution and attention families, forward) is SKIP with the reason
   /// (0 = no limit). 2^37 is about ten seconds of float64 BLAS on two cores.
   double max_api_flops = 0x1p37;
+  /// Ranks to split the APIs across (nullptr: this process alone; probe::mpi gives the ranks of an MPI job).
+  /// Every rank calls run_ut with the same options; rank 0 picks the file names, alone reads a resumed file
+  /// and writes both files, byte for byte those of one process. Each rank checks the APIs it claims, heaviest
+  /// first, with its `threads`.
+  Distributed* group = nullptr;
 };
 
 /// Progress after each API written: `done` of `total` APIs (resumed ones count as done).
@@ -91,6 +97,11 @@ struct PROBE_API RunUtSummary {
   std::string error_data_problem;
   /// True when `stop` was requested: the files hold every API written so far and resume with -csv_path.
   bool cancelled = false;
+  /// Across ranks (RunUtOptions::group): the ranks, the rounds of APIs, the row bytes rank 0 gathered, and
+  /// rank 0's seconds waiting for the other ranks' rows (gather, including their imbalance) and writing them.
+  std::size_t ranks = 1, rounds = 0;
+  std::uint64_t gathered_bytes = 0;
+  double gather_seconds = 0, write_seconds = 0, seconds = 0;  ///< seconds: the whole distributed run
 };
 
 /// Runs the pre-check with the caller's runners and standards: `registry`'s bench runners (and device
@@ -107,6 +118,27 @@ PROBE_API RunUtSummary run_ut(const RunUtOptions& options, const RunnerRegistry&
 /// The same with probe's built-in runners and Standards::builtin(options.profile).
 PROBE_API RunUtSummary run_ut(const RunUtOptions& options, const RunUtProgressFn& progress = {},
                               std::stop_token stop = {});
+
+/// One rank directory's part of run_ut_step.
+struct PROBE_API RunUtRankSummary {
+  std::string rank_dir;  ///< "rank0", "rank1", ... ("rank" alone is rank 0)
+  RunUtSummary summary;
+};
+
+/// run_ut on a step directory of a multi-rank dump (options.api_info names it: rank*/dump.json, msprobe's
+/// layout): every rank directory in rank order, each into options.out_dir/<rank dir>/ as
+/// accuracy_checking_{result,details}_<ts>.csv, one timestamp for the whole step. With options.result_csv
+/// (any rank's result file of an earlier step run) every rank's files resume, and a rank that has none yet
+/// starts under the same timestamp. Stops at the first cancelled rank. Collective over options.group.
+PROBE_API std::vector<RunUtRankSummary> run_ut_step(const RunUtOptions& options,
+                                                    const RunnerRegistry& registry,
+                                                    const Standards& standards,
+                                                    const RunUtProgressFn& progress = {},
+                                                    std::stop_token stop = {});
+/// The same with probe's built-in runners and Standards::builtin(options.profile).
+PROBE_API std::vector<RunUtRankSummary> run_ut_step(const RunUtOptions& options,
+                                                    const RunUtProgressFn& progress = {},
+                                                    std::stop_token stop = {});
 
 /// The statuses of one API's result row rolled up for the summary (nullopt: a blank cell, no verdict).
 PROBE_API Status run_ut_api_outcome(std::optional<Status> forward, std::optional<Status> backward);

@@ -39,7 +39,7 @@ struct PROBE_API CheckScopeOptions {
   /// Ops are also streamed to a `probe run_ut` server through this client (probe/online_client.h) as
   /// "Aten.{op}.{overload}.{k}", numbered by Client::send_api (not owned; must outlive the scope; may be
   /// shared by scopes on several threads). An op waits while the client's queue is full (at most its
-  /// send_timeout).
+  /// send_timeout). With ClientOptions::encode_on_io_thread an op costs this thread one copy of its tensors.
   online::Client* client = nullptr;
   /// The training step (a scope per step: set it) and rank, sent with every op to `client` (an unset step as
   /// 0). A set step also leads the names of the checker's rows (`step3.Aten.mm.default.1`).
@@ -58,6 +58,21 @@ struct PROBE_API CheckScopeOptions {
   /// are not is the summary's first_overflow and is the only op handed to checker (which re-runs it in
   /// float64 and judges it), dump (a replayable entry with its inputs) and client.
   bool overflow_check = false;
+
+  // Sampling for long runs (DECISIONS D23). An op these leave out is counted in not_sampled and costs
+  // about what a count-only scope costs: the choice is made before its inputs are boxed. The black list,
+  // bench_for and the looking into ops without runner are unchanged.
+  /// msprobe's `step`: check only in these steps (matched against `step`; a scope without `step` then checks
+  /// nothing). Empty: every step.
+  std::vector<std::uint64_t> steps;
+  /// msprobe's `api_list`: check only these ops, named "mm", "mm.default" or "Aten.mm.default". Empty: all.
+  std::vector<std::string> api_list;
+  /// Check the ops of one step in N: steps with step % N == 0 (needs `step`; 1: every step; 0 is refused).
+  std::uint64_t every_nth_step = 1;
+  /// Check this share of ops, in (0, 1]: an op is checked when a hash of (seed, its probe name, its call
+  /// index in this scope, step) falls below share, so a rerun checks the same ops.
+  double share = 1.0;
+  std::uint64_t seed = 0;
 };
 
 /// The op where inf/NaN first appeared in an overflow-mode scope.
@@ -78,6 +93,7 @@ struct PROBE_API CheckScopeSummary {
   std::size_t decomposed = 0;
   std::size_t unsupported = 0;      ///< no probe runner and nothing inside it checked: never judged
   std::size_t not_convertible = 0;  ///< an input or output probe cannot view (not CPU, sparse, complex32...)
+  std::size_t not_sampled = 0;      ///< has a probe runner, left out by steps, api_list or the rate
   std::map<std::string, std::size_t> unsupported_ops;      ///< "Aten.{op}.{overload}" -> count
   std::map<std::string, std::size_t> not_convertible_ops;  ///< same, with the first reason appended
   std::map<std::string, std::size_t> checked_ops;          ///< same, for checked ops
@@ -110,7 +126,8 @@ struct PROBE_API CheckScopeSummary {
 class PROBE_API CheckScope {
  public:
   /// Starts observing. With neither checker nor dump the scope only counts (the coverage of a model).
-  /// Throws Error(Io/Format) when the shipped black list cannot be read.
+  /// Throws Error(Io/Format) when the shipped black list cannot be read, Error(InvalidArgument) naming the
+  /// field for a share outside (0, 1] or every_nth_step 0.
   explicit CheckScope(CheckScopeOptions options);
   /// Shorthand: check every op with `checker`.
   explicit CheckScope(OnlineChecker& checker);

@@ -37,6 +37,7 @@
 #include "support/DataFiles.h"
 #include "support/FileOps.h"
 #include "support/JsonDocument.h"
+#include "support/RankWork.h"
 #include "support/Timestamp.h"
 
 namespace probe {
@@ -302,6 +303,65 @@ void link_nodes(std::vector<CommNode>& nodes, const std::vector<std::vector<std:
     }
 }
 
+// A rank's -da table as ranks exchange it (RankWork.h).
+void put_rank(detail::WireOut& out, const DiffAnalyzeRank& r) {
+  out.str(r.rank_dir);
+  out.u64(static_cast<std::uint64_t>(r.rank));
+  const DumpCompareTable& t = r.table;
+  out.u64(static_cast<std::uint64_t>(t.mode));
+  out.strs(t.header);
+  out.u64(t.rows.size());
+  for (std::size_t i = 0; i < t.rows.size(); ++i) {
+    out.strs(t.rows[i]);
+    out.u64(t.kinds[i].size());
+    for (CellKind k : t.kinds[i]) out.u64(static_cast<std::uint64_t>(k));
+  }
+  out.u64(t.colours.size());
+  for (RowColour c : t.colours) out.u64(static_cast<std::uint64_t>(c));
+  out.u64(t.first_suspect);
+  out.u64(t.suspects);
+  out.u64(t.cancelled ? 1 : 0);
+  out.u64(r.entries.size());
+  for (const DiffAnalyzeRank::Entry& e : r.entries) {
+    out.str(e.key);
+    out.u64(e.is_same ? 1 : 0);
+    out.u64(e.first_row);
+    out.u64(e.rows);
+    out.strs(e.stack);
+  }
+}
+
+DiffAnalyzeRank get_rank(detail::WireIn& in) {
+  DiffAnalyzeRank r;
+  r.rank_dir = in.str();
+  r.rank = static_cast<long long>(in.u64());
+  DumpCompareTable& t = r.table;
+  t.mode = static_cast<DumpCompareMode>(in.u64());
+  t.header = in.strs();
+  const std::size_t rows = in.u64();
+  t.rows.resize(rows);
+  t.kinds.resize(rows);
+  for (std::size_t i = 0; i < rows; ++i) {
+    t.rows[i] = in.strs();
+    t.kinds[i].resize(in.u64());
+    for (CellKind& k : t.kinds[i]) k = static_cast<CellKind>(in.u64());
+  }
+  t.colours.resize(in.u64());
+  for (RowColour& c : t.colours) c = static_cast<RowColour>(in.u64());
+  t.first_suspect = in.u64();
+  t.suspects = in.u64();
+  t.cancelled = in.u64() != 0;
+  r.entries.resize(in.u64());
+  for (DiffAnalyzeRank::Entry& e : r.entries) {
+    e.key = in.str();
+    e.is_same = in.u64() != 0;
+    e.first_row = in.u64();
+    e.rows = in.u64();
+    e.stack = in.strs();
+  }
+  return r;
+}
+
 }  // namespace
 
 DiffAnalyzeResult analyze_first_diff(const CompareInput& input, const DumpCompareOptions& options) {
@@ -337,11 +397,13 @@ DiffAnalyzeResult analyze_first_diff(const CompareInput& input, const DumpCompar
   DumpCompareOptions opt = options;
   opt.highlight = false;
   DiffAnalyzeResult res;
-  for (const RankDir& rd : npu_ranks) {
+  auto build_rank = [&](const RankDir& rd) {
     const fs::path n = fs::path(input.npu_path) / rd.name / "dump.json",
                    b = fs::path(input.bench_path) / rd.name / "dump.json";
+    std::error_code missing;
     for (const fs::path& f : {n, b})
-      if (!fs::is_regular_file(f, ec)) throw Error(ErrorKind::Io, "missing dump.json", f.string(), rd.name);
+      if (!fs::is_regular_file(f, missing))
+        throw Error(ErrorKind::Io, "missing dump.json", f.string(), rd.name);
     DiffAnalyzeRank r;
     r.rank_dir = rd.name;
     r.rank = std::max(rd.index, 0LL);
@@ -375,7 +437,29 @@ DiffAnalyzeResult analyze_first_diff(const CompareInput& input, const DumpCompar
         if (it->second.count(output_index(t.rows[i][0], f.entry_key))) continue;
       if (row_differs(cfg, t, t.rows[i])) e.is_same = false;
     }
-    res.ranks.push_back(std::move(r));
+    return r;
+  };
+  if (!options.group || options.group->size() == 1) {
+    for (const RankDir& rd : npu_ranks) res.ranks.push_back(build_rank(rd));
+  } else {
+    // Each rank's table on the rank that claims it (the larger dump.json first); every rank then searches.
+    std::vector<double> weights;
+    for (const RankDir& rd : npu_ranks) {
+      const auto size = fs::file_size(fs::path(input.npu_path) / rd.name / "dump.json", ec);
+      weights.push_back(ec ? 0.0 : static_cast<double>(size));
+    }
+    const std::vector<std::string> built = detail::map_on_ranks(
+        *options.group, weights,
+        [&](std::size_t i) {
+          detail::WireOut out;
+          put_rank(out, build_rank(npu_ranks[i]));
+          return std::move(out.bytes());
+        },
+        1, true);
+    for (const std::string& bytes : built) {
+      detail::WireIn in(bytes);
+      res.ranks.push_back(get_rank(in));
+    }
   }
 
   // Phase 1: before the first communication op.
@@ -510,8 +594,9 @@ void write_atomically(const std::string& path, const rapidjson::StringBuffer& bu
 
 }  // namespace
 
-std::vector<std::string> write_diff_analyze(const DiffAnalyzeResult& result,
-                                            const DumpCompareOptions& options) {
+namespace {
+std::vector<std::string> write_diff_analyze_here(const DiffAnalyzeResult& result,
+                                                 const DumpCompareOptions& options) {
   const std::string ts = options.timestamp.empty() ? detail::local_timestamp() : options.timestamp;
   if (!detail::is_timestamp(ts))
     throw Error(ErrorKind::InvalidArgument, "expected 14 digits YYYYmmddHHMMSS", {}, "--timestamp");
@@ -614,6 +699,21 @@ std::vector<std::string> write_diff_analyze(const DiffAnalyzeResult& result,
   write_atomically(path, buf);
   written.push_back(path);
   return written;
+}
+
+}  // namespace
+
+std::vector<std::string> write_diff_analyze(const DiffAnalyzeResult& result,
+                                            const DumpCompareOptions& options) {
+  if (!options.group || options.group->size() == 1) return write_diff_analyze_here(result, options);
+  // Every rank holds the same result: rank 0 alone writes it, and every rank returns the paths.
+  const std::string written = detail::decide_on_root(*options.group, [&] {
+    detail::WireOut out;
+    out.strs(write_diff_analyze_here(result, options));
+    return std::move(out.bytes());
+  });
+  detail::WireIn in(written);
+  return in.strs();
 }
 
 }  // namespace probe

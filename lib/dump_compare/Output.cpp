@@ -17,6 +17,7 @@
 #include "probe/error.h"
 #include "support/FileOps.h"
 #include "support/JsonDocument.h"
+#include "support/RankWork.h"
 #include "support/Timestamp.h"
 
 namespace probe {
@@ -203,6 +204,24 @@ DumpCompareSummary::Output compare_pair(const std::string& npu_json, const std::
 
 using dump_compare_detail::rank_dirs;
 
+void put_output(detail::WireOut& out, const DumpCompareSummary::Output& o) {
+  for (const std::string* v : {&o.rank_suffix, &o.csv, &o.xlsx, &o.advisor}) out.str(*v);
+  out.u64(static_cast<std::uint64_t>(o.mode));
+  out.u64(o.rows);
+  out.u64(o.suspects);
+  out.u64(o.cancelled ? 1 : 0);
+}
+
+DumpCompareSummary::Output get_output(detail::WireIn& in) {
+  DumpCompareSummary::Output o;
+  for (std::string* v : {&o.rank_suffix, &o.csv, &o.xlsx, &o.advisor}) *v = in.str();
+  o.mode = static_cast<DumpCompareMode>(in.u64());
+  o.rows = in.u64();
+  o.suspects = in.u64();
+  o.cancelled = in.u64() != 0;
+  return o;
+}
+
 void compare_step(const std::string& npu_step, const std::string& bench_step,
                   const DumpCompareOptions& options, const std::string& ts, DumpCompareSummary& s,
                   const Control& control) {
@@ -213,24 +232,66 @@ void compare_step(const std::string& npu_step, const std::string& bench_step,
                             bench_ranks.size()),
                 bench_step);
   if (npu_ranks.empty()) throw Error(ErrorKind::InvalidArgument, "no rank directories", npu_step);
-  for (std::size_t i = 0; i < npu_ranks.size(); ++i) {
+  // The dump pairs in output order: per rank directory, dump.json then debug.json.
+  struct Pair {
+    fs::path npu, bench;
+    std::string suffix;
+  };
+  std::vector<Pair> pairs;
+  // A rank directory without a pair ends the compare there: one process writes the ranks before it first.
+  std::optional<Error> missing;
+  for (std::size_t i = 0; i < npu_ranks.size() && !missing; ++i) {
     const fs::path n = fs::path(npu_step) / npu_ranks[i].name, b = fs::path(bench_step) / bench_ranks[i].name;
     bool any = false;
     for (const char* file : {"dump.json", "debug.json"}) {
       if (!fs::is_regular_file(n / file) || !fs::is_regular_file(b / file)) continue;
       any = true;
+      pairs.push_back({n / file, b / file, "_" + npu_ranks[i].name});
+    }
+    if (!any)
+      missing.emplace(ErrorKind::Io, "no dump.json or debug.json present in both rank directories",
+                      n.string(), npu_ranks[i].name);
+  }
+  // Stack is auto-detected per rank (stack.json beside the NPU file).
+  auto compare = [&](const Pair& p) {
+    return compare_pair(p.npu.string(), p.bench.string(), "", p.suffix, options, ts, control);
+  };
+  if (!options.group || options.group->size() == 1) {
+    for (const Pair& p : pairs) {
       if (s.cancelled || control.stop.stop_requested()) {
         s.cancelled = true;
         return;
       }
-      // Stack is auto-detected per rank (stack.json beside the NPU file).
-      s.outputs.push_back(compare_pair((n / file).string(), (b / file).string(), "", "_" + npu_ranks[i].name,
-                                       options, ts, control));
+      s.outputs.push_back(compare(p));
       s.cancelled = s.outputs.back().cancelled;
     }
-    if (!any)
-      throw Error(ErrorKind::Io, "no dump.json or debug.json present in both rank directories", n.string(),
-                  npu_ranks[i].name);
+    if (missing && !s.cancelled) throw *missing;
+    return;
+  }
+  // Across ranks the whole step is checked first: no rank starts what the job would refuse.
+  if (missing) throw *missing;
+  // Across ranks: a pair's cost grows with its dump.json files (and the tensors they name).
+  std::vector<double> weights;
+  for (const Pair& p : pairs) {
+    std::error_code ec;
+    const auto size = [&](const fs::path& f) {
+      const auto n = fs::file_size(f, ec);
+      return ec ? 0.0 : static_cast<double>(n);
+    };
+    weights.push_back(size(p.npu) + size(p.bench));
+  }
+  const std::vector<std::string> outputs = detail::map_on_ranks(
+      *options.group, weights,
+      [&](std::size_t i) {
+        detail::WireOut out;
+        put_output(out, compare(pairs[i]));
+        return std::move(out.bytes());
+      },
+      1, true);
+  for (const std::string& bytes : outputs) {
+    detail::WireIn in(bytes);
+    s.outputs.push_back(get_output(in));
+    s.cancelled = s.cancelled || s.outputs.back().cancelled;
   }
 }
 
@@ -320,11 +381,16 @@ DumpCompareSummary run_dump_compare(const CompareInput& input, const DumpCompare
                                     const DumpCompareThresholds& thresholds,
                                     const DumpCompareProgressFn& progress, std::stop_token stop) {
   const Control control{thresholds, progress, std::move(stop)};
-  std::string ts = options.timestamp.empty() ? detail::local_timestamp() : options.timestamp;
-  // Without --timestamp a compare whose names are taken (an earlier run in the same second) moves on to
-  // the next free second; with --timestamp an existing output is refused (never overwritten).
-  for (int tries = 0; options.timestamp.empty() && tries < 600 && stamp_taken(options.out_dir, ts); ++tries)
-    ts = detail::next_timestamp(ts);
+  // Rank 0 picks the names for every rank.
+  auto pick = [&] {
+    std::string ts = options.timestamp.empty() ? detail::local_timestamp() : options.timestamp;
+    // Without --timestamp a compare whose names are taken (an earlier run in the same second) moves on to
+    // the next free second; with --timestamp an existing output is refused (never overwritten).
+    for (int tries = 0; options.timestamp.empty() && tries < 600 && stamp_taken(options.out_dir, ts); ++tries)
+      ts = detail::next_timestamp(ts);
+    return ts;
+  };
+  const std::string ts = options.group ? detail::decide_on_root(*options.group, pick) : pick();
   if (ts.size() != 14 || !std::all_of(ts.begin(), ts.end(), [](char c) { return c >= '0' && c <= '9'; }))
     throw Error(ErrorKind::InvalidArgument, "expected 14 digits YYYYmmddHHMMSS", {}, "--timestamp");
   std::error_code ec;

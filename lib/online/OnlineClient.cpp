@@ -18,6 +18,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -35,11 +36,93 @@ using Clock = std::chrono::steady_clock;
 
 std::string errno_text(int e) { return std::strerror(e); }
 
+// A call whose encoding waits for the I/O thread (ClientOptions::encode_on_io_thread): its tensors are the
+// caller's one copy.
+struct DeferredCall {
+  std::string api_name;
+  ApiCall inputs;
+  std::vector<Value> outputs;
+};
+
 struct Pending {
   MessageId id;
   std::vector<std::byte> bytes;  // the whole message as it goes on the wire
   int resends = 0;
+  std::unique_ptr<DeferredCall> deferred;  // set: bytes are encoded by the I/O thread
 };
+
+// Buffers for the copies send() takes with encode_on_io_thread, reused once the I/O thread has encoded
+// them: fresh memory for every copy would make the caller's thread clear new pages, which costs more than
+// the copy itself.
+class CopyPool : public std::enable_shared_from_this<CopyPool> {
+ public:
+  static constexpr std::size_t kMaxIdleBytes = std::size_t{256} << 20;
+
+  std::shared_ptr<Storage> take(std::size_t size);
+  void give(std::unique_ptr<std::byte[]> buffer, std::size_t capacity) {
+    std::lock_guard lock(m_);
+    if (idle_bytes_ + capacity > kMaxIdleBytes) return;  // freed
+    idle_bytes_ += capacity;
+    idle_.emplace(capacity, std::move(buffer));
+  }
+
+ private:
+  std::mutex m_;
+  std::multimap<std::size_t, std::unique_ptr<std::byte[]>> idle_;  // by capacity
+  std::size_t idle_bytes_ = 0;
+};
+
+class PooledStorage final : public Storage {
+ public:
+  PooledStorage(std::shared_ptr<CopyPool> pool, std::unique_ptr<std::byte[]> buffer, std::size_t capacity,
+                std::size_t size)
+      : pool_(std::move(pool)), buffer_(std::move(buffer)), capacity_(capacity), size_(size) {}
+  ~PooledStorage() override { pool_->give(std::move(buffer_), capacity_); }
+  std::byte* data() noexcept override { return buffer_.get(); }
+  std::size_t size() const noexcept override { return size_; }
+
+ private:
+  std::shared_ptr<CopyPool> pool_;
+  std::unique_ptr<std::byte[]> buffer_;
+  std::size_t capacity_, size_;
+};
+
+std::shared_ptr<Storage> CopyPool::take(std::size_t size) {
+  std::unique_ptr<std::byte[]> buffer;
+  std::size_t capacity = size;
+  {
+    std::lock_guard lock(m_);
+    // The smallest idle buffer that fits and wastes at most half of itself.
+    const auto it = idle_.lower_bound(size);
+    if (it != idle_.end() && it->first <= 2 * size + 64) {
+      capacity = it->first;
+      buffer = std::move(it->second);
+      idle_bytes_ -= capacity;
+      idle_.erase(it);
+    }
+  }
+  if (!buffer) buffer = std::make_unique_for_overwrite<std::byte[]>(std::max<std::size_t>(capacity, 1));
+  return std::make_shared<PooledStorage>(shared_from_this(), std::move(buffer), capacity, size);
+}
+
+// `v` with every tensor copied into memory of its own (the caller may overwrite its tensors after send()).
+Value owned_copy(const Value& v, CopyPool& pool) {
+  if (v.is_tensor()) {
+    const Tensor& t = v.tensor();
+    const std::size_t n = static_cast<std::size_t>(t.nbytes());
+    std::shared_ptr<Storage> storage = pool.take(n);
+    if (n > 0) std::memcpy(storage->data(), t.bytes(), n);
+    return Value(Tensor::from_storage(t.dtype(), t.shape(), std::move(storage)));
+  }
+  if (v.is_list()) {
+    const auto& l = std::get<ValueList>(v.storage());
+    std::vector<Value> items;
+    items.reserve(l.items.size());
+    for (const Value& e : l.items) items.push_back(owned_copy(e, pool));
+    return Value(std::move(items), l.is_tuple);
+  }
+  return v;
+}
 
 }  // namespace
 
@@ -86,6 +169,8 @@ struct Client::Impl {
   std::string failure;  // non-empty: the connection is lost
   ClientStats stats;
   std::map<std::string, std::uint64_t, std::less<>> call_index;  // send_api's next k per API
+  std::size_t encoding = 0;  // deferred calls being encoded by the I/O thread (in neither queue nor window)
+  std::shared_ptr<CopyPool> copies = std::make_shared<CopyPool>();  // encode_on_io_thread's copies
 
   // I/O thread only (and the constructor's handshake before it starts).
   std::vector<std::byte> out;  // plaintext messages to send
@@ -264,7 +349,7 @@ struct Client::Impl {
   }
 
   void enqueue(std::vector<std::byte> payload, std::uint64_t step, std::uint64_t rank, bool is_stop,
-               std::string_view api = {}) {
+               std::string_view api = {}, std::unique_ptr<DeferredCall> deferred = nullptr) {
     std::unique_lock lock(m);
     if (shared) {
       if (closing) throw Error(ErrorKind::InvalidArgument, "send() after close()", where);
@@ -288,7 +373,10 @@ struct Client::Impl {
                   where);
     Pending p;
     p.id = {next_seq++, rank, step};
-    p.bytes = encode_message(p.id, payload, options.wire);
+    if (deferred)
+      p.deferred = std::move(deferred);
+    else
+      p.bytes = encode_message(p.id, payload, options.wire);
     queue.push_back(std::move(p));
     if (!is_stop) ++stats.sent;
     lock.unlock();
@@ -336,7 +424,7 @@ struct Client::Impl {
     for (;;) {
       bool done_now = false;
       {
-        std::lock_guard lock(m);
+        std::unique_lock lock(m);
         if (!failure.empty() || finished) return;
         if (stats.stopped || stats.killed) {
           finished = true;
@@ -347,6 +435,30 @@ struct Client::Impl {
           while (!queue.empty() && in_flight.size() < options.window && now >= busy_until) {
             Pending p = std::move(queue.front());
             queue.pop_front();
+            if (p.deferred) {
+              // Encoded here, unlocked: send() goes on queueing meanwhile; close() waits for `encoding`.
+              ++encoding;
+              lock.unlock();
+              std::string error;
+              try {
+                const DeferredCall& c = *p.deferred;
+                p.bytes = encode_message(p.id,
+                                         encode_api_frame(c.api_name, c.inputs, c.outputs, options.framework,
+                                                          options.limits, options.run_id),
+                                         options.wire);
+              } catch (const std::exception& e) {
+                error = std::string(p.deferred->api_name) + ": " + e.what();
+              }
+              p.deferred.reset();
+              lock.lock();
+              --encoding;
+              if (!error.empty()) {
+                ++stats.dropped;
+                if (stats.drop_reason.empty()) stats.drop_reason = error;
+                cv.notify_all();
+                continue;
+              }
+            }
             out.insert(out.end(), p.bytes.begin(), p.bytes.end());
             if (in_flight.empty()) last_ack = now;  // the idle clock runs while something awaits an answer
             in_flight.emplace(p.id.seq, std::move(p));
@@ -504,6 +616,18 @@ Client::~Client() {
 
 void Client::send(std::string_view api_name, const ApiCall& inputs, const std::vector<Value>& outputs,
                   std::uint64_t step, std::uint64_t rank) {
+  if (impl_->options.encode_on_io_thread && !impl_->shared) {
+    auto call = std::make_unique<DeferredCall>();
+    call->api_name = std::string(api_name);
+    call->inputs.args.reserve(inputs.args.size());
+    for (const Value& v : inputs.args) call->inputs.args.push_back(owned_copy(v, *impl_->copies));
+    for (const auto& [name, v] : inputs.kwargs)
+      call->inputs.kwargs.emplace_back(name, owned_copy(v, *impl_->copies));
+    call->outputs.reserve(outputs.size());
+    for (const Value& v : outputs) call->outputs.push_back(owned_copy(v, *impl_->copies));
+    impl_->enqueue({}, step, rank, false, api_name, std::move(call));
+    return;
+  }
   impl_->enqueue(encode_api_frame(api_name, inputs, outputs, impl_->options.framework, impl_->options.limits,
                                   impl_->options.run_id),
                  step, rank, false, api_name);
@@ -565,7 +689,8 @@ ClientStats Client::close(std::chrono::milliseconds timeout) {
   s.closing = true;
   // Every API message acknowledged (or dropped) first, so STOP_ is the last thing the server reads.
   if (!s.cv.wait_until(lock, deadline, [&] {
-        return !s.failure.empty() || s.stats.killed || (s.queue.empty() && s.in_flight.empty());
+        return !s.failure.empty() || s.stats.killed ||
+               (s.queue.empty() && s.in_flight.empty() && s.encoding == 0);
       }))
     throw Error(ErrorKind::Io, "close: messages still unacknowledged when the time ran out", s.where);
   if (!s.failure.empty()) throw s.lost();

@@ -31,15 +31,6 @@ double batch(const Tensor& t) {  // product of the dimensions before the last tw
   return b;
 }
 
-// a @ b with numpy/torch broadcasting: 2 * batch * M * N * K, the batch taken as the larger side's
-// (an upper bound when both sides broadcast).
-double matmul_flops(const Tensor& a, const Tensor& b) {
-  const double k = dim(a, 1);
-  const double m = a.shape().size() >= 2 ? dim(a, 2) : 1.0;
-  const double n = b.shape().size() >= 2 ? dim(b, 1) : 1.0;
-  return 2.0 * std::max(batch(a), batch(b)) * m * n * k;
-}
-
 bool one_of(std::string_view name, std::initializer_list<std::string_view> names) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
@@ -216,36 +207,94 @@ double broadcast_numel(const std::vector<const Tensor*>& t) {
 
 }  // namespace
 
-std::optional<double> estimated_bench_flops(std::string_view api, const ApiCall& call) {
-  const auto t = tensors_of(call);
+namespace {
+
+double numel_of_shape(const Shape& s) {
+  double p = 1;
+  for (auto d : s) p *= static_cast<double>(d);
+  return p;
+}
+
+double dim_of(const Shape& s, int from_end) {
+  const auto n = static_cast<int>(s.size());
+  return from_end <= n ? static_cast<double>(s[static_cast<std::size_t>(n - from_end)]) : 1.0;
+}
+
+double batch_of(const Shape& s) {
+  double b = 1;
+  for (std::size_t i = 0; i + 2 < s.size(); ++i) b *= static_cast<double>(s[i]);
+  return b;
+}
+
+// a @ b with numpy/torch broadcasting: 2 * batch * M * N * K, the batch taken as the larger side's
+// (an upper bound when both sides broadcast).
+double matmul_flops_of(const Shape& a, const Shape& b) {
+  const double k = dim_of(a, 1);
+  const double m = a.size() >= 2 ? dim_of(a, 2) : 1.0;
+  const double n = b.size() >= 2 ? dim_of(b, 1) : 1.0;
+  return 2.0 * std::max(batch_of(a), batch_of(b)) * m * n * k;
+}
+
+// The FLOP estimate from the shapes of the call's top-level tensors in argument order: all it needs, so a
+// dumped entry's descriptors give the same estimate as the loaded tensors.
+std::optional<double> flops_of_shapes(std::string_view api, const std::vector<const Shape*>& t) {
   if (one_of(api, {"matmul", "__matmul__", "__rmatmul__", "mm", "bmm", "mv", "dot", "inner"})) {
     if (t.size() < 2) return std::nullopt;
-    return api == "__rmatmul__" ? matmul_flops(*t[1], *t[0]) : matmul_flops(*t[0], *t[1]);
+    return api == "__rmatmul__" ? matmul_flops_of(*t[1], *t[0]) : matmul_flops_of(*t[0], *t[1]);
   }
   if (one_of(api, {"addmm", "addbmm", "baddbmm", "addmv"})) {  // (input, mat1, mat2)
     if (t.size() < 3) return std::nullopt;
-    return matmul_flops(*t[1], *t[2]);
+    return matmul_flops_of(*t[1], *t[2]);
   }
   if (api == "linear") {  // input [..., K], weight [N, K]
     if (t.size() < 2) return std::nullopt;
-    return 2.0 * static_cast<double>(t[0]->numel()) * dim(*t[1], 2);
+    return 2.0 * numel_of_shape(*t[0]) * dim_of(*t[1], 2);
   }
   if (one_of(api,
              {"conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"})) {
     // input [N, C, *spatial], weight [C_out, C_in/groups, *kernel] (transposed: [C_in, C_out/groups, ...]):
     // each weight element meets each input position once at stride 1, an upper bound for any stride.
     // An unbatched input has no N: [C, *spatial].
-    if (t.size() < 2 || t[0]->shape().size() < 2) return std::nullopt;
-    const std::size_t channel_axis = t[0]->shape().size() == t[1]->shape().size() ? 1 : 0;
-    const auto channels = static_cast<double>(t[0]->shape()[channel_axis]);
+    if (t.size() < 2 || t[0]->size() < 2) return std::nullopt;
+    const std::size_t channel_axis = t[0]->size() == t[1]->size() ? 1 : 0;
+    const auto channels = static_cast<double>((*t[0])[channel_axis]);
     if (channels == 0) return 0.0;
-    return 2.0 * static_cast<double>(t[0]->numel()) / channels * static_cast<double>(t[1]->numel());
+    return 2.0 * numel_of_shape(*t[0]) / channels * numel_of_shape(*t[1]);
   }
   if (api == "scaled_dot_product_attention") {  // q [..., L, E], k [..., S, E]: QK^T and PV
     if (t.size() < 3) return std::nullopt;
-    return 4.0 * static_cast<double>(t[0]->numel()) * dim(*t[1], 2);
+    return 4.0 * numel_of_shape(*t[0]) * dim_of(*t[1], 2);
   }
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<double> estimated_bench_flops(std::string_view api, const ApiCall& call) {
+  std::vector<const Shape*> shapes;
+  for (const Tensor* t : tensors_of(call)) shapes.push_back(&t->shape());
+  return flops_of_shapes(api, shapes);
+}
+
+std::optional<double> estimated_bench_flops(std::string_view api, const DumpEntry& entry) {
+  std::vector<const Shape*> shapes;
+  if (const DumpNode* in = entry.inputs(); in && in->kind() == DumpNode::Kind::List)
+    for (const DumpNode& n : in->items())
+      if (n.is_tensor()) shapes.push_back(&n.tensor().shape);
+  if (const DumpNode* kw = entry.kwargs(); kw && kw->kind() == DumpNode::Kind::Dict)
+    for (const auto& [key, n] : kw->members())
+      if (n.is_tensor()) shapes.push_back(&n.tensor().shape);
+  return flops_of_shapes(api, shapes);
+}
+
+double check_weight(std::string_view api, const DumpEntry& forward, const DumpEntry* backward) {
+  double bytes = 0;
+  for (const DumpEntry* e : {&forward, backward})
+    if (e)
+      for (const TensorInfo* t : e->tensors()) bytes += static_cast<double>(t->nbytes().value_or(0));
+  // A dumped byte is read, converted to float64 and compared (about 0.3 GB/s per core end to end); a float64
+  // GEMM FLOP costs about an eighth of that (a few GFLOP/s per core). Only the order of weights matters.
+  return bytes + estimated_bench_flops(api, forward).value_or(0.0) / 8.0;
 }
 
 std::optional<double> estimated_result_elements(std::string_view api, const ApiCall& call, bool with_work) {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string_view>
 
+#include "probe/dump.h"
 #include "probe/runner.h"
 
 namespace probe::rut {
@@ -14,6 +15,14 @@ namespace probe::rut {
 /// Forward FLOPs of `api` (the base name: "matmul", "linear", "conv2d", ...) on `call`'s tensors, or
 /// nullopt when the API is not one of the superlinear families or its tensors are not where expected.
 std::optional<double> estimated_bench_flops(std::string_view api, const ApiCall& call);
+
+/// The same from a dumped entry's tensor descriptors (its top-level tensor arguments), before anything is
+/// loaded or generated.
+std::optional<double> estimated_bench_flops(std::string_view api, const DumpEntry& entry);
+
+/// What checking `forward` (and its `backward` record, if any) costs, for handing the heaviest APIs out
+/// first: the bytes of their dumped tensors plus the bench's FLOP estimate, in comparable units.
+double check_weight(std::string_view api, const DumpEntry& forward, const DumpEntry* backward);
 
 /// Elements of the largest tensor the bench runner of `api` creates on `call` (its result or, `with_work`,
 /// also cdist's broadcast difference and linear interpolation's taps), computed from shapes and int

@@ -30,19 +30,8 @@ void count(RunUtSummary& s, std::optional<Status> fwd, std::optional<Status> bwd
   ++*by_status[static_cast<std::size_t>(run_ut_outcome_impl(fwd, bwd))];
 }
 
-RunUtSummary run_engine(const std::vector<std::string>& apis,
-                        const std::function<ApiRows(std::size_t)>& check, const EngineConfig& config,
-                        const RunUtProgressFn& progress, const std::atomic<std::uint64_t>* tensor_bytes,
-                        std::stop_token stop) {
-  RunUtSummary summary;
-  summary.result_csv = config.paths.result;
-  summary.details_csv = config.paths.details;
-  // Held to the end of the run: no second run writes into these files meanwhile.
-  detail::LockedFile lock;
-  if (!config.outputs_claimed) {
-    lock = claim_outputs(config.paths, config.resume);
-    if (!config.resume && !lock.is_open()) throw outputs_exist_error(config.paths);
-  }
+ResumeState open_outputs(const std::vector<std::string>& apis, const EngineConfig& config,
+                         const RunUtFormat& format) {
   // The run record (RunRecord.h): a resume first proves the files are this run's, before repairing them.
   bool new_record = config.fingerprint && !config.resume;
   if (config.fingerprint && config.resume) {
@@ -65,9 +54,29 @@ RunUtSummary run_engine(const std::vector<std::string>& apis,
   ResumeState resumed;
   // DECISIONS D4: both frameworks skip the APIs already in the result file (msprobe's MindSpore
   // checker re-runs everything and appends duplicates).
-  const RunUtFormat& format = run_ut_format(config.framework);
   if (config.resume) resumed = load_and_repair(config.paths, format, apis);
   if (new_record) create_run_record(config.paths, *config.fingerprint, config.resume);
+
+  return resumed;
+}
+
+RunUtSummary run_engine(const std::vector<std::string>& apis,
+                        const std::function<ApiRows(std::size_t)>& check, const EngineConfig& config,
+                        const RunUtProgressFn& progress, const std::atomic<std::uint64_t>* tensor_bytes,
+                        std::stop_token stop) {
+  if (config.group && config.group->size() > 1)
+    return run_engine_ranks(apis, check, config, progress, tensor_bytes, std::move(stop));
+  RunUtSummary summary;
+  summary.result_csv = config.paths.result;
+  summary.details_csv = config.paths.details;
+  // Held to the end of the run: no second run writes into these files meanwhile.
+  detail::LockedFile lock;
+  if (!config.outputs_claimed) {
+    lock = claim_outputs(config.paths, config.resume);
+    if (!config.resume && !lock.is_open()) throw outputs_exist_error(config.paths);
+  }
+  const RunUtFormat& format = run_ut_format(config.framework);
+  const ResumeState resumed = open_outputs(apis, config, format);
   for (const auto& [f, b] : resumed.statuses) count(summary, f, b);
 
   std::vector<std::size_t> todo;

@@ -23,6 +23,7 @@
 #include "probe/version.h"
 #include "run_ut/ApiChecker.h"
 #include "run_ut/ApiSelection.h"
+#include "run_ut/BenchCost.h"
 #include "run_ut/CheckContext.h"
 #include "run_ut/Dataflow.h"
 #include "run_ut/Engine.h"
@@ -33,6 +34,7 @@
 #include "run_ut/RunRecord.h"
 #include "run_ut/RunSetup.h"
 #include "support/FileOps.h"
+#include "support/RankWork.h"
 #include "support/Timestamp.h"
 
 namespace probe {
@@ -236,13 +238,30 @@ RunUtSummary run_ut(const RunUtOptions& options, const RunnerRegistry& registry,
 
   EngineConfig cfg;
   detail::LockedFile lock;  // held until the run ends: no other run writes into these files meanwhile
-  if (!options.result_csv.empty()) {
-    cfg.paths = resume_output_paths(options.result_csv);
-    cfg.resume = true;
-    lock = claim_outputs(cfg.paths, true);
+  // Rank 0 alone names, claims and locks the files; every rank learns the names.
+  auto claim = [&] {
+    if (!options.result_csv.empty()) {
+      cfg.paths = resume_output_paths(options.result_csv);
+      lock = claim_outputs(cfg.paths, true);
+    } else {
+      lock = claim_new_outputs([&](const std::string& ts) { return new_output_paths(options.out_dir, ts); },
+                               options.timestamp, cfg.paths);
+    }
+  };
+  cfg.resume = !options.result_csv.empty();
+  if (options.group && options.group->size() > 1) {
+    const std::string named = detail::decide_on_root(*options.group, [&] {
+      claim();
+      detail::WireOut out;
+      out.strs({cfg.paths.result, cfg.paths.details, cfg.paths.timestamp});
+      return std::move(out.bytes());
+    });
+    detail::WireIn in(named);
+    const std::vector<std::string> paths = in.strs();
+    cfg.paths = {paths.at(0), paths.at(1), paths.at(2)};
+    cfg.group = options.group;
   } else {
-    lock = claim_new_outputs([&](const std::string& ts) { return new_output_paths(options.out_dir, ts); },
-                             options.timestamp, cfg.paths);
+    claim();
   }
   cfg.outputs_claimed = true;
   cfg.framework = ctx.framework;
@@ -268,6 +287,16 @@ RunUtSummary run_ut(const RunUtOptions& options, const RunnerRegistry& registry,
     params.emplace(dump, registry, standards);
     for (const DumpEntry* e : params->entries()) names.push_back(e->key);
   }
+  // Across ranks the heaviest APIs go first (BenchCost.h): dumped bytes and the bench's FLOPs; parameter
+  // gradients by their bytes.
+  if (cfg.group)
+    cfg.weight = [&](std::size_t i) {
+      if (i >= entries.size()) return check_weight("", *params->entries()[i - entries.size()], nullptr);
+      const auto parsed = parse_api_name(names[i]);
+      const auto bwd = ctx.backward.find(names[i]);
+      return check_weight(parsed ? parsed->name : names[i], *entries[i],
+                          bwd == ctx.backward.end() ? nullptr : bwd->second);
+    };
   RunUtSummary s = run_engine(
       names,
       [&](std::size_t i) {
@@ -287,6 +316,37 @@ RunUtSummary run_ut(const RunUtOptions& options, const RunnerRegistry& registry,
   if (ctx.error_dir_made) s.error_data_dir = ctx.error_data_dir;
   s.error_data_failures = ctx.error_data_failures;
   s.error_data_problem = ctx.error_data_problem;
+  if (cfg.group) {
+    // Every rank saved the error data of the APIs it checked: the summary reports them all (the first problem
+    // by rank), on every rank.
+    detail::WireOut mine;
+    mine.str(s.error_data_dir);
+    mine.u64(s.error_data_failures);
+    mine.str(s.error_data_problem);
+    const std::vector<std::string> all = cfg.group->gather(mine.bytes());
+    detail::WireOut joined;
+    if (cfg.group->rank() == 0) {
+      std::string dir, problem;
+      std::uint64_t failures = 0;
+      for (const std::string& bytes : all) {
+        detail::WireIn in(bytes);
+        const std::string d = in.str();
+        const std::uint64_t f = in.u64();
+        const std::string p = in.str();
+        if (dir.empty()) dir = d;
+        if (problem.empty()) problem = p;
+        failures += f;
+      }
+      joined.str(dir);
+      joined.u64(failures);
+      joined.str(problem);
+    }
+    cfg.group->broadcast(joined.bytes());
+    detail::WireIn in(joined.bytes());
+    s.error_data_dir = in.str();
+    s.error_data_failures = in.u64();
+    s.error_data_problem = in.str();
+  }
   return s;
 }
 

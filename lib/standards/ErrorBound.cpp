@@ -89,7 +89,7 @@ constexpr BoundFamily kMulBackward{"mul backward", MK::AbsInputs, AK::None, 2, "
 // on y^3) and the two roundings of pow and the product: 8 u_out m, m = 0.5 |g| x^-1.5.
 constexpr BoundFamily kRsqrtBackward{"rsqrt backward", MK::AbsInputs, AK::None, 8, "", false, 8, true, 3};
 constexpr BoundFamily kSoftmax{"softmax", MK::BenchLog, AK::LargestDim, 8, ""};
-// DECISIONS D23: torch's bfloat16 log_softmax rounds x - max and the log-sum-exp lse to the dtype before
+// DECISIONS D24: torch's bfloat16 log_softmax rounds x - max and the log-sum-exp lse to the dtype before
 // y = (x - max) - lse; both are at most |y| (x - max <= 0 <= lse), so the two roundings cost at most
 // 2 u_out (|b| + 1), the band (measured on 4096 rows of 8: 1.16 u_out (|b| + 1) in all).
 constexpr BoundFamily kLogSoftmax{"log_softmax", MK::BenchPlusOne, AK::LargestDim, 8, "", false, 2, true};
@@ -160,7 +160,7 @@ constexpr std::array kFamilies{
     FamilyRow{"_log_softmax", kLogSoftmax},
 };
 
-// DECISIONS D23: the aten ops the online checker (PtdbgDispatch's level, below autograd) sees where offline
+// DECISIONS D24: the aten ops the online checker (PtdbgDispatch's level, below autograd) sees where offline
 // run_ut sees one Functional/Tensor API: each is judged by the family (and D20 band) of its offline
 // counterpart, per output. A backward op computes the counterpart's input gradients, so it takes the
 // counterpart's backward family and magnitude (error_bound_grad_magnitude on the counterpart's call rebuilt
@@ -838,7 +838,7 @@ Status rejudge_rows(std::string_view api, const std::vector<Value>& bench, const
     return aggregate_statuses(statuses, how);
   for (std::size_t i = 0; i < bench.size(); ++i) {
     DetailRow& row = rows[first + i];
-    // DECISIONS D23: an aten op's outputs may belong to different families (native_layer_norm's mean).
+    // DECISIONS D24: an aten op's outputs may belong to different families (native_layer_norm's mean).
     const BoundFamily* family = output_family(api, i, backward);
     if (!family || row.status == Status::Skip) continue;
     const bool accumulates = takes_magnitude(family->magnitude);
@@ -1449,7 +1449,7 @@ std::int64_t normalized_count(const ApiCall& call, std::size_t pos, std::string_
   return std::max<std::int64_t>(k, 1);
 }
 
-// DECISIONS D23: the magnitude benches of the outputs of an aten op of D23's table, from its aten arguments;
+// DECISIONS D24: the magnitude benches of the outputs of an aten op of D24's table, from its aten arguments;
 // nullopt for other APIs.
 std::optional<std::vector<Value>> aten_magnitude(const RunnerRegistry& registry, Framework framework,
                                                  std::string_view api, const ApiCall& call) {
@@ -1517,7 +1517,7 @@ std::optional<std::vector<Value>> aten_magnitude(const RunnerRegistry& registry,
   return registry.run_forward(framework, std::string(api), abs_call_of(call), RunnerRole::Bench).outputs;
 }
 
-// DECISIONS D23: K of an output of an aten op of D23's table; nullopt for other APIs.
+// DECISIONS D24: K of an output of an aten op of D24's table; nullopt for other APIs.
 std::optional<std::int64_t> aten_accumulation(std::string_view api, const ApiCall& call,
                                               const Shape& output) {
   if (!detail::aten_counterpart(api)) return std::nullopt;

@@ -74,13 +74,13 @@ struct BoundFamily {
 /// that bounds the API's input gradients, where it differs from the forward's (silu, DECISIONS D20).
 const BoundFamily* bound_family(std::string_view api, bool backward = false);
 
-/// DECISIONS D23: the family judging output `output` of `api`: bound_family(api, backward), except for the
-/// aten ops of D23's table (native_layer_norm, native_layer_norm_backward, _softmax_backward_data,
+/// DECISIONS D24: the family judging output `output` of `api`: bound_family(api, backward), except for the
+/// aten ops of D24's table (native_layer_norm, native_layer_norm_backward, _softmax_backward_data,
 /// _log_softmax_backward_data, gelu_backward), whose outputs take their offline counterpart's families;
 /// nullptr where run_ut's rule judges that output.
 const BoundFamily* output_family(std::string_view api, std::size_t output, bool backward = false);
 
-/// DECISIONS D23: the offline API an aten op of D23's table is judged as, and whether the op computes that
+/// DECISIONS D24: the offline API an aten op of D24's table is judged as, and whether the op computes that
 /// API's input gradients.
 struct AtenCounterpart {
   std::string_view api;

@@ -6,6 +6,8 @@ probe_component(support USES
   JsonDocument.cpp
   Yaml.cpp
   DataFiles.cpp
+  Distributed.cpp
+  RankWork.cpp
   DType.cpp
   Error.cpp
   ScalarTypes.cpp

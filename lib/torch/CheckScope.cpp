@@ -19,9 +19,11 @@
 #include <ATen/record_function.h>
 #include <torch/csrc/autograd/graph_task.h>
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <set>
+#include <string_view>
 #include <unordered_map>
 
 #include "io/TensorIo.h"
@@ -65,6 +67,27 @@ DType probe_dtype(c10::ScalarType t) {
   }
 }
 
+// Whether probe_dtype() has a probe dtype for `t` (without throwing: the count-only path asks per op).
+bool has_probe_dtype(c10::ScalarType t) noexcept {
+  switch (t) {
+    case c10::ScalarType::Bool:
+    case c10::ScalarType::Byte:
+    case c10::ScalarType::Char:
+    case c10::ScalarType::Short:
+    case c10::ScalarType::Int:
+    case c10::ScalarType::Long:
+    case c10::ScalarType::Half:
+    case c10::ScalarType::BFloat16:
+    case c10::ScalarType::Float:
+    case c10::ScalarType::Double:
+    case c10::ScalarType::ComplexFloat:
+    case c10::ScalarType::ComplexDouble:
+      return true;
+    default:
+      return false;
+  }
+}
+
 void check_viewable(const at::Tensor& t) {
   if (!t.defined()) throw Error(ErrorKind::Unsupported, "undefined tensor");
   if (!t.is_cpu()) throw Error(ErrorKind::Unsupported, "tensor not on the CPU");
@@ -102,6 +125,17 @@ std::vector<std::string> read_list(const std::string& file, const char* member) 
   return out;
 }
 
+// The shipped black lists, read once per process (a scope per training step must not re-read them).
+const std::set<std::string>& shipped_black_list() {
+  static const std::set<std::string> black = [] {
+    std::set<std::string> out;
+    for (auto& name : read_list("online_dispatch.json", "aten_ops_blacklist")) out.insert(std::move(name));
+    for (auto& name : read_list("torch_check_scope.json", "black_list")) out.insert(std::move(name));
+    return out;
+  }();
+  return black;
+}
+
 const RunnerRegistry& builtin_registry() {
   static const RunnerRegistry r = RunnerRegistry::with_builtins();
   return r;
@@ -113,7 +147,24 @@ struct OpInfo {
   std::vector<std::string> arg_names;
   std::vector<bool> kwarg_only, written, scalar_type;
   std::vector<std::optional<c10::IValue>> defaults;
+  // Sampling (DECISIONS D23): on api_list (or no api_list), the hash of probe_name, and the calls seen.
+  bool listed = true;
+  std::uint64_t name_hash = 0;
+  std::uint64_t calls = 0;
 };
+
+// FNV-1a, then splitmix64's finaliser to mix in the seed, call index and step.
+std::uint64_t fnv1a(std::string_view s) {
+  std::uint64_t h = 14695981039346656037ull;
+  for (const char c : s) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  return h;
+}
+std::uint64_t mix(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
 
 // True when `v` is the schema's default `d` (the kinds defaults take: None, bool, int, float, str, int[]).
 bool is_default(const c10::IValue& v, const std::optional<c10::IValue>& d) {
@@ -148,8 +199,16 @@ struct InObserver {
 // A scope's settings, per-op facts and counts (CheckScope::Impl, named here so the callbacks can use it).
 struct ScopeState {
   CheckScopeOptions o;
-  std::set<std::string> black;
+  const std::set<std::string>* black = nullptr;  // the shipped lists, or own_black
+  std::set<std::string> own_black;
+  std::set<std::string> api_list;
+  bool step_sampled = true;  // this scope's step passes `steps` and every_nth_step (DECISIONS D23)
+  bool count_only = false;   // no checker, dump, client nor overflow mode: nothing is boxed
   std::unordered_map<std::string, OpInfo> infos;  // by "ns::op.overload"; used on the scope's thread only
+  // The same, by the address of the op's schema name (RecordFunction::name()): an op's schema lives as long
+  // as its registration, so the address names it, and the hot path does no string building nor hashing of
+  // names. Only ops (RecordFunctions with a schema) are entered.
+  std::unordered_map<const char*, const OpInfo*> by_name;
   mutable std::mutex mu;
   CheckScopeSummary sum;
 
@@ -170,11 +229,14 @@ struct ScopeState {
       // Other operator libraries keep their namespace visible: "my_ops::scale" -> "Aten.my_ops__scale...".
       info.probe_name = "Aten." + (ns == "aten" || ns.empty() ? bare : ns + "__" + bare) + "." + overload;
     }
-    if (mapped == o.bench_for.end() && (black.count(bare) || black.count(bare + "." + overload)))
+    if (mapped == o.bench_for.end() && (black->count(bare) || black->count(bare + "." + overload)))
       info.what = OpInfo::What::Black;
     else if (builtin_registry().find(Framework::PyTorch, info.probe_name))
       info.what = OpInfo::What::Bench;
     if (info.what == OpInfo::What::Bench) {
+      info.listed = api_list.empty() || api_list.count(bare) || api_list.count(bare + "." + overload) ||
+                    api_list.count(info.probe_name);
+      info.name_hash = fnv1a(info.probe_name);
       if (const auto schema = fn.operator_schema()) {
         for (const auto& a : schema->arguments()) {
           info.arg_names.push_back(a.name());
@@ -190,17 +252,101 @@ struct ScopeState {
     }
     return infos.emplace(std::move(key), std::move(info)).first->second;
   }
+
+  // The op's facts: by its schema name's address after the first call. nullptr: not an op.
+  const OpInfo* lookup(const at::RecordFunction& fn) {
+    const char* name = fn.name();
+    const auto it = by_name.find(name);
+    if (it != by_name.end()) return it->second;
+    const auto op = fn.operator_name();
+    if (!op) return nullptr;  // a user RECORD_FUNCTION range, not an op
+    const OpInfo* info = &info_for(fn, *op);
+    by_name.emplace(name, info);
+    return info;
+  }
+
+  // Whether this call of a benchable op is checked (DECISIONS D23); counts the call either way.
+  bool sampled(OpInfo& info) const {
+    const std::uint64_t index = info.calls++;
+    if (!step_sampled || !info.listed) return false;
+    if (o.share >= 1.0) return true;
+    const std::uint64_t h = mix(mix(mix(o.seed ^ info.name_hash) ^ index) ^ o.step.value_or(0));
+    return static_cast<double>(h >> 11) * 0x1.0p-53 < o.share;
+  }
 };
 
 struct Ctx final : at::ObserverContext {
   bool backward = false;  // run by the autograd engine (see in_backward_pass)
   ScopeState* scope = nullptr;
   const OpInfo* info = nullptr;
-  bool checked = false;  // else an op without runner being looked into
-  bool covered = false;  // (no runner) something inside was checked
+  bool checked = false;      // else an op without runner being looked into, or not sampled
+  bool covered = false;      // (no runner) something inside was checked
+  bool not_sampled = false;  // has a runner but sampling left it out: its insides are not observed
+  bool light = false;        // count-only scope, inputs convertible: only the outputs are looked at
   std::vector<c10::IValue> inputs;
   std::vector<std::optional<Value>> before_write;  // copies of written arguments taken before the op ran
+
+  // RecordFunction allocates nothing else per op: a context per observed op comes from a per-thread free
+  // list (RecordFunction deletes it on the thread that ran the op).
+  static void* operator new(std::size_t n);
+  static void operator delete(void* p) noexcept;
 };
+
+struct CtxFreeList {
+  static constexpr std::size_t kMax = 256;
+  std::vector<void*> blocks;
+  CtxFreeList() { blocks.reserve(kMax); }
+  ~CtxFreeList() {
+    for (void* p : blocks) ::operator delete(p);
+  }
+};
+thread_local CtxFreeList ctx_free;
+
+void* Ctx::operator new(std::size_t n) {
+  if (n == sizeof(Ctx) && !ctx_free.blocks.empty()) {
+    void* p = ctx_free.blocks.back();
+    ctx_free.blocks.pop_back();
+    return p;
+  }
+  return ::operator new(n);
+}
+
+void Ctx::operator delete(void* p) noexcept {
+  if (ctx_free.blocks.size() < CtxFreeList::kMax)
+    ctx_free.blocks.push_back(p);  // within the reserved capacity: never allocates
+  else
+    ::operator delete(p);
+}
+
+// Whether to_arg() (and, for a written argument, to_probe()) accepts `v`, decided without building
+// anything: the count-only path boxes nothing unless this says no, and then takes the full path so the
+// reason is the one to_arg() gives.
+bool convertible(const c10::IValue& v, bool scalar_type, bool written) {
+  if (v.isNone() || v.isBool() || v.isDouble() || v.isString() || v.isDevice()) return true;
+  if (v.isInt()) return !scalar_type || has_probe_dtype(static_cast<c10::ScalarType>(v.toInt()));
+  if (v.isTensor()) {
+    const at::Tensor& t = v.toTensor();
+    if (!t.defined()) return true;
+    if (!t.is_cpu() || t.layout() != c10::kStrided || t.is_conj() || t.is_neg() ||
+        (t.numel() > 0 && !t.has_storage()) || !has_probe_dtype(t.scalar_type()))
+      return false;
+    if (written)
+      for (const std::int64_t s : t.strides())
+        if (s < 0) return false;
+    return true;
+  }
+  if (v.isList()) {
+    for (const c10::IValue& e : v.toListRef())
+      if (!convertible(e, false, false)) return false;
+    return true;
+  }
+  if (v.isTuple()) {
+    for (const c10::IValue& e : v.toTupleRef().elements())
+      if (!convertible(e, false, false)) return false;
+    return true;
+  }
+  return false;
+}
 
 Value to_value(const c10::IValue& v, bool scalar_type = false);
 
@@ -273,13 +419,16 @@ void send_to_client(ScopeState& s, const OpInfo& info, const ApiCall& inputs,
 bool in_backward_pass() { return ::torch::autograd::get_current_graph_task_exec_info() != nullptr; }
 
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
-  if (tls.scopes.empty() || tls.in_observer || tls.claimed > 0) return nullptr;
-  ScopeState& s = *tls.scopes.back();
+  ThreadState& t = tls;
+  if (t.scopes.empty() || t.in_observer || t.claimed > 0) return nullptr;
+  ScopeState& s = *t.scopes.back();
   const InObserver guard;
-  const auto op = fn.operator_name();
-  if (!op) return nullptr;  // a user RECORD_FUNCTION range, not an op
+  const OpInfo* found = nullptr;
   try {
-    const OpInfo& info = s.info_for(fn, *op);
+    found = s.lookup(fn);
+    if (found == nullptr) return nullptr;  // a user RECORD_FUNCTION range, not an op
+    // The scope's thread alone reads and writes an OpInfo's call count.
+    OpInfo& info = const_cast<OpInfo&>(*found);
     if (info.what == OpInfo::What::Black) {
       std::lock_guard lock(s.mu);
       ++s.sum.blacklisted;
@@ -289,10 +438,33 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
     ctx->scope = &s;
     ctx->info = &info;
     if (info.what == OpInfo::What::NoBench) {
-      tls.open_nobench.push_back(ctx.get());
+      t.open_nobench.push_back(ctx.get());
+      return ctx;
+    }
+    // DECISIONS D23: an op sampling leaves out is neither boxed nor looked into (what runs inside it is its
+    // implementation, as for a checked op).
+    if (!s.sampled(info)) {
+      for (Ctx* open : t.open_nobench) open->covered = true;
+      ctx->not_sampled = true;
+      ++t.claimed;
+      std::lock_guard lock(s.mu);
+      ++s.sum.not_sampled;
       return ctx;
     }
     const auto inputs = fn.inputs();
+    if (s.count_only) {
+      bool ok = true;
+      for (std::size_t i = 0; i < inputs.size() && ok; ++i)
+        ok = convertible(inputs[i], i < info.scalar_type.size() && info.scalar_type[i],
+                         i < info.written.size() && info.written[i]);
+      if (ok) {
+        for (Ctx* open : t.open_nobench) open->covered = true;
+        ctx->checked = true;
+        ctx->light = true;
+        ++t.claimed;
+        return ctx;
+      }
+    }
     ctx->inputs.assign(inputs.begin(), inputs.end());
     ctx->before_write.resize(ctx->inputs.size());
     for (std::size_t i = 0; i < ctx->inputs.size() && i < info.written.size(); ++i)
@@ -300,13 +472,15 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
         ctx->before_write[i] = Value(to_probe(ctx->inputs[i].toTensor()).clone());
     ctx->checked = true;
     ctx->backward = in_backward_pass();
-    for (Ctx* open : tls.open_nobench) open->covered = true;
-    ++tls.claimed;
+    for (Ctx* open : t.open_nobench) open->covered = true;
+    ++t.claimed;
     return ctx;
   } catch (const std::exception& e) {
+    const auto op = fn.operator_name();
     std::lock_guard lock(s.mu);
     ++s.sum.not_convertible;
-    ++s.sum.not_convertible_ops[op->name + "." + op->overload_name + " (" + e.what() + ")"];
+    ++s.sum.not_convertible_ops[(op ? op->name + "." + op->overload_name : std::string(fn.name())) + " (" +
+                                e.what() + ")"];
     return nullptr;
   }
 }
@@ -395,6 +569,10 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext* raw) {
   ScopeState& s = *ctx.scope;
   const OpInfo& info = *ctx.info;
   const InObserver guard;
+  if (ctx.not_sampled) {
+    --tls.claimed;
+    return;
+  }
   if (!ctx.checked) {
     if (!tls.open_nobench.empty() && tls.open_nobench.back() == &ctx) tls.open_nobench.pop_back();
     std::lock_guard lock(s.mu);
@@ -408,6 +586,18 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext* raw) {
   }
   --tls.claimed;
   try {
+    if (ctx.light) {
+      // Count-only: the outputs are only tried (through to_arg, for its reason) when one is not convertible.
+      const auto outs = fn.outputs();
+      bool ok = true;
+      for (std::size_t i = 0; i < outs.size() && ok; ++i) ok = convertible(outs[i], false, false);
+      if (!ok)
+        for (const c10::IValue& out : outs) to_arg(out, false);
+      std::lock_guard lock(s.mu);
+      ++s.sum.checked;
+      ++s.sum.checked_ops[info.probe_name];
+      return;
+    }
     if (s.o.overflow_check && !first_overflow(s, ctx, fn)) return;
     OnlineCall call;
     ApiCall dump_call;             // the dump's and the client's values (probe tensors sharing torch memory)
@@ -503,13 +693,26 @@ CheckScope::CheckScope(OnlineChecker& checker) : CheckScope(checking_with(checke
 
 CheckScope::CheckScope(CheckScopeOptions options) : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
-  const std::vector<std::string> black =
-      options.black_list ? *options.black_list : read_list("online_dispatch.json", "aten_ops_blacklist");
-  m.black.insert(black.begin(), black.end());
-  if (!options.black_list) {
-    const auto extra = read_list("torch_check_scope.json", "black_list");
-    m.black.insert(extra.begin(), extra.end());
+  if (!(options.share > 0.0 && options.share <= 1.0))
+    throw Error(ErrorKind::InvalidArgument, "share must be in (0, 1], got " + std::to_string(options.share),
+                "", "CheckScopeOptions.share");
+  if (options.every_nth_step == 0)
+    throw Error(ErrorKind::InvalidArgument, "every_nth_step must be >= 1", "",
+                "CheckScopeOptions.every_nth_step");
+  if (options.black_list) {
+    m.own_black.insert(options.black_list->begin(), options.black_list->end());
+    m.black = &m.own_black;
+  } else {
+    m.black = &shipped_black_list();
   }
+  m.api_list.insert(options.api_list.begin(), options.api_list.end());
+  // DECISIONS D23: the step filters are decided once per scope (a scope per step).
+  if (!options.steps.empty())
+    m.step_sampled = options.step && std::find(options.steps.begin(), options.steps.end(), *options.step) !=
+                                         options.steps.end();
+  if (options.every_nth_step > 1)
+    m.step_sampled = m.step_sampled && options.step && *options.step % options.every_nth_step == 0;
+  m.count_only = !options.checker && !options.dump && !options.client && !options.overflow_check;
   m.o = std::move(options);
   if (tls.scopes.empty()) {
     tls.handle = at::addThreadLocalCallback(at::RecordFunctionCallback(on_start, on_end)

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Aten-level records of clean reduced-precision models, for the online checker's verdicts (DECISIONS D23).
+"""Aten-level records of clean reduced-precision models, for the online checker's verdicts (DECISIONS D24).
 
     /usr/bin/python3 tests/data/make_online_verdict_fixtures.py
 

@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <limits>
 #include <random>
 #include <set>
 #include <sstream>
@@ -898,6 +899,56 @@ TEST(OnlineServer, MemoryBoundsThatCannotWorkAreRefused) {
     cfg << R"({"run_ut": {"is_online": true, "max_outstanding_bytes": 1048576}})";
   }
   EXPECT_EQ(probe::online::load_online_config(dir.file("config.json")).max_outstanding_bytes, 1048576u);
+}
+
+}  // namespace
+
+namespace {
+
+// ClientOptions::encode_on_io_thread: send() keeps one copy of the call's tensors and the I/O thread
+// encodes. The caller overwrites its tensors right after send() (as a training step does with the buffers
+// it reuses): the server still checks what the caller had at send(), relu's correct output, so every API
+// passes; with the tensors shared instead of copied it would check garbage (inf inputs, NaN outputs) and
+// fail. A call the limits cannot carry is dropped with its reason instead of thrown.
+TEST(OnlineClient, EncodingOnTheIoThreadSendsWhatTheCallerHadAtSend) {
+  ScratchDir dir("online");
+  ServerOptions so = server_options((dir.path() / "out").string(), 1);
+  Server server(so);
+  auto served = std::async(std::launch::async, [&server] { return server.run(); });
+  ClientOptions co = client_options(server.port());
+  co.encode_on_io_thread = true;
+  co.limits.max_tensors = 2;
+  Client client(co);
+  constexpr int kCalls = 30;
+  for (int i = 0; i < kCalls; ++i) {
+    const float v = static_cast<float>(i) - 15.0f;
+    probe::Tensor x = probe::Tensor::from_values<float>({v, -v, 0.5f * v}, probe::Shape{3});
+    probe::Tensor y = probe::Tensor::from_values<float>(
+        {std::max(v, 0.0f), std::max(-v, 0.0f), std::max(0.5f * v, 0.0f)}, probe::Shape{3});
+    probe::ApiCall call;
+    call.args.emplace_back(x);
+    EXPECT_EQ(client.send_api("Functional.relu", call, {probe::Value(y)}, 0, 0),
+              "Functional.relu." + std::to_string(i));
+    for (int k = 0; k < 3; ++k) {
+      x.mutable_data<float>()[k] = std::numeric_limits<float>::infinity();
+      y.mutable_data<float>()[k] = std::numeric_limits<float>::quiet_NaN();
+    }
+  }
+  probe::ApiCall three;  // three tensors: above max_tensors
+  for (int k = 0; k < 3; ++k)
+    three.args.emplace_back(probe::Tensor::from_values<float>({1.0f}, probe::Shape{1}));
+  client.send_api("Torch.add", three, {}, 0, 0);
+  const probe::online::ClientStats stats = client.close(30s);
+  const ServerSummary summary = served.get();
+  EXPECT_EQ(stats.sent, static_cast<std::size_t>(kCalls) + 1);
+  EXPECT_EQ(stats.acked, static_cast<std::size_t>(kCalls));
+  EXPECT_EQ(stats.dropped, 1u);
+  EXPECT_NE(stats.drop_reason.find("Torch.add.0"), std::string::npos) << stats.drop_reason;
+  ASSERT_EQ(summary.ranks.count(0), 1u);
+  const probe::RunUtSummary& r = summary.ranks.at(0).run_ut;
+  EXPECT_EQ(r.apis, static_cast<std::size_t>(kCalls));
+  EXPECT_EQ(r.pass, static_cast<std::size_t>(kCalls));
+  EXPECT_EQ(r.error, 0u);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// DECISIONS D23: the online checker's D14 verdicts on aten ops recorded from clean float32 and bfloat16
+// DECISIONS D24: the online checker's D14 verdicts on aten ops recorded from clean float32 and bfloat16
 // transformer blocks (tests/data/make_online_verdict_fixtures.py, torch 1.13's CPU kernels), and on the same
 // records with one op's output perturbed beyond rounding.
 #include <gtest/gtest.h>
@@ -92,7 +92,7 @@ std::string op_of(const std::string& row) {
 
 // The Warnings D14 and D20 document for clean torch CPU kernels of a bfloat16 output: layer_norm's forward
 // and backward (reduced-precision band), silu's forward (intermediates rounded), softmax's backward and
-// the bfloat16 GEMMs (D20: CPU torch rounds every product and partial sum of a small bfloat16 mm); D23:
+// the bfloat16 GEMMs (D20: CPU torch rounds every product and partial sum of a small bfloat16 mm); D24:
 // log_softmax's forward (x - max and the log-sum-exp rounded).
 bool documented_warning(const std::string& api, const std::string& dtype) {
   if (dtype != "bfloat16") return false;
@@ -152,7 +152,7 @@ TEST(OnlineVerdict, CleanModelsHaveNoErrorAndInjectedFaultsAreFlagged) {
       if (row.status == "Warning") ++t[2];
       if (row.status == "error") ++t[3];
       EXPECT_NE(row.status, "error") << name << ": " << row.message;
-      // Every output of a D23 op is judged by D14 (the Message names the bound), none by run_ut's rule.
+      // Every output of a D24 op is judged by D14 (the Message names the bound), none by run_ut's rule.
       if (detail::aten_counterpart(op_of(name))) {
         EXPECT_NE(row.message.find("error bound (D14, "), std::string::npos) << name << ": " << row.message;
       }

@@ -1,11 +1,11 @@
 # Script mode: include/probe/probe.h must include every core public header (HEADER_DIR), so that a program
 # written against the umbrella header sees the whole core API. The optional components' headers
-# (testing.h: probe::gtest, torch.h: probe::torch) stay out of it; export.h comes with every header.
+# (testing.h: probe::gtest, torch.h: probe::torch, mpi.h: probe::mpi) stay out of it; export.h comes with every header.
 file(GLOB headers RELATIVE ${HEADER_DIR} ${HEADER_DIR}/*.h)
 file(READ ${HEADER_DIR}/probe.h umbrella)
 set(missing "")
 foreach(h IN LISTS headers)
-  if(h MATCHES "^(probe|export|testing|torch)\\.h$")
+  if(h MATCHES "^(probe|export|testing|torch|mpi)\\.h$")
     continue()
   endif()
   string(FIND "${umbrella}" "#include \"probe/${h}\"" at)
@@ -13,7 +13,7 @@ foreach(h IN LISTS headers)
     list(APPEND missing ${h})
   endif()
 endforeach()
-foreach(h testing.h torch.h)
+foreach(h testing.h torch.h mpi.h)
   string(FIND "${umbrella}" "#include \"probe/${h}\"" at)
   if(NOT at EQUAL -1)
     message(FATAL_ERROR "probe/probe.h includes the optional component header ${h}")

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include "probe/dump.h"
 #include "probe/runner.h"
 #include "run_ut/BenchCost.h"
 
@@ -130,6 +131,49 @@ TEST(BenchCost, OtherApisAndOddArgumentsHaveNoResultEstimate) {
   EXPECT_FALSE(estimated_result_elements("repeat", call({t({2}), Value("x")})));
   EXPECT_FALSE(estimated_result_elements("arange", call({Value(0), Value(1), Value(0)})));
   EXPECT_FALSE(estimated_result_elements("interpolate", call({t({2, 3})})));
+}
+
+}  // namespace
+
+namespace {
+
+// A forward record of `api` as msprobe writes it: descriptors only, no tensor files needed.
+probe::Dump dump_of(const std::string& key, const std::string& args, const std::string& kwargs = "{}") {
+  const std::string json =
+      R"({"task": "statistics", "level": "L1", "framework": "pytorch", "dump_data_dir": null,
+    "data": {")" +
+      key + R"(": {"input_args": [)" + args + R"(], "input_kwargs": )" + kwargs + R"(, "output": []}}})";
+  return probe::Dump::parse(json, "dump.json");
+}
+
+std::string desc(const std::string& dtype, const std::string& shape) {
+  return R"({"type": "torch.Tensor", "dtype": "torch.)" + dtype + R"(", "shape": )" + shape +
+         R"(, "Max": 1, "Min": 0, "Mean": 0.5, "Norm": 1, "requires_grad": false})";
+}
+
+TEST(BenchCost, EntryEstimateMatchesTheLoadedCallsFromDescriptorsAlone) {
+  // matmul [3, 4] @ [4, 5]: 120 FLOPs, from the descriptors as from loaded tensors; a keyword tensor counts
+  // after the positional ones (linear(input, weight=[5, 4]) on [2, 3, 4]: 240).
+  const auto mm =
+      dump_of("Torch.matmul.0.forward", desc("float32", "[3, 4]") + ", " + desc("float32", "[4, 5]"));
+  EXPECT_EQ(estimated_bench_flops("matmul", mm.entries()[0]), 120.0);
+  const auto lin = dump_of("Functional.linear.0.forward", desc("float16", "[2, 3, 4]"),
+                           R"({"weight": )" + desc("float16", "[5, 4]") + "}");
+  EXPECT_EQ(estimated_bench_flops("linear", lin.entries()[0]), 240.0);
+  EXPECT_FALSE(estimated_bench_flops("gelu", lin.entries()[0]));
+}
+
+TEST(BenchCost, CheckWeightIsDumpedBytesPlusAnEighthOfTheFlops) {
+  // float32 [3, 4] and [4, 5]: 48 + 80 bytes; 120 FLOPs / 8 = 15.
+  const auto mm =
+      dump_of("Torch.matmul.0.forward", desc("float32", "[3, 4]") + ", " + desc("float32", "[4, 5]"));
+  EXPECT_DOUBLE_EQ(probe::rut::check_weight("matmul", mm.entries()[0], nullptr), 48.0 + 80.0 + 15.0);
+  // gelu on bfloat16 [10]: 20 bytes, no FLOP estimate; its backward record's tensors add theirs (bfloat16
+  // [10]).
+  const auto g = dump_of("Functional.gelu.0.forward", desc("bfloat16", "[10]"));
+  const auto b = dump_of("Functional.gelu.0.backward", desc("bfloat16", "[10]"));
+  EXPECT_DOUBLE_EQ(probe::rut::check_weight("gelu", g.entries()[0], nullptr), 20.0);
+  EXPECT_DOUBLE_EQ(probe::rut::check_weight("gelu", g.entries()[0], &b.entries()[0]), 40.0);
 }
 
 }  // namespace
