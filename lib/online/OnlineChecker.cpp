@@ -29,6 +29,7 @@
 #include "standards/ErrorBound.h"
 #include "support/DataFiles.h"
 #include "support/Timestamp.h"
+#include "support/UninitStorage.h"
 #include "support/WorkerPool.h"
 
 namespace fs = std::filesystem;
@@ -88,7 +89,9 @@ Tensor copy_view(const TensorView& v, std::string_view api) {
   const std::int64_t n = numel(v.shape);
   if (n > 0 && v.data == nullptr) throw bad("null data");
   if (v.strides.empty()) {
-    Tensor t = Tensor::zeros(v.dtype, v.shape);
+    // memcpy writes every byte, so the copy starts uninitialised: zero-filling first would double the
+    // writes on the caller's thread (and fault in fresh pages twice as slowly).
+    Tensor t = detail::uninitialized_tensor(v.dtype, v.shape);
     if (n > 0) std::memcpy(t.mutable_bytes(), v.data, t.nbytes());
     return t;
   }
