@@ -28,6 +28,7 @@
 
 #include "probe/dump.h"
 #include "probe/dump_writer.h"
+#include "probe/error_bound.h"
 #include "probe/online_checker.h"
 #include "probe/online_client.h"
 #include "probe/online_server.h"
@@ -400,6 +401,9 @@ std::int64_t numel(const probe::TensorInfo& t) {
 //          inputs and writes its outputs once in float64 (8 bytes an element) at the memory rate;
 //   copy:  every op's inputs and outputs copied once at their own dtype (read + write) at the memory rate.
 // The floor is bench + copy on one core; with a second core the bench may overlap the training thread.
+// The checker's default rule (OnlineRule::ErrorBound, DECISIONS D14) also runs a magnitude bench for the
+// ops whose family needs one (error_bound_support): the same bench on the inputs' absolute values (a second
+// GEMM for a matmul), plus one copy of those inputs; `floor_error_bound_ms` adds that at the same rates.
 void BM_TransformerFloor(benchmark::State& state) {
   const fs::path dir = scratch_dir("floor");
   Block block;
@@ -423,20 +427,23 @@ void BM_TransformerFloor(benchmark::State& state) {
   }
   const Rates rates = measure_rates();
   const std::set<std::string> gemms = {"mm", "bmm", "addmm", "matmul", "baddbmm", "linear"};
-  double bench_s = 0, copy_s = 0, flops = 0;
-  std::size_t ops = 0, gemm_ops = 0;
+  double bench_s = 0, copy_s = 0, flops = 0, magnitude_s = 0;
+  std::size_t ops = 0, gemm_ops = 0, magnitude_ops = 0;
   const probe::Dump dump = probe::Dump::open(dump_json);
   for (const probe::DumpEntry& e : dump.entries()) {
     std::vector<const probe::TensorInfo*> in, out;
     if (e.inputs()) e.inputs()->collect_tensors(in);
     if (e.kwargs()) e.kwargs()->collect_tensors(in);
     if (e.outputs()) e.outputs()->collect_tensors(out);
-    double elems = 0, bytes = 0;
+    double elems = 0, bytes = 0, in_bytes = 0;
     for (const auto* ts : {&in, &out})
       for (const probe::TensorInfo* t : *ts) {
         elems += static_cast<double>(numel(*t));
         bytes += static_cast<double>(t->nbytes().value_or(0));
+        if (ts == &in) in_bytes += static_cast<double>(t->nbytes().value_or(0));
       }
+    const bool magnitude = probe::error_bound_support(e.name.prefix + "." + e.name.api).needs_magnitude;
+    const double bench_before = bench_s;
     const std::string op = e.name.api.substr(0, e.name.api.find('.'));
     const bool add_first = op == "addmm" || op == "baddbmm";
     if (gemms.count(op) != 0 && !out.empty() && in.size() > (add_first ? 1u : 0u)) {
@@ -449,6 +456,10 @@ void BM_TransformerFloor(benchmark::State& state) {
       bench_s += 8.0 * elems / rates.bytes_per_s;
     }
     copy_s += 2.0 * bytes / rates.bytes_per_s;
+    if (magnitude) {  // the same bench again on |inputs|, which are copied once more
+      magnitude_s += bench_s - bench_before + 2.0 * in_bytes / rates.bytes_per_s;
+      ++magnitude_ops;
+    }
     ++ops;
   }
   for (auto _ : state) benchmark::DoNotOptimize(ops);
@@ -460,6 +471,8 @@ void BM_TransformerFloor(benchmark::State& state) {
   state.counters["floor_bench_ms"] = 1e3 * bench_s;
   state.counters["floor_copy_ms"] = 1e3 * copy_s;
   state.counters["floor_ms"] = 1e3 * (bench_s + copy_s);
+  state.counters["magnitude_ops"] = static_cast<double>(magnitude_ops);
+  state.counters["floor_error_bound_ms"] = 1e3 * (bench_s + copy_s + magnitude_s);
   fs::remove_all(dir);
 }
 BENCHMARK(BM_TransformerFloor)->Iterations(1)->Unit(benchmark::kMillisecond);

@@ -1,7 +1,9 @@
 // probe::OnlineChecker: a bounded queue of executed ops, worker threads that bench, judge and write them.
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -10,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <thread>
 #include <unordered_map>
 
 #include "io/TensorIo.h"
@@ -26,6 +29,7 @@
 #include "standards/ErrorBound.h"
 #include "support/DataFiles.h"
 #include "support/Timestamp.h"
+#include "support/UninitStorage.h"
 #include "support/WorkerPool.h"
 
 namespace fs = std::filesystem;
@@ -85,7 +89,9 @@ Tensor copy_view(const TensorView& v, std::string_view api) {
   const std::int64_t n = numel(v.shape);
   if (n > 0 && v.data == nullptr) throw bad("null data");
   if (v.strides.empty()) {
-    Tensor t = Tensor::zeros(v.dtype, v.shape);
+    // memcpy writes every byte, so the copy starts uninitialised: zero-filling first would double the
+    // writes on the caller's thread (and fault in fresh pages twice as slowly).
+    Tensor t = detail::uninitialized_tensor(v.dtype, v.shape);
     if (n > 0) std::memcpy(t.mutable_bytes(), v.data, t.nbytes());
     return t;
   }
@@ -493,7 +499,8 @@ OnlineChecker::OnlineChecker(OnlineCheckerOptions options, RunnerRegistry regist
                 "OnlineCheckerOptions.dump_path");
   // DECISIONS D21: run_ut's 14-digit timestamp is accepted too (milliseconds 000), so one stamp names
   // both runs; the directory keeps msprobe's 17 digits and the CSVs its 14.
-  std::string ts = options.timestamp.empty() ? detail::local_timestamp_ms() : options.timestamp;
+  const bool given_ts = !options.timestamp.empty();
+  std::string ts = given_ts ? options.timestamp : detail::local_timestamp_ms();
   if (ts.size() == 14) ts += "000";
   if (ts.size() != 17 || ts.find_first_not_of("0123456789") != std::string::npos)
     throw Error(ErrorKind::InvalidArgument, "expected 14 digits YYYYmmddHHMMSS or 17 YYYYmmddHHMMSSmmm", {},
@@ -503,13 +510,36 @@ OnlineChecker::OnlineChecker(OnlineCheckerOptions options, RunnerRegistry regist
   m.o = std::move(options);
   m.registry = std::move(registry);
 
-  const std::string dir_name =
-      "msprobe_" + (m.o.tag.empty() ? "" : m.o.tag + "_") + "rank" + std::to_string(m.o.rank) + "_" + ts;
-  m.run_dir = (fs::path(m.o.dump_path) / dir_name).string();
+  // The run directory is claimed, not shared: mkdir fails when the name exists, so two checkers never
+  // write into (or overwrite) one run's files. Without a given timestamp, a name another checker took in
+  // the same millisecond moves on to the next free millisecond; a given timestamp that is taken is an error.
+  auto run_dir_for = [&](const std::string& stamp) {
+    return (fs::path(m.o.dump_path) / ("msprobe_" + (m.o.tag.empty() ? "" : m.o.tag + "_") + "rank" +
+                                       std::to_string(m.o.rank) + "_" + stamp))
+        .string();
+  };
+  for (int attempt = 0;; ++attempt) {
+    m.run_dir = run_dir_for(ts);
+    if (::mkdir(m.run_dir.c_str(), 0777) == 0) break;
+    const int err = errno;
+    if (err != EEXIST)
+      throw Error(ErrorKind::Io, std::string("cannot create the run directory: ") + std::strerror(err),
+                  m.run_dir);
+    if (given_ts)
+      throw Error(ErrorKind::InvalidArgument,
+                  "the run directory exists: another checker or an earlier run used this timestamp",
+                  m.run_dir, "OnlineCheckerOptions.timestamp");
+    if (attempt >= 10000)
+      throw Error(ErrorKind::Io, "no free run directory name after 10000 milliseconds", m.run_dir);
+    std::string next = ts;
+    while (next == ts) {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+      next = detail::local_timestamp_ms();
+    }
+    ts = next;
+  }
   m.npu_dir = m.run_dir + "/npu";
   m.cpu_dir = m.run_dir + "/cpu";
-  fs::create_directories(m.run_dir, ec);
-  if (ec) throw Error(ErrorKind::Io, "cannot create the run directory: " + ec.message(), m.run_dir);
   if (m.o.dump_mode != OnlineDumpMode::Off) {
     fs::create_directories(m.npu_dir, ec);
     fs::create_directories(m.cpu_dir, ec);

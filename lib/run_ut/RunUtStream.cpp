@@ -316,6 +316,9 @@ RunUtStreamSummary RunUtStream::finish() {
   Impl& s = *impl_;
   const std::size_t dropped = s.pool->finish();
   const std::uint64_t peak = s.pool->peak_bytes();
+  // Read before taking the stream's lock: the pool calls accept() (which takes it) under its own lock, so
+  // the two locks are always taken pool first.
+  const std::exception_ptr failure = s.pool->failure();
   std::lock_guard lock(s.m);
   if (!s.finished) {
     s.finished = true;
@@ -328,7 +331,7 @@ RunUtStreamSummary RunUtStream::finish() {
     s.summary.run_ut.error_data_problem = s.checker->error_data_problem();
     s.writer.reset();  // flushes and closes the files before the lock is released
   }
-  if (const std::exception_ptr failure = s.pool->failure()) std::rethrow_exception(failure);
+  if (failure) std::rethrow_exception(failure);
   return s.summary;
 }
 

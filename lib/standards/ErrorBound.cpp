@@ -89,7 +89,10 @@ constexpr BoundFamily kMulBackward{"mul backward", MK::AbsInputs, AK::None, 2, "
 // on y^3) and the two roundings of pow and the product: 8 u_out m, m = 0.5 |g| x^-1.5.
 constexpr BoundFamily kRsqrtBackward{"rsqrt backward", MK::AbsInputs, AK::None, 8, "", false, 8, true, 3};
 constexpr BoundFamily kSoftmax{"softmax", MK::BenchLog, AK::LargestDim, 8, ""};
-constexpr BoundFamily kLogSoftmax{"log_softmax", MK::BenchPlusOne, AK::LargestDim, 8, ""};
+// DECISIONS D24: torch's bfloat16 log_softmax rounds x - max and the log-sum-exp lse to the dtype before
+// y = (x - max) - lse; both are at most |y| (x - max <= 0 <= lse), so the two roundings cost at most
+// 2 u_out (|b| + 1), the band (measured on 4096 rows of 8: 1.16 u_out (|b| + 1) in all).
+constexpr BoundFamily kLogSoftmax{"log_softmax", MK::BenchPlusOne, AK::LargestDim, 8, "", false, 2, true};
 constexpr BoundFamily kLayerNorm{"layer_norm", MK::Normalization, AK::Normalized, 8, ""};
 
 constexpr std::array kFamilies{
@@ -155,6 +158,41 @@ constexpr std::array kFamilies{
     FamilyRow{"log_softmax", kLogSoftmax},
     FamilyRow{"layer_norm", kLayerNorm},
     FamilyRow{"_log_softmax", kLogSoftmax},
+};
+
+// DECISIONS D24: the aten ops the online checker (PtdbgDispatch's level, below autograd) sees where offline
+// run_ut sees one Functional/Tensor API: each is judged by the family (and D20 band) of its offline
+// counterpart, per output. A backward op computes the counterpart's input gradients, so it takes the
+// counterpart's backward family and magnitude (error_bound_grad_magnitude on the counterpart's call rebuilt
+// from the aten arguments, aten_magnitude). native_layer_norm's mean is a K-term sum of the row
+// scaled by 1/K (magnitude mean |x|, c = 2 as D14's mean); its rstd, 1 / sqrt(var + eps) from a K-term
+// sum of squares, errs relative to itself (c = 8 as D14's rsqrt, plus the sum's g(K, u_acc)). torch's
+// bfloat16 kernel computes both with intermediate results in bfloat16 (D14's layer_norm band): the mean
+// gets D14's accumulation band (4 u_out mean |x|; measured 2.25), rstd a band of 4 roundings of |rstd|
+// (variance, sqrt and reciprocal rounded, and the variance from a rounded mean; measured on 4096 rows of 16:
+// up to 3.81 u_out |rstd|, 40% of the elements not float32's rstd rounded once).
+constexpr BoundFamily kLayerNormMean{"layer_norm mean", MK::AbsInputs, AK::Normalized, 2, ""};
+constexpr BoundFamily kLayerNormRstd{"layer_norm rstd", MK::Bench, AK::Normalized, 8, "", false, 4, false};
+
+struct AtenRow {
+  std::string_view op;                        // aten operator, as operator_of spells it
+  std::string_view counterpart;               // the offline API whose family judges it
+  bool gradient;                              // the op computes the counterpart's input gradients
+  std::array<const BoundFamily*, 3> outputs;  // per output; nullptr: run_ut's rule
+};
+constexpr std::array kAtenRows{
+    AtenRow{
+        "native_layer_norm", "Functional.layer_norm", false, {&kLayerNorm, &kLayerNormMean, &kLayerNormRstd}},
+    AtenRow{"native_layer_norm_backward",
+            "Functional.layer_norm",
+            true,
+            {&kLayerNormBackward, &kLayerNormBackward, &kLayerNormBackward}},
+    AtenRow{"_softmax_backward_data", "Functional.softmax", true, {&kSoftmaxBackward, nullptr, nullptr}},
+    AtenRow{"_log_softmax_backward_data",
+            "Functional.log_softmax",
+            true,
+            {&kLogSoftmaxBackward, nullptr, nullptr}},
+    AtenRow{"gelu_backward", "Functional.gelu", true, {&kCancelling, nullptr, nullptr}},
 };
 
 // "Functional.gelu.0" -> "gelu", "Aten.mm.default" -> "mm", "__rmatmul__" -> "matmul", "add_" -> "add".
@@ -234,7 +272,27 @@ std::optional<std::pair<double, double>> rounding_of(DType t) {
   return std::pair{std::ldexp(1.0, -f->precision), f->min_subnormal};
 }
 
+const AtenRow* aten_row(std::string_view api) {
+  const std::string_view op = operator_of(api);
+  for (const AtenRow& row : kAtenRows)
+    if (row.op == op) return &row;
+  return nullptr;
+}
+
+const BoundFamily* output_family(std::string_view api, std::size_t output, bool backward) {
+  if (const AtenRow* row = aten_row(api))
+    return output < row->outputs.size() ? row->outputs[output] : nullptr;
+  return bound_family(api, backward);
+}
+
+std::optional<AtenCounterpart> aten_counterpart(std::string_view api) {
+  const AtenRow* row = aten_row(api);
+  if (!row) return std::nullopt;
+  return AtenCounterpart{row->counterpart, row->gradient};
+}
+
 const BoundFamily* bound_family(std::string_view api, bool backward) {
+  if (const AtenRow* row = aten_row(api)) return row->outputs[0];
   const std::string_view op = operator_of(api);
   if (backward && op == "silu") return &kSiluBackward;
   if (backward && (op == "softmax" || op == "_softmax")) return &kSoftmaxBackward;
@@ -774,15 +832,16 @@ Status rejudge_rows(std::string_view api, const std::vector<Value>& bench, const
                     const std::vector<Value>& magnitude, const std::vector<std::int64_t>& accumulation,
                     std::vector<DetailRow>& rows, std::size_t first, Aggregation how, bool backward,
                     bool histograms) {
-  const BoundFamily* family = bound_family(api, backward);
   std::vector<Status> statuses;
   for (std::size_t i = first; i < rows.size(); ++i) statuses.push_back(rows[i].status);
-  if (!family || rows.size() - first != bench.size() || bench.size() != device.size())
+  if (!bound_family(api, backward) || rows.size() - first != bench.size() || bench.size() != device.size())
     return aggregate_statuses(statuses, how);
-  const bool accumulates = takes_magnitude(family->magnitude);
   for (std::size_t i = 0; i < bench.size(); ++i) {
     DetailRow& row = rows[first + i];
-    if (row.status == Status::Skip) continue;
+    // DECISIONS D24: an aten op's outputs may belong to different families (native_layer_norm's mean).
+    const BoundFamily* family = output_family(api, i, backward);
+    if (!family || row.status == Status::Skip) continue;
+    const bool accumulates = takes_magnitude(family->magnitude);
     const Value &b = bench[i], &d = device[i];
     // Empty outputs keep run_ut's row: there is nothing to bound.
     if (!b.is_tensor() || !d.is_tensor() || !is_floating(b.tensor().dtype()) ||
@@ -1220,6 +1279,43 @@ std::optional<std::vector<InputGradient>> silu_grad_magnitude(std::string_view o
   return out;
 }
 
+// The D20 softmax/log_softmax gradient magnitude from the forward's output y (probabilities, or
+// log-probabilities when `log`; float64, g's shape) and the output gradient g along `dim` (in range);
+// `dtype` is the forward output's (its unit roundoff is u_out).
+Tensor softmax_output_grad_magnitude(const std::vector<double>& y, const Tensor& grad, std::int64_t dim,
+                                     DType dtype, bool log) {
+  const Shape& sh = grad.shape();
+  const auto nd = static_cast<std::int64_t>(sh.size());
+  std::int64_t outer = 1, inner = 1;
+  const std::int64_t n = sh[static_cast<std::size_t>(dim)];
+  for (std::int64_t i = 0; i < dim; ++i) outer *= sh[static_cast<std::size_t>(i)];
+  for (std::int64_t i = dim + 1; i < nd; ++i) inner *= sh[static_cast<std::size_t>(i)];
+  const std::vector<double> gv = grad.to_doubles();
+  std::vector<double> m(gv.size());
+  // The device's saved output errs relative to y by its rounding u_out plus D14's softmax forward bound,
+  // 8 u_acc (1 + |ln y| + ln K): w = 1 + 8 (u_acc / u_out) (1 + |ln y| + ln K) in units of u_out.
+  const double ln_k = std::log(static_cast<double>(std::max<std::int64_t>(n, 1)));
+  const double units =
+      dtype == DType::Float64 ? 8.0 : 8.0 * std::ldexp(1.0, -24) / detail::rounding_of(dtype)->first;
+  auto level = [&](double e) { return e > 0 ? 1 + units * (1 + std::fabs(std::log(e)) + ln_k) : 1.0; };
+  for (std::int64_t o = 0; o < outer; ++o)
+    for (std::int64_t in = 0; in < inner; ++in) {
+      auto at = [&](std::int64_t j) { return static_cast<std::size_t>((o * n + j) * inner + in); };
+      // ag: sum |y||g| (softmax) or sum |g| (log_softmax); agl: sum L |y||g| (softmax).
+      double ag = 0, agl = 0;
+      for (std::int64_t j = 0; j < n; ++j) {
+        const double e = y[at(j)];
+        ag += (log ? 1.0 : e) * std::fabs(gv[at(j)]);
+        agl += (log ? 0.0 : level(e) * e) * std::fabs(gv[at(j)]);
+      }
+      for (std::int64_t j = 0; j < n; ++j) {
+        const double yj = y[at(j)], g = std::fabs(gv[at(j)]);
+        m[at(j)] = log ? g + std::exp(yj) * (1 + std::fabs(yj)) * ag : yj * (level(yj) * (g + ag) + agl);
+      }
+    }
+  return Tensor::from_values<double>(m, sh);
+}
+
 // DECISIONS D20: the magnitude of softmax's input gradient y (g - sum y g) along dim, y_i (w_i (|g_i| +
 // sum_j y_j |g_j|) + sum_j w_j y_j |g_j|): the device's saved output y_j errs by w_j u_out relative (its
 // rounding and D14's softmax forward bound) and each y enters twice; and of log_softmax's g -
@@ -1250,40 +1346,26 @@ std::optional<std::vector<InputGradient>> softmax_grad_magnitude(std::string_vie
   if (*dim < 0) *dim += nd;
   if (*dim < 0 || *dim >= nd) return std::nullopt;
   const Shape& sh = x->shape();
-  std::int64_t outer = 1, inner = 1;
   const std::int64_t n = sh[static_cast<std::size_t>(*dim)];
+  std::int64_t outer = 1, inner = 1;
   for (std::int64_t i = 0; i < *dim; ++i) outer *= sh[static_cast<std::size_t>(i)];
   for (std::int64_t i = *dim + 1; i < nd; ++i) inner *= sh[static_cast<std::size_t>(i)];
-  const std::vector<double> xv = x->to_doubles(), gv = grads[0].tensor().to_doubles();
-  std::vector<double> m(xv.size()), y(static_cast<std::size_t>(n));
-  // The device's saved output errs relative to y by its rounding u_out plus D14's softmax forward bound,
-  // 8 u_acc (1 + |ln y| + ln K): w = 1 + 8 (u_acc / u_out) (1 + |ln y| + ln K) in units of u_out.
-  const double ln_k = std::log(static_cast<double>(std::max<std::int64_t>(n, 1)));
-  const double units = x->dtype() == DType::Float64
-                           ? 8.0
-                           : 8.0 * std::ldexp(1.0, -24) / detail::rounding_of(x->dtype())->first;
-  auto level = [&](double e) { return e > 0 ? 1 + units * (1 + std::fabs(std::log(e)) + ln_k) : 1.0; };
+  const std::vector<double> xv = x->to_doubles();
+  std::vector<double> y(xv.size());
   for (std::int64_t o = 0; o < outer; ++o)
     for (std::int64_t in = 0; in < inner; ++in) {
       auto at = [&](std::int64_t j) { return static_cast<std::size_t>((o * n + j) * inner + in); };
       double mx = -std::numeric_limits<double>::infinity(), sum = 0;
       for (std::int64_t j = 0; j < n; ++j) mx = std::max(mx, xv[at(j)]);
       for (std::int64_t j = 0; j < n; ++j) sum += std::exp(xv[at(j)] - mx);
-      // ag: sum |y||g| (softmax) or sum |g| (log_softmax); agl: sum L |y||g| (softmax).
-      double ag = 0, agl = 0;
       for (std::int64_t j = 0; j < n; ++j) {
         const double e = std::exp(xv[at(j)] - mx) / sum;
-        y[static_cast<std::size_t>(j)] = log ? std::log(e) : e;
-        ag += (log ? 1.0 : e) * std::fabs(gv[at(j)]);
-        agl += (log ? 0.0 : level(e) * e) * std::fabs(gv[at(j)]);
-      }
-      for (std::int64_t j = 0; j < n; ++j) {
-        const double yj = y[static_cast<std::size_t>(j)], g = std::fabs(gv[at(j)]);
-        m[at(j)] = log ? g + std::exp(yj) * (1 + std::fabs(yj)) * ag : yj * (level(yj) * (g + ag) + agl);
+        y[at(j)] = log ? std::log(e) : e;
       }
     }
   std::vector<InputGradient> out;
-  out.push_back({"input.0", Tensor::from_values<double>(m, sh), x->dtype()});
+  out.push_back(
+      {"input.0", softmax_output_grad_magnitude(y, grads[0].tensor(), *dim, x->dtype(), log), x->dtype()});
   return out;
 }
 
@@ -1341,10 +1423,126 @@ std::optional<std::vector<InputGradient>> layer_norm_grad_magnitude(std::string_
   return out;
 }
 
+// A call's argument by position or keyword; nullptr when absent.
+const Value* arg_of(const ApiCall& call, std::size_t pos, std::string_view name) {
+  if (pos < call.args.size()) return &call.args[pos];
+  for (const auto& [k, v] : call.kwargs)
+    if (k == name) return &v;
+  return nullptr;
+}
+
+const Tensor& tensor_of(const ApiCall& call, std::size_t pos, std::string_view api, std::string_view name) {
+  const Value* v = arg_of(call, pos, name);
+  if (!v || !v->is_tensor())
+    throw Error(ErrorKind::InvalidArgument, fmt::format("{}: argument {} is not a tensor", api, name), "",
+                std::string(name));
+  return v->tensor();
+}
+
+std::int64_t normalized_count(const ApiCall& call, std::size_t pos, std::string_view api) {
+  const Value* v = arg_of(call, pos, "normalized_shape");
+  if (!v)
+    throw Error(ErrorKind::InvalidArgument, fmt::format("{}: no normalized_shape", api), "",
+                "normalized_shape");
+  std::int64_t k = 1;
+  for (std::int64_t d : v->as_int_list()) k *= d;
+  return std::max<std::int64_t>(k, 1);
+}
+
+// DECISIONS D24: the magnitude benches of the outputs of an aten op of D24's table, from its aten arguments;
+// nullopt for other APIs.
+std::optional<std::vector<Value>> aten_magnitude(const RunnerRegistry& registry, Framework framework,
+                                                 std::string_view api, const ApiCall& call) {
+  if (!detail::aten_counterpart(api)) return std::nullopt;
+  const std::string_view op = detail::operator_of(api);
+  if (op == "native_layer_norm") {
+    // native_layer_norm(input, normalized_shape, weight, bias, eps): layer_norm's arguments by position.
+    const Tensor& x = tensor_of(call, 0, api, "input");
+    const std::int64_t k = normalized_count(call, 1, api);
+    if (x.numel() % k != 0)
+      throw Error(ErrorKind::InvalidArgument,
+                  fmt::format("{}: normalized_shape does not divide the input", api), "", "normalized_shape");
+    // The mean's magnitude: mean |x| over each row, in the mean's shape (the normalised dims kept as 1).
+    const std::vector<double> xv = x.to_doubles();
+    std::vector<double> mean_abs(xv.size() / static_cast<std::size_t>(k), 0.0);
+    for (std::size_t i = 0; i < xv.size(); ++i) mean_abs[i / static_cast<std::size_t>(k)] += std::fabs(xv[i]);
+    for (double& v : mean_abs) v /= static_cast<double>(k);
+    Shape stat = x.shape();
+    for (std::int64_t left = k, d = static_cast<std::int64_t>(stat.size()) - 1; left > 1 && d >= 0; --d) {
+      left /= std::max<std::int64_t>(stat[static_cast<std::size_t>(d)], 1);
+      stat[static_cast<std::size_t>(d)] = 1;
+    }
+    return std::vector<Value>{Value(layer_norm_magnitude(call)),
+                              Value(Tensor::from_values<double>(mean_abs, stat)), Value()};
+  }
+  if (op == "native_layer_norm_backward") {
+    // (grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask) -> (dx, dweight, dbias):
+    // layer_norm(input, normalized_shape, weight, bias)'s input gradients for grad_out.
+    ApiCall ln;
+    ln.args = {Value(tensor_of(call, 1, api, "input")), *arg_of(call, 2, "normalized_shape")};
+    for (auto [pos, name] : {std::pair<std::size_t, std::string_view>{5, "weight"}, {6, "bias"}}) {
+      const Value* v = arg_of(call, pos, name);
+      ln.args.push_back(v ? *v : Value());
+    }
+    const std::vector<Value> g{Value(tensor_of(call, 0, api, "grad_out"))};
+    std::vector<Value> out(3);
+    for (InputGradient& ig :
+         error_bound_grad_magnitude(registry, framework, "Functional.layer_norm", ln, g)) {
+      const std::size_t at = ig.path == "input.0"   ? 0
+                             : ig.path == "input.2" ? 1
+                             : ig.path == "input.3" ? 2
+                                                    : 3;
+      if (at < 3) out[at] = Value(std::move(ig.grad));
+    }
+    return out;
+  }
+  if (op == "_softmax_backward_data" || op == "_log_softmax_backward_data") {
+    // (grad_output, output, dim, input_dtype): the forward's output is given, as the device saved it.
+    const Tensor& g = tensor_of(call, 0, api, "grad_output");
+    const Tensor& y = tensor_of(call, 1, api, "output");
+    const Value* dv = arg_of(call, 2, "dim");
+    const auto nd = static_cast<std::int64_t>(y.ndim());
+    if (!dv || !dv->is_number() || nd == 0 || g.shape() != y.shape() || !is_floating(y.dtype()))
+      throw Error(ErrorKind::InvalidArgument,
+                  fmt::format("{}: needs grad_output and output of one shape and a dim", api), "", "dim");
+    std::int64_t dim = static_cast<std::int64_t>(dv->as_double());
+    if (dim < 0) dim += nd;
+    if (dim < 0 || dim >= nd)
+      throw Error(ErrorKind::InvalidArgument, fmt::format("{}: dim out of range", api), "", "dim");
+    return std::vector<Value>{Value(softmax_output_grad_magnitude(y.to_doubles(), g, dim, y.dtype(),
+                                                                  op == "_log_softmax_backward_data"))};
+  }
+  // gelu_backward(grad_output, self, approximate): |g| gelu'(|x|), the offline gelu backward on absolute
+  // values (D14's AbsInputs gradient magnitude).
+  return registry.run_forward(framework, std::string(api), abs_call_of(call), RunnerRole::Bench).outputs;
+}
+
+// DECISIONS D24: K of an output of an aten op of D24's table; nullopt for other APIs.
+std::optional<std::int64_t> aten_accumulation(std::string_view api, const ApiCall& call,
+                                              const Shape& output) {
+  if (!detail::aten_counterpart(api)) return std::nullopt;
+  const std::string_view op = detail::operator_of(api);
+  if (op == "native_layer_norm") return normalized_count(call, 1, api);
+  if (op == "native_layer_norm_backward") {
+    // D14's gradient length: numel(x) K / numel(gradient) terms (K for dx, the rows times K for the
+    // weight's).
+    const std::int64_t k = normalized_count(call, 2, api);
+    const double terms = static_cast<double>(tensor_of(call, 1, api, "input").numel()) *
+                         static_cast<double>(k) /
+                         static_cast<double>(std::max<std::int64_t>(1, probe::numel(output)));
+    return std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(terms)));
+  }
+  const detail::BoundFamily* f = detail::output_family(api, 0);
+  std::vector<Shape> shapes;
+  for (const Value& v : call.args) collect_shapes(v, shapes);
+  return detail::accumulation_length(*f, shapes, output);
+}
+
 }  // namespace
 
 std::vector<Value> error_bound_magnitude(const RunnerRegistry& registry, Framework framework,
                                          std::string_view api, const ApiCall& call) {
+  if (auto m = aten_magnitude(registry, framework, api, call)) return std::move(*m);
   const detail::BoundFamily* f = detail::bound_family(api);
   if (f && f->magnitude == detail::MagnitudeKind::Normalization) return {Value(layer_norm_magnitude(call))};
   if (!f || f->magnitude != detail::MagnitudeKind::AbsInputs) return {};
@@ -1382,6 +1580,7 @@ std::int64_t error_bound_grad_accumulation(std::string_view api, const ApiCall& 
 }
 
 std::int64_t error_bound_accumulation(std::string_view api, const ApiCall& call, const Shape& output) {
+  if (const std::optional<std::int64_t> k = aten_accumulation(api, call, output)) return *k;
   const detail::BoundFamily* f = detail::bound_family(api);
   if (!f) return 1;
   if (f->accumulation == detail::AccumulationKind::Normalized) {

@@ -74,6 +74,20 @@ struct BoundFamily {
 /// that bounds the API's input gradients, where it differs from the forward's (silu, DECISIONS D20).
 const BoundFamily* bound_family(std::string_view api, bool backward = false);
 
+/// DECISIONS D24: the family judging output `output` of `api`: bound_family(api, backward), except for the
+/// aten ops of D24's table (native_layer_norm, native_layer_norm_backward, _softmax_backward_data,
+/// _log_softmax_backward_data, gelu_backward), whose outputs take their offline counterpart's families;
+/// nullptr where run_ut's rule judges that output.
+const BoundFamily* output_family(std::string_view api, std::size_t output, bool backward = false);
+
+/// DECISIONS D24: the offline API an aten op of D24's table is judged as, and whether the op computes that
+/// API's input gradients.
+struct AtenCounterpart {
+  std::string_view api;
+  bool gradient;
+};
+std::optional<AtenCounterpart> aten_counterpart(std::string_view api);
+
 /// Terms per output element for `family` from the shapes of the call's tensor inputs (in call order) and
 /// of the output; at least 1.
 std::int64_t accumulation_length(const BoundFamily& family, const std::vector<Shape>& inputs,

@@ -78,6 +78,13 @@ Case add_case(double scale, bool broken) {
 
 std::vector<CsvRow> rows_of(const std::string& path) { return csv_read_file(path); }
 
+std::string slurp_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
 bool check_add(OnlineChecker& oc, const Case& c, const char* api = "Torch.add") {
   return oc.check(api, {{Value(c.a), Value(c.b)}, {}}, {Value(c.out)});
 }
@@ -588,4 +595,59 @@ TEST(OnlineChecker, RunUtRuleAgreesWithRunUtOnTheDumpedCalls) {
     EXPECT_EQ(online[i][1], offline[i][1]) << i;
     EXPECT_EQ(online[i][1], (i - 1) % 3 == 1 ? "error" : "pass") << i;
   }
+}
+
+// The run directory is claimed: checkers started together without a timestamp (many in one millisecond)
+// each get their own directory and CSVs; a given timestamp whose directory exists is refused, naming the
+// path and the option, and the earlier run's files are left as they were.
+TEST(OnlineChecker, EachCheckerClaimsItsOwnRunDirectory) {
+  TempDir dir;
+  constexpr int kCheckers = 16;
+  std::vector<std::string> run_dirs(kCheckers), results(kCheckers);
+  {
+    std::vector<std::unique_ptr<OnlineChecker>> checkers(kCheckers);
+    std::vector<std::thread> threads;
+    std::atomic<int> ready{0};
+    for (int i = 0; i < kCheckers; ++i)
+      threads.emplace_back([&, i] {
+        OnlineCheckerOptions o = options(dir.path().string());
+        o.timestamp.clear();
+        ++ready;
+        while (ready.load() < kCheckers) std::this_thread::yield();
+        checkers[static_cast<std::size_t>(i)] = std::make_unique<OnlineChecker>(o);
+      });
+    for (auto& t : threads) t.join();
+    for (int i = 0; i < kCheckers; ++i) {
+      OnlineChecker& oc = *checkers[static_cast<std::size_t>(i)];
+      check_add(oc, add_case(1, i % 2 == 1));
+      oc.flush();
+      run_dirs[static_cast<std::size_t>(i)] = oc.summary().run_dir;
+      results[static_cast<std::size_t>(i)] = oc.summary().result_csv;
+    }
+  }
+  EXPECT_EQ(std::set<std::string>(run_dirs.begin(), run_dirs.end()).size(),
+            static_cast<std::size_t>(kCheckers));
+  for (int i = 0; i < kCheckers; ++i) {
+    const auto rows = rows_of(results[static_cast<std::size_t>(i)]);
+    ASSERT_EQ(rows.size(), 2u) << results[static_cast<std::size_t>(i)];  // the header and this checker's op
+    EXPECT_EQ(rows[1][1], i % 2 == 1 ? "False" : "True") << results[static_cast<std::size_t>(i)];
+  }
+
+  TempDir fixed;
+  std::string first_result;
+  {
+    OnlineChecker oc(options(fixed.path().string()));
+    check_add(oc, add_case(1, false));
+    oc.flush();
+    first_result = oc.summary().result_csv;
+  }
+  const std::string before = slurp_file(first_result);
+  try {
+    OnlineChecker again(options(fixed.path().string()));
+    ADD_FAILURE() << "a reused timestamp was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.field(), "OnlineCheckerOptions.timestamp");
+    EXPECT_NE(std::string(e.what()).find("msprobe_rank0_" + std::string(kTs)), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(slurp_file(first_result), before);
 }

@@ -114,7 +114,7 @@ TEST_F(Browser, ExampleDumpReportRendersWithTheFlaggedApiFirstAndItsPlots) {
   const std::string shot =
       std::string("timeout 120 ") + kChromium +
       " --headless --no-sandbox --disable-gpu --no-first-run --hide-scrollbars --user-data-dir='" +
-      (kOut / "profile-shot").string() + "' --window-size=1280,2000 --screenshot='" + png.string() +
+      (kOut / "profile-shot-example").string() + "' --window-size=1280,2000 --screenshot='" + png.string() +
       "' 'file://" + page.string() + "' > /dev/null 2>&1";
   ASSERT_EQ(std::system(shot.c_str()), 0);
   const std::string bytes = slurp(png);
@@ -184,7 +184,7 @@ TEST_F(Browser, GradPageMarksTheFirstSuspiciousStep) {
   const std::string shot =
       std::string("timeout 120 ") + kChromium +
       " --headless --no-sandbox --disable-gpu --no-first-run --hide-scrollbars --user-data-dir='" +
-      (kOut / "profile-shot").string() + "' --window-size=1280,1400 --screenshot='" + png.string() +
+      (kOut / "profile-shot-grad").string() + "' --window-size=1280,1400 --screenshot='" + png.string() +
       "' 'file://" + page.string() + "' > /dev/null 2>&1";
   ASSERT_EQ(std::system(shot.c_str()), 0);
   const std::string bytes = slurp(png);
