@@ -1,8 +1,11 @@
 // Discovery of {root}/[graph|pynative/]step{N}/rank{R}/ directories (dump-and-compare §1.1).
 #include <algorithm>
 #include <filesystem>
+#include <map>
+#include <string>
 #include <tuple>
 
+#include "dump/StepRanks.h"
 #include "probe/dump_layout.h"
 #include "probe/error.h"
 
@@ -115,4 +118,26 @@ DumpLayout DumpLayout::discover(const std::string& path) {
   return layout;
 }
 
+namespace detail {
+
+std::map<long long, std::string> step_rank_dirs(const std::string& step, const char* field) {
+  std::map<long long, std::string> dirs;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(step, ec)) {
+    const std::string name = e.path().filename().string();
+    if (!name.starts_with("rank") || !e.is_directory(ec)) continue;
+    const std::string digits = name.substr(4);
+    if (!digits.empty() && (digits.size() > 9 || !std::all_of(digits.begin(), digits.end(), ::isdigit)))
+      continue;
+    const long long r = digits.empty() ? 0 : std::stoll(digits);
+    if (auto [it, fresh] = dirs.emplace(r, name); !fresh)
+      throw Error(ErrorKind::InvalidArgument,
+                  "'" + it->second + "' and '" + name + "' name the same rank " + std::to_string(r), step,
+                  field);
+  }
+  if (ec) throw Error(ErrorKind::Io, "cannot list the step directory: " + ec.message(), step, field);
+  return dirs;
+}
+
+}  // namespace detail
 }  // namespace probe

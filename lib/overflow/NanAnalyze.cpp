@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "dump/JsonSupport.h"
+#include "dump/StepRanks.h"
 #include "dump_writer/PyJson.h"
 #include "probe/error.h"
 #include "probe/nan_analyze.h"
@@ -549,19 +550,7 @@ class Analyzer {
     if (!fs::is_directory(in, ec))
       throw Error(ErrorKind::InvalidArgument, "expected a step directory holding rank* directories",
                   opt_.input_path, "-i");
-    std::map<long long, std::string> dirs;
-    for (const auto& e : fs::directory_iterator(in, ec)) {
-      const std::string name = e.path().filename().string();
-      if (!name.starts_with("rank") || !e.is_directory(ec)) continue;
-      const std::string digits = name.substr(4);
-      if (!digits.empty() && (digits.size() > 9 || !std::all_of(digits.begin(), digits.end(), ::isdigit)))
-        continue;
-      const long long r = digits.empty() ? 0 : std::stoll(digits);
-      if (auto [it, fresh] = dirs.emplace(r, name); !fresh)
-        throw Error(ErrorKind::InvalidArgument,
-                    fmt::format("'{}' and '{}' name the same rank {}", it->second, name, r), opt_.input_path,
-                    "-i");
-    }
+    const std::map<long long, std::string> dirs = detail::step_rank_dirs(opt_.input_path, "-i");
     if (dirs.empty())
       throw Error(ErrorKind::InvalidArgument, "no rank* directory (give the step directory, e.g. dump/step0)",
                   opt_.input_path, "-i");

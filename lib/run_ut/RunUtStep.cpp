@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 
+#include "dump/StepRanks.h"
 #include "probe/error.h"
 #include "probe/run_ut.h"
 #include "probe/runner.h"
@@ -18,20 +19,7 @@ namespace fs = std::filesystem;
 
 // rank<N> directories ("rank" alone is rank 0) in numeric order, as msprobe's dump writes them.
 std::vector<std::string> step_rank_dirs(const std::string& step) {
-  std::map<long long, std::string> dirs;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(step, ec)) {
-    const std::string name = e.path().filename().string();
-    if (!name.starts_with("rank") || !e.is_directory(ec)) continue;
-    const std::string digits = name.substr(4);
-    if (!digits.empty() && (digits.size() > 9 || !std::all_of(digits.begin(), digits.end(), ::isdigit)))
-      continue;
-    const long long r = digits.empty() ? 0 : std::stoll(digits);
-    if (auto [it, fresh] = dirs.emplace(r, name); !fresh)
-      throw Error(ErrorKind::InvalidArgument, "'" + it->second + "' and '" + name + "' name the same rank",
-                  step, "-api_info");
-  }
-  if (ec) throw Error(ErrorKind::Io, "cannot list the step directory: " + ec.message(), step, "-api_info");
+  const std::map<long long, std::string> dirs = detail::step_rank_dirs(step, "-api_info");
   if (dirs.empty())
     throw Error(ErrorKind::InvalidArgument, "no rank* directory in the step directory", step, "-api_info");
   std::vector<std::string> out;
