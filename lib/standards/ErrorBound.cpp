@@ -528,6 +528,21 @@ struct ErrorBoundScan::State {
     isa = metrics_scalar_only() ? -1 : metrics_isa();
   }
 
+  // A non-finite pair that agrees: both NaN, or the device's infinity where the bench is at or beyond the
+  // largest finite value of the output format, with the same sign.
+  bool same_nonfinite(double bi, double di) const {
+    return (std::isnan(bi) && std::isnan(di)) ||
+           (std::isinf(di) && std::isfinite(bi) && std::fabs(bi) >= max_finite &&
+            std::signbit(bi) == std::signbit(di));
+  }
+  // The magnitude element i's bound scales with: the magnitude bench's, or |bench| (`ab`) as the family says.
+  double magnitude_at(std::int64_t i, double ab) const {
+    if (mp) return std::fabs(mp[i]);
+    if (kind == MagnitudeKind::BenchPlusOne) return ab + 1;
+    if (kind == MagnitudeKind::BenchLog && ab > 0) return ab * (1 + std::fabs(std::log(ab)) + log_k);
+    return ab;
+  }
+
   // The report's histogram: every element's error over the bound scan_exact computes, read while the block
   // is in cache for the scan that follows.
   template <class T>
@@ -544,22 +559,11 @@ struct ErrorBoundScan::State {
         continue;
       }
       if (!std::isfinite(bi) || !std::isfinite(di)) {
-        const bool same = (std::isnan(bi) && std::isnan(di)) ||
-                          (std::isinf(di) && std::isfinite(bi) && std::fabs(bi) >= max_finite &&
-                           std::signbit(bi) == std::signbit(di));
-        count(i, same ? 0.0 : std::numeric_limits<double>::quiet_NaN());
+        count(i, same_nonfinite(bi, di) ? 0.0 : std::numeric_limits<double>::quiet_NaN());
         continue;
       }
       const double err = std::fabs(di - bi), ab = std::fabs(bi);
-      double mag = ab;
-      if (mp) {
-        mag = std::fabs(mp[i]);
-      } else if (kind == MagnitudeKind::BenchPlusOne) {
-        mag += 1;
-      } else if (kind == MagnitudeKind::BenchLog && mag > 0) {
-        mag *= 1 + std::fabs(std::log(mag)) + log_k;
-      }
-      count(i, err / (kSlack * (u_out * ab + acc * mag) + floor));
+      count(i, err / (kSlack * (u_out * ab + acc * magnitude_at(i, ab)) + floor));
     }
     for (const auto& s : slots) part.histogram.add_slots(s);
   }
@@ -574,21 +578,11 @@ struct ErrorBoundScan::State {
       double ratio = 0, bound = 0;
       bool in_band = false;
       if (!std::isfinite(bi) || !std::isfinite(di)) {
-        const bool same = (std::isnan(bi) && std::isnan(di)) ||
-                          (std::isinf(di) && std::isfinite(bi) && std::fabs(bi) >= max_finite &&
-                           std::signbit(bi) == std::signbit(di));
-        if (same) continue;
+        if (same_nonfinite(bi, di)) continue;
         ratio = kInf;
       } else {
         const double err = std::fabs(di - bi), ab = std::fabs(bi);
-        double mag = ab;
-        if (mp) {
-          mag = std::fabs(mp[i]);
-        } else if (kind == MagnitudeKind::BenchPlusOne) {
-          mag += 1;
-        } else if (kind == MagnitudeKind::BenchLog && mag > 0) {
-          mag *= 1 + std::fabs(std::log(mag)) + log_k;
-        }
+        const double mag = magnitude_at(i, ab);
         bound = kSlack * (u_out * ab + acc * mag) + floor;
         // Below both the bound and the ratio that would change anything kept (the largest, the heap's
         // smallest): no division needed.
