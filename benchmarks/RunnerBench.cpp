@@ -6,10 +6,12 @@
 #include <benchmark/benchmark.h>
 
 #include <Eigen/Core>
+#include <cmath>
 #include <ctime>
 #include <map>
 #include <random>
 
+#include "probe/error_bound.h"
 #include "probe/runner.h"
 
 namespace {
@@ -209,6 +211,32 @@ void BM_RunnerFamily(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(n) * 1e-6, benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// D14's magnitude of one addmm of the transformer benchmark's MLP (bias [1536], [1024 x 384] x [384 x 1536],
+// float32): /0 what the checker computes (D25: row and column norms, their outer product, the bias), /1 the
+// bench on the absolute values it replaced (a second float64 GEMM).
+void BM_AddmmMagnitude(benchmark::State& state) {
+  const probe::RunnerRegistry reg = probe::RunnerRegistry::with_builtins();
+  probe::ApiCall call{{probe::Value(random_tensor(probe::DType::Float32, {1536}, 30)),
+                       probe::Value(random_tensor(probe::DType::Float32, {1024, 384}, 31)),
+                       probe::Value(random_tensor(probe::DType::Float32, {384, 1536}, 32))},
+                      {}};
+  const bool norms = state.range(0) == 0;
+  probe::ApiCall abs_call = call;
+  for (probe::Value& v : abs_call.args) {
+    std::vector<double> x = v.tensor().to_doubles();
+    for (double& e : x) e = std::fabs(e);
+    v = probe::Value(probe::Tensor::from_values<double>(x, v.tensor().shape()).to(probe::DType::Float32));
+  }
+  for (auto _ : state) {
+    const std::vector<probe::Value> m =
+        norms ? probe::error_bound_magnitude(reg, probe::Framework::PyTorch, "Torch.addmm", call)
+              : reg.run_forward(probe::Framework::PyTorch, "Torch.addmm", abs_call, probe::RunnerRole::Bench)
+                    .outputs;
+    benchmark::DoNotOptimize(m.front().tensor().bytes());
+  }
+  state.SetLabel(norms ? "norms (D25)" : "bench on |inputs|");
+}
+
 }  // namespace
 
 BENCHMARK(BM_EigenGemm)->Arg(128)->Arg(256)->Arg(512)->Arg(1024)->Unit(benchmark::kMillisecond);
@@ -217,3 +245,4 @@ BENCHMARK(BM_PlainAddLoop)->Arg(1 << 20)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ProbeAdd)->Arg(1 << 20)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ProbeAddBroadcast)->Arg(1 << 20)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_RunnerFamily)->DenseRange(0, 7)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_AddmmMagnitude)->DenseRange(0, 1)->Unit(benchmark::kMillisecond);

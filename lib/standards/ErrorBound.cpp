@@ -825,7 +825,7 @@ std::vector<Value> value_leaves(const std::vector<Value>& values) {
 Status rejudge_rows(std::string_view api, const std::vector<Value>& bench, const std::vector<Value>& device,
                     const std::vector<Value>& magnitude, const std::vector<std::int64_t>& accumulation,
                     std::vector<DetailRow>& rows, std::size_t first, Aggregation how, bool backward,
-                    bool histograms) {
+                    bool histograms, const std::vector<bool>& exact_scalars) {
   std::vector<Status> statuses;
   for (std::size_t i = first; i < rows.size(); ++i) statuses.push_back(rows[i].status);
   if (!bound_family(api, backward) || rows.size() - first != bench.size() || bench.size() != device.size())
@@ -853,7 +853,10 @@ Status rejudge_rows(std::string_view api, const std::vector<Value>& bench, const
       m = &magnitude[i].tensor();
     }
     const std::int64_t k = i < accumulation.size() ? accumulation[i] : 1;
-    const Verdict v = error_bound_verdict(*family, b.tensor(), d.tensor(), m, k, 1, histograms);
+    BoundFamily f = *family;
+    // DECISIONS D25: a Python number exact in the output dtype is not rounded when torch casts it.
+    if (i < exact_scalars.size() && exact_scalars[i]) f.scalar_operand = false;
+    const Verdict v = error_bound_verdict(f, b.tensor(), d.tensor(), m, k, 1, histograms);
     row.status = v.status;
     row.message = v.message;
     if (histograms) row.histogram = v.histogram;
@@ -1145,11 +1148,75 @@ std::optional<Tensor> outer_batched(const Tensor& ra, const Tensor& cb, const Te
   return t;
 }
 
-// The forward magnitude of mm, bmm, matmul and linear by Cauchy-Schwarz, or nullopt for other GEMM
-// calls (the runner on the absolute values serves those). Broadcast batch dims go through the registry's
-// matmul of [.., M, 1] by [.., 1, N].
+// out += scale |t| with t broadcast to out's shape (numpy's rule: trailing dims aligned, size-1 and missing
+// dims repeat); false when t does not broadcast.
+bool add_abs_broadcast(Tensor& out, const Tensor& t, double scale) {
+  const Shape &so = out.shape(), &st = t.shape();
+  if (st.size() > so.size()) return false;
+  const std::size_t lead = so.size() - st.size();
+  // The element stride of t along each of out's dims (0 where t repeats).
+  std::vector<std::int64_t> stride(so.size(), 0);
+  std::int64_t step = 1;
+  for (std::size_t i = st.size(); i-- > 0;) {
+    if (st[i] != so[lead + i] && st[i] != 1) return false;
+    stride[lead + i] = st[i] == 1 ? 0 : step;
+    step *= st[i];
+  }
+  const std::vector<double> tv = t.to_doubles();
+  double* o = out.mutable_data<double>();
+  std::vector<std::int64_t> idx(so.size(), 0);
+  std::int64_t offset = 0;
+  for (std::int64_t e = 0, n = out.numel(); e < n; ++e) {
+    o[e] += scale * std::fabs(tv[static_cast<std::size_t>(offset)]);
+    for (std::size_t d = so.size(); d-- > 0;) {  // next index, last dim fastest
+      offset += stride[d];
+      if (++idx[d] < so[d]) break;
+      offset -= stride[d] * so[d];
+      idx[d] = 0;
+    }
+  }
+  return true;
+}
+
+// |beta| or |alpha| of a GEMM with an added term (keyword-only in torch and aten), 1 when absent.
+double scale_kwarg(const ApiCall& call, std::string_view name) {
+  for (const auto& [k, v] : call.kwargs)
+    if (k == name && v.is_number() && !std::holds_alternative<bool>(v.storage()))
+      return std::fabs(v.as_double());
+  return 1.0;
+}
+
+// DECISIONS D25: addmm and baddbmm, |beta| |input| + |alpha| sum_k |a_ik||b_kj| <= |beta| |input| +
+// |alpha| ||a_i.|| ||b_.j||: the Cauchy-Schwarz product of the two factors plus the added term broadcast.
+std::optional<std::vector<Value>> gemm_bias_norm_magnitude(std::string_view op, const ApiCall& call) {
+  const bool batched = op == "baddbmm";
+  if (!batched && op != "addmm") return std::nullopt;
+  const Tensor* c = tensor_arg(call, 0, "input");
+  if (!c) c = tensor_arg(call, 0, "self");
+  const Tensor* a = tensor_arg(call, 1, batched ? "batch1" : "mat1");
+  const Tensor* b = tensor_arg(call, 2, batched ? "batch2" : "mat2");
+  const int nd = batched ? 3 : 2;
+  if (!c || !a || !b || a->ndim() != nd || b->ndim() != nd) return std::nullopt;
+  if (!is_floating(a->dtype()) || !is_floating(b->dtype()) || !is_floating(c->dtype())) return std::nullopt;
+  if (a->shape().back() != b->shape()[static_cast<std::size_t>(nd - 2)] ||
+      (batched && a->shape()[0] != b->shape()[0]))
+    return std::nullopt;
+  std::optional<Tensor> m = outer_batched(norms(*a, -1), norms(*b, -2), nullptr);
+  if (!m) return std::nullopt;
+  const double beta = scale_kwarg(call, "beta"), alpha = scale_kwarg(call, "alpha");
+  if (alpha != 1.0)
+    for (double *p = m->mutable_data<double>(), *e = p + m->numel(); p != e; ++p) *p *= alpha;
+  // beta = 0: torch ignores input (even inf or NaN in it).
+  if (beta != 0.0 && !add_abs_broadcast(*m, *c, beta)) return std::nullopt;
+  return std::vector<Value>{Value(std::move(*m))};
+}
+
+// The forward magnitude of mm, bmm, matmul and linear by Cauchy-Schwarz (addmm and baddbmm:
+// gemm_bias_norm_magnitude), or nullopt for other GEMM calls (the runner on the absolute values serves
+// those). Broadcast batch dims go through the registry's matmul of [.., M, 1] by [.., 1, N].
 std::optional<std::vector<Value>> gemm_norm_magnitude(const RunnerRegistry& registry, Framework framework,
                                                       std::string_view op, const ApiCall& call) {
+  if (auto m = gemm_bias_norm_magnitude(op, call)) return m;
   const bool linear = op == "linear";
   if (!linear && op != "mm" && op != "bmm" && op != "matmul") return std::nullopt;
   const Tensor* a = tensor_arg(call, 0, "input");
@@ -1571,6 +1638,26 @@ std::int64_t error_bound_grad_accumulation(std::string_view api, const ApiCall& 
   const double in = static_cast<double>(std::max<std::int64_t>(1, probe::numel(input)));
   const double terms = static_cast<double>(probe::numel(output)) * static_cast<double>(k) / in;
   return std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(terms)));
+}
+
+bool error_bound_exact_scalars(const ApiCall& call, DType output) {
+  if (!is_floating(output)) return false;
+  auto exact_in_output = [output](double x) {
+    return Tensor::from_values<double>({x}, {}).to(output).to_doubles()[0] == x;
+  };
+  auto exact = [&](const Value& v) {
+    // A one-element tensor of no dimensions is a number too: aten receives Python's scalars wrapped so,
+    // in float64, and casts them to the other operand's dtype.
+    if (v.is_tensor() && v.tensor().ndim() == 0 && is_floating(v.tensor().dtype()))
+      return exact_in_output(v.tensor().to_doubles()[0]);
+    if (!v.is_number() || std::holds_alternative<bool>(v.storage())) return true;
+    return exact_in_output(v.as_double());
+  };
+  for (const Value& v : call.args)
+    if (!exact(v)) return false;
+  for (const auto& [k, v] : call.kwargs)
+    if (!exact(v)) return false;
+  return true;
 }
 
 std::int64_t error_bound_accumulation(std::string_view api, const ApiCall& call, const Shape& output) {

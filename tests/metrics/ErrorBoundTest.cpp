@@ -311,6 +311,104 @@ TEST(ErrorBound, MagnitudeBenchAndAccumulationOfACall) {
   EXPECT_EQ(error_bound_accumulation("Functional.layer_norm", ln, {1, 2}), 2);
 }
 
+// DECISIONS D25: addmm's magnitude is |beta| |input| + |alpha| ||a_i.|| ||b_.j|| with input broadcast, by
+// hand: rows of a [[1, -2], [3, -4]] have norms sqrt 5 and 5, columns of b [[-5, 6], [7, -8]] sqrt 74 and 10.
+// DECISIONS D25: torch casts a Python number to the output dtype; one exact there rounds nothing. By hand:
+// 0.5, 2 and 3 are exact in bfloat16 (8 significant bits); 257 needs 9 (exact in float16's 11); 0.1 is
+// exact in no binary format; sqrt(48) as aten's wrapped float64 number is not exact in bfloat16.
+TEST(ErrorBound, ExactScalarsAreThoseTheOutputDtypeHolds) {
+  auto call = [](std::vector<Value> args, std::vector<std::pair<std::string, Value>> kwargs = {}) {
+    ApiCall c;
+    c.args = std::move(args);
+    c.kwargs = std::move(kwargs);
+    return c;
+  };
+  const Value x(Tensor::from_values<float>({1, 2}, {2}));
+  EXPECT_TRUE(error_bound_exact_scalars(call({x, x}, {{"alpha", Value(0.5)}}), DType::BFloat16));
+  EXPECT_TRUE(
+      error_bound_exact_scalars(call({x, Value(2.0)}, {{"alpha", Value(std::int64_t{3})}}), DType::BFloat16));
+  EXPECT_FALSE(error_bound_exact_scalars(call({x, Value(std::int64_t{257})}), DType::BFloat16));
+  EXPECT_TRUE(error_bound_exact_scalars(call({x, Value(std::int64_t{257})}), DType::Float16));
+  EXPECT_FALSE(error_bound_exact_scalars(call({x, x}, {{"alpha", Value(0.1)}}), DType::Float32));
+  EXPECT_FALSE(error_bound_exact_scalars(call({x, x}, {{"alpha", Value(-0.05)}}), DType::BFloat16));
+  EXPECT_TRUE(error_bound_exact_scalars(call({x, x}, {{"non_blocking", Value(true)}}), DType::BFloat16));
+  EXPECT_FALSE(error_bound_exact_scalars(call({x, Value(Tensor::from_values<double>({std::sqrt(48.0)}, {}))}),
+                                         DType::BFloat16));
+  EXPECT_TRUE(
+      error_bound_exact_scalars(call({x, Value(Tensor::from_values<double>({0.25}, {}))}), DType::BFloat16));
+  EXPECT_FALSE(error_bound_exact_scalars(call({x}), DType::Int32));
+  // The term it removes, on mul (correctly rounded, one rounding of |b| = 1 in bfloat16: u = 2^-8): a
+  // device 2 u away is beyond (1 + 2^-10)(u + 2 2^-24) with an exact scalar and within one more u without.
+  const Tensor bench = Tensor::from_values<double>({1.0}, {1});
+  const Tensor device = Tensor::from_values<double>({1.0078125}, {1}).to(DType::BFloat16);
+  JudgeOptions o;
+  EXPECT_EQ(judge("Torch.mul", bench, device, probe_standards(), DType::BFloat16, o).status, Status::Pass);
+  o.exact_scalars = true;
+  EXPECT_EQ(judge("Torch.mul", bench, device, probe_standards(), DType::BFloat16, o).status, Status::Error);
+}
+
+TEST(ErrorBound, AddmmAndBaddbmmTakeTheNormProductPlusTheAddedTerm) {
+  const RunnerRegistry reg = RunnerRegistry::with_builtins();
+  const Tensor a = Tensor::from_values<float>({1, -2, 3, -4}, {2, 2}),
+               b = Tensor::from_values<float>({-5, 6, 7, -8}, {2, 2});
+  const double r0 = std::sqrt(5.0), r1 = 5, c0 = std::sqrt(74.0), c1 = 10;
+  auto magnitude = [&](const char* api, ApiCall call) {
+    const std::vector<Value> m = error_bound_magnitude(reg, Framework::PyTorch, api, call);
+    EXPECT_EQ(m.size(), 1u);
+    return m.empty() ? std::vector<double>{} : m[0].tensor().to_doubles();
+  };
+  auto near = [](const std::vector<double>& got, const std::vector<double>& want) {
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-12 * want[i]) << i;
+  };
+  // A bias per column [N] (linear's), alpha = -2 and beta = 0.5 as keywords.
+  ApiCall addmm;
+  addmm.args = {Value(Tensor::from_values<float>({-1, 3}, {2})), Value(a), Value(b)};
+  addmm.kwargs = {{"beta", Value(0.5)}, {"alpha", Value(-2.0)}};
+  near(magnitude("Torch.addmm", addmm),
+       {0.5 * 1 + 2 * r0 * c0, 0.5 * 3 + 2 * r0 * c1, 0.5 * 1 + 2 * r1 * c0, 0.5 * 3 + 2 * r1 * c1});
+  // A bias per row [M, 1] under aten's name and argument name (self).
+  ApiCall aten;
+  aten.args = {Value(Tensor::from_values<float>({4, -7}, {2, 1})), Value(a), Value(b)};
+  near(magnitude("Aten.addmm.default", aten), {4 + r0 * c0, 4 + r0 * c1, 7 + r1 * c0, 7 + r1 * c1});
+  // beta = 0: the added term is ignored, NaN included.
+  ApiCall ignored = aten;
+  ignored.args[0] = Value(Tensor::from_values<float>({std::nanf(""), 1}, {2, 1}));
+  ignored.kwargs = {{"beta", Value(0.0)}};
+  near(magnitude("Torch.addmm", ignored), {r0 * c0, r0 * c1, r1 * c0, r1 * c1});
+  // baddbmm: batch 0 is (a, b), batch 1 is (b, a) (rows of b: sqrt 61, sqrt 113; columns of a: sqrt 10,
+  // sqrt 20), plus a scalar input 0.25.
+  ApiCall baddbmm;
+  std::vector<float> ab{1, -2, 3, -4, -5, 6, 7, -8}, ba{-5, 6, 7, -8, 1, -2, 3, -4};
+  baddbmm.args = {Value(Tensor::from_values<float>({0.25f}, {})),
+                  Value(Tensor::from_values<float>(ab, {2, 2, 2})),
+                  Value(Tensor::from_values<float>(ba, {2, 2, 2}))};
+  const double s61 = std::sqrt(61.0), s113 = std::sqrt(113.0), s10 = std::sqrt(10.0), s20 = std::sqrt(20.0);
+  near(magnitude("Torch.baddbmm", baddbmm),
+       {0.25 + r0 * c0, 0.25 + r0 * c1, 0.25 + r1 * c0, 0.25 + r1 * c1, 0.25 + s61 * s10, 0.25 + s61 * s20,
+        0.25 + s113 * s10, 0.25 + s113 * s20});
+  // Every element bounds the exact sum on absolute values (the registry's bench on |inputs|).
+  const std::vector<double> exact =
+      reg.run_forward(
+             Framework::PyTorch, "Torch.baddbmm",
+             [&] {
+               ApiCall abs_call = baddbmm;
+               abs_call.args[1] = Value(Tensor::from_values<float>({1, 2, 3, 4, 5, 6, 7, 8}, {2, 2, 2}));
+               abs_call.args[2] = Value(Tensor::from_values<float>({5, 6, 7, 8, 1, 2, 3, 4}, {2, 2, 2}));
+               return abs_call;
+             }(),
+             RunnerRole::Bench)
+          .outputs.at(0)
+          .tensor()
+          .to_doubles();
+  const std::vector<double> bound = magnitude("Torch.baddbmm", baddbmm);
+  for (std::size_t i = 0; i < exact.size(); ++i) EXPECT_GE(bound[i], exact[i]) << i;
+  // A bias that does not broadcast to the output falls back to the bench on absolute values.
+  ApiCall odd = aten;
+  odd.args[0] = Value(Tensor::from_values<float>({1, 2, 3}, {3}));
+  EXPECT_ANY_THROW(error_bound_magnitude(reg, Framework::PyTorch, "Torch.addmm", odd));
+}
+
 // A float64 output's bench carries an error of the device's size, so its accumulation term is doubled:
 // exp in float64 has c = 8, K = 1, u = u_out = u_acc = 2^-53, and its bound at b = 1.5 is
 // (1 + 2^-10) (u + 2 (8 u + u / (1 - u))) 1.5 + 2^-1074 = 28.53 u. Float64's ulp at 1.5 is 2^-52 = 2 u:
