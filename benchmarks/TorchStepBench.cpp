@@ -148,8 +148,9 @@ BENCHMARK(BM_TrainStep)
 //   BM_TransformerFloor            what the float64 bench of every checked op must cost (see floor()).
 // Modes run one after the other (not interleaved); `train_cpu_ms` is the training thread's CPU time per
 // step, which excludes waiting (a full queue) and so is the scope's and the client's own cost on that
-// thread. BM_TransformerAB interleaves A (no scope) and B (a scope) step by step: its a_ms and b_ms are
-// medians of interleaved steps on the same warm model.
+// thread; `process_cpu_ms` is the whole process's (workers included; flush each step for a fair share).
+// BM_TransformerAB interleaves A (no scope) and B (a scope) step by step: its a_ms and b_ms are medians of
+// interleaved steps on the same warm model.
 struct Block {
   static constexpr std::int64_t kBatch = 8, kTokens = 128, kDim = 384, kFfn = 1536, kHeads = 6;
   torch::nn::LayerNorm ln1{torch::nn::LayerNormOptions({kDim})}, ln2{torch::nn::LayerNormOptions({kDim})};
@@ -190,6 +191,12 @@ struct Block {
 double thread_cpu_s() {
   timespec ts{};
   ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+double process_cpu_s() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
@@ -309,19 +316,23 @@ void BM_TransformerStep(benchmark::State& state) {
     pin_this_thread(0);
   }
   const bool flush_each_step = mode == 4 || mode == 5;
-  double cpu = 0;
+  double cpu = 0, all_cpu = 0;
   std::size_t steps = 0;
   std::optional<probe::torch::CheckScope> scope;
   if (mode >= 1) scope.emplace(so);
   if (scope) block.run();  // one checked step before timing: the steady state (warm queues and buffers)
   for (auto _ : state) {
-    const double c0 = thread_cpu_s();
+    const double c0 = thread_cpu_s(), p0 = process_cpu_s();
     block.run();
     if (flush_each_step) checker->flush();
     cpu += thread_cpu_s() - c0;
+    all_cpu += process_cpu_s() - p0;
     ++steps;
   }
   state.counters["train_cpu_ms"] = 1e3 * cpu / static_cast<double>(steps);
+  // Every thread of this process (the checker's workers and OpenBLAS's threads included) per step: with
+  // the training thread's share taken off, what checking costs in CPU, whatever the neighbours do.
+  state.counters["process_cpu_ms"] = 1e3 * all_cpu / static_cast<double>(steps);
   if (scope) {
     const auto s = scope->summary();
     state.counters["checked_per_step"] = static_cast<double>(s.checked) / static_cast<double>(steps + 1);
