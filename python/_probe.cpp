@@ -18,7 +18,6 @@
 #include "Convert.h"
 #include "Runners.h"
 #include "probe/error.h"
-#include "probe/error_bound.h"
 #include "probe/judge.h"
 #include "probe/metric_table.h"
 #include "probe/pair_metrics.h"
@@ -111,24 +110,10 @@ py::dict metrics(const py::object& bench_obj, const py::object& device_obj,
   {
     py::gil_scoped_release release;
     const Standards cfg = standards_of(profile_text, standards_file);
-    const std::string d14_api = api ? *api : "elementwise";
-    const ErrorBoundSupport support = error_bound_support(d14_api);
-    std::optional<PairErrorBound> bound;
-    if (profile == Profile::Probe) {
-      if (!support.covered) {
-        why_not = "no error bound for " + d14_api + " (D14): run_ut's rule judged";
-      } else if (support.needs_magnitude && (!magnitude || accumulation < 1)) {
-        why_not = "the error bound of " + d14_api + " (" + support.family +
-                  " family) needs magnitude and accumulation (D14): run_ut's rule judged";
-      } else {
-        bound.emplace();
-        bound->api = d14_api;
-        bound->options.rule = JudgeRule::ErrorBound;
-        bound->options.accumulation = accumulation;
-        bound->options.worst_count = worst_count;
-        if (magnitude) bound->options.magnitude = magnitude->tensor.to(DType::Float64);
-      }
-    }
+    const PairErrorBoundChoice d14 = choose_pair_error_bound(
+        api.value_or(""), profile, magnitude ? &magnitude->tensor : nullptr, accumulation, worst_count);
+    const std::optional<PairErrorBound>& bound = d14.bound;
+    why_not = d14.why_not;
     const std::string api_name = api ? *api : "benchmark_default";
     const std::string pair_api = api_base_name(api_name).value_or(api_name);
     pm = bound ? compare_pair(pair_api, bench.tensor, device.tensor, cfg, parts, *bound)
