@@ -87,8 +87,12 @@ void apply_keywords(const char* function, const pybind11::kwargs& given, Options
     try {
       k.set(options, value);
     } catch (const py::cast_error&) {
-      throw py::type_error(std::string(function) + "(): keyword '" + k.name + "' must be " + k.type +
-                           ", not " + std::string(py::str(py::type::handle_of(value).attr("__name__"))));
+      // A value of the right Python type that does not fit (a negative count) is named by its value.
+      const std::string given_type = py::str(py::type::handle_of(value).attr("__name__"));
+      const std::string where = std::string(function) + "(): keyword '" + k.name + "' ";
+      if (given_type == k.type)
+        throw py::type_error(where + "is out of range: " + std::string(py::repr(value)));
+      throw py::type_error(where + "must be " + k.type + ", not " + given_type);
     }
   }
 }

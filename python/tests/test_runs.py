@@ -154,6 +154,8 @@ def test_a_wrong_keyword_is_a_type_error_naming_it(tmp_path):
          "api_precision_compare(): keyword 'thresholds' must be str, not NoneType"),
         (lambda: probe.run_overflow_check(none, tmp_path, seed=1.5),
          "run_overflow_check(): keyword 'seed' must be int, not float"),
+        (lambda: probe.run_overflow_check(none, tmp_path, seed=-1),
+         "run_overflow_check(): keyword 'seed' is out of range: -1"),
         (lambda: _probe.judge(x, x, "relu", rul="run_ut"), "judge() got an unexpected keyword argument 'rul'"),
         (lambda: _probe.judge(x, x, "relu", worst_count="3"), "judge(): keyword 'worst_count' must be int, not str"),
         (lambda: _probe.OnlineChecker(dump_path=str(tmp_path), workers="1"),
