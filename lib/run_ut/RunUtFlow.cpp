@@ -190,6 +190,18 @@ RunUtSummary run_ut(const RunUtOptions& options, const RunnerRegistry& registry,
                 "unknown framework '" + dump.framework_field() +
                     "' (pytorch, mindspore or mindtorch); pass -f pytorch|mindspore to choose the checker",
                 options.api_info, "framework");
+  // DECISIONS (silent accepts): -f naming the other framework than the dump's own checked nothing (the
+  // MindSpore checker keeps only the APIs it can bench, so a PyTorch dump gave 0 APIs and exit 0); refuse
+  // it, as compare does. A mindtorch dump (PyTorch APIs run on MindSpore) goes with either checker.
+  if (options.framework &&
+      (dump.framework() == probe::Framework::PyTorch || dump.framework() == probe::Framework::MindSpore) &&
+      dump.framework() != *options.framework)
+    throw Error(ErrorKind::InvalidArgument,
+                "-f " + std::string(to_string(*options.framework)) + " but this is a " +
+                    std::string(to_string(dump.framework())) + " dump" +
+                    (dump.framework_field().empty() ? " (no framework field; its tensor types say so)" : "") +
+                    " (leave -f out to check it as one)",
+                options.api_info, "framework");
   ctx.mindtorch = dump.framework() == probe::Framework::MindTorch;
   if (options.framework) {
     ctx.framework = *options.framework;

@@ -626,6 +626,42 @@ TEST(FaultInjection, RunUtRefusesUnknownTaskAndFramework) {
   EXPECT_FALSE(fs::exists(result_of(t.path())));
 }
 
+// -f against the dump's own framework: a PyTorch dump checked with -f mindspore used to keep none of its
+// APIs (MindSpore checks only what it can bench) and exit 0 with empty CSVs.
+TEST(FaultInjection, RunUtRefusesAFrameworkFlagAgainstTheDumps) {
+  ScratchDir t("framework_conflict");
+  const std::string run = "run_ut -api_info " + (t.path() / "dump.json").string() + " -o " +
+                          t.path().string() + " --timestamp " + kTs;
+  write(t.path() / "dump.json",
+        minimal_dump(R"("task": "statistics", "framework": "pytorch", )", kStatsEntry));
+  auto r = run_cli("-f mindspore " + run + " -q");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("dump.json: framework: -f mindspore but this is a pytorch dump"), std::string::npos)
+      << r.out;
+  EXPECT_FALSE(fs::exists(result_of(t.path())));
+  write(t.path() / "dump.json",
+        minimal_dump(R"("task": "statistics", "framework": "mindspore", )", kStatsEntry));
+  r = run_cli("-f pytorch " + run + " -q");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("-f pytorch but this is a mindspore dump"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(result_of(t.path())));
+  // The flag that agrees with the dump still runs; without the field the tensor types tell the framework.
+  write(t.path() / "dump.json",
+        minimal_dump(R"("task": "statistics", "framework": "pytorch", )", kStatsEntry));
+  r = run_cli("-f pytorch " + run + " -q");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(fs::exists(result_of(t.path())));
+  fs::remove(result_of(t.path()));
+  fs::remove(details_of(t.path()));
+  write(t.path() / "dump.json", minimal_dump(R"("task": "statistics", )", kStatsEntry));
+  r = run_cli("-f mindspore " + run + " -q");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("but this is a pytorch dump (no framework field; its tensor types say so)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(run_cli("-f pytorch " + run + " -q").code, 0);
+}
+
 // Item 7: a 65 KB .pt whose 12-element storage record claims 64 MiB used to be inflated in full.
 TEST(FaultInjection, DecompressionBombIsRefusedBeforeInflating) {
   const std::string dir = std::string(PROBE_TEST_DATA_DIR) + "/faults/";
