@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -170,7 +171,9 @@ void print_help(bool multi) {
       "                                    HTML report of the run (probe report; offline runs only)\n"
       "  -h, --help                        this help\n\n"
       "Rows are written in dump order whatever the thread count, flushed per API, so an interrupted run\n"
-      "can be resumed with -csv_path. Exit code 0 when the run completes, whatever it found.\n"
+      "can be resumed with -csv_path. Exit code 0 when the run completes, whatever it found; Ctrl-C\n"
+      "(SIGINT) or SIGTERM ends it after the API being written, exit code 130 (not under mpirun, whose\n"
+      "launcher ends the ranks).\n"
       "{}",
       cmd,
       multi ? "  -n, --num_splits N                worker threads (1..64, default 8)\n"
@@ -243,9 +246,18 @@ struct OnlineFlags {
 
 // SIGINT/SIGTERM request a stop instead of killing the process. The handler only writes a byte to a pipe
 // (async-signal-safe, whichever thread the signal lands on); a watcher thread turns it into the stop request.
+// A second signal, from a user who does not want to wait for the API being written, ends the process at
+// once (the default action), which the flushed files survive as they survive any kill.
 int g_signal_pipe = -1;
+volatile std::sig_atomic_t g_signalled = 0;
 
-extern "C" void on_stop_signal(int) {
+extern "C" void on_stop_signal(int sig) {
+  if (g_signalled) {
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);
+    return;
+  }
+  g_signalled = 1;
   if (g_signal_pipe >= 0) {
     const char byte = 1;
     [[maybe_unused]] auto n = ::write(g_signal_pipe, &byte, 1);
@@ -474,6 +486,15 @@ bool print_run(const RunUtSummary& s, bool report) {
   return true;
 }
 
+// A run stopped by SIGINT/SIGTERM: its files hold every API finished before the stop and resume.
+int interrupted(const RunUtSummary& s) {
+  fmt::print(stderr,
+             "probe run_ut: interrupted; the files hold the APIs finished so far: to resume, run the same "
+             "command with -csv_path {} instead of -o\n",
+             s.result_csv);
+  return 130;
+}
+
 int run(Args args, bool multi) {
   const auto fl = flags(multi);
   RunUtOptions o;
@@ -652,18 +673,30 @@ int run(Args args, bool multi) {
   Progress progress(quiet);
   o.error_histograms = report;
   auto on_progress = [&](const RunUtProgress& p) { progress.update(p); };
+  // Ctrl-C (SIGINT) or SIGTERM ends the run after the API being written, with files that resume, instead of
+  // killing it wherever it is. Under mpirun each rank would see the signal at its own moment, so there the
+  // default (the launcher ends the job; the files resume all the same) is kept.
+  std::optional<SignalStop> signals;
+  if (job().size() == 1) signals.emplace();
+  const std::stop_token stop = signals ? signals->token() : std::stop_token{};
   std::error_code ec;
   if (std::filesystem::is_directory(o.api_info, ec)) {
     // A step directory of a multi-rank dump: every rank directory into <out>/<rank dir>/.
     bool saved = true;
-    for (const RunUtRankSummary& r : run_ut_step(o, on_progress)) {
+    const RunUtSummary* cancelled = nullptr;
+    const std::vector<RunUtRankSummary> ranks = run_ut_step(o, on_progress, stop);
+    for (const RunUtRankSummary& r : ranks) {
       fmt::print("{}:\n", r.rank_dir);
-      saved = print_run(r.summary, report) && saved;
+      saved = print_run(r.summary, report && !r.summary.cancelled) && saved;
+      if (r.summary.cancelled) cancelled = &r.summary;
     }
+    if (cancelled) return interrupted(*cancelled);
     return saved ? 0 : exit_code(ErrorKind::Io);
   }
-  const RunUtSummary s = run_ut(o, on_progress);
-  if (!print_run(s, report)) return exit_code(ErrorKind::Io);
+  const RunUtSummary s = run_ut(o, on_progress, stop);
+  const bool saved = print_run(s, report && !s.cancelled);
+  if (s.cancelled) return interrupted(s);
+  if (!saved) return exit_code(ErrorKind::Io);
   return 0;
 }
 

@@ -368,12 +368,13 @@ namespace {
 #ifdef PROBE_TEST_HOOKS
 // Test hook for the resume tests (tests/run_ut/RunUtE2eTest.cpp), compiled only into test builds
 // (PROBE_BUILD_TESTS): PROBE_TEST_KILL_AT=<k> makes the process SIGKILL itself right after the k-th API's
-// rows are on disk, <k>d after its details rows but before its result row. A timed kill from outside lands at
-// a different point on every machine load; this leaves exactly what a kill at that point leaves (rows are
-// flushed one by one), on every run.
+// rows are on disk, <k>d after its details rows but before its result row; <k>i sends it SIGINT (Ctrl-C)
+// instead, after the k-th API's rows. A timed kill from outside lands at a different point on every machine
+// load; this leaves exactly what a kill at that point leaves (rows are flushed one by one), on every run.
 struct KillPoint {
   long after_api = 0;  ///< 1-based; 0: hook off
   bool before_result = false;
+  int signal = SIGKILL;
 };
 
 KillPoint kill_point_from_env() {
@@ -383,12 +384,13 @@ KillPoint kill_point_from_env() {
   char* end = nullptr;
   k.after_api = std::strtol(v, &end, 10);
   k.before_result = end != nullptr && *end == 'd';
+  if (end != nullptr && *end == 'i') k.signal = SIGINT;
   return k;
 }
 
 void maybe_kill_for_test(long api_number, bool details_only) {
   static const KillPoint k = kill_point_from_env();
-  if (k.after_api > 0 && api_number == k.after_api && details_only == k.before_result) ::raise(SIGKILL);
+  if (k.after_api > 0 && api_number == k.after_api && details_only == k.before_result) ::raise(k.signal);
 }
 #else
 void maybe_kill_for_test(long, bool) {}

@@ -444,6 +444,44 @@ TEST(RunUtE2e, ResumeFromEveryKindOfCutGivesTheUninterruptedFiles) {
   }
 }
 
+// Ctrl-C: SIGINT after the 5th of 18 APIs (the hook raises it where an outside Ctrl-C can land) ends the run
+// with exit code 130 and a line saying how to resume, not a death by the signal; the rows written stop
+// short of the dump's and the resume gives the uninterrupted files. The step-directory form too.
+TEST(RunUtE2e, SigintEndsTheRunWithCode130AndResumableFiles) {
+  ScratchDir full("sigint_full");
+  UtRun want = run_ut("pt_fp16_fwdbwd", full.path(), "-n 1");
+  ASSERT_EQ(want.cli.code, 0);
+  ScratchDir t("sigint");
+  const std::string args = "run_ut -api_info " + kData + "/pt_fp16_fwdbwd/dump.json -o " + t.path().string() +
+                           " --timestamp " + kTs + " -q -n 2";
+  const std::string log = (t.path() / "stderr.txt").string();
+  const std::string cmd =
+      "PROBE_TEST_KILL_AT=5i exec " + std::string(PROBE_CLI_PATH) + " " + args + " >/dev/null 2>" + log;
+  pid_t pid = fork();
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", cmd.c_str(), nullptr);
+    _exit(127);
+  }
+  int st = 0;
+  waitpid(pid, &st, 0);
+  ASSERT_TRUE(WIFEXITED(st)) << "ended by signal " << (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+  EXPECT_EQ(WEXITSTATUS(st), 130);
+  const fs::path result = t.path() / want.result.filename(), details = t.path() / want.details.filename();
+  EXPECT_NE(slurp(log).find("interrupted; the files hold the APIs finished so far: to resume, run the same "
+                            "command with -csv_path " +
+                            result.string() + " instead of -o"),
+            std::string::npos)
+      << slurp(log);
+  const std::size_t rows = probe::csv_read_file(result.string()).size();
+  EXPECT_GE(rows, 6u);   // header + the 5 APIs before the signal
+  EXPECT_LT(rows, 19u);  // the stop came before the dump's 18 APIs were done
+  Cli c =
+      run_cli("run_ut -api_info " + kData + "/pt_fp16_fwdbwd/dump.json -csv_path " + result.string() + " -q");
+  ASSERT_EQ(c.code, 0) << c.out;
+  EXPECT_EQ(slurp(result), slurp(want.result));
+  EXPECT_EQ(slurp(details), slurp(want.details));
+}
+
 // One real kill from outside at an arbitrary moment (whatever it interrupts, even before the files
 // exist), so the hook above does not hide a path the OS can reach.
 TEST(RunUtE2e, ResumeAfterARealKillGivesTheUninterruptedFiles) {
