@@ -6,12 +6,14 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "probe/error.h"
 #include "run_ut/RunRecord.h"
@@ -390,7 +392,12 @@ KillPoint kill_point_from_env() {
 
 void maybe_kill_for_test(long api_number, bool details_only) {
   static const KillPoint k = kill_point_from_env();
-  if (k.after_api > 0 && api_number == k.after_api && details_only == k.before_result) ::raise(k.signal);
+  if (k.after_api > 0 && api_number == k.after_api && details_only == k.before_result) {
+    ::raise(k.signal);
+    // A Ctrl-C lands during an API that takes long next to the thread that turns it into the stop request;
+    // on a loaded machine the remaining small APIs of a test dump could all finish before that thread runs.
+    if (k.signal == SIGINT) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
 }
 #else
 void maybe_kill_for_test(long, bool) {}
