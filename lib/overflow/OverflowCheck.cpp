@@ -294,7 +294,15 @@ OverflowCheckSummary run_overflow_check(const OverflowCheckOptions& options, con
     fs::create_directories(options.out_dir, ec);
     if (!fs::is_directory(options.out_dir, ec))
       throw Error(ErrorKind::Io, "cannot create the output directory", options.out_dir, "-o");
-    s.csv = (fs::path(options.out_dir) / fmt::format("overflow_check_result_{}.csv", ts)).string();
+    // Without --timestamp a run whose name is taken (an earlier run in the same second) moves on to the next
+    // free second, as run_ut and compare do; with --timestamp an existing output is refused.
+    std::string stamp = ts;
+    auto name = [&] {
+      return (fs::path(options.out_dir) / fmt::format("overflow_check_result_{}.csv", stamp));
+    };
+    for (int tries = 0; options.timestamp.empty() && tries < 600 && fs::exists(name(), ec); ++tries)
+      stamp = detail::next_timestamp(stamp);
+    s.csv = name().string();
     write_csv(s, s.csv);
   }
   return s;

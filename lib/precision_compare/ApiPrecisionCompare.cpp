@@ -300,7 +300,7 @@ ApiPrecisionCompareSummary run_api_precision_compare(const ApiPrecisionCompareOp
                                                      const PrecisionCompareThresholds& thresholds,
                                                      const ApiPrecisionCompareProgressFn& progress,
                                                      std::stop_token stop) {
-  const std::string ts = check_options(options);
+  std::string ts = check_options(options);
 
   const pc::DetailsTable npu(options.npu_csv, "NPU");
   npu.require_columns(pc::required_columns());
@@ -308,6 +308,15 @@ ApiPrecisionCompareSummary run_api_precision_compare(const ApiPrecisionCompareOp
   gpu.require_columns(pc::required_columns());
 
   fs::path out = prepare_out_dir(options.out_dir);
+  // Without --timestamp a run whose names are taken (an earlier run in the same second) moves on to the next
+  // free second, as run_ut and compare do; with --timestamp an existing output is refused.
+  auto taken = [&](const std::string& t) {
+    std::error_code ec;
+    return fs::exists(out / ("api_precision_compare_result_" + t + ".csv"), ec) ||
+           fs::exists(out / ("api_precision_compare_details_" + t + ".csv"), ec);
+  };
+  for (int tries = 0; options.timestamp.empty() && tries < 600 && taken(ts); ++tries)
+    ts = detail::next_timestamp(ts);
   PendingOutput result(out / ("api_precision_compare_result_" + ts + ".csv"), pc::RowFormat::result_header());
   PendingOutput details(out / ("api_precision_compare_details_" + ts + ".csv"),
                         pc::RowFormat::details_header());

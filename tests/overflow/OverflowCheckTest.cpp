@@ -250,6 +250,15 @@ TEST(RunOverflowCheckCli, PrintsMsprobesSentencesAndExitCodes) {
             "The Tensor.to.0 overflow is a normal overflow.\n"
             "The Tensor.half.0 overflow is a normal overflow.\n");
   EXPECT_TRUE(fs::exists(scratch.file("overflow_check_result_20260101000000.csv")));
+  // The same --timestamp again is refused; without one, runs in the same second get their own files.
+  const std::string again = "run_overflow_check -api_info '" + kData + "overflow_dump/dump.json' -o '" +
+                            scratch.path().string() + "'";
+  EXPECT_EQ(run_cli(again + " --timestamp 20260101000000").code, 2);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(run_cli(again).code, 0);
+  std::size_t csvs = 0;
+  for (const auto& e : fs::directory_iterator(scratch.path()))
+    csvs += e.path().filename().string().rfind("overflow_check_result_", 0) == 0;
+  EXPECT_EQ(csvs, 4u);
   EXPECT_EQ(run_cli("run_overflow_check").code, 2);
   EXPECT_EQ(run_cli("run_overflow_check -api_info /nonexistent/dump.json").code, 3);
   const std::string bad = scratch.file("bad.json");

@@ -143,6 +143,23 @@ TEST(PrecisionCompareBadInput, ExistingOutputIsNotOverwritten) {
   EXPECT_EQ(files_in(dir.path() / "out"), 2u);
 }
 
+// Without --timestamp, runs in the same second into one directory (a script looping over pairs) each get
+// their own files, as run_ut's and compare's do; only a given --timestamp that is taken is refused.
+TEST(PrecisionCompareBadInput, RunsInTheSameSecondGetTheirOwnFiles) {
+  ScratchDir dir("same_second");
+  auto f = testing::write_details(dir.file("npu.csv"), {ok_row("Torch.abs.0.forward.output.0")});
+  auto o = testing::options_for(f, f, dir.file("out"));
+  o.timestamp.clear();
+  auto first = run_api_precision_compare(o);
+  auto second = run_api_precision_compare(o);
+  auto third = run_api_precision_compare(o);
+  EXPECT_NE(first.result_csv, second.result_csv);
+  EXPECT_NE(second.result_csv, third.result_csv);
+  EXPECT_NE(first.details_csv, second.details_csv);
+  EXPECT_EQ(testing::slurp(first.result_csv), testing::slurp(third.result_csv));
+  EXPECT_EQ(files_in(dir.path() / "out"), 6u);
+}
+
 TEST(PrecisionCompareBadInput, UnknownProfileBadTimestampAndBrokenThresholds) {
   ScratchDir dir("options");
   auto f = testing::write_details(dir.file("npu.csv"), {ok_row("Torch.abs.0.forward.output.0")});
