@@ -20,6 +20,13 @@ namespace fs = std::filesystem;
 // rank<N> directories ("rank" alone is rank 0) in numeric order, as msprobe's dump writes them.
 std::vector<std::string> step_rank_dirs(const std::string& step) {
   const std::map<long long, std::string> dirs = detail::step_rank_dirs(step, "-api_info");
+  std::error_code ec;
+  if (dirs.empty() && fs::is_regular_file(fs::path(step) / "dump.json", ec))
+    throw Error(
+        ErrorKind::InvalidArgument,
+        "a rank directory (it holds dump.json), not a step directory holding rank* directories: pass " +
+            (fs::path(step) / "dump.json").string() + ", or the step directory above it",
+        step, "-api_info");
   if (dirs.empty())
     throw Error(ErrorKind::InvalidArgument, "no rank* directory in the step directory", step, "-api_info");
   std::vector<std::string> out;

@@ -85,6 +85,21 @@ TEST(RunUtStep, RefusesAFileOrADirectoryWithoutRanks) {
     EXPECT_EQ(e.kind(), probe::ErrorKind::InvalidArgument);
     EXPECT_NE(std::string(e.what()).find("no rank* directory"), std::string::npos) << e.what();
   }
+  // A rank directory (what holds dump.json) is the likely mistake: the error says what to pass instead.
+  const fs::path rank = kData / "run_ut" / "pt_fp16_fwdbwd";
+  try {
+    probe::run_ut_step(options(rank, dir.path() / "out"));
+    ADD_FAILURE() << "no error";
+  } catch (const probe::Error& e) {
+    EXPECT_EQ(e.kind(), probe::ErrorKind::InvalidArgument);
+    EXPECT_EQ(e.field(), "-api_info");
+    EXPECT_NE(
+        std::string(e.what()).find("a rank directory (it holds dump.json), not a step directory holding "
+                                   "rank* directories: pass " +
+                                   (rank / "dump.json").string() + ", or the step directory above it"),
+        std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace
