@@ -120,6 +120,15 @@ void DetailsTable::build(std::vector<CsvRow> rows) {
     throw Error(ErrorKind::Format, "empty file; expected a run_ut accuracy_checking_details CSV", path_);
   header_ = std::move(rows[0]);
   for (std::size_t c = 0; c < header_.size(); ++c) index_.emplace(header_[c], c);  // first duplicate wins
+  // run_ut writes two CSVs and the result CSV is the one users open; its rows are shorter than its header
+  // (an empty Message is left out), which the ragged-row check below would report as a truncated file.
+  if (index_.count("Forward Test Success") && index_.count("Backward Test Success") &&
+      !index_.count("Status"))
+    throw Error(
+        ErrorKind::Format,
+        "a run_ut result CSV (accuracy_checking_result_*.csv); api_precision_compare reads the details "
+        "CSV written beside it (accuracy_checking_details_*.csv)",
+        path_);
   for (std::size_t r = 1; r < rows.size(); ++r) {
     auto& row = rows[r];
     if (row.size() == 1 && row[0].empty()) continue;  // pandas skips blank lines

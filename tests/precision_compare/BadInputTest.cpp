@@ -45,6 +45,24 @@ TEST(PrecisionCompareBadInput, MissingFileAndWrongSuffix) {
   EXPECT_EQ(files_in(dir.path() / "out"), 0u);
 }
 
+// The result CSV passed where the details CSV belongs (the one a user opens first): named as such, not as
+// "row 1 has 3 cells but the header has 4 (a truncated or edited file)".
+TEST(PrecisionCompareBadInput, ARunUtResultCsvIsNamedAsSuch) {
+  ScratchDir dir("result_csv");
+  const std::string result = std::string(PROBE_CONFORMANCE_DIR) +
+                             "/msprobe_e2e/head/npu_accuracy_checking_result_20250101000000.csv";
+  auto gpu = testing::write_details(dir.file("gpu.csv"), {ok_row("Torch.abs.0.forward.output.0")});
+  auto e = run_expecting_error(testing::options_for(result, gpu, dir.file("out")));
+  EXPECT_EQ(e.kind(), ErrorKind::Format);
+  EXPECT_EQ(e.file(), result);
+  EXPECT_NE(
+      e.message().find("a run_ut result CSV (accuracy_checking_result_*.csv); api_precision_compare reads "
+                       "the details CSV written beside it (accuracy_checking_details_*.csv)"),
+      std::string::npos)
+      << e.what();
+  EXPECT_EQ(files_in(dir.path() / "out"), 0u);
+}
+
 TEST(PrecisionCompareBadInput, MissingColumnsAreListed) {
   ScratchDir dir("columns");
   CsvRow header = testing::run_ut_details_header();
