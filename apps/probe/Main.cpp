@@ -38,7 +38,8 @@ constexpr Command kCommands[] = {
      probe::cli::run_nan_analyze},
     {"grad_compare", "similarities of two gradient-monitor dumps and the first suspicious step (msprobe)",
      probe::cli::run_grad_compare},
-    {"report", "a self-contained HTML report (summary, flagged APIs, plots, table) of a run_ut output",
+    {"report",
+     "a self-contained HTML report of a run_ut, compare, api_precision_compare or grad_compare output",
      probe::cli::run_report},
 };
 

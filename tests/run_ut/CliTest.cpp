@@ -36,6 +36,17 @@ TEST(RunUtCli, HelpDocumentsEveryFlag) {
   EXPECT_NE(m.out.find("--num_splits"), std::string::npos);
 }
 
+// `probe --help` lists every command with what it reads; report reads four commands' outputs, not run_ut's
+// alone.
+TEST(RunUtCli, TopLevelHelpSaysWhichOutputsReportReads) {
+  const auto top = run_cli("--help");
+  EXPECT_EQ(top.code, 0);
+  EXPECT_NE(top.out.find("  report                   a self-contained HTML report of a run_ut, compare, "
+                         "api_precision_compare or grad_compare output\n"),
+            std::string::npos)
+      << top.out;
+}
+
 // One table of exit codes: `probe --help` prints it with every ErrorKind's code from error.h (7, a caller's
 // runner, included), the README has the same rows, and every command's --help points to it.
 TEST(RunUtCli, ExitCodesAreOneTableInHelpAndReadme) {
