@@ -167,6 +167,12 @@ std::string describe(const Accuracy& a, std::string_view what, std::string_view 
     if (input) save(dir, "input", *input);
     repro = "probe metrics " + b.string() + " " + d.string();
     if (!api.empty()) repro += " --api " + std::string(api);
+    // D14 judged with the magnitude bench: without it `probe metrics` cannot apply the same bound and falls
+    // back to run_ut's rule, which may pass what failed here.
+    if (a.error_bound.method == Method::ErrorBound && options.magnitude) {
+      const fs::path m = save(dir, "magnitude", *options.magnitude);
+      repro += " --magnitude " + m.string() + " --accumulation " + std::to_string(options.accumulation);
+    }
     repro += " --profile " + std::string(to_string(options.profile));
   } catch (const std::exception& e) {
     repro = "(could not save the case in " + dir.string() + ": " + e.what() + ")";
@@ -228,7 +234,7 @@ std::string describe(const Accuracy& a, std::string_view what, std::string_view 
     with_bound.exact_scalars = error_bound_exact_scalars(call, want);
     const Accuracy a = check_output(api, bench[i], device_outputs[i], want, with_bound);
     if (!a.accurate())
-      failures += describe(a, what, list_name, bench[i], device_outputs[i], want, options, input);
+      failures += describe(a, what, list_name, bench[i], device_outputs[i], want, with_bound, input);
   }
   if (failures.empty()) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << failures;

@@ -161,6 +161,31 @@ Tensor grid(DType dtype) {
   return f64(v).to(dtype);
 }
 
+// EXPECT_PROBE_ACCURATE judges gelu by D14 with the magnitude bench it computes from the call; its REPRO
+// line must hand that bench to `probe metrics`, or the command falls back to run_ut's rule and passes the
+// case. The kernel is gelu's tanh approximation in float32, which differs from erf's gelu by up to about
+// 2e-4 near x = -1.2 (both formulas in numpy float64), some thousand times float32's rounding there: an
+// error by the bound, a pass by run_ut's max abs error < 0.001.
+TEST(ProbeGtest, ReproLineOfAnApiWithAMagnitudeBenchGivesTheSameVerdict) {
+  const Tensor x = grid(DType::Float32);
+  std::vector<double> y = x.to_doubles();
+  for (double& e : y) e = 0.5 * e * (1 + std::tanh(0.7978845608028654 * (e + 0.044715 * e * e * e)));
+  const Tensor device = f64(y).to(DType::Float32);
+  const ::testing::AssertionResult r = probe::testing::api_accurate("Functional.gelu", args(x), {device});
+  ASSERT_FALSE(r);
+  const std::string text = r.message();
+  EXPECT_NE(text.find("  error bound (D14, decides): error (error bound)"), std::string::npos) << text;
+  EXPECT_NE(text.find("  run_ut rule: pass"), std::string::npos) << text;
+  const std::size_t at = text.find("__REPRO: probe metrics ");
+  ASSERT_NE(at, std::string::npos) << text;
+  const std::size_t from = at + std::string("__REPRO: probe ").size();
+  const std::string command = text.substr(from, text.find('\n', from) - from);
+  EXPECT_NE(command.find(" --magnitude "), std::string::npos) << command;
+  const std::string out = run(std::string(PROBE_CLI_PATH) + " " + command);
+  EXPECT_NE(out.find("status                   error\n"), std::string::npos) << command << "\n" << out;
+  EXPECT_EQ(out.find("needs magnitude"), std::string::npos) << out;
+}
+
 TEST(ProbeGtest, CorrectlyRoundedKernelsPass) {
   for (DType dtype : {DType::Float16, DType::BFloat16}) {
     const Tensor x = grid(dtype);
