@@ -236,6 +236,13 @@ int run_compare(Args args) {
     fmt::print("{} mode, {} rows, {} suspect: {}\n", to_string(o.mode), o.rows, o.suspects, o.csv);
     if (!o.xlsx.empty()) fmt::print("  xlsx:    {}\n", o.xlsx);
     if (!o.advisor.empty()) fmt::print("  advisor: {}\n", o.advisor);
+    // msprobe writes such rows with "unsupported" cells and a Message, and counts nothing: the summary line
+    // alone would read as a complete compare.
+    if (o.unreadable > 0)
+      fmt::print(
+          stderr,
+          "probe compare: warning: {} row(s) not compared, a tensor file missing or unreadable; first: {}\n",
+          o.unreadable, o.first_unreadable);
     if (report && !o.csv.empty() && job().rank() == 0) {
       const auto dir = std::filesystem::path(o.csv).parent_path();
       fmt::print("  report:  {}\n",

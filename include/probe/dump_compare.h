@@ -92,6 +92,10 @@ struct PROBE_API DumpCompareTable {
   /// Index of the first row the advisor reports ("No" / "Different" / "Warning"), or rows.size().
   std::size_t first_suspect = 0;
   std::size_t suspects = 0;  ///< rows the advisor would report
+  /// Rows whose tensor file could not be read (missing, unreadable, malformed; "unsupported" cells), and
+  /// the first one's file and reason.
+  std::size_t unreadable = 0;
+  std::string first_unreadable;
   /// True when the compare was stopped: the rows are those of the dump entries compared before it, each
   /// entry whole.
   bool cancelled = false;
@@ -119,6 +123,8 @@ struct PROBE_API DumpCompareSummary {
     std::string csv, xlsx, advisor;  ///< "" when not written
     DumpCompareMode mode = DumpCompareMode::Statistics;
     std::size_t rows = 0, suspects = 0;  ///< suspects: rows judged No / Different / Warning
+    std::size_t unreadable = 0;          ///< rows whose tensor file could not be read
+    std::string first_unreadable;        ///< the first such file and why
     bool cancelled = false;              ///< this output holds only the entries compared before the stop
   };
   std::vector<Output> outputs;

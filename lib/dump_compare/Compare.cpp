@@ -147,6 +147,7 @@ struct BuiltRow {
   RowNums nums;
   bool suspect = false;
   bool rg_consistent = true;
+  std::string unreadable;  ///< the tensor file that could not be read, and why
 };
 
 std::vector<Cell> prefix_cells(const OpItem& n, const OpItem* b) {
@@ -197,7 +198,7 @@ BuiltRow real_data_row(const Context& c, std::size_t i) {
     err += "Bench api/module unmatched.";
   } else {
     std::optional<Tensor> nt, bt;
-    std::string failed;
+    std::string failed, why;
     try {
       failed = n.data_name;
       nt = c.npu_dump.load_tensor(*n.entry, *n.tensor);
@@ -206,7 +207,9 @@ BuiltRow real_data_row(const Context& c, std::size_t i) {
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::Security) throw;
       nt.reset();
+      why = e.what();
     }
+    if (!nt || !bt) row.unreadable = why.empty() ? failed : why;
     if (!nt || !bt) {
       all("unsupported");
       err += fmt::format("Dump file: {} not found or read failed.", failed);
@@ -577,6 +580,7 @@ DumpCompareTable dump_compare_detail::compare_dump_files_ex(
   for (std::size_t i = 0; i < built.size(); ++i) {
     if (built[i].suspect && t.first_suspect == built.size()) t.first_suspect = i;
     t.suspects += built[i].suspect;
+    if (!built[i].unreadable.empty() && t.unreadable++ == 0) t.first_unreadable = built[i].unreadable;
     std::vector<std::string> cells;
     std::vector<CellKind> kinds;
     cells.reserve(built[i].cells.size());

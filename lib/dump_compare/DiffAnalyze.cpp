@@ -320,6 +320,8 @@ void put_rank(detail::WireOut& out, const DiffAnalyzeRank& r) {
   for (RowColour c : t.colours) out.u64(static_cast<std::uint64_t>(c));
   out.u64(t.first_suspect);
   out.u64(t.suspects);
+  out.u64(t.unreadable);
+  out.str(t.first_unreadable);
   out.u64(t.cancelled ? 1 : 0);
   out.u64(r.entries.size());
   for (const DiffAnalyzeRank::Entry& e : r.entries) {
@@ -350,6 +352,8 @@ DiffAnalyzeRank get_rank(detail::WireIn& in) {
   for (RowColour& c : t.colours) c = static_cast<RowColour>(in.u64());
   t.first_suspect = in.u64();
   t.suspects = in.u64();
+  t.unreadable = in.u64();
+  t.first_unreadable = in.str();
   t.cancelled = in.u64() != 0;
   r.entries.resize(in.u64());
   for (DiffAnalyzeRank::Entry& e : r.entries) {

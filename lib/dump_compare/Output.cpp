@@ -187,6 +187,8 @@ DumpCompareSummary::Output compare_pair(const std::string& npu_json, const std::
   o.mode = t.mode;
   o.rows = t.rows.size();
   o.suspects = t.suspects;
+  o.unreadable = t.unreadable;
+  o.first_unreadable = t.first_unreadable;
   const std::string stem = std::string(debug ? "debug_compare_result" : "compare_result") + suffix + "_" + ts;
   make_out_dir(options.out_dir);
   o.csv = (fs::path(options.out_dir) / (stem + ".csv")).string();
@@ -209,6 +211,8 @@ void put_output(detail::WireOut& out, const DumpCompareSummary::Output& o) {
   out.u64(static_cast<std::uint64_t>(o.mode));
   out.u64(o.rows);
   out.u64(o.suspects);
+  out.u64(o.unreadable);
+  out.str(o.first_unreadable);
   out.u64(o.cancelled ? 1 : 0);
 }
 
@@ -218,6 +222,8 @@ DumpCompareSummary::Output get_output(detail::WireIn& in) {
   o.mode = static_cast<DumpCompareMode>(in.u64());
   o.rows = in.u64();
   o.suspects = in.u64();
+  o.unreadable = in.u64();
+  o.first_unreadable = in.str();
   o.cancelled = in.u64() != 0;
   return o;
 }

@@ -79,3 +79,37 @@ TEST(CompareCli, ExitCodes) {
   EXPECT_EQ(run_cli("compare -i compare.json -lm map.yaml -o " + out, kData + "stats").code,
             2);  // -lm: MindSpore only
 }
+
+// A tensor file missing from a real-data dump: msprobe's row ("unsupported" cells, "Dump file: ... not found
+// or read failed.") is kept, and the run says on stderr how many rows were not compared and why, instead of a
+// summary line that reads as a complete compare.
+TEST(CompareCli, MissingTensorFileIsCountedAndNamedOnStderr) {
+  const ScratchDir scratch("compare_cli_missing");
+  fs::copy(kData + "real", scratch.path() / "real", fs::copy_options::recursive);
+  const fs::path gone =
+      scratch.path() / "real/npu/step0/rank0/dump_tensor_data/Functional.relu.0.forward.output.0.pt";
+  ASSERT_TRUE(fs::remove(gone));
+  const std::string out = scratch.file("out");
+  const auto r = run_cli("compare -i compare.json --no-xlsx -o " + out + " --timestamp 20250102030405",
+                         (scratch.path() / "real").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("probe compare: warning: 1 row(s) not compared, a tensor file missing or unreadable; "
+                       "first: "),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("output.0.data_name: API Functional.relu.0.forward: tensor file not found: "),
+            std::string::npos)
+      << r.out;
+  const auto rows = probe::csv_read_file(out + "/compare_result_20250102030405.csv");
+  std::size_t failed = 0;
+  for (const auto& row : rows)
+    for (const auto& cell : row)
+      failed += cell.find("Dump file: Functional.relu.0.forward.output.0.pt not found or read failed.") !=
+                std::string::npos;
+  EXPECT_EQ(failed, 1u);
+  // The complete dump: no warning.
+  const auto full =
+      run_cli("compare -i compare.json --no-xlsx -o " + out + " --timestamp 20250102030406", kData + "real");
+  ASSERT_EQ(full.code, 0) << full.out;
+  EXPECT_EQ(full.out.find("warning"), std::string::npos) << full.out;
+}
