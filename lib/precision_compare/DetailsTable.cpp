@@ -102,6 +102,9 @@ DetailsTable::DetailsTable(const std::string& path, std::string role) : path_(pa
   namespace fs = std::filesystem;
   std::error_code ec;
   auto status = fs::status(path, ec);
+  // Only a missing file is "no such file"; a directory without search permission or a symlink loop says why.
+  if (ec && ec != std::errc::no_such_file_or_directory)
+    throw Error(ErrorKind::Io, "cannot access: " + ec.message(), path);
   if (ec || !fs::exists(status)) throw Error(ErrorKind::Io, "no such file", path);
   if (!fs::is_regular_file(status)) throw Error(ErrorKind::InvalidArgument, "not a regular file", path);
   auto size = fs::file_size(path, ec);

@@ -63,6 +63,21 @@ TEST(PrecisionCompareBadInput, ARunUtResultCsvIsNamedAsSuch) {
   EXPECT_EQ(files_in(dir.path() / "out"), 0u);
 }
 
+// A file that exists but cannot be reached (a symlink loop here; a directory without search permission
+// alike) is not reported as missing: the reason is the system's.
+TEST(PrecisionCompareBadInput, AnUnreachableFileSaysWhyNotNoSuchFile) {
+  ScratchDir dir("unreachable");
+  auto gpu = testing::write_details(dir.file("gpu.csv"), {ok_row("Torch.abs.0.forward.output.0")});
+  std::filesystem::create_symlink(dir.file("b.csv"), dir.file("a.csv"));
+  std::filesystem::create_symlink(dir.file("a.csv"), dir.file("b.csv"));
+  auto e = run_expecting_error(testing::options_for(dir.file("a.csv"), gpu, dir.file("out")));
+  EXPECT_EQ(e.kind(), ErrorKind::Io);
+  EXPECT_EQ(e.file(), dir.file("a.csv"));
+  EXPECT_EQ(e.message(), "cannot access: Too many levels of symbolic links") << e.what();
+  EXPECT_EQ(run_expecting_error(testing::options_for(dir.file("none.csv"), gpu, dir.file("out"))).message(),
+            "no such file");
+}
+
 TEST(PrecisionCompareBadInput, MissingColumnsAreListed) {
   ScratchDir dir("columns");
   CsvRow header = testing::run_ut_details_header();
