@@ -8,6 +8,7 @@
 #include "dump/StepRanks.h"
 #include "probe/dump_layout.h"
 #include "probe/error.h"
+#include "support/FileOps.h"
 
 namespace probe {
 
@@ -96,7 +97,7 @@ DumpLayout DumpLayout::discover(const std::string& path) {
   layout.root = path;
   const fs::path p(path);
   std::error_code ec;
-  if (!fs::exists(p, ec)) throw Error(ErrorKind::Io, "no such file or directory", path);
+  detail::require_exists(path, "no such file or directory");
   if (is_file(p)) {
     layout.ranks.push_back(rank_at(p.parent_path().empty() ? fs::path(".") : p.parent_path(), path));
     return layout;

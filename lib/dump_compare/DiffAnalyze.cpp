@@ -372,7 +372,7 @@ DiffAnalyzeResult analyze_first_diff(const CompareInput& input, const DumpCompar
   std::error_code ec;
   for (const std::string* p : {&input.npu_path, &input.bench_path}) {
     const char* field = p == &input.npu_path ? "npu_path" : "bench_path";
-    if (!fs::exists(*p, ec)) throw Error(ErrorKind::Io, "no such file or directory", *p, field);
+    detail::require_exists(*p, "no such file or directory", field);
     if (!fs::is_directory(*p, ec))
       throw Error(ErrorKind::InvalidArgument,
                   "-da needs step directories holding rank* directories, not a file", *p, field);

@@ -401,9 +401,7 @@ DumpCompareSummary run_dump_compare(const CompareInput& input, const DumpCompare
     throw Error(ErrorKind::InvalidArgument, "expected 14 digits YYYYmmddHHMMSS", {}, "--timestamp");
   std::error_code ec;
   for (const std::string* p : {&input.npu_path, &input.bench_path})
-    if (!fs::exists(*p, ec))
-      throw Error(ErrorKind::Io, "no such file or directory", *p,
-                  p == &input.npu_path ? "npu_path" : "bench_path");
+    detail::require_exists(*p, "no such file or directory", p == &input.npu_path ? "npu_path" : "bench_path");
   for (const std::string* p : {&input.npu_path, &input.bench_path})
     if (fs::is_regular_file(*p, ec) && fs::file_size(*p, ec) > kMaxJsonBytes)
       throw Error(ErrorKind::InvalidArgument, "file larger than 10 GiB", *p);

@@ -546,7 +546,7 @@ class Analyzer {
   std::vector<RankData> list() const {
     std::error_code ec;
     const fs::path in(opt_.input_path);
-    if (!fs::exists(in, ec)) throw Error(ErrorKind::Io, "no such directory", opt_.input_path, "-i");
+    detail::require_exists(opt_.input_path, "no such directory", "-i");
     if (!fs::is_directory(in, ec))
       throw Error(ErrorKind::InvalidArgument, "expected a step directory holding rank* directories",
                   opt_.input_path, "-i");

@@ -9,6 +9,7 @@
 
 #include "probe/error.h"
 #include "probe/number_format.h"
+#include "support/FileOps.h"
 #include "support/Text.h"
 
 namespace probe::precision_compare {
@@ -100,12 +101,9 @@ std::optional<double> parse_python_float(std::string_view s) {
 
 DetailsTable::DetailsTable(const std::string& path, std::string role) : path_(path), role_(std::move(role)) {
   namespace fs = std::filesystem;
+  detail::require_exists(path, "no such file");
   std::error_code ec;
   auto status = fs::status(path, ec);
-  // Only a missing file is "no such file"; a directory without search permission or a symlink loop says why.
-  if (ec && ec != std::errc::no_such_file_or_directory)
-    throw Error(ErrorKind::Io, "cannot access: " + ec.message(), path);
-  if (ec || !fs::exists(status)) throw Error(ErrorKind::Io, "no such file", path);
   if (!fs::is_regular_file(status)) throw Error(ErrorKind::InvalidArgument, "not a regular file", path);
   auto size = fs::file_size(path, ec);
   if (!ec && size > kMaxFileBytes)

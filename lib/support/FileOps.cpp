@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <utility>
@@ -89,6 +90,14 @@ void publish_new_file(const std::string& temp_path, const std::string& final_pat
                 final_path);
   throw Error(ErrorKind::Io, std::string("cannot move the finished file into place: ") + std::strerror(err),
               final_path);
+}
+
+void require_exists(const std::string& path, const std::string& missing, const std::string& field) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory)
+    throw Error(ErrorKind::Io, "cannot access: " + ec.message(), path, field);
+  if (!std::filesystem::exists(status)) throw Error(ErrorKind::Io, missing, path, field);
 }
 
 }  // namespace probe::detail

@@ -45,4 +45,8 @@ class LockedFile {
 /// is removed in every case.
 void publish_new_file(const std::string& temp_path, const std::string& final_path);
 
+/// Throws Error(Io) naming `path` and `field` unless `path` exists: `missing` when it does not, else the
+/// system's reason (a directory without search permission, a symlink loop), which "missing" would hide.
+void require_exists(const std::string& path, const std::string& missing, const std::string& field = {});
+
 }  // namespace probe::detail

@@ -3,10 +3,12 @@
 #include <rapidjson/document.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <string>
 
 #include "common/RunCli.h"
+#include "common/ScratchDir.h"
 
 namespace {
 
@@ -98,6 +100,19 @@ TEST(InfoCommand, ErrorsMapToExitCodes) {
   EXPECT_TRUE(has(bad.out, "truncated.json")) << bad.out;
   EXPECT_TRUE(has(bad.out, "line ")) << bad.out;
   EXPECT_EQ(run_cli("info " + kDumps + "/malformed/wrong_shape.json").code, 4);
+  const auto missing = run_cli("info " + kDumps + "/nope");
+  EXPECT_TRUE(has(missing.out, "/nope: no such file or directory")) << missing.out;
+}
+
+// A path that exists but cannot be reached (a symlink loop; a directory without search permission alike) is
+// not reported as missing: the reason is the system's.
+TEST(InfoCommand, AnUnreachablePathSaysWhyNotNoSuchFile) {
+  const probe::testing::ScratchDir scratch("info_loop");
+  std::filesystem::create_symlink(scratch.file("b"), scratch.file("a"));
+  std::filesystem::create_symlink(scratch.file("a"), scratch.file("b"));
+  const auto r = run_cli("info " + scratch.file("a"));
+  EXPECT_EQ(r.code, 3);
+  EXPECT_TRUE(has(r.out, "a: cannot access: Too many levels of symbolic links")) << r.out;
 }
 
 }  // namespace

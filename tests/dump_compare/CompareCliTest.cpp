@@ -80,6 +80,24 @@ TEST(CompareCli, ExitCodes) {
             2);  // -lm: MindSpore only
 }
 
+// compare.json naming a path that exists but cannot be reached (a symlink loop) says why, for both the
+// file compare and -da, instead of "no such file or directory".
+TEST(CompareCli, AnUnreachableInputPathSaysWhy) {
+  const ScratchDir scratch("compare_cli_loop");
+  fs::create_symlink(scratch.file("b"), scratch.file("a"));
+  fs::create_symlink(scratch.file("a"), scratch.file("b"));
+  std::ofstream(scratch.file("compare.json"))
+      << R"({"npu_path": ")" << scratch.file("a") << R"(", "bench_path": ")" << kData
+      << R"(real/bench/step0/rank0/dump.json"})";
+  for (const std::string extra : {"", " -da"}) {
+    const auto r =
+        run_cli("compare -i compare.json -o " + scratch.file("out") + extra, scratch.path().string());
+    EXPECT_EQ(r.code, 3) << extra << r.out;
+    EXPECT_NE(r.out.find("a: npu_path: cannot access: Too many levels of symbolic links"), std::string::npos)
+        << extra << r.out;
+  }
+}
+
 // A tensor file missing from a real-data dump: msprobe's row ("unsupported" cells, "Dump file: ... not found
 // or read failed.") is kept, and the run says on stderr how many rows were not compared and why, instead of a
 // summary line that reads as a complete compare.

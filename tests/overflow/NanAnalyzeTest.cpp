@@ -130,6 +130,11 @@ TEST(NanAnalyze, ErrorsNameTheDirectoryFileOrEntry) {
     }
   };
   expect_error(scratch.file("missing"), probe::ErrorKind::Io, "missing");
+  // A path that exists but cannot be reached (a symlink loop) says why, not "no such directory".
+  fs::create_symlink(scratch.file("loop_b"), scratch.file("loop_a"));
+  fs::create_symlink(scratch.file("loop_a"), scratch.file("loop_b"));
+  expect_error(scratch.file("loop_a"), probe::ErrorKind::Io,
+               "-i: cannot access: Too many levels of symbolic links");
   expect_error(scratch.path().string(), probe::ErrorKind::InvalidArgument, "no rank* directory");
   // A rank without stack.json.
   const fs::path rank = scratch.path() / "step" / "rank0";
