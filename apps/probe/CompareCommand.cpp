@@ -243,6 +243,13 @@ int run_compare(Args args) {
           stderr,
           "probe compare: warning: {} row(s) not compared, a tensor file missing or unreadable; first: {}\n",
           o.unreadable, o.first_unreadable);
+    if (o.rows > 0 && o.unmatched == o.rows)
+      fmt::print(
+          stderr,
+          "probe compare: warning: none of the {} NPU rows found a bench row: dumps of other models or "
+          "steps, names that differ only in call counters (-f), or a bench of the other framework "
+          "(-am, -cm, -lm)\n",
+          o.rows);
     if (report && !o.csv.empty() && job().rank() == 0) {
       const auto dir = std::filesystem::path(o.csv).parent_path();
       fmt::print("  report:  {}\n",

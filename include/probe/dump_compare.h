@@ -96,6 +96,7 @@ struct PROBE_API DumpCompareTable {
   /// the first one's file and reason.
   std::size_t unreadable = 0;
   std::string first_unreadable;
+  std::size_t unmatched = 0;  ///< NPU rows without a bench row (N/A bench cells)
   /// True when the compare was stopped: the rows are those of the dump entries compared before it, each
   /// entry whole.
   bool cancelled = false;
@@ -125,6 +126,7 @@ struct PROBE_API DumpCompareSummary {
     std::size_t rows = 0, suspects = 0;  ///< suspects: rows judged No / Different / Warning
     std::size_t unreadable = 0;          ///< rows whose tensor file could not be read
     std::string first_unreadable;        ///< the first such file and why
+    std::size_t unmatched = 0;           ///< rows without a bench row
     bool cancelled = false;              ///< this output holds only the entries compared before the stop
   };
   std::vector<Output> outputs;

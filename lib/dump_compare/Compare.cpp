@@ -581,6 +581,7 @@ DumpCompareTable dump_compare_detail::compare_dump_files_ex(
     if (built[i].suspect && t.first_suspect == built.size()) t.first_suspect = i;
     t.suspects += built[i].suspect;
     if (!built[i].unreadable.empty() && t.unreadable++ == 0) t.first_unreadable = built[i].unreadable;
+    t.unmatched += !match.bench[i];
     std::vector<std::string> cells;
     std::vector<CellKind> kinds;
     cells.reserve(built[i].cells.size());

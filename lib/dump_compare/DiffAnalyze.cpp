@@ -322,6 +322,7 @@ void put_rank(detail::WireOut& out, const DiffAnalyzeRank& r) {
   out.u64(t.suspects);
   out.u64(t.unreadable);
   out.str(t.first_unreadable);
+  out.u64(t.unmatched);
   out.u64(t.cancelled ? 1 : 0);
   out.u64(r.entries.size());
   for (const DiffAnalyzeRank::Entry& e : r.entries) {
@@ -354,6 +355,7 @@ DiffAnalyzeRank get_rank(detail::WireIn& in) {
   t.suspects = in.u64();
   t.unreadable = in.u64();
   t.first_unreadable = in.str();
+  t.unmatched = in.u64();
   t.cancelled = in.u64() != 0;
   r.entries.resize(in.u64());
   for (DiffAnalyzeRank::Entry& e : r.entries) {

@@ -189,6 +189,7 @@ DumpCompareSummary::Output compare_pair(const std::string& npu_json, const std::
   o.suspects = t.suspects;
   o.unreadable = t.unreadable;
   o.first_unreadable = t.first_unreadable;
+  o.unmatched = t.unmatched;
   const std::string stem = std::string(debug ? "debug_compare_result" : "compare_result") + suffix + "_" + ts;
   make_out_dir(options.out_dir);
   o.csv = (fs::path(options.out_dir) / (stem + ".csv")).string();
@@ -213,6 +214,7 @@ void put_output(detail::WireOut& out, const DumpCompareSummary::Output& o) {
   out.u64(o.suspects);
   out.u64(o.unreadable);
   out.str(o.first_unreadable);
+  out.u64(o.unmatched);
   out.u64(o.cancelled ? 1 : 0);
 }
 
@@ -224,6 +226,7 @@ DumpCompareSummary::Output get_output(detail::WireIn& in) {
   o.suspects = in.u64();
   o.unreadable = in.u64();
   o.first_unreadable = in.str();
+  o.unmatched = in.u64();
   o.cancelled = in.u64() != 0;
   return o;
 }

@@ -131,3 +131,21 @@ TEST(CompareCli, MissingTensorFileIsCountedAndNamedOnStderr) {
   ASSERT_EQ(full.code, 0) << full.out;
   EXPECT_EQ(full.out.find("warning"), std::string::npos) << full.out;
 }
+
+// A MindSpore NPU dump against a PyTorch bench without a mapping matches no row: every bench cell N/A and
+// "0 suspect" would read as a clean compare, so stderr says no row found its bench row and what to try; with
+// -am the rows match and there is no warning.
+TEST(CompareCli, NoMatchedRowIsAWarningNamingTheMappingFlags) {
+  const ScratchDir scratch("compare_cli_unmatched");
+  const std::string run = "compare -i compare.json --no-xlsx -c -o " + scratch.file("out");
+  const auto plain = run_cli(run + " --timestamp 20250102030405", kData + "cross");
+  ASSERT_EQ(plain.code, 0) << plain.out;
+  EXPECT_NE(plain.out.find("probe compare: warning: none of the 3 NPU rows found a bench row: dumps of other "
+                           "models or steps, names that differ only in call counters (-f), or a bench of "
+                           "the other framework (-am, -cm, -lm)\n"),
+            std::string::npos)
+      << plain.out;
+  const auto mapped = run_cli(run + " -am --timestamp 20250102030406", kData + "cross");
+  ASSERT_EQ(mapped.code, 0) << mapped.out;
+  EXPECT_EQ(mapped.out.find("warning"), std::string::npos) << mapped.out;
+}
