@@ -144,8 +144,13 @@ GradRankComparison grad_compare_rank(const std::string& path1, const std::string
   r.rank = rank;
   r.steps = matched_dirs(path1, path2, "step");
   if (r.steps.empty())
-    throw Error(ErrorKind::InvalidArgument,
-                "no matched steps for comparison, please dump data in same configuration", path1);
+    throw Error(
+        ErrorKind::InvalidArgument,
+        "no matched steps for comparison, please dump data in same configuration (both rank "
+        "directories must hold step{step}/ directories of .npy directions, grad_probe level L1 or L2; "
+        "compared with " +
+            path2 + ")",
+        path1);
   const std::vector<std::string> order = weight_order(path1, path2);
   std::vector<std::string> names;  // insertion order of msprobe's dict
   std::map<std::string, std::vector<std::pair<double, bool>>> values;
@@ -215,7 +220,11 @@ GradCompareResult grad_compare(const GradCompareOptions& options) {
   const std::vector<long long> ranks = matched_dirs(options.path1, options.path2, "rank");
   if (ranks.empty())
     throw Error(ErrorKind::InvalidArgument,
-                "no matched ranks for comparison, please dump data in same configuration", options.path1);
+                "no matched ranks for comparison, please dump data in same configuration (both directories "
+                "must hold rank{R}/ directories of a grad_probe dump, with grad_summary_{step}.csv and "
+                "step{step}/; compared with " +
+                    options.path2 + ")",
+                options.path1);
   GradCompareResult result;
   for (long long rank : ranks) {
     const std::string dir = "rank" + std::to_string(rank);

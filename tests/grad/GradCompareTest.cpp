@@ -66,6 +66,30 @@ TEST(GradCompare, NoMatchedRankIsAnError) {
   ScratchDir out("grad-compare");
   EXPECT_THROW(probe::grad_compare({kData + "a/rank0", kData + "b/rank0", out.path().string()}),
                probe::Error);
+  // The directories of another tool (a msprobe dump's step directory is the likely one) are named with what a
+  // grad_probe dump holds, not only msprobe's "please dump data in same configuration".
+  const std::string dumps = std::string(PROBE_TEST_DATA_DIR) + "/dump_compare/real/";
+  try {
+    probe::grad_compare({dumps + "npu", dumps + "bench", out.path().string()});
+    ADD_FAILURE() << "no error";
+  } catch (const probe::Error& e) {
+    EXPECT_EQ(e.kind(), probe::ErrorKind::InvalidArgument);
+    EXPECT_EQ(e.file(), dumps + "npu");
+    EXPECT_NE(e.message().find("(both directories must hold rank{R}/ directories of a grad_probe dump, with "
+                               "grad_summary_{step}.csv and step{step}/; compared with " +
+                               dumps + "bench)"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    probe::grad_compare({dumps + "npu/step0", dumps + "bench/step0", out.path().string()});
+    ADD_FAILURE() << "no error";
+  } catch (const probe::Error& e) {
+    EXPECT_EQ(e.file(), dumps + "npu/step0/rank0");
+    EXPECT_NE(e.message().find("grad_probe level L1 or L2; compared with " + dumps + "bench/step0/rank0)"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(GradCompare, Cli) {
