@@ -603,13 +603,22 @@ void write_atomically(const std::string& path, const rapidjson::StringBuffer& bu
 namespace {
 std::vector<std::string> write_diff_analyze_here(const DiffAnalyzeResult& result,
                                                  const DumpCompareOptions& options) {
-  const std::string ts = options.timestamp.empty() ? detail::local_timestamp() : options.timestamp;
+  std::string ts = options.timestamp.empty() ? detail::local_timestamp() : options.timestamp;
   if (!detail::is_timestamp(ts))
     throw Error(ErrorKind::InvalidArgument, "expected 14 digits YYYYmmddHHMMSS", {}, "--timestamp");
   std::error_code ec;
   fs::create_directories(options.out_dir, ec);
   if (!fs::is_directory(options.out_dir, ec))
     throw Error(ErrorKind::Io, "cannot create the output directory", options.out_dir);
+  // Without --timestamp a run whose names are taken (an earlier run in the same second) moves on to the next
+  // free second, as compare without -da does; with --timestamp an existing output is refused.
+  auto taken = [&](const std::string& stamp) {
+    for (const auto& e : fs::directory_iterator(options.out_dir, ec))
+      if (e.path().filename().string().find("_" + stamp + ".") != std::string::npos) return true;
+    return false;
+  };
+  for (int tries = 0; options.timestamp.empty() && tries < 600 && taken(ts); ++tries)
+    ts = detail::next_timestamp(ts);
   std::vector<std::string> written;
   for (const DiffAnalyzeRank& r : result.ranks) {
     const DumpCompareTable& t = r.table;

@@ -75,3 +75,20 @@ TEST(DiffAnalyzeCli, BadInputsGiveOneLineErrors) {
   }
   EXPECT_FALSE(fs::exists(out));
 }
+
+// Runs of -da into one directory in the same second (a script over several steps) each get their own files,
+// as compare without -da does; a --timestamp that is taken is refused.
+TEST(DiffAnalyzeCli, RunsInTheSameSecondGetTheirOwnFiles) {
+  const ScratchDir scratch("da_cli_same_second");
+  const std::string run = "compare -i compare.json -da -o " + scratch.file("out");
+  for (int i = 0; i < 3; ++i) {
+    const auto r = run_cli(run, kData + "graph");
+    ASSERT_EQ(r.code, 0) << r.out;
+  }
+  std::size_t rank0 = 0;
+  for (const auto& e : fs::directory_iterator(scratch.file("out")))
+    rank0 += e.path().filename().string().rfind("compare_result_rank0_", 0) == 0;
+  EXPECT_EQ(rank0, 3u);
+  EXPECT_EQ(run_cli(run + " --timestamp 20250102030405", kData + "graph").code, 0);
+  EXPECT_EQ(run_cli(run + " --timestamp 20250102030405", kData + "graph").code, 2);
+}
