@@ -465,6 +465,9 @@ bool print_run(const RunUtSummary& s, bool report) {
   } catch (const Error& e) {
     fmt::print(stderr, "probe run_ut: no table of the worst outputs: {}\n", e.what());
   }
+  if (job().rank() == 0)
+    for (const std::string& entry : s.unmatched_list_entries)
+      fmt::print(stderr, "probe run_ut: warning: -config run_ut.{} names no API of this dump\n", entry);
   fmt::print("apis {} pass {} warning {} error {} skip {} (forward: error {}, backward: error {} skip {})\n",
              s.apis, s.pass, s.warning, s.error, s.skip, s.forward_error, s.backward_error, s.backward_skip);
   if (s.ranks > 1)

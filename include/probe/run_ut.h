@@ -97,6 +97,9 @@ struct PROBE_API RunUtSummary {
   std::string error_data_problem;
   /// True when `stop` was requested: the files hold every API written so far and resume with -csv_path.
   bool cancelled = false;
+  /// Entries of the -config file's run_ut.white_list / black_list that name no API of the dump, as
+  /// "white_list: conv_2d" (a misspelt name silently skips every API, or none).
+  std::vector<std::string> unmatched_list_entries;
   /// Across ranks (RunUtOptions::group): the ranks, the rounds of APIs, the row bytes rank 0 gathered, and
   /// rank 0's seconds waiting for the other ranks' rows (gather, including their imbalance) and writing them.
   std::size_t ranks = 1, rounds = 0;

@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "probe/api_name.h"
@@ -359,6 +360,13 @@ RunUtSummary run_ut(const RunUtOptions& options, const RunnerRegistry& registry,
     s.error_data_failures = in.u64();
     s.error_data_problem = in.str();
   }
+  std::set<std::string> dumped;
+  for (const auto& [name, e] : maps.forward)
+    if (const std::optional<ApiName> api = parse_api_name(name)) dumped.insert(api->name);
+  for (const auto& [list, entries_of_list] :
+       {std::pair{"white_list", &ctx.config.white_list}, std::pair{"black_list", &ctx.config.black_list}})
+    for (const std::string& entry : *entries_of_list)
+      if (!dumped.count(entry)) s.unmatched_list_entries.push_back(std::string(list) + ": " + entry);
   return s;
 }
 

@@ -558,6 +558,30 @@ TEST(RunUtE2e, SaveErrorDataAndConfigLists) {
   EXPECT_FALSE(fs::exists(dir / "Torch.matmul.0.forward.input.0.npy"));
 }
 
+// A list entry naming no API of the dump (a typo) is named on stderr: a white list of only typos skipped
+// every API, a black list entry with a typo skipped nothing, both silently.
+TEST(RunUtE2e, ConfigListEntriesNamingNoApiAreWarnings) {
+  ScratchDir t("config_typos");
+  fs::path cfg = t.path() / "config.json";
+  std::ofstream(cfg) << R"({"task": "run_ut", "run_ut": {"white_list": ["gelu", "gleu", "matmul"], )"
+                     << R"("black_list": ["relu", "Functional.relu"]}})";
+  UtRun r = run_ut("pt_fp32_fwd", t.path() / "out", "-config " + cfg.string());
+  ASSERT_EQ(r.cli.code, 0) << r.cli.out;
+  EXPECT_NE(
+      r.cli.out.find("probe run_ut: warning: -config run_ut.white_list: gleu names no API of this dump\n"),
+      std::string::npos)
+      << r.cli.out;
+  EXPECT_NE(
+      r.cli.out.find(
+          "probe run_ut: warning: -config run_ut.black_list: Functional.relu names no API of this dump\n"),
+      std::string::npos)
+      << r.cli.out;
+  EXPECT_EQ(r.cli.out.find("white_list: gelu "), std::string::npos) << r.cli.out;
+  EXPECT_EQ(r.cli.out.find("white_list: matmul "), std::string::npos) << r.cli.out;
+  EXPECT_EQ(r.cli.out.find("black_list: relu "), std::string::npos) << r.cli.out;
+  EXPECT_EQ(r.result_by_name["Functional.gelu.0"][1], "error");
+}
+
 }  // namespace
 
 namespace {
