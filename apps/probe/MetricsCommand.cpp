@@ -133,7 +133,7 @@ int run_metrics(Args args) {
     fmt::print(stderr,
                "probe metrics: expected two tensor files (BENCH DEVICE), got {}; see probe metrics --help\n",
                files.size());
-    return 1;
+    return exit_code(ErrorKind::InvalidArgument);  // a bad command line; 1 means "no command given"
   }
   Profile profile = parse_profile(profile_text);
   Standards cfg = standards.empty() ? Standards::builtin(profile) : Standards::load(standards, profile);

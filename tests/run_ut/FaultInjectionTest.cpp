@@ -734,6 +734,7 @@ TEST(FaultInjection, MessagesSayWhatIsWrong) {
   r = run_cli("metrics onlyone.npy");
   EXPECT_EQ(r.out,
             "probe metrics: expected two tensor files (BENCH DEVICE), got 1; see probe metrics --help\n");
+  EXPECT_EQ(r.code, 2);  // a bad command line (1 is "no command given")
   fs::create_symlink(t.path() / "gone", t.path() / "out");
   r = run_cli("run_ut -api_info " + dump("pt_fp32_fwd") + " -q -o " + (t.path() / "out").string());
   EXPECT_NE(r.code, 0);
