@@ -211,30 +211,38 @@ void BM_RunnerFamily(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(n) * 1e-6, benchmark::Counter::kIsIterationInvariantRate);
 }
 
-// D14's magnitude of one addmm of the transformer benchmark's MLP (bias [1536], [1024 x 384] x [384 x 1536],
-// float32): /0 what the checker computes (D25: row and column norms, their outer product, the bias), /1 the
-// bench on the absolute values it replaced (a second float64 GEMM).
-void BM_AddmmMagnitude(benchmark::State& state) {
+// D14's magnitude of one call: /0 and /1 an addmm of the transformer benchmark's MLP (bias [1536],
+// [1024 x 384] x [384 x 1536], float32), /2 and /3 a ResNet-style conv2d ([8, 64, 56, 56] by [64, 64, 3, 3],
+// padding 1, float32). Even arguments: what the checker computes (D25: norms, and for the convolution one
+// convolution of x^2 with a kernel of ones per group); odd: the bench on the absolute values it replaced.
+void BM_Magnitude(benchmark::State& state) {
   const probe::RunnerRegistry reg = probe::RunnerRegistry::with_builtins();
-  probe::ApiCall call{{probe::Value(random_tensor(probe::DType::Float32, {1536}, 30)),
-                       probe::Value(random_tensor(probe::DType::Float32, {1024, 384}, 31)),
-                       probe::Value(random_tensor(probe::DType::Float32, {384, 1536}, 32))},
-                      {}};
-  const bool norms = state.range(0) == 0;
+  const bool conv = state.range(0) >= 2, norms = state.range(0) % 2 == 0;
+  const char* api = conv ? "Functional.conv2d" : "Torch.addmm";
+  probe::ApiCall call;
+  if (conv)
+    call.args = {probe::Value(random_tensor(probe::DType::Float32, {8, 64, 56, 56}, 33)),
+                 probe::Value(random_tensor(probe::DType::Float32, {64, 64, 3, 3}, 34)),
+                 probe::Value(random_tensor(probe::DType::Float32, {64}, 35)), probe::Value(std::int64_t{1}),
+                 probe::Value(std::int64_t{1})};
+  else
+    call.args = {probe::Value(random_tensor(probe::DType::Float32, {1536}, 30)),
+                 probe::Value(random_tensor(probe::DType::Float32, {1024, 384}, 31)),
+                 probe::Value(random_tensor(probe::DType::Float32, {384, 1536}, 32))};
   probe::ApiCall abs_call = call;
   for (probe::Value& v : abs_call.args) {
+    if (!v.is_tensor()) continue;
     std::vector<double> x = v.tensor().to_doubles();
     for (double& e : x) e = std::fabs(e);
     v = probe::Value(probe::Tensor::from_values<double>(x, v.tensor().shape()).to(probe::DType::Float32));
   }
   for (auto _ : state) {
     const std::vector<probe::Value> m =
-        norms ? probe::error_bound_magnitude(reg, probe::Framework::PyTorch, "Torch.addmm", call)
-              : reg.run_forward(probe::Framework::PyTorch, "Torch.addmm", abs_call, probe::RunnerRole::Bench)
-                    .outputs;
+        norms ? probe::error_bound_magnitude(reg, probe::Framework::PyTorch, api, call)
+              : reg.run_forward(probe::Framework::PyTorch, api, abs_call, probe::RunnerRole::Bench).outputs;
     benchmark::DoNotOptimize(m.front().tensor().bytes());
   }
-  state.SetLabel(norms ? "norms (D25)" : "bench on |inputs|");
+  state.SetLabel(std::string(conv ? "conv2d " : "addmm ") + (norms ? "norms (D25)" : "bench on |inputs|"));
 }
 
 }  // namespace
@@ -245,4 +253,4 @@ BENCHMARK(BM_PlainAddLoop)->Arg(1 << 20)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ProbeAdd)->Arg(1 << 20)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ProbeAddBroadcast)->Arg(1 << 20)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_RunnerFamily)->DenseRange(0, 7)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_AddmmMagnitude)->DenseRange(0, 1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Magnitude)->DenseRange(0, 3)->Unit(benchmark::kMillisecond);

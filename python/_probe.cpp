@@ -230,6 +230,7 @@ py::dict judge_py(const py::object& bench_obj, const py::object& device_obj, con
           if (!m.is_none()) magnitude = borrow(m, "magnitude");
         }},
        {"accumulation", &JudgeOptions::accumulation},
+       {"exact_scalars", &JudgeOptions::exact_scalars},
        {"worst_count", &JudgeOptions::worst_count},
        {"fp8_input", &JudgeOptions::fp8_input},
        {"standards", [&](JudgeOptions&, const std::string& f) { standards_file = f; }}});

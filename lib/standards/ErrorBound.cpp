@@ -1211,6 +1211,123 @@ std::optional<std::vector<Value>> gemm_bias_norm_magnitude(std::string_view op, 
   return std::vector<Value>{Value(std::move(*m))};
 }
 
+// A copy of `call` with argument `name` (position `pos`) set to `v`, where the call gave it; false when it
+// was not given (the runner's default stands).
+bool set_arg(ApiCall& call, std::size_t pos, std::string_view name, Value v) {
+  if (pos < call.args.size()) {
+    call.args[pos] = std::move(v);
+    return true;
+  }
+  for (auto& [k, kv] : call.kwargs)
+    if (k == name) {
+      kv = std::move(v);
+      return true;
+    }
+  return false;
+}
+
+// DECISIONS D25: conv1d/conv2d, sum over the receptive field of |x||w| <= ||x_patch|| ||w_co|| (Cauchy-
+// Schwarz per output element) plus |bias|. The squared patch norms are the group's channels of x^2 summed
+// first, then one convolution of that with a kernel of ones per group (one input and one output channel per
+// group instead of C_in and C_out), by the bench runner itself, so stride, padding, dilation and groups are
+// the call's own; nullopt for other calls.
+std::optional<std::vector<Value>> conv_norm_magnitude(const RunnerRegistry& registry, Framework framework,
+                                                      std::string_view api, std::string_view op,
+                                                      const ApiCall& call) {
+  if (op != "conv1d" && op != "conv2d") return std::nullopt;
+  const Tensor* x = tensor_arg(call, 0, "input");
+  const Tensor* w = tensor_arg(call, 1, "weight");
+  if (!x || !w || !is_floating(x->dtype()) || !is_floating(w->dtype()) || w->ndim() < 3) return std::nullopt;
+  const Tensor* bias = tensor_arg(call, 2, "bias");
+  std::int64_t groups = 1;
+  const Value* g = call.args.size() > 6 ? &call.args[6] : nullptr;
+  for (const auto& [k, v] : call.kwargs)
+    if (k == "groups") g = &v;
+  if (g) {
+    if (g->kind() != Value::Kind::Int) return std::nullopt;
+    groups = g->as_int();
+  }
+  const Shape& ws = w->shape();
+  const std::int64_t c_out = ws[0], per_group = ws[1];
+  if (groups < 1 || c_out % groups != 0) return std::nullopt;
+  // The sum of x^2 over each group's channels, [N, groups, spatial...], and the ones kernel [groups, 1,
+  // k...].
+  const Shape& xs = x->shape();
+  // x's channel dim: 1 batched ([N, C, spatial...]), 0 unbatched ([C, spatial...]).
+  const std::size_t x_ch = xs.size() + 1 - ws.size();
+  if (xs.size() + 1 < ws.size() || x_ch > 1 || xs[x_ch] != per_group * groups) return std::nullopt;
+  std::int64_t x_batch = 1, x_spatial = 1;
+  for (std::size_t i = 0; i < x_ch; ++i) x_batch *= xs[i];
+  for (std::size_t i = x_ch + 1; i < xs.size(); ++i) x_spatial *= xs[i];
+  Shape sum_shape = xs;
+  sum_shape[x_ch] = groups;
+  Tensor sums = uninitialized_f64(sum_shape);
+  double* sum_p = sums.mutable_data<double>();
+  std::fill(sum_p, sum_p + sums.numel(), 0.0);
+  detail::visit_dtype(x->dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* xp = x->data<T>();
+    for (std::int64_t n = 0; n < x_batch; ++n)
+      for (std::int64_t c = 0; c < per_group * groups; ++c) {
+        const T* src = xp + (n * per_group * groups + c) * x_spatial;
+        double* dst = sum_p + (n * groups + c / per_group) * x_spatial;
+        for (std::int64_t s = 0; s < x_spatial; ++s) {
+          const double v = detail::as_double(src[s]);
+          dst[s] += v * v;
+        }
+      }
+  });
+  Shape ones_shape = ws;
+  ones_shape[0] = groups;
+  ones_shape[1] = 1;
+  ApiCall patch = call;
+  set_arg(patch, 0, "input", Value(std::move(sums)));
+  set_arg(patch, 1, "weight",
+          Value(Tensor::from_values<double>(
+              std::vector<double>(static_cast<std::size_t>(probe::numel(ones_shape)), 1.0), ones_shape)));
+  set_arg(patch, 2, "bias", Value(NoneValue{}));
+  std::vector<Value> out =
+      registry.run_forward(framework, std::string(api), patch, RunnerRole::Bench).outputs;
+  if (out.size() != 1 || !out[0].is_tensor()) return std::nullopt;
+  const Tensor& sq = out[0].tensor();  // [N, groups, spatial...] or [groups, spatial...]
+  const Shape& ss = sq.shape();
+  const std::size_t ch = ss.size() + 1 - ws.size();  // the channel dim
+  if (ss.size() + 1 < ws.size() || ss[ch] != groups) return std::nullopt;
+  std::int64_t batch = 1, spatial = 1;
+  for (std::size_t i = 0; i < ch; ++i) batch *= ss[i];
+  for (std::size_t i = ch + 1; i < ss.size(); ++i) spatial *= ss[i];
+  // ||w_co|| over its C_in / groups x k elements.
+  const std::vector<double> wv = w->to_doubles();
+  const std::int64_t filter = per_group * (probe::numel(ws) / (c_out * per_group));
+  std::vector<double> wn(static_cast<std::size_t>(c_out), 0.0);
+  for (std::int64_t co = 0; co < c_out; ++co) {
+    double s = 0;
+    for (std::int64_t e = 0; e < filter; ++e)
+      s += wv[static_cast<std::size_t>(co * filter + e)] * wv[static_cast<std::size_t>(co * filter + e)];
+    wn[static_cast<std::size_t>(co)] = std::sqrt(s);
+  }
+  std::vector<double> bv;
+  if (bias) {
+    if (bias->numel() != c_out) return std::nullopt;
+    bv = bias->to_doubles();
+  }
+  Shape shape = ss;
+  shape[ch] = c_out;
+  Tensor m = uninitialized_f64(shape);
+  double* mp = m.mutable_data<double>();
+  const double* sp = sq.data<double>();
+  const std::int64_t per = c_out / groups;
+  for (std::int64_t n = 0; n < batch; ++n)
+    for (std::int64_t co = 0; co < c_out; ++co) {
+      const double* src = sp + (n * groups + co / per) * spatial;
+      double* dst = mp + (n * c_out + co) * spatial;
+      const double wc = wn[static_cast<std::size_t>(co)];
+      const double bc = bias ? std::fabs(bv[static_cast<std::size_t>(co)]) : 0.0;
+      for (std::int64_t s = 0; s < spatial; ++s) dst[s] = std::sqrt(std::max(src[s], 0.0)) * wc + bc;
+    }
+  return std::vector<Value>{Value(std::move(m))};
+}
+
 // The forward magnitude of mm, bmm, matmul and linear by Cauchy-Schwarz (addmm and baddbmm:
 // gemm_bias_norm_magnitude), or nullopt for other GEMM calls (the runner on the absolute values serves
 // those). Broadcast batch dims go through the registry's matmul of [.., M, 1] by [.., 1, N].
@@ -1610,6 +1727,8 @@ std::vector<Value> error_bound_magnitude(const RunnerRegistry& registry, Framewo
   if (registry.find(framework, "Torch.matmul"))
     if (auto m = gemm_norm_magnitude(registry, framework, detail::operator_of(api), call))
       return std::move(*m);
+  if (auto m = conv_norm_magnitude(registry, framework, api, detail::operator_of(api), call))
+    return std::move(*m);
   return registry.run_forward(framework, magnitude_key(*f, api), abs_call_of(call), RunnerRole::Bench)
       .outputs;
 }

@@ -119,6 +119,15 @@ def test_judge_bfloat16_via_torch():
     assert v.status == "error" and v.worst[0]["index"] == 5
 
 
+def test_judge_exact_scalars_drops_the_rounding_term_of_python_numbers():
+    # mul in bfloat16 (u = 2^-8) of a bench 1: a device 2 u away is within the bound that allows for a
+    # Python number rounded to bfloat16 (two roundings of |b|), beyond the one for an exact number.
+    b = torch.ones(1, dtype=torch.float64)
+    d = torch.tensor([1.0078125], dtype=torch.bfloat16)
+    assert probe.judge(b, d, "mul", rule="error_bound").passed
+    assert probe.judge(b, d, "mul", rule="error_bound", exact_scalars=True).status == "error"
+
+
 def test_errors_carry_kind_and_context(tmp_path):
     with pytest.raises(probe.IoError) as e:
         probe.Dump(tmp_path / "missing.json")

@@ -347,6 +347,133 @@ TEST(ErrorBound, ExactScalarsAreThoseTheOutputDtypeHolds) {
   EXPECT_EQ(judge("Torch.mul", bench, device, probe_standards(), DType::BFloat16, o).status, Status::Error);
 }
 
+// DECISIONS D25: conv2d's magnitude is ||x_patch|| ||w_co|| + |bias_co| per output element, checked against a
+// direct loop over the receptive field (groups 2, stride 2, padding 1, dilation 2, a batch of 2), which
+// also gives the exact sum on absolute values that it must bound.
+TEST(ErrorBound, ConvTakesThePatchNormTimesTheFilterNorm) {
+  const RunnerRegistry reg = RunnerRegistry::with_builtins();
+  constexpr std::int64_t N = 2, C = 4, H = 7, W = 6, CO = 6, G = 2, KH = 3, KW = 2, S = 2, P = 1, D = 2;
+  constexpr std::int64_t CG = C / G, OH = (H + 2 * P - D * (KH - 1) - 1) / S + 1,
+                         OW = (W + 2 * P - D * (KW - 1) - 1) / S + 1;
+  std::mt19937 gen(25);
+  std::normal_distribution<float> nd;
+  auto random = [&](std::int64_t n) {
+    std::vector<float> v(static_cast<std::size_t>(n));
+    for (float& e : v) e = nd(gen);
+    return v;
+  };
+  const std::vector<float> x = random(N * C * H * W), w = random(CO * CG * KH * KW), b = random(CO);
+  ApiCall call;
+  call.args = {Value(Tensor::from_values<float>(x, {N, C, H, W})),
+               Value(Tensor::from_values<float>(w, {CO, CG, KH, KW})),
+               Value(Tensor::from_values<float>(b, {CO})),
+               Value(std::vector<Value>{Value(S), Value(S)}),
+               Value(std::vector<Value>{Value(P), Value(P)}),
+               Value(std::vector<Value>{Value(D), Value(D)}),
+               Value(G)};
+  const std::vector<Value> m = error_bound_magnitude(reg, Framework::PyTorch, "Functional.conv2d", call);
+  ASSERT_EQ(m.size(), 1u);
+  ASSERT_EQ(m[0].tensor().shape(), (Shape{N, CO, OH, OW}));
+  const std::vector<double> got = m[0].tensor().to_doubles();
+  auto at = [](const std::vector<float>& v, std::int64_t i) {
+    return static_cast<double>(v[static_cast<std::size_t>(i)]);
+  };
+  for (std::int64_t n = 0; n < N; ++n)
+    for (std::int64_t co = 0; co < CO; ++co)
+      for (std::int64_t oh = 0; oh < OH; ++oh)
+        for (std::int64_t ow = 0; ow < OW; ++ow) {
+          double patch = 0, filter = 0, exact = 0;
+          for (std::int64_t c = 0; c < CG; ++c)
+            for (std::int64_t kh = 0; kh < KH; ++kh)
+              for (std::int64_t kw = 0; kw < KW; ++kw) {
+                const double wv = at(w, ((co * CG + c) * KH + kh) * KW + kw);
+                filter += wv * wv;
+                const std::int64_t ih = oh * S - P + kh * D, iw = ow * S - P + kw * D;
+                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                const double xv = at(x, ((n * C + co / (CO / G) * CG + c) * H + ih) * W + iw);
+                patch += xv * xv;
+                exact += std::fabs(xv * wv);
+              }
+          const double want = std::sqrt(patch) * std::sqrt(filter) + std::fabs(at(b, co));
+          const double g = got[static_cast<std::size_t>(((n * CO + co) * OH + oh) * OW + ow)];
+          EXPECT_NEAR(g, want, 1e-12 * want) << n << " " << co << " " << oh << " " << ow;
+          EXPECT_GE(g * (1 + 1e-12), exact + std::fabs(at(b, co)));
+        }
+  // conv1d on an unbatched input [2, 4] by hand: ||w|| = sqrt(1 + 1 + 4) and the patches (1, 2 | 0, 1),
+  // (2, 3 | 1, 0), (3, 4 | 0, 1) have norms sqrt 6, sqrt 14, sqrt 26.
+  ApiCall c1;
+  c1.args = {Value(Tensor::from_values<float>({1, 2, 3, 4, 0, 1, 0, 1}, {2, 4})),
+             Value(Tensor::from_values<float>({1, -1, 2, 0}, {1, 2, 2}))};
+  const std::vector<Value> m1 = error_bound_magnitude(reg, Framework::PyTorch, "Functional.conv1d", c1);
+  ASSERT_EQ(m1.size(), 1u);
+  ASSERT_EQ(m1[0].tensor().shape(), (Shape{1, 3}));
+  const std::vector<double> g1 = m1[0].tensor().to_doubles();
+  EXPECT_NEAR(g1[0], 6, 1e-12);
+  EXPECT_NEAR(g1[1], std::sqrt(84.0), 1e-12);
+  EXPECT_NEAR(g1[2], std::sqrt(156.0), 1e-12);
+}
+
+// DECISIONS D25 on real torch convolutions (tests/data/make_conv_fault_fixtures.py: four geometries, float32
+// and bfloat16): with the Cauchy-Schwarz magnitude every fault (1% on a tile, 2% on a channel, a sign flip)
+// is flagged and no clean output is an error, as with the exact magnitude (the convolution on absolute
+// values) D14 used before; the table prints both.
+TEST(ErrorBound, ConvFaultsAreFlaggedWithTheNormMagnitude) {
+  const std::string text = testing::slurp(std::string(PROBE_TEST_DATA_DIR) + "/conv_faults/cases.json");
+  rapidjson::Document doc;
+  doc.Parse(text.c_str());
+  ASSERT_FALSE(doc.HasParseError());
+  const RunnerRegistry reg = RunnerRegistry::with_builtins();
+  auto shape_of = [](const rapidjson::Value& a) {
+    Shape s;
+    for (const auto& d : a.GetArray()) s.push_back(d.GetInt64());
+    return s;
+  };
+  std::map<std::string, std::pair<int, int>> caught;  // "magnitude / fault" -> (flagged, of)
+  for (const auto& c : doc["cases"].GetArray()) {
+    const DType dtype = *parse_dtype(c["dtype"].GetString());
+    const std::string where = std::string(c["geometry"].GetString()) + ", " + c["dtype"].GetString();
+    const Shape out_shape = shape_of(c["out_shape"]);
+    ApiCall call;
+    call.args = {Value(f64(numbers(c["x"]), shape_of(c["x_shape"])).to(dtype)),
+                 Value(f64(numbers(c["w"]), shape_of(c["w_shape"])).to(dtype)),
+                 Value(f64(numbers(c["b"]), {shape_of(c["w_shape"])[0]}).to(dtype)),
+                 Value(c["stride"].GetInt64()),
+                 Value(c["padding"].GetInt64()),
+                 Value(c["dilation"].GetInt64()),
+                 Value(c["groups"].GetInt64())};
+    const std::vector<Value> norm = error_bound_magnitude(reg, Framework::PyTorch, "Functional.conv2d", call);
+    ASSERT_EQ(norm.size(), 1u) << where;
+    const Tensor exact = f64(numbers(c["exact_magnitude"]), out_shape);
+    const Tensor bench = f64(numbers(c["bench"]), out_shape);
+    // The norm product bounds the sum on absolute values everywhere.
+    const std::vector<double> nv = norm[0].tensor().to_doubles(), ev = exact.to_doubles();
+    for (std::size_t i = 0; i < nv.size(); ++i) ASSERT_GE(nv[i] * (1 + 1e-12), ev[i]) << where << " " << i;
+    for (const auto& [label, magnitude] : {std::pair<std::string, Tensor>{"norms (D25)", norm[0].tensor()},
+                                           std::pair<std::string, Tensor>{"|x| conv |w| (before)", exact}}) {
+      JudgeOptions o;
+      o.magnitude = magnitude;
+      o.accumulation = error_bound_accumulation("Functional.conv2d", call, out_shape);
+      const Verdict clean =
+          judge("conv2d", bench, f64(numbers(c["clean"]), out_shape).to(dtype), probe_standards(), dtype, o);
+      EXPECT_NE(clean.status, Status::Error) << label << ", " << where << ": " << clean.message;
+      auto& [cf, cn] = caught[label + " / clean rows flagged"];
+      cf += clean.status != Status::Pass;
+      ++cn;
+      for (const auto& f : c["faults"].GetArray()) {
+        const Verdict v = judge("conv2d", bench, f64(numbers(f["value"]), out_shape).to(dtype),
+                                probe_standards(), dtype, o);
+        auto& [flagged, of] = caught[label + " / " + f["name"].GetString()];
+        flagged += v.status != Status::Pass;
+        ++of;
+        if (label == "norms (D25)") {
+          EXPECT_NE(v.status, Status::Pass) << f["name"].GetString() << ", " << where << ": " << v.message;
+        }
+      }
+    }
+  }
+  for (const auto& [k, v] : caught) std::cout << k << ": " << v.first << " of " << v.second << "\n";
+}
+
 TEST(ErrorBound, AddmmAndBaddbmmTakeTheNormProductPlusTheAddedTerm) {
   const RunnerRegistry reg = RunnerRegistry::with_builtins();
   const Tensor a = Tensor::from_values<float>({1, -2, 3, -4}, {2, 2}),
