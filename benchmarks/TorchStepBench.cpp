@@ -141,9 +141,11 @@ BENCHMARK(BM_TrainStep)
 //   BM_TransformerStep/mode:2, 3   scope + in-process OnlineChecker with 1, 2 workers
 //   BM_TransformerStep/mode:4, 5   the same with checker.flush() at the end of every step
 //   BM_TransformerStep/mode:6      scope + Client streaming to a server in a child process pinned to CPU 1
-//                                  (the training thread pinned to CPU 0, the client's I/O thread free)
-//   BM_TransformerStep/mode:7      the same with ClientOptions::encode_on_io_thread (one copy on the
-//                                  training thread, the record encoded on the client's I/O thread)
+//                                  (the training thread pinned to CPU 0, the client's I/O thread free),
+//                                  encode_on_io_thread off: each record encoded on the training thread
+//   BM_TransformerStep/mode:7      the same with ClientOptions::encode_on_io_thread (the default: the op's
+//                                  tensors lent to the client, read and encoded on its I/O thread)
+//   BM_TransformerStep/mode:8      mode 7 over mutual TLS (certificates made by the openssl command)
 //   BM_TransformerFloor            what the float64 bench of every checked op must cost (see floor()).
 // Modes run one after the other (not interleaved); `train_cpu_ms` is the training thread's CPU time per
 // step, which excludes waiting (a full queue) and so is the scope's and the client's own cost on that
@@ -232,6 +234,7 @@ struct ServeReport {
     o.producers = 1;
     o.stream.run_ut.out_dir = out_dir ? out_dir : ".";
     o.stream.run_ut.threads = 1;
+    if (const char* tls = std::getenv("PROBE_TORCHSTEPBENCH_TLS")) o.tls_dir = tls;
     probe::online::Server server(o);
     const std::uint16_t p = server.port();
     if (::write(fd, &p, sizeof(p)) != sizeof(p)) ::_exit(3);
@@ -256,7 +259,7 @@ struct ChildServer {
   int from_child = -1;
   std::uint16_t port = 0;
 
-  explicit ChildServer(const fs::path& out_dir) {
+  explicit ChildServer(const fs::path& out_dir, const std::string& tls_dir = {}) {
     int fds[2];
     if (::pipe(fds) != 0) throw std::runtime_error("pipe failed");
     pid = ::fork();
@@ -265,6 +268,7 @@ struct ChildServer {
       pin_this_thread(1);
       ::setenv("PROBE_TORCHSTEPBENCH_SERVE", std::to_string(fds[1]).c_str(), 1);
       ::setenv("PROBE_TORCHSTEPBENCH_OUT", out_dir.c_str(), 1);
+      if (!tls_dir.empty()) ::setenv("PROBE_TORCHSTEPBENCH_TLS", tls_dir.c_str(), 1);
       ::execl("/proc/self/exe", "probe_torchstepbench", static_cast<char*>(nullptr));
       ::_exit(4);
     }
@@ -282,11 +286,37 @@ struct ChildServer {
   }
 };
 
+// Mutual-TLS directories for a server and a client on 127.0.0.1 (tls_path's layout), made by the openssl
+// command as README's "Mutual TLS" shows: dir/server and dir/client.
+void make_tls_dirs(const fs::path& dir) {
+  fs::create_directories(dir / "server");
+  fs::create_directories(dir / "client");
+  const std::string d = dir.string();
+  const std::string req = "openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -noenc ";
+  const std::string sign =
+      "openssl x509 -req -CA " + d + "/ca.crt -CAkey " + d + "/ca.key -CAcreateserial -days 2 ";
+  const std::string cmd =
+      "set -e; cd " + d +
+      "; openssl req -x509 -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -noenc " +
+      "-keyout ca.key -out ca.crt -days 2 -subj /CN=bench-ca 2>/dev/null; " + req +
+      "-keyout server/server.key -out server.csr -subj /CN=bench-server 2>/dev/null; " + sign +
+      "-in server.csr -out server/server.crt -extfile <(printf "
+      "'subjectAltName=IP:127.0.0.1\\nextendedKeyUsage="
+      "serverAuth') 2>/dev/null; " +
+      req + "-keyout client/client.key -out client.csr -subj /CN=bench-client 2>/dev/null; " + sign +
+      "-in client.csr -out client/client.crt -extfile <(printf 'extendedKeyUsage=clientAuth') 2>/dev/null; " +
+      "cp ca.crt server/; cp ca.crt client/";
+  const std::string shell = "bash -c \"" + cmd + "\"";
+  if (std::system(shell.c_str()) != 0) throw std::runtime_error("openssl could not make the certificates");
+}
+
 void BM_TransformerStep(benchmark::State& state) {
   const int mode = static_cast<int>(state.range(0));
   const fs::path dir = scratch_dir("block");
+  const bool tls = mode == 8;
+  if (tls) make_tls_dirs(dir / "tls");
   std::optional<ChildServer> server;
-  if (mode >= 6) server.emplace(dir / "server");
+  if (mode >= 6) server.emplace(dir / "server", tls ? (dir / "tls" / "server").string() : std::string());
   Block block;
   block.run();  // warm up LibTorch's allocator and kernels
   std::optional<probe::OnlineChecker> checker;
@@ -302,7 +332,8 @@ void BM_TransformerStep(benchmark::State& state) {
   if (server) {
     probe::online::ClientOptions co;
     co.port = server->port;
-    co.encode_on_io_thread = mode == 7;
+    co.encode_on_io_thread = mode >= 7;
+    if (tls) co.tls_dir = (dir / "tls" / "client").string();
     client.emplace(co);
     so.client = &*client;
     pin_this_thread(0);
@@ -324,6 +355,11 @@ void BM_TransformerStep(benchmark::State& state) {
   if (scope) {
     const auto s = scope->summary();
     state.counters["checked_per_step"] = static_cast<double>(s.checked) / static_cast<double>(steps + 1);
+    if (client) {
+      state.counters["lent_per_step"] = static_cast<double>(s.lent) / static_cast<double>(steps + 1);
+      state.counters["cow_per_step"] =
+          static_cast<double>(s.copied_before_write) / static_cast<double>(steps + 1);
+    }
     scope.reset();
   }
   if (checker) {
@@ -349,10 +385,80 @@ BENCHMARK(BM_TransformerStep)
 // Streaming: a step waits for a server that checks ~30 ops/s, so a fixed number of steps.
 BENCHMARK(BM_TransformerStep)
     ->ArgNames({"mode"})
-    ->DenseRange(6, 7)
+    ->DenseRange(6, 8)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->Iterations(4);
+
+// Interleaved A/B for streaming: every iteration runs one step without a scope (A) and one inside a fresh
+// scope streaming every op through the client (B, a scope per step as a training loop has, so B includes
+// the copies the scope takes at its end of what the client has not read yet), the training thread on CPU 0
+// and the server in a child process on CPU 1. a_cpu_ms, b_cpu_ms: medians of the training thread's CPU time
+// per step; both run while the client's I/O thread and the server work through earlier records, so the
+// difference is what the scope and the client cost the training thread. variant 0: plaintext, 1: TLS.
+void BM_TransformerStreamAB(benchmark::State& state) {
+  const bool tls = state.range(0) == 1;
+  const fs::path dir = scratch_dir("stream-ab");
+  if (tls) make_tls_dirs(dir / "tls");
+  ChildServer server(dir / "server", tls ? (dir / "tls" / "server").string() : std::string());
+  Block block;
+  block.run();
+  probe::online::ClientOptions co;
+  co.port = server.port;
+  if (tls) co.tls_dir = (dir / "tls" / "client").string();
+  if (const char* q = std::getenv("PROBE_BENCH_SEND_QUEUE")) co.send_queue = std::stoul(q);
+  std::optional<probe::online::Client> client(std::in_place, co);
+  pin_this_thread(0);
+  probe::torch::CheckScopeOptions so;
+  so.client = &*client;
+  std::vector<double> a, b;
+  std::size_t lent = 0, cow = 0, at_end = 0;
+  double end_copy_s = 0;
+  std::uint64_t step = 0;
+  for (auto _ : state) {
+    double c0 = thread_cpu_s();
+    block.run();
+    a.push_back(thread_cpu_s() - c0);
+    c0 = thread_cpu_s();
+    {
+      so.step = step++;
+      probe::torch::CheckScope scope(so);
+      block.run();
+      const double e0 = thread_cpu_s();
+      at_end += scope.preserve_lent();
+      end_copy_s += thread_cpu_s() - e0;
+      const auto s = scope.summary();
+      lent += s.lent;
+      cow += s.copied_before_write;
+    }
+    b.push_back(thread_cpu_s() - c0);
+  }
+  const auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[v.size() / 2];
+  };
+  const double n = static_cast<double>(std::max<std::size_t>(a.size(), 1));
+  state.counters["a_cpu_ms"] = 1e3 * median(a);
+  state.counters["b_cpu_ms"] = 1e3 * median(b);
+  state.counters["b_over_a"] = median(b) / std::max(median(a), 1e-12);
+  state.counters["lent_per_step"] = static_cast<double>(lent) / n;
+  state.counters["cow_per_step"] = static_cast<double>(cow) / n;
+  state.counters["copied_at_end_per_step"] = static_cast<double>(at_end) / n;
+  state.counters["end_copy_cpu_ms"] = 1e3 * end_copy_s / n;
+  client->close(std::chrono::minutes(10));
+  client.reset();
+  pin_this_thread(-1);
+  const ServeReport r = server.wait();
+  state.counters["server_ops_per_s"] = static_cast<double>(r.messages) / std::max(r.seconds, 1e-9);
+  if (r.errors != 0) state.SkipWithError("the server flagged an op: the model must be clean");
+  fs::remove_all(dir);
+}
+BENCHMARK(BM_TransformerStreamAB)
+    ->ArgNames({"tls"})
+    ->DenseRange(0, 1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(7);
 
 // This machine's rates, best of 5 runs of about 0.1 s each (the floor is a lower bound: the best rate).
 struct Rates {
