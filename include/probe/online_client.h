@@ -85,7 +85,7 @@ class PROBE_API LentStorage : public Storage {
 
   /// Owner side, before the lent bytes change: when the client has not read them yet, copies them into
   /// memory of the record's own (waiting while the client is reading them) and returns true; false when
-  /// the client no longer needs them.
+  /// the client no longer needs them, or when they changed already (the record is then dropped).
   bool preserve();
   /// Whether the client no longer needs the lent memory (read, preserved, or its record dropped).
   bool settled() const;
@@ -113,6 +113,7 @@ class PROBE_API LentStorage : public Storage {
   const std::byte* lent_;
   std::shared_ptr<Storage> copy_;
   bool settled_ = false;
+  bool changed_ = false;  // preserve() found the lent bytes changed already
 };
 
 /// A run id generated once per process (32 random hex digits): ClientOptions::run_id's default.

@@ -179,11 +179,15 @@ std::byte* LentStorage::data() noexcept {
 bool LentStorage::preserve() {
   std::lock_guard lock(m_);
   if (settled_) return false;
-  copy_ = copy_lent();
+  // Bytes that already changed are not worth keeping: the record is dropped when the client reads it.
+  if (lent_unchanged())
+    copy_ = copy_lent();
+  else
+    changed_ = true;
   settled_ = true;
   lent_ = nullptr;
   release_lent();
-  return true;
+  return !changed_;
 }
 
 bool LentStorage::settled() const {
@@ -193,6 +197,7 @@ bool LentStorage::settled() const {
 
 bool LentStorage::begin_read() {
   m_.lock();
+  if (changed_) return false;
   if (copy_) return true;
   if (!lent_unchanged()) return false;
   if (lent_ == nullptr) {
