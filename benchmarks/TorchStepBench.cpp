@@ -396,6 +396,8 @@ BENCHMARK(BM_TransformerStep)
 // and the server in a child process on CPU 1. a_cpu_ms, b_cpu_ms: medians of the training thread's CPU time
 // per step; both run while the client's I/O thread and the server work through earlier records, so the
 // difference is what the scope and the client cost the training thread. variant 0: plaintext, 1: TLS.
+// PROBE_BENCH_SEND_QUEUE=N sets ClientOptions::send_queue (default 20): a longer queue blocks the training
+// thread less often but the scope's end then copies more of what the slower server has not read.
 void BM_TransformerStreamAB(benchmark::State& state) {
   const bool tls = state.range(0) == 1;
   const fs::path dir = scratch_dir("stream-ab");
