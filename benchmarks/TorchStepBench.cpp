@@ -334,6 +334,10 @@ void BM_TransformerStep(benchmark::State& state) {
     co.port = server->port;
     co.encode_on_io_thread = mode >= 7;
     if (tls) co.tls_dir = (dir / "tls" / "client").string();
+    // PROBE_BENCH_IO_CPU=1: the client's I/O thread (which inherits the creating thread's CPUs) on CPU 1
+    // with the server, so that nothing of the client's but the scope runs on the training thread's core.
+    const char* io_cpu = std::getenv("PROBE_BENCH_IO_CPU");
+    if (io_cpu != nullptr) pin_this_thread(std::atoi(io_cpu));
     client.emplace(co);
     so.client = &*client;
     pin_this_thread(0);
@@ -409,6 +413,8 @@ void BM_TransformerStreamAB(benchmark::State& state) {
   co.port = server.port;
   if (tls) co.tls_dir = (dir / "tls" / "client").string();
   if (const char* q = std::getenv("PROBE_BENCH_SEND_QUEUE")) co.send_queue = std::stoul(q);
+  const char* io_cpu = std::getenv("PROBE_BENCH_IO_CPU");
+  if (io_cpu != nullptr) pin_this_thread(std::atoi(io_cpu));
   std::optional<probe::online::Client> client(std::in_place, co);
   pin_this_thread(0);
   probe::torch::CheckScopeOptions so;

@@ -108,6 +108,7 @@ class TorchLent final : public online::LentStorage {
   TorchLent(const at::Tensor& t, DType dtype, Shape shape, std::vector<std::int64_t> strides)
       : LentStorage(t.nbytes(), strides.empty() ? static_cast<const std::byte*>(t.data_ptr()) : nullptr),
         storage_(t.storage()),
+        storage_data_(storage_.data()),
         base_(static_cast<const std::byte*>(t.data_ptr())),
         dtype_(dtype),
         shape_(std::move(shape)),
@@ -122,8 +123,10 @@ class TorchLent final : public online::LentStorage {
                             : io::materialise(dtype_, shape_, strides_, base_);
     return copy.storage();
   }
+  // A storage resized elsewhere may have new memory (and the old freed): that counts as changed too.
   bool lent_unchanged() const noexcept override {
-    return !version_.enabled() || version_.current_version() == lent_version_;
+    return storage_.data() == storage_data_ &&
+           (!version_.enabled() || version_.current_version() == lent_version_);
   }
   void release_lent() noexcept override {
     storage_ = c10::Storage();
@@ -132,6 +135,7 @@ class TorchLent final : public online::LentStorage {
 
  private:
   c10::Storage storage_;
+  const void* storage_data_;
   const std::byte* base_;
   DType dtype_;
   Shape shape_;
