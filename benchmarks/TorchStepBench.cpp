@@ -10,6 +10,7 @@
 // `checked_share` = share of the computing ops (not black-listed) that probe can check.
 #include <benchmark/benchmark.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <torch/torch.h>
 #include <unistd.h>
@@ -24,6 +25,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "probe/dump.h"
@@ -194,6 +196,13 @@ double thread_cpu_s() {
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
+// The calling thread's context switches so far: voluntary (it slept, e.g. on a full queue) + involuntary.
+std::pair<long, long> thread_switches() {
+  rusage u{};
+  ::getrusage(RUSAGE_THREAD, &u);
+  return {u.ru_nvcsw, u.ru_nivcsw};
+}
+
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -345,17 +354,25 @@ void BM_TransformerStep(benchmark::State& state) {
   const bool flush_each_step = mode == 4 || mode == 5;
   double cpu = 0;
   std::size_t steps = 0;
+  long sleeps = 0, preempted = 0;
   std::optional<probe::torch::CheckScope> scope;
   if (mode >= 1) scope.emplace(so);
   if (scope) block.run();  // one checked step before timing: the steady state (warm queues and buffers)
   for (auto _ : state) {
     const double c0 = thread_cpu_s();
+    const auto s0 = thread_switches();
     block.run();
     if (flush_each_step) checker->flush();
     cpu += thread_cpu_s() - c0;
+    const auto s1 = thread_switches();
+    sleeps += s1.first - s0.first;
+    preempted += s1.second - s0.second;
     ++steps;
   }
   state.counters["train_cpu_ms"] = 1e3 * cpu / static_cast<double>(steps);
+  // Per step: times the training thread slept (a full queue, a lock) and was preempted.
+  state.counters["sleeps"] = static_cast<double>(sleeps) / static_cast<double>(steps);
+  state.counters["preempted"] = static_cast<double>(preempted) / static_cast<double>(steps);
   if (scope) {
     const auto s = scope->summary();
     state.counters["checked_per_step"] = static_cast<double>(s.checked) / static_cast<double>(steps + 1);
