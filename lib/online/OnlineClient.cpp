@@ -146,10 +146,17 @@ class LentReading {
     for (const Value& v : c.inputs.args) collect_lent(v, lent_);
     for (const auto& kv : c.inputs.kwargs) collect_lent(kv.second, lent_);
     for (const Value& v : c.outputs) collect_lent(v, lent_);
-    for (LentStorage* s : lent_) {
-      const bool same = s->begin_read();  // locked either way
-      ++locked_;
-      if (!same) changed_ = true;
+    // In address order: two clients reading records that share a storage never wait on each other in a cycle.
+    std::sort(lent_.begin(), lent_.end());
+    try {
+      for (LentStorage* s : lent_) {
+        const bool same = s->begin_read();  // locked either way
+        ++locked_;
+        if (!same) changed_ = true;
+      }
+    } catch (...) {  // no memory to gather a strided tensor: unlock what is locked
+      for (std::size_t i = 0; i < locked_; ++i) lent_[i]->end_read();
+      throw;
     }
   }
   ~LentReading() {
