@@ -44,7 +44,8 @@ struct PROBE_API CheckScopeOptions {
   /// the default). Before an op in the scope writes to memory a queued record still reads (in-place ops,
   /// out= arguments: the schema's alias annotations), that tensor is copied first (copy-on-write); when the
   /// last scope on the thread ends (or preserve_lent()), whatever is still queued is copied; a tensor changed
-  /// unobserved (another thread) before it was read moves its version counter, and its record is dropped
+  /// by an op on another thread (also one observed by that thread's scope: the copy-on-write is per thread)
+  /// before the client read it has moved its version counter, and its record is dropped
   /// (ClientStats::changed), never sent. The memory so held is bounded by the client's send_queue.
   online::Client* client = nullptr;
   /// The training step (a scope per step: set it) and rank, sent with every op to `client` (an unset step as
