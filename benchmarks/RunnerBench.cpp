@@ -6,10 +6,12 @@
 #include <benchmark/benchmark.h>
 
 #include <Eigen/Core>
+#include <cmath>
 #include <ctime>
 #include <map>
 #include <random>
 
+#include "probe/error_bound.h"
 #include "probe/runner.h"
 
 namespace {
@@ -209,6 +211,40 @@ void BM_RunnerFamily(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(n) * 1e-6, benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// D14's magnitude of one call: /0 and /1 an addmm of the transformer benchmark's MLP (bias [1536],
+// [1024 x 384] x [384 x 1536], float32), /2 and /3 a ResNet-style conv2d ([8, 64, 56, 56] by [64, 64, 3, 3],
+// padding 1, float32). Even arguments: what the checker computes (D25: norms, and for the convolution one
+// convolution of x^2 with a kernel of ones per group); odd: the bench on the absolute values it replaced.
+void BM_Magnitude(benchmark::State& state) {
+  const probe::RunnerRegistry reg = probe::RunnerRegistry::with_builtins();
+  const bool conv = state.range(0) >= 2, norms = state.range(0) % 2 == 0;
+  const char* api = conv ? "Functional.conv2d" : "Torch.addmm";
+  probe::ApiCall call;
+  if (conv)
+    call.args = {probe::Value(random_tensor(probe::DType::Float32, {8, 64, 56, 56}, 33)),
+                 probe::Value(random_tensor(probe::DType::Float32, {64, 64, 3, 3}, 34)),
+                 probe::Value(random_tensor(probe::DType::Float32, {64}, 35)), probe::Value(std::int64_t{1}),
+                 probe::Value(std::int64_t{1})};
+  else
+    call.args = {probe::Value(random_tensor(probe::DType::Float32, {1536}, 30)),
+                 probe::Value(random_tensor(probe::DType::Float32, {1024, 384}, 31)),
+                 probe::Value(random_tensor(probe::DType::Float32, {384, 1536}, 32))};
+  probe::ApiCall abs_call = call;
+  for (probe::Value& v : abs_call.args) {
+    if (!v.is_tensor()) continue;
+    std::vector<double> x = v.tensor().to_doubles();
+    for (double& e : x) e = std::fabs(e);
+    v = probe::Value(probe::Tensor::from_values<double>(x, v.tensor().shape()).to(probe::DType::Float32));
+  }
+  for (auto _ : state) {
+    const std::vector<probe::Value> m =
+        norms ? probe::error_bound_magnitude(reg, probe::Framework::PyTorch, api, call)
+              : reg.run_forward(probe::Framework::PyTorch, api, abs_call, probe::RunnerRole::Bench).outputs;
+    benchmark::DoNotOptimize(m.front().tensor().bytes());
+  }
+  state.SetLabel(std::string(conv ? "conv2d " : "addmm ") + (norms ? "norms (D25)" : "bench on |inputs|"));
+}
+
 }  // namespace
 
 BENCHMARK(BM_EigenGemm)->Arg(128)->Arg(256)->Arg(512)->Arg(1024)->Unit(benchmark::kMillisecond);
@@ -217,3 +253,4 @@ BENCHMARK(BM_PlainAddLoop)->Arg(1 << 20)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ProbeAdd)->Arg(1 << 20)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ProbeAddBroadcast)->Arg(1 << 20)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_RunnerFamily)->DenseRange(0, 7)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Magnitude)->DenseRange(0, 3)->Unit(benchmark::kMillisecond);

@@ -9,6 +9,7 @@
 // server's full run_ut check). Counters: `ops_per_s` = ops handed to the checker or client per second,
 // `checked_share` = share of the computing ops (not black-listed) that probe can check.
 #include <benchmark/benchmark.h>
+#include <dlfcn.h>
 #include <sched.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -151,8 +152,9 @@ BENCHMARK(BM_TrainStep)
 //   BM_TransformerFloor            what the float64 bench of every checked op must cost (see floor()).
 // Modes run one after the other (not interleaved); `train_cpu_ms` is the training thread's CPU time per
 // step, which excludes waiting (a full queue) and so is the scope's and the client's own cost on that
-// thread. BM_TransformerAB interleaves A (no scope) and B (a scope) step by step: its a_ms and b_ms are
-// medians of interleaved steps on the same warm model.
+// thread; `process_cpu_ms` is the whole process's (workers included; flush each step for a fair share).
+// BM_TransformerAB interleaves A (no scope) and B (a scope) step by step: its a_ms and b_ms are medians of
+// interleaved steps on the same warm model.
 struct Block {
   static constexpr std::int64_t kBatch = 8, kTokens = 128, kDim = 384, kFfn = 1536, kHeads = 6;
   torch::nn::LayerNorm ln1{torch::nn::LayerNormOptions({kDim})}, ln2{torch::nn::LayerNormOptions({kDim})};
@@ -201,6 +203,12 @@ std::pair<long, long> thread_switches() {
   rusage u{};
   ::getrusage(RUSAGE_THREAD, &u);
   return {u.ru_nvcsw, u.ru_nivcsw};
+}
+
+double process_cpu_s() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
@@ -352,24 +360,28 @@ void BM_TransformerStep(benchmark::State& state) {
     pin_this_thread(0);
   }
   const bool flush_each_step = mode == 4 || mode == 5;
-  double cpu = 0;
+  double cpu = 0, all_cpu = 0;
   std::size_t steps = 0;
   long sleeps = 0, preempted = 0;
   std::optional<probe::torch::CheckScope> scope;
   if (mode >= 1) scope.emplace(so);
   if (scope) block.run();  // one checked step before timing: the steady state (warm queues and buffers)
   for (auto _ : state) {
-    const double c0 = thread_cpu_s();
+    const double c0 = thread_cpu_s(), p0 = process_cpu_s();
     const auto s0 = thread_switches();
     block.run();
     if (flush_each_step) checker->flush();
     cpu += thread_cpu_s() - c0;
+    all_cpu += process_cpu_s() - p0;
     const auto s1 = thread_switches();
     sleeps += s1.first - s0.first;
     preempted += s1.second - s0.second;
     ++steps;
   }
   state.counters["train_cpu_ms"] = 1e3 * cpu / static_cast<double>(steps);
+  // Every thread of this process (the checker's workers and OpenBLAS's threads included) per step: with
+  // the training thread's share taken off, what checking costs in CPU, whatever the neighbours do.
+  state.counters["process_cpu_ms"] = 1e3 * all_cpu / static_cast<double>(steps);
   // Per step: times the training thread slept (a full queue, a lock) and was preempted.
   state.counters["sleeps"] = static_cast<double>(sleeps) / static_cast<double>(steps);
   state.counters["preempted"] = static_cast<double>(preempted) / static_cast<double>(steps);
@@ -487,33 +499,53 @@ BENCHMARK(BM_TransformerStreamAB)
 
 // This machine's rates, best of 5 runs of about 0.1 s each (the floor is a lower bound: the best rate).
 struct Rates {
-  double gemm_flops_per_s = 0;  // float64 matmul, one thread, [1024 x 384] x [384 x 1536]
-  double bytes_per_s = 0;       // memcpy of 64 MiB: bytes read plus bytes written per second
+  double gemm_flops_per_s = 0;            // float64 matmul [1024 x 384] x [384 x 1536] on one core
+  double gemm_all_cores_flops_per_s = 0;  // the same through torch (OpenBLAS's threads on every core)
+  double bytes_per_s = 0;                 // memcpy of 64 MiB: bytes read plus bytes written per second
 };
+using DgemmFn = void (*)(int, int, int, int, int, int, double, const double*, int, const double*, int, double,
+                         double*, int);
+// cblas_dgemm of OpenBLAS's single-threaded build (what the in-process checker's workers use), or nullptr.
+DgemmFn serial_dgemm() {
+  const char* path = PROBE_BENCH_OPENBLAS_SERIAL;
+  void* lib = path[0] != '\0' ? ::dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND) : nullptr;
+  return lib ? reinterpret_cast<DgemmFn>(::dlsym(lib, "cblas_dgemm")) : nullptr;
+}
 Rates measure_rates() {
   torch::set_num_threads(1);
   Rates r;
-  const torch::Tensor a = torch::randn({1024, 384}, torch::kDouble),
-                      b = torch::randn({384, 1536}, torch::kDouble);
+  constexpr int m = 1024, k = 384, n = 1536;
+  const torch::Tensor a = torch::randn({m, k}, torch::kDouble), b = torch::randn({k, n}, torch::kDouble);
   torch::Tensor c = torch::mm(a, b);
+  const DgemmFn dgemm = serial_dgemm();
   std::vector<char> src(std::size_t{64} << 20, 1), dst(src.size());
   std::memcpy(dst.data(), src.data(), src.size());
+  auto rate = [](const auto& run, double per_run) {
+    const auto t0 = std::chrono::steady_clock::now();
+    int runs = 0;
+    do {
+      run(runs);
+      ++runs;
+    } while (seconds_since(t0) < 0.1);
+    return per_run * runs / seconds_since(t0);
+  };
+  const double flops = 2.0 * m * k * n;
   for (int rep = 0; rep < 5; ++rep) {
-    auto t0 = std::chrono::steady_clock::now();
-    int n = 0;
-    do {
-      c = torch::mm(a, b);
-      ++n;
-    } while (seconds_since(t0) < 0.1);
-    r.gemm_flops_per_s = std::max(r.gemm_flops_per_s, 2.0 * 1024 * 384 * 1536 * n / seconds_since(t0));
-    t0 = std::chrono::steady_clock::now();
-    n = 0;
-    do {
-      std::memcpy(dst.data(), src.data() + (n & 1), src.size() - 1);
-      ++n;
-    } while (seconds_since(t0) < 0.1);
-    r.bytes_per_s = std::max(r.bytes_per_s, 2.0 * static_cast<double>(src.size()) * n / seconds_since(t0));
+    r.gemm_all_cores_flops_per_s =
+        std::max(r.gemm_all_cores_flops_per_s, rate([&](int) { c = torch::mm(a, b); }, flops));
+    if (dgemm)
+      r.gemm_flops_per_s =
+          std::max(r.gemm_flops_per_s, rate(
+                                           [&](int) {
+                                             dgemm(101, 111, 111, m, n, k, 1.0, a.data_ptr<double>(), k,
+                                                   b.data_ptr<double>(), n, 0.0, c.data_ptr<double>(), n);
+                                           },
+                                           flops));
+    r.bytes_per_s = std::max(
+        r.bytes_per_s, rate([&](int i) { std::memcpy(dst.data(), src.data() + (i & 1), src.size() - 1); },
+                            2.0 * static_cast<double>(src.size())));
   }
+  if (!dgemm) r.gemm_flops_per_s = r.gemm_all_cores_flops_per_s;  // no serial build: the one rate there is
   benchmark::DoNotOptimize(c);
   benchmark::DoNotOptimize(dst.data());
   return r;
@@ -528,13 +560,16 @@ std::int64_t numel(const probe::TensorInfo& t) {
 // The floor of in-process checking for one step, from the ops the scope checked (recorded through the
 // scope into a statistics dump: their names, input and output shapes and dtypes):
 //   bench: a GEMM op (mm, bmm, addmm, matmul, baddbmm, linear) costs 2 * numel(output) * K flops at the
-//          float64 BLAS rate (K: the last dimension of its first matrix operand); any other op reads its
-//          inputs and writes its outputs once in float64 (8 bytes an element) at the memory rate;
+//          float64 BLAS rate of one core (K: the last dimension of its first matrix operand; a checker worker
+//          runs its GEMMs on its own core; `floor_all_cores_ms` uses every core's rate); any other op reads
+//          its inputs and writes its outputs once in float64 (8 bytes an element) at the memory rate;
 //   copy:  every op's inputs and outputs copied once at their own dtype (read + write) at the memory rate.
 // The floor is bench + copy on one core; with a second core the bench may overlap the training thread.
-// The checker's default rule (OnlineRule::ErrorBound, DECISIONS D14) also runs a magnitude bench for the
-// ops whose family needs one (error_bound_support): the same bench on the inputs' absolute values (a second
-// GEMM for a matmul), plus one copy of those inputs; `floor_error_bound_ms` adds that at the same rates.
+// The checker's default rule (OnlineRule::ErrorBound, DECISIONS D14) also computes a magnitude for the ops
+// whose family needs one (error_bound_support): for a GEMM the row and column norms of its inputs and their
+// outer product (D14, D25: one read of the inputs, one write of the output in float64), for the others the
+// same bench on the inputs' absolute values plus one copy of those inputs; `floor_error_bound_ms` adds that
+// at the same rates.
 void BM_TransformerFloor(benchmark::State& state) {
   const fs::path dir = scratch_dir("floor");
   Block block;
@@ -587,8 +622,11 @@ void BM_TransformerFloor(benchmark::State& state) {
       bench_s += 8.0 * elems / rates.bytes_per_s;
     }
     copy_s += 2.0 * bytes / rates.bytes_per_s;
-    if (magnitude) {  // the same bench again on |inputs|, which are copied once more
-      magnitude_s += bench_s - bench_before + 2.0 * in_bytes / rates.bytes_per_s;
+    if (magnitude) {
+      if (gemms.count(op) != 0 && !out.empty())  // row and column norms of the inputs, their outer product
+        magnitude_s += (in_bytes + 8.0 * static_cast<double>(numel(*out[0]))) / rates.bytes_per_s;
+      else  // the same bench again on |inputs|, which are copied once more
+        magnitude_s += bench_s - bench_before + 2.0 * in_bytes / rates.bytes_per_s;
       ++magnitude_ops;
     }
     ++ops;
@@ -598,10 +636,14 @@ void BM_TransformerFloor(benchmark::State& state) {
   state.counters["gemm_ops"] = static_cast<double>(gemm_ops);
   state.counters["gflop_f64"] = flops / 1e9;
   state.counters["f64_gemm_gflops"] = rates.gemm_flops_per_s / 1e9;
+  state.counters["f64_gemm_all_cores_gflops"] = rates.gemm_all_cores_flops_per_s / 1e9;
   state.counters["mem_gbytes_per_s"] = rates.bytes_per_s / 1e9;
   state.counters["floor_bench_ms"] = 1e3 * bench_s;
   state.counters["floor_copy_ms"] = 1e3 * copy_s;
   state.counters["floor_ms"] = 1e3 * (bench_s + copy_s);
+  // The same with the GEMMs spread over every core (the machine's float64 BLAS rate).
+  state.counters["floor_all_cores_ms"] =
+      1e3 * (bench_s + copy_s - flops / rates.gemm_flops_per_s + flops / rates.gemm_all_cores_flops_per_s);
   state.counters["magnitude_ops"] = static_cast<double>(magnitude_ops);
   state.counters["floor_error_bound_ms"] = 1e3 * (bench_s + copy_s + magnitude_s);
   fs::remove_all(dir);

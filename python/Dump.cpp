@@ -25,22 +25,6 @@ py::object statistic(const Statistic& s) {
   }
 }
 
-std::string_view direction_name(EntryDirection d) {
-  switch (d) {
-    case EntryDirection::Forward:
-      return "forward";
-    case EntryDirection::Backward:
-      return "backward";
-    case EntryDirection::ParametersGrad:
-      return "parameters_grad";
-    case EntryDirection::Debug:
-      return "debug";
-    case EntryDirection::Unknown:
-      break;
-  }
-  return "unknown";
-}
-
 // One entry's tensor descriptors as dicts; `load` needs the dump, so it lives on the Dump object.
 py::list tensor_infos(const DumpEntry& e) {
   py::list out;
@@ -93,7 +77,7 @@ void register_dump(py::module_& m) {
             out["api"] = e->name.api;
             out["full_name"] = e->name.full_name;
             out["call_index"] = e->name.call_index;
-            out["direction"] = std::string(direction_name(e->name.direction));
+            out["direction"] = std::string(to_string(e->name.direction));
             out["is_module"] = e->name.is_module;
             out["tensors"] = tensor_infos(*e);
             return out;

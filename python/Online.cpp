@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "Convert.h"
+#include "Keywords.h"
 #include "Runners.h"
 #include "probe/online_checker.h"
 
@@ -134,31 +135,25 @@ bool non_finite(const py::handle& obj) {
 void register_online(py::module_& m) {
   m.def("non_finite", &non_finite, py::arg("tensor"));
   py::class_<OnlineChecker>(m, "OnlineChecker")
-      .def(py::init([](const std::string& dump_path, const std::string& tag, int rank,
-                       const std::string& dump_mode, const std::vector<std::string>& api_list,
-                       const std::optional<std::vector<std::string>>& black_list, const std::string& rule,
-                       const std::string& profile, int workers, std::size_t queue_capacity,
-                       const std::string& timestamp) {
-             OnlineCheckerOptions o;
-             o.dump_path = dump_path;
-             o.tag = tag;
-             o.rank = rank;
-             o.dump_mode = parse_dump_mode(dump_mode);
-             o.api_list = api_list;
-             o.black_list = black_list;
-             o.rule = parse_online_rule(rule);
-             o.profile = parse_profile(profile);
-             o.workers = workers;
-             o.queue_capacity = queue_capacity;
-             o.timestamp = timestamp;
-             RunnerRegistry registry = registry_snapshot();
-             py::gil_scoped_release release;
-             return std::make_unique<OnlineChecker>(std::move(o), std::move(registry));
-           }),
-           py::arg("dump_path"), py::arg("tag") = "", py::arg("rank") = 0, py::arg("dump_mode") = "off",
-           py::arg("api_list") = std::vector<std::string>{}, py::arg("black_list") = py::none(),
-           py::arg("rule") = "error_bound", py::arg("profile") = "probe", py::arg("workers") = 1,
-           py::arg("queue_capacity") = 64, py::arg("timestamp") = "")
+      .def(py::init([](const py::kwargs& kwargs) {
+        using O = OnlineCheckerOptions;
+        O o;
+        apply_keywords("OnlineChecker", kwargs, o,
+                       {{"dump_path", &O::dump_path, KeywordUse::Required},
+                        {"tag", &O::tag},
+                        {"rank", &O::rank},
+                        {"dump_mode", [](O& o, const std::string& m) { o.dump_mode = parse_dump_mode(m); }},
+                        {"api_list", &O::api_list},
+                        {"black_list", &O::black_list},
+                        {"rule", [](O& o, const std::string& r) { o.rule = parse_online_rule(r); }},
+                        {"profile", [](O& o, const std::string& p) { o.profile = parse_profile(p); }},
+                        {"workers", &O::workers},
+                        {"queue_capacity", &O::queue_capacity},
+                        {"timestamp", &O::timestamp}});
+        RunnerRegistry registry = registry_snapshot();
+        py::gil_scoped_release release;
+        return std::make_unique<OnlineChecker>(std::move(o), std::move(registry));
+      }))
       .def(
           "check",
           [](OnlineChecker& c, const std::string& api, const py::sequence& args, const py::dict& kwargs,
@@ -175,21 +170,19 @@ void register_online(py::module_& m) {
           py::arg("step") = py::none())
       .def("flush", &OnlineChecker::flush, py::call_guard<py::gil_scoped_release>())
       .def("summary", [](const OnlineChecker& c) {
-        const OnlineCheckerSummary s = c.summary();
-        py::dict d;
-        d["calls"] = s.calls;
-        d["blacklisted"] = s.blacklisted;
-        d["dropped"] = s.dropped;
-        d["unsupported"] = s.unsupported;
-        d["skipped"] = s.skipped;
-        d["passed"] = s.passed;
-        d["failed"] = s.failed;
-        d["pending"] = s.pending;
-        d["unsupported_ops"] = s.unsupported_ops;
-        d["run_dir"] = s.run_dir;
-        d["result_csv"] = s.result_csv;
-        d["details_csv"] = s.details_csv;
-        return d;
+        using S = OnlineCheckerSummary;
+        return fields_dict(c.summary(), {{"calls", &S::calls},
+                                         {"blacklisted", &S::blacklisted},
+                                         {"dropped", &S::dropped},
+                                         {"unsupported", &S::unsupported},
+                                         {"skipped", &S::skipped},
+                                         {"passed", &S::passed},
+                                         {"failed", &S::failed},
+                                         {"pending", &S::pending},
+                                         {"unsupported_ops", &S::unsupported_ops},
+                                         {"run_dir", &S::run_dir},
+                                         {"result_csv", &S::result_csv},
+                                         {"details_csv", &S::details_csv}});
       });
 }
 

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "Convert.h"
+#include "Keywords.h"
 #include "Runners.h"
 #include "probe/api_precision_compare.h"
 #include "probe/dump_compare.h"
@@ -60,58 +61,60 @@ Framework parse_framework(const std::string& text) {
 }
 
 py::dict run_ut_progress(const RunUtProgress& p) {
-  py::dict d;
-  d["done"] = p.done;
-  d["total"] = p.total;
-  d["tensor_bytes"] = p.tensor_bytes;
-  return d;
+  using P = RunUtProgress;
+  return fields_dict(p, {{"done", &P::done}, {"total", &P::total}, {"tensor_bytes", &P::tensor_bytes}});
 }
 
 py::dict run_ut_summary(const RunUtSummary& s) {
-  py::dict d;
-  d["apis"] = s.apis;
-  d["pass"] = s.pass;
-  d["warning"] = s.warning;
-  d["error"] = s.error;
-  d["skip"] = s.skip;
-  d["forward_error"] = s.forward_error;
-  d["backward_error"] = s.backward_error;
-  d["backward_skip"] = s.backward_skip;
-  d["checked"] = s.checked;
-  d["tensor_bytes"] = s.tensor_bytes;
-  d["result_csv"] = s.result_csv;
-  d["details_csv"] = s.details_csv;
-  d["error_data_dir"] = s.error_data_dir;
-  d["error_data_failures"] = s.error_data_failures;
-  d["cancelled"] = s.cancelled;
-  return d;
+  using S = RunUtSummary;
+  return fields_dict(s, {{"apis", &S::apis},
+                         {"pass", &S::pass},
+                         {"warning", &S::warning},
+                         {"error", &S::error},
+                         {"skip", &S::skip},
+                         {"forward_error", &S::forward_error},
+                         {"backward_error", &S::backward_error},
+                         {"backward_skip", &S::backward_skip},
+                         {"checked", &S::checked},
+                         {"tensor_bytes", &S::tensor_bytes},
+                         {"result_csv", &S::result_csv},
+                         {"details_csv", &S::details_csv},
+                         {"error_data_dir", &S::error_data_dir},
+                         {"error_data_failures", &S::error_data_failures},
+                         {"cancelled", &S::cancelled}});
 }
 
-py::dict run_ut_py(const std::string& api_info, const std::string& out_path, const std::string& csv_path,
-                   bool resume_foreign, const std::string& config, bool save_error_data, bool filter_api,
-                   const std::optional<std::string>& framework, int threads, std::uint64_t seed,
-                   const std::string& profile, const std::string& timestamp, const std::string& device_runner,
-                   std::uint64_t max_api_elements, double max_api_flops, const py::object& progress) {
-  RunUtOptions o;
-  o.api_info = api_info;
-  o.out_dir = out_path;
-  o.result_csv = csv_path;
-  o.resume_foreign = resume_foreign;
-  o.config_path = config;
-  o.save_error_data = save_error_data;
-  o.filter_api = filter_api;
-  if (framework) o.framework = parse_framework(*framework);
-  o.threads = threads;
-  o.seed = seed;
-  o.profile = parse_profile(profile);
-  o.timestamp = timestamp;
-  if (device_runner == "emulated")
-    o.device_side = DeviceSide::Runner;
-  else if (device_runner != "auto")
-    throw Error(ErrorKind::InvalidArgument, "device_runner must be 'auto' or 'emulated'", "",
-                "device_runner");
-  o.max_api_elements = max_api_elements;
-  o.max_api_flops = max_api_flops;
+py::dict run_ut_py(const py::kwargs& kwargs) {
+  using O = RunUtOptions;
+  O o;
+  py::object progress = py::none();
+  apply_keywords("run_ut", kwargs, o,
+                 {{"api_info", &O::api_info, KeywordUse::Required},
+                  {"out_path", &O::out_dir},
+                  {"csv_path", &O::result_csv},
+                  {"resume_foreign", &O::resume_foreign},
+                  {"config", &O::config_path},
+                  {"save_error_data", &O::save_error_data},
+                  {"filter_api", &O::filter_api},
+                  {"framework",
+                   [](O& o, const std::optional<std::string>& f) {
+                     if (f) o.framework = parse_framework(*f);
+                   }},
+                  {"threads", &O::threads},
+                  {"seed", &O::seed},
+                  {"profile", [](O& o, const std::string& p) { o.profile = parse_profile(p); }},
+                  {"timestamp", &O::timestamp},
+                  {"device_runner",
+                   [](O& o, const std::string& d) {
+                     if (d == "emulated")
+                       o.device_side = DeviceSide::Runner;
+                     else if (d != "auto")
+                       throw Error(ErrorKind::InvalidArgument, "device_runner must be 'auto' or 'emulated'",
+                                   "", "device_runner");
+                   }},
+                  {"max_api_elements", &O::max_api_elements},
+                  {"max_api_flops", &O::max_api_flops},
+                  {"progress", [&](O&, const py::object& p) { progress = p; }}});
   const RunnerRegistry registry = registry_snapshot();
   return cancellable<RunUtSummary, RunUtProgress>(
       progress,
@@ -123,22 +126,20 @@ py::dict run_ut_py(const std::string& api_info, const std::string& out_path, con
 }
 
 py::dict apc_progress(const ApiPrecisionCompareProgress& p) {
-  py::dict d;
-  d["done"] = p.npu_rows_done;
-  d["total"] = p.npu_rows;
-  d["result_rows"] = p.result_rows;
-  return d;
+  using P = ApiPrecisionCompareProgress;
+  return fields_dict(
+      p, {{"done", &P::npu_rows_done}, {"total", &P::npu_rows}, {"result_rows", &P::result_rows}});
 }
 
 py::dict apc_summary(const ApiPrecisionCompareSummary& s) {
-  py::dict d;
-  d["result_csv"] = s.result_csv;
-  d["details_csv"] = s.details_csv;
-  d["detail_rows"] = s.detail_rows;
-  d["result_rows"] = s.result_rows;
-  d["forward_pass"] = s.forward_pass;
-  d["forward_error"] = s.forward_error;
-  d["forward_skip"] = s.forward_skip;
+  using S = ApiPrecisionCompareSummary;
+  py::dict d = fields_dict(s, {{"result_csv", &S::result_csv},
+                               {"details_csv", &S::details_csv},
+                               {"detail_rows", &S::detail_rows},
+                               {"result_rows", &S::result_rows},
+                               {"forward_pass", &S::forward_pass},
+                               {"forward_error", &S::forward_error},
+                               {"forward_skip", &S::forward_skip}});
   d["skipped"] = s.skipped.size();
   d["missing_in_gpu"] = s.missing_in_gpu.size();
   d["cancelled"] = s.cancelled;
@@ -146,28 +147,23 @@ py::dict apc_summary(const ApiPrecisionCompareSummary& s) {
 }
 
 py::dict compare_progress(const DumpCompareProgress& p) {
-  py::dict d;
-  d["npu_json"] = p.npu_json;
-  d["done"] = p.rows_done;
-  d["total"] = p.rows;
-  return d;
+  using P = DumpCompareProgress;
+  return fields_dict(p, {{"npu_json", &P::npu_json}, {"done", &P::rows_done}, {"total", &P::rows}});
 }
 
 py::dict compare_summary(const DumpCompareSummary& s) {
-  py::dict d;
+  using O = DumpCompareSummary::Output;
   py::list outputs;
-  for (const auto& o : s.outputs) {
-    py::dict od;
-    od["rank_suffix"] = o.rank_suffix;
-    od["csv"] = o.csv;
-    od["xlsx"] = o.xlsx;
-    od["advisor"] = o.advisor;
-    od["mode"] = std::string(to_string(o.mode));
-    od["rows"] = o.rows;
-    od["suspects"] = o.suspects;
-    od["cancelled"] = o.cancelled;
-    outputs.append(od);
-  }
+  for (const O& o : s.outputs)
+    outputs.append(fields_dict(o, {{"rank_suffix", &O::rank_suffix},
+                                   {"csv", &O::csv},
+                                   {"xlsx", &O::xlsx},
+                                   {"advisor", &O::advisor},
+                                   {"mode", [](const O& x) { return std::string(to_string(x.mode)); }},
+                                   {"rows", &O::rows},
+                                   {"suspects", &O::suspects},
+                                   {"cancelled", &O::cancelled}}));
+  py::dict d;
   d["outputs"] = outputs;
   d["cancelled"] = s.cancelled;
   return d;
@@ -176,98 +172,90 @@ py::dict compare_summary(const DumpCompareSummary& s) {
 }  // namespace
 
 void register_runs(py::module_& m) {
-  m.def("run_ut", &run_ut_py, py::arg("api_info"), py::arg("out_path") = "./", py::arg("csv_path") = "",
-        py::arg("resume_foreign") = false, py::arg("config") = "", py::arg("save_error_data") = false,
-        py::arg("filter_api") = false, py::arg("framework") = py::none(), py::arg("threads") = 0,
-        py::arg("seed") = 1234, py::arg("profile") = "probe", py::arg("timestamp") = "",
-        py::arg("device_runner") = "auto", py::arg("max_api_elements") = std::uint64_t{1} << 24,
-        py::arg("max_api_flops") = 0x1p37, py::arg("progress") = py::none());
-  m.def(
-      "api_precision_compare",
-      [](const std::string& npu_csv, const std::string& gpu_csv, const std::string& out_path,
-         const std::string& profile, const std::string& timestamp, const std::string& thresholds,
-         const py::object& progress) {
-        ApiPrecisionCompareOptions o;
-        o.npu_csv = npu_csv;
-        o.gpu_csv = gpu_csv;
-        o.out_dir = out_path;
-        o.profile = parse_profile(profile);
-        o.timestamp = timestamp;
-        o.thresholds_file = thresholds;
-        return cancellable<ApiPrecisionCompareSummary, ApiPrecisionCompareProgress>(
-            progress,
-            [&](const ApiPrecisionCompareProgressFn& fn, std::stop_token stop) {
-              return run_api_precision_compare(o, fn, stop);
-            },
-            apc_summary, apc_progress);
-      },
-      py::arg("npu_csv_path"), py::arg("gpu_csv_path"), py::arg("out_path") = ".",
-      py::arg("profile") = "probe", py::arg("timestamp") = "", py::arg("thresholds") = "",
-      py::arg("progress") = py::none());
-  m.def(
-      "compare",
-      [](const std::string& input_path, const std::string& output_path, bool stack_mode, bool compare_only,
-         bool fuzzy_match, bool highlight, const std::string& data_mapping,
-         const std::optional<std::string>& api_mapping, const std::optional<std::string>& cell_mapping,
-         const std::optional<std::string>& layer_mapping, bool xlsx,
-         const std::optional<std::string>& framework, const std::string& profile,
-         const std::string& timestamp, const py::object& progress) {
-        DumpCompareOptions o;
-        o.out_dir = output_path;
-        o.stack_mode = stack_mode;
-        o.compare_only = compare_only;
-        o.fuzzy_match = fuzzy_match;
-        o.highlight = highlight;
-        o.data_mapping = data_mapping;
-        if (api_mapping) o.api_mapping = true, o.api_mapping_file = *api_mapping;
-        if (cell_mapping) o.cell_mapping = true, o.cell_mapping_file = *cell_mapping;
-        if (layer_mapping) o.layer_mapping = true, o.layer_mapping_file = *layer_mapping;
-        o.write_xlsx = xlsx;
-        if (framework) o.framework = parse_framework(*framework);
-        o.profile = parse_profile(profile);
-        o.timestamp = timestamp;
-        return cancellable<DumpCompareSummary, DumpCompareProgress>(
-            progress,
-            [&](const DumpCompareProgressFn& fn, std::stop_token stop) {
-              return run_dump_compare(read_compare_json(input_path), o, fn, stop);
-            },
-            compare_summary, compare_progress);
-      },
-      py::arg("input_path"), py::arg("output_path") = "./output", py::arg("stack_mode") = false,
-      py::arg("compare_only") = false, py::arg("fuzzy_match") = false, py::arg("highlight") = false,
-      py::arg("data_mapping") = "", py::arg("api_mapping") = py::none(), py::arg("cell_mapping") = py::none(),
-      py::arg("layer_mapping") = py::none(), py::arg("xlsx") = true, py::arg("framework") = py::none(),
-      py::arg("profile") = "probe", py::arg("timestamp") = "", py::arg("progress") = py::none());
-  m.def(
-      "run_overflow_check",
-      [](const std::string& api_info, const std::string& out_path, const std::string& timestamp,
-         std::uint64_t seed, std::uint64_t max_api_elements) {
-        OverflowCheckOptions o;
-        o.api_info = api_info;
-        o.out_dir = out_path;
-        o.timestamp = timestamp;
-        o.seed = seed;
-        o.max_api_elements = max_api_elements;
-        OverflowCheckSummary s;
-        const RunnerRegistry registry = registry_snapshot();
-        {
-          py::gil_scoped_release release;
-          s = run_overflow_check(o, registry);
-        }
-        py::dict d;
-        d["forward_apis"] = s.forward_apis;
-        d["normal"] = s.normal;
-        d["abnormal"] = s.abnormal;
-        d["skipped"] = s.skipped;
-        d["not_overflow"] = s.not_overflow;
-        d["csv"] = s.csv;
-        py::list apis;
-        for (const OverflowApi& a : s.apis) apis.append(py::make_tuple(a.api, overflow_sentence(a)));
-        d["apis"] = apis;
-        return d;
-      },
-      py::arg("api_info"), py::arg("out_path") = ".", py::arg("timestamp") = "", py::arg("seed") = 1234,
-      py::arg("max_api_elements") = std::uint64_t{1} << 24);
+  m.def("run_ut", &run_ut_py);
+  m.def("api_precision_compare", [](const py::kwargs& kwargs) {
+    using O = ApiPrecisionCompareOptions;
+    O o;
+    py::object progress = py::none();
+    apply_keywords("api_precision_compare", kwargs, o,
+                   {{"npu_csv_path", &O::npu_csv, KeywordUse::Required},
+                    {"gpu_csv_path", &O::gpu_csv, KeywordUse::Required},
+                    {"out_path", &O::out_dir},
+                    {"profile", [](O& o, const std::string& p) { o.profile = parse_profile(p); }},
+                    {"timestamp", &O::timestamp},
+                    {"thresholds", &O::thresholds_file},
+                    {"progress", [&](O&, const py::object& p) { progress = p; }}});
+    return cancellable<ApiPrecisionCompareSummary, ApiPrecisionCompareProgress>(
+        progress,
+        [&](const ApiPrecisionCompareProgressFn& fn, std::stop_token stop) {
+          return run_api_precision_compare(o, fn, stop);
+        },
+        apc_summary, apc_progress);
+  });
+  m.def("compare", [](const py::kwargs& kwargs) {
+    using O = DumpCompareOptions;
+    O o;
+    std::string input_path;
+    py::object progress = py::none();
+    // A mapping keyword names its file ("" for the built-in map); None leaves the mapping off.
+    const auto mapping = [](bool O::*on, std::string O::*file) {
+      return [on, file](O& o, const std::optional<std::string>& f) {
+        if (f) o.*on = true, o.*file = *f;
+      };
+    };
+    apply_keywords("compare", kwargs, o,
+                   {{"input_path", [&](O&, const std::string& p) { input_path = p; }, KeywordUse::Required},
+                    {"output_path", &O::out_dir},
+                    {"stack_mode", &O::stack_mode},
+                    {"compare_only", &O::compare_only},
+                    {"fuzzy_match", &O::fuzzy_match},
+                    {"highlight", &O::highlight},
+                    {"data_mapping", &O::data_mapping},
+                    {"api_mapping", mapping(&O::api_mapping, &O::api_mapping_file)},
+                    {"cell_mapping", mapping(&O::cell_mapping, &O::cell_mapping_file)},
+                    {"layer_mapping", mapping(&O::layer_mapping, &O::layer_mapping_file)},
+                    {"xlsx", &O::write_xlsx},
+                    {"framework",
+                     [](O& o, const std::optional<std::string>& f) {
+                       if (f) o.framework = parse_framework(*f);
+                     }},
+                    {"profile", [](O& o, const std::string& p) { o.profile = parse_profile(p); }},
+                    {"timestamp", &O::timestamp},
+                    {"progress", [&](O&, const py::object& p) { progress = p; }}});
+    return cancellable<DumpCompareSummary, DumpCompareProgress>(
+        progress,
+        [&](const DumpCompareProgressFn& fn, std::stop_token stop) {
+          return run_dump_compare(read_compare_json(input_path), o, fn, stop);
+        },
+        compare_summary, compare_progress);
+  });
+  m.def("run_overflow_check", [](const py::kwargs& kwargs) {
+    using O = OverflowCheckOptions;
+    O o;
+    apply_keywords("run_overflow_check", kwargs, o,
+                   {{"api_info", &O::api_info, KeywordUse::Required},
+                    {"out_path", &O::out_dir},
+                    {"timestamp", &O::timestamp},
+                    {"seed", &O::seed},
+                    {"max_api_elements", &O::max_api_elements}});
+    OverflowCheckSummary s;
+    const RunnerRegistry registry = registry_snapshot();
+    {
+      py::gil_scoped_release release;
+      s = run_overflow_check(o, registry);
+    }
+    py::dict d;
+    d["forward_apis"] = s.forward_apis;
+    d["normal"] = s.normal;
+    d["abnormal"] = s.abnormal;
+    d["skipped"] = s.skipped;
+    d["not_overflow"] = s.not_overflow;
+    d["csv"] = s.csv;
+    py::list apis;
+    for (const OverflowApi& a : s.apis) apis.append(py::make_tuple(a.api, overflow_sentence(a)));
+    d["apis"] = apis;
+    return d;
+  });
 }
 
 }  // namespace probe::python

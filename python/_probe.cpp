@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "Convert.h"
+#include "Keywords.h"
 #include "Runners.h"
 #include "probe/error.h"
-#include "probe/error_bound.h"
 #include "probe/judge.h"
 #include "probe/metric_table.h"
 #include "probe/pair_metrics.h"
@@ -43,36 +43,31 @@ py::object metric_value(const MetricValue& v) {
 }
 
 py::dict verdict_dict(const Verdict& v) {
+  using C = Criterion;
+  using E = ElementError;
+  py::list criteria, worst;
+  for (const C& c : v.criteria)
+    criteria.append(fields_dict(c, {{"name", &C::name},
+                                    {"value", &C::value},
+                                    {"op", [](const C& x) { return std::string(x.op); }},
+                                    {"threshold", &C::threshold},
+                                    {"passed", &C::pass},
+                                    {"decides", &C::decides}}));
+  for (const E& e : v.worst)
+    worst.append(fields_dict(e, {{"index", &E::index},
+                                 {"bench", &E::bench},
+                                 {"device", &E::device},
+                                 {"abs_err", &E::abs_err},
+                                 {"rel_err", &E::rel_err},
+                                 {"ulp", &E::ulp},
+                                 {"coords", &E::coords},
+                                 {"bound", &E::bound}}));
   py::dict d;
   d["status"] = std::string(to_string(v.status));
   d["method"] = std::string(to_string(v.method));
   d["standard"] = v.standard ? py::object(py::str(std::string(standard_id(*v.standard)))) : py::none();
-  py::list criteria;
-  for (const Criterion& c : v.criteria) {
-    py::dict cd;
-    cd["name"] = c.name;
-    cd["value"] = c.value;
-    cd["op"] = std::string(c.op);
-    cd["threshold"] = c.threshold;
-    cd["passed"] = c.pass;
-    cd["decides"] = c.decides;
-    criteria.append(cd);
-  }
   d["criteria"] = criteria;
   d["pass_if_any"] = v.pass_if_any;
-  py::list worst;
-  for (const ElementError& e : v.worst) {
-    py::dict ed;
-    ed["index"] = e.index;
-    ed["bench"] = e.bench;
-    ed["device"] = e.device;
-    ed["abs_err"] = e.abs_err;
-    ed["rel_err"] = e.rel_err;
-    ed["ulp"] = e.ulp ? py::object(py::float_(*e.ulp)) : py::none();
-    ed["coords"] = e.coords;
-    ed["bound"] = e.bound;
-    worst.append(ed);
-  }
   d["worst"] = worst;
   d["message"] = v.message;
   return d;
@@ -111,24 +106,10 @@ py::dict metrics(const py::object& bench_obj, const py::object& device_obj,
   {
     py::gil_scoped_release release;
     const Standards cfg = standards_of(profile_text, standards_file);
-    const std::string d14_api = api ? *api : "elementwise";
-    const ErrorBoundSupport support = error_bound_support(d14_api);
-    std::optional<PairErrorBound> bound;
-    if (profile == Profile::Probe) {
-      if (!support.covered) {
-        why_not = "no error bound for " + d14_api + " (D14): run_ut's rule judged";
-      } else if (support.needs_magnitude && (!magnitude || accumulation < 1)) {
-        why_not = "the error bound of " + d14_api + " (" + support.family +
-                  " family) needs magnitude and accumulation (D14): run_ut's rule judged";
-      } else {
-        bound.emplace();
-        bound->api = d14_api;
-        bound->options.rule = JudgeRule::ErrorBound;
-        bound->options.accumulation = accumulation;
-        bound->options.worst_count = worst_count;
-        if (magnitude) bound->options.magnitude = magnitude->tensor.to(DType::Float64);
-      }
-    }
+    const PairErrorBoundChoice d14 = choose_pair_error_bound(
+        api.value_or(""), profile, magnitude ? &magnitude->tensor : nullptr, accumulation, worst_count);
+    const std::optional<PairErrorBound>& bound = d14.bound;
+    why_not = d14.why_not;
     const std::string api_name = api ? *api : "benchmark_default";
     const std::string pair_api = api_base_name(api_name).value_or(api_name);
     pm = bound ? compare_pair(pair_api, bench.tensor, device.tensor, cfg, parts, *bound)
@@ -215,31 +196,44 @@ py::dict metrics(const py::object& bench_obj, const py::object& device_obj,
 }
 
 py::dict judge_py(const py::object& bench_obj, const py::object& device_obj, const std::string& api,
-                  const std::string& rule, const std::optional<std::string>& device_dtype,
-                  const std::optional<std::string>& standard, const std::string& profile,
-                  const py::object& reference_obj, const py::object& magnitude_obj, std::int64_t accumulation,
-                  std::size_t worst_count, bool fp8_input, const std::string& standards_file) {
+                  const py::kwargs& kwargs) {
   const Borrowed bench = borrow(bench_obj, "bench"), device = borrow(device_obj, "device");
-  std::optional<Borrowed> reference, magnitude;
-  if (!reference_obj.is_none()) reference = borrow(reference_obj, "reference");
-  if (!magnitude_obj.is_none()) magnitude = borrow(magnitude_obj, "magnitude");
   JudgeOptions o;
-  o.rule = parse_rule(rule);
-  if (standard) {
-    o.standard = parse_standard_id(*standard);
-    if (!o.standard)
-      throw Error(ErrorKind::InvalidArgument, "unknown standard '" + *standard + "'", "", "standard");
-  }
-  o.fp8_input = fp8_input;
-  o.worst_count = worst_count;
-  o.accumulation = accumulation;
+  std::optional<Borrowed> reference, magnitude;
   DType dd = device.tensor.dtype();
-  if (device_dtype) {
-    const auto parsed = parse_dtype(*device_dtype);
-    if (!parsed)
-      throw Error(ErrorKind::InvalidArgument, "unknown dtype '" + *device_dtype + "'", "", "device_dtype");
-    dd = *parsed;
-  }
+  std::string profile = "probe", standards_file;
+  apply_keywords(
+      "judge", kwargs, o,
+      {{"rule", [](JudgeOptions& o, const std::string& r) { o.rule = parse_rule(r); }},
+       {"device_dtype",
+        [&](JudgeOptions&, const std::optional<std::string>& d) {
+          if (!d) return;
+          const auto parsed = parse_dtype(*d);
+          if (!parsed)
+            throw Error(ErrorKind::InvalidArgument, "unknown dtype '" + *d + "'", "", "device_dtype");
+          dd = *parsed;
+        }},
+       {"standard",
+        [](JudgeOptions& o, const std::optional<std::string>& s) {
+          if (!s) return;
+          o.standard = parse_standard_id(*s);
+          if (!o.standard)
+            throw Error(ErrorKind::InvalidArgument, "unknown standard '" + *s + "'", "", "standard");
+        }},
+       {"profile", [&](JudgeOptions&, const std::string& p) { profile = p; }},
+       {"reference",
+        [&](JudgeOptions&, const py::object& r) {
+          if (!r.is_none()) reference = borrow(r, "reference");
+        }},
+       {"magnitude",
+        [&](JudgeOptions&, const py::object& m) {
+          if (!m.is_none()) magnitude = borrow(m, "magnitude");
+        }},
+       {"accumulation", &JudgeOptions::accumulation},
+       {"exact_scalars", &JudgeOptions::exact_scalars},
+       {"worst_count", &JudgeOptions::worst_count},
+       {"fp8_input", &JudgeOptions::fp8_input},
+       {"standards", [&](JudgeOptions&, const std::string& f) { standards_file = f; }}});
   Verdict v;
   {
     py::gil_scoped_release release;
@@ -264,11 +258,7 @@ PYBIND11_MODULE(_probe, m) {
         py::arg("profile") = "probe", py::arg("parts") = "all", py::arg("magnitude") = py::none(),
         py::arg("accumulation") = 0, py::arg("standards") = "", py::arg("worst_count") = 3,
         py::arg("verdict") = true);
-  m.def("judge", &judge_py, py::arg("bench"), py::arg("device"), py::arg("api") = "benchmark_default",
-        py::arg("rule") = "default", py::arg("device_dtype") = py::none(), py::arg("standard") = py::none(),
-        py::arg("profile") = "probe", py::arg("reference") = py::none(), py::arg("magnitude") = py::none(),
-        py::arg("accumulation") = 0, py::arg("worst_count") = 3, py::arg("fp8_input") = false,
-        py::arg("standards") = "");
+  m.def("judge", &judge_py, py::arg("bench"), py::arg("device"), py::arg("api") = "benchmark_default");
   m.def(
       "tensor_address",
       [](const py::object& obj) {

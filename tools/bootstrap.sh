@@ -20,7 +20,7 @@ esac
 
 packages=(cmake ninja-build g++ pkg-config rapidjson-dev libxtensor-dev xtl-dev libzip-dev libxlsxwriter-dev
           libeigen3-dev libfmt-dev zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev libyaml-dev
-          libopenblas-dev libssl-dev)
+          libopenblas-dev libopenblas0-serial libssl-dev)
 if [ "$mode" = clang ]; then packages+=(clang); fi  # Debian 12: clang 14, the compiler of the fuzzer build
 # The suite checks that Python's torch.load reads the .pt files probe writes (tests/io), with Debian's own
 # interpreter: a missing torch is a test failure, never a skip, so every test mode installs it.

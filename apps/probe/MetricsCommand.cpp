@@ -8,7 +8,6 @@
 #include "ArgParser.h"
 #include "Commands.h"
 #include "probe/error.h"
-#include "probe/error_bound.h"
 #include "probe/judge.h"
 #include "probe/metric_table.h"
 #include "probe/output_compare.h"
@@ -140,24 +139,12 @@ int run_metrics(Args args) {
   Standards cfg = standards.empty() ? Standards::builtin(profile) : Standards::load(standards, profile);
   const Tensor bench = load_operand(files[0]), device = load_operand(files[1]);
   // DECISIONS D14 decides in the probe profile; where it applies, its scan runs inside the metrics pass.
-  const std::string d14_api = api_given ? api : "elementwise";
-  const ErrorBoundSupport support = error_bound_support(d14_api);
-  std::string why_not;
-  std::optional<PairErrorBound> bound;
-  if (profile == Profile::Probe) {
-    if (!support.covered) {
-      why_not = "no error bound for " + d14_api + " (D14): run_ut's rule judged";
-    } else if (support.needs_magnitude && (magnitude_file.empty() || accumulation < 1)) {
-      why_not = "the error bound of " + d14_api + " (" + support.family +
-                " family) needs --magnitude and --accumulation (D14): run_ut's rule judged";
-    } else {
-      bound.emplace();
-      bound->api = d14_api;
-      bound->options.rule = JudgeRule::ErrorBound;
-      bound->options.accumulation = accumulation;
-      if (!magnitude_file.empty()) bound->options.magnitude = load_operand(magnitude_file).to(DType::Float64);
-    }
-  }
+  std::optional<Tensor> magnitude;
+  if (profile == Profile::Probe && !magnitude_file.empty()) magnitude = load_operand(magnitude_file);
+  const PairErrorBoundChoice d14 =
+      choose_pair_error_bound(api_given ? api : "", profile, magnitude ? &*magnitude : nullptr, accumulation);
+  const std::optional<PairErrorBound>& bound = d14.bound;
+  const std::string& why_not = d14.why_not;
   const std::string pair_api = api_base_name(api).value_or(api);
   const PairMetrics pm = bound ? compare_pair(pair_api, bench, device, cfg, parts, *bound)
                                : compare_pair(pair_api, bench, device, cfg, parts);

@@ -120,6 +120,9 @@ struct PROBE_API EntryName {
 };
 /// Splits a dump.json key into its parts. Never throws: unknown shapes give direction Unknown.
 PROBE_API EntryName parse_entry_name(std::string_view key);
+/// The direction as dump keys spell it: "forward", "backward", "parameters_grad", "debug"; "unknown" for
+/// Unknown (as to_string(Framework) spells its Unknown). Pure and thread-safe.
+PROBE_API std::string_view to_string(EntryDirection d) noexcept;
 
 /// How msprobe's PyTorch run_ut files a key (precheck §1.2).
 struct PROBE_API RunUtKey {

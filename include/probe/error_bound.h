@@ -37,6 +37,12 @@ PROBE_API std::vector<Value> error_bound_magnitude(const RunnerRegistry& registr
 PROBE_API std::int64_t error_bound_accumulation(std::string_view api, const ApiCall& call,
                                                 const Shape& output);
 
+/// Whether every Python number among the call's arguments and keywords (alpha, beta, a scalar operand,
+/// a floating tensor of no dimensions; bools aside) is exactly representable in `output` dtype, which torch
+/// casts it to: JudgeOptions::exact_scalars (DECISIONS D25). False when one is not, or `output` is not a
+/// floating dtype. Thread-safe.
+PROBE_API bool error_bound_exact_scalars(const ApiCall& call, DType output);
+
 /// The magnitude bench of the input gradients: the bench backward on the call's absolute values and the
 /// absolute output gradients, as RunnerRegistry::run_backward returns them; for silu, softmax, log_softmax,
 /// layer_norm and rsqrt the magnitudes DECISIONS D20 derives. Empty when D14 does not bound the API's

@@ -101,6 +101,9 @@ struct PROBE_API JudgeOptions {
   /// ErrorBound: terms summed into one output element (K of a GEMM, the reduced count of a sum;
   /// probe::error_bound_accumulation); 0: 1 for element-wise APIs, the largest dim for softmax-like ones.
   std::int64_t accumulation = 0;
+  /// ErrorBound: the call's Python-number operands (alpha, beta, a scalar divisor) are exact in the output
+  /// dtype (probe::error_bound_exact_scalars), so torch's cast of them rounds nothing: no term for it.
+  bool exact_scalars = false;
 };
 
 /// Judges `device` (converted to `device_dtype` first when it holds another dtype, e.g. bfloat16 values

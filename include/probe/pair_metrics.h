@@ -3,6 +3,8 @@
 // for the API, the dump-compare cells and the MindSpore row. `probe metrics` prints this.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -54,6 +56,22 @@ struct PROBE_API PairErrorBound {
   std::string api = "elementwise";  ///< the API name judge() takes ("elementwise": no API given)
   JudgeOptions options;             ///< as judge() takes them (rule, magnitude, accumulation, worst_count)
 };
+
+/// Whether the probe profile's error-bound verdict (DECISIONS D14) can judge a pair, and if not why.
+struct PROBE_API PairErrorBoundChoice {
+  std::optional<PairErrorBound> bound;  ///< what to give compare_pair when D14 decides; nullopt otherwise
+  /// Why D14 does not decide ("... (D14): run_ut's rule judged"); empty when it decides and in the msprobe
+  /// profile, where D14 never decides.
+  std::string why_not;
+};
+
+/// Chooses for `api` (any spelling; empty: "elementwise", an element-wise function accurate to 4 ulps) in
+/// `profile`, given the caller's magnitude bench (nullptr: none; converted to float64) and accumulation
+/// length (< 1: none); the bound's JudgeOptions take `worst_count`. Throws only what converting `magnitude`
+/// throws. Pure and thread-safe.
+PROBE_API PairErrorBoundChoice choose_pair_error_bound(std::string_view api, Profile profile,
+                                                       const Tensor* magnitude, std::int64_t accumulation,
+                                                       std::size_t worst_count = 3);
 
 /// Compares `device` with `bench` for API `api` (a list name such as "linear"; api_base_name() turns a dump
 /// name into one), computing `parts`. The tensors are read in place (memory-mapped files are not copied),

@@ -43,6 +43,9 @@ struct PROBE_API CheckOptions {
   /// computes them from the call, check_output and IsAccurate take them from here.
   std::optional<Tensor> magnitude;
   std::int64_t accumulation = 0;
+  /// The call's Python numbers are exact in the output dtype (JudgeOptions::exact_scalars; computed by
+  /// EXPECT_PROBE_ACCURATE).
+  bool exact_scalars = false;
 };
 
 /// The verdicts of one output and what the failure message needs.

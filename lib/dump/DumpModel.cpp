@@ -274,6 +274,22 @@ RunUtKey classify_run_ut_key(std::string_view key) {
   return r;
 }
 
+std::string_view to_string(EntryDirection d) noexcept {
+  switch (d) {
+    case EntryDirection::Forward:
+      return "forward";
+    case EntryDirection::Backward:
+      return "backward";
+    case EntryDirection::ParametersGrad:
+      return "parameters_grad";
+    case EntryDirection::Debug:
+      return "debug";
+    case EntryDirection::Unknown:
+      break;
+  }
+  return "unknown";
+}
+
 std::string_view to_string(Framework f) noexcept {
   switch (f) {
     case Framework::PyTorch:

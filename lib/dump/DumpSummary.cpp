@@ -13,22 +13,6 @@ namespace probe {
 
 namespace {
 
-std::string_view direction_name(EntryDirection d) {
-  switch (d) {
-    case EntryDirection::Forward:
-      return "forward";
-    case EntryDirection::Backward:
-      return "backward";
-    case EntryDirection::ParametersGrad:
-      return "parameters_grad";
-    case EntryDirection::Debug:
-      return "debug";
-    case EntryDirection::Unknown:
-      break;
-  }
-  return "other";
-}
-
 void add_problem(DumpSummary& s, DumpProblemKind kind, const DumpEntry& e, const std::string& field,
                  std::string detail) {
   ++s.problem_counts[std::string(to_string(kind))];
@@ -181,7 +165,7 @@ DumpSummary summarise_dump(const RankDump& where, bool check_files) {
   s.records = dump.entries().size();
   for (const DumpEntry& e : dump.entries()) {
     ++s.by_prefix[e.name.prefix];
-    ++s.by_direction[std::string(direction_name(e.name.direction))];
+    ++s.by_direction[std::string(to_string(e.name.direction))];
     for (const TensorInfo* t : e.tensors()) {
       ++s.tensors;
       ++s.by_dtype[t->dtype_name];

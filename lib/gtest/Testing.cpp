@@ -122,6 +122,7 @@ Accuracy check_output(std::string_view api, const Tensor& bench, const Tensor& d
     o.rule = JudgeRule::ErrorBound;
     o.magnitude = options.magnitude;
     o.accumulation = options.accumulation;
+    o.exact_scalars = options.exact_scalars;
     a.error_bound = judge(d14_api, bench, device, standards(options.profile), dtype, o);
   }
   return a;
@@ -224,6 +225,7 @@ std::string describe(const Accuracy& a, std::string_view what, std::string_view 
       with_bound.magnitude = magnitude[i];
       with_bound.accumulation = error_bound_accumulation(api, call, bench[i].shape());
     }
+    with_bound.exact_scalars = error_bound_exact_scalars(call, want);
     const Accuracy a = check_output(api, bench[i], device_outputs[i], want, with_bound);
     if (!a.accurate())
       failures += describe(a, what, list_name, bench[i], device_outputs[i], want, options, input);

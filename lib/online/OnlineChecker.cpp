@@ -26,6 +26,7 @@
 #include "probe/output_compare.h"
 #include "probe/tensor_file.h"
 #include "run_ut/RunSetup.h"
+#include "runners/LazyBlas.h"
 #include "standards/ErrorBound.h"
 #include "support/DataFiles.h"
 #include "support/Timestamp.h"
@@ -373,8 +374,11 @@ struct OnlineChecker::Impl {
     for (const auto& b : ben)
       accumulation.push_back(
           b.is_tensor() ? error_bound_accumulation(j.name.key, j.inputs, b.tensor().shape()) : 1);
+    std::vector<bool> exact_scalars;
+    for (const auto& d : dev)
+      exact_scalars.push_back(d.is_tensor() && error_bound_exact_scalars(j.inputs, d.tensor().dtype()));
     return detail::rejudge_rows(j.name.key, ben, dev, magnitude, accumulation, rows, 0,
-                                standards->aggregation);
+                                standards->aggregation, false, false, exact_scalars);
   }
 
   // Benches, judges, writes the rows of and (per dump_mode) saves one op.
@@ -604,6 +608,8 @@ bool OnlineChecker::check(std::string_view api, const OnlineCall& inputs,
     throw;  // the slot is given back unused
   }
   m.pool->commit(std::move(*slot), [&m, j = std::make_shared<Job>(std::move(job))]() {
+    // The bench shares the process with the program being checked: its GEMMs stay on this worker.
+    const runners::SerialBlasScope serial_blas;
     m.run(*j);
     return detail::WorkerPool::Delivery();
   });

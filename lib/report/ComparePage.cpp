@@ -9,11 +9,11 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
-#include <map>
 
 #include "probe/csv.h"
 #include "probe/error.h"
 #include "probe/report.h"
+#include "report/ReportCsv.h"
 #include "report/ReportJson.h"
 #include "report/ReportPage.h"
 #include "support/DataFiles.h"
@@ -75,39 +75,22 @@ constexpr const char* kStatColumns[4] = {"max", "min", "mean", "l2norm"};
 }  // namespace
 
 CompareReport read_compare_report(const std::string& csv) {
-  const auto rows = csv_read_file(csv);
-  if (rows.empty()) throw Error(ErrorKind::Format, "empty compare CSV (no header)", csv);
-  const CsvRow& h = rows[0];
-  std::map<std::string, int, std::less<>> col;
-  for (std::size_t i = 0; i < h.size(); ++i) col.emplace(trim(h[i]), static_cast<int>(i));
-  const auto find = [&](std::string_view name) {
-    const auto it = col.find(name);
-    return it == col.end() ? -1 : it->second;
-  };
-  const auto need = [&](std::string_view name) {
-    const int c = find(name);
-    if (c < 0)
-      throw Error(ErrorKind::Format, fmt::format("no column '{}' in the header", name), csv,
-                  std::string(name));
-    return c;
-  };
-  const auto cell = [](const CsvRow& row, int c) -> std::string {
-    return c >= 0 && static_cast<std::size_t>(c) < row.size() ? row[static_cast<std::size_t>(c)]
-                                                              : std::string();
-  };
+  const report::CsvTable t = report::CsvTable::read(csv, "compare");
+  using report::cell;
   CompareReport r;
   r.csv = csv;
-  r.mode = find("Cosine") >= 0 ? "real data" : find("NPU MD5") >= 0 ? "md5" : "statistics";
-  const int c_name = need("NPU Name"), c_bench = need("Bench Name"), c_dtype = need("NPU Dtype"),
-            c_shape = need("NPU Tensor Shape");
-  const int c_cos = find("Cosine"), c_abs = r.mode == "real data" ? find("MaxAbsErr") : find("Max diff"),
-            c_rel = find("MaxRelativeErr");
-  const int c_verdict = r.mode == "real data" ? find("Accuracy Reached or Not") : find("Result");
-  const int c_msg = find("Err_message"), c_stack = find("NPU_Stack_Info");
+  r.mode = t.find("Cosine") >= 0 ? "real data" : t.find("NPU MD5") >= 0 ? "md5" : "statistics";
+  const int c_name = t.need("NPU Name"), c_bench = t.need("Bench Name"), c_dtype = t.need("NPU Dtype"),
+            c_shape = t.need("NPU Tensor Shape");
+  const int c_cos = t.find("Cosine"),
+            c_abs = r.mode == "real data" ? t.find("MaxAbsErr") : t.find("Max diff"),
+            c_rel = t.find("MaxRelativeErr");
+  const int c_verdict = r.mode == "real data" ? t.find("Accuracy Reached or Not") : t.find("Result");
+  const int c_msg = t.find("Err_message"), c_stack = t.find("NPU_Stack_Info");
   std::array<int, 4> c_npu{}, c_bench_stats{};
   for (int k = 0; k < 4; ++k) {
-    c_npu[k] = find(fmt::format("NPU {}", kStatColumns[k]));
-    c_bench_stats[k] = find(fmt::format("Bench {}", kStatColumns[k]));
+    c_npu[k] = t.find(fmt::format("NPU {}", kStatColumns[k]));
+    c_bench_stats[k] = t.find(fmt::format("Bench {}", kStatColumns[k]));
   }
   const DiffRule rule = load_diff_rule();
   std::vector<std::pair<int, double>> rule_cols;
@@ -115,10 +98,8 @@ CompareReport read_compare_report(const std::string& csv) {
   // the elements' and does not count.
   if (r.mode == "statistics")
     for (const auto& [name, threshold] : rule.thresholds)
-      if (const int c = find(name); c >= 0) rule_cols.emplace_back(c, threshold);
-  for (std::size_t i = 1; i < rows.size(); ++i) {
-    const CsvRow& row = rows[i];
-    if (row.size() == 1 && trim(row[0]).empty()) continue;
+      if (const int c = t.find(name); c >= 0) rule_cols.emplace_back(c, threshold);
+  for (const CsvRow& row : t.rows) {
     CompareReportRow x;
     x.name = cell(row, c_name);
     x.bench_name = cell(row, c_bench);
@@ -140,9 +121,9 @@ CompareReport read_compare_report(const std::string& csv) {
     if (!rule_cols.empty()) {
       // Statistics mode: the "…%" columns, as compare -da reads them.
       for (const auto& [c, threshold] : rule_cols) {
-        const std::string t = trim(cell(row, c));
-        if (t.size() < 2 || t.back() != '%') continue;
-        const double v = number_cell(t);
+        const std::string text = trim(cell(row, c));
+        if (text.size() < 2 || text.back() != '%') continue;
+        const double v = number_cell(text);
         x.stat_rel = std::isnan(x.stat_rel) ? v : std::max(x.stat_rel, v);
         over = over || v > threshold;
       }
@@ -256,11 +237,7 @@ std::string compare_report_html(const CompareReport& r) {
       r.mode == "real data" ? "max relative error (log scale)" : "relative error of the maxima (log scale)",
       [&](std::size_t i) { return r.rows[i].max_rel; });
   hover += "}";
-  std::string h = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">";
-  h +=
-      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
-      "script-src 'unsafe-inline'\">";
-  h += "<title>probe compare report</title><style>" + std::string(report::kStyle) + "</style></head><body>\n";
+  std::string h = report::page_start("probe compare report");
   h += fmt::format("<h1>probe compare report</h1><p>{} ({} mode, {} rows)</p>\n", report::html_text(r.csv),
                    report::html_text(r.mode), r.rows.size());
   h += "<p id=\"first-diff\"></p>\n<h2>Along execution order</h2><p class=\"legend\">colour: <span "
@@ -269,16 +246,13 @@ std::string compare_report_html(const CompareReport& r) {
        "accurate or different</span>; purple line: the first different entry; the pointer names the "
        "row.</p>\n" +
        svgs;
-  h += "<h2>Every row</h2><div class=\"controls\"><input id=\"q\" placeholder=\"filter by name or message\">"
-       "<select id=\"fverdict\"><option value=\"\">any verdict</option></select>"
-       "<button id=\"prev\">&lt; previous</button><button id=\"next\">next &gt;</button> <span "
-       "id=\"pageinfo\"></span></div><p>Click a row for its statistics and stack.</p><table "
-       "id=\"all-table\"></table>\n<h2>Selected row</h2><div id=\"selected\"></div><div id=\"tip\"></div>\n";
-  h += "<script type=\"application/json\" id=\"report-data\">" + compare_report_json(r) + "</script>\n";
-  h += "<script type=\"application/json\" id=\"plot-points\">" + hover + "</script>\n";
-  h += "<script>" + std::string(report::kCommonScript) + std::string(kCompareScript) +
-       "</script>\n</body></html>\n";
-  return h;
+  h += report::table_section(
+      {.heading = "Every row",
+       .placeholder = "filter by name or message",
+       .selects = "<select id=\"fverdict\"><option value=\"\">any verdict</option></select>",
+       .hint = "<p>Click a row for its statistics and stack.</p>",
+       .selected = "Selected row"});
+  return h + report::page_end(compare_report_json(r), hover, kCompareScript);
 }
 
 std::string write_compare_report(const std::string& csv, const std::string& out_dir) {

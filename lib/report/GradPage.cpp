@@ -188,14 +188,9 @@ std::string grad_report_json(const GradReport& g) {
 }
 
 std::string grad_report_html(const GradReport& g) {
-  std::string h = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">";
-  h +=
-      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
-      "script-src 'unsafe-inline'\">";
-  h += "<title>probe grad_compare report</title><style>" + std::string(report::kStyle) +
-       ".plot .line{fill:none;stroke-width:1.5;stroke:#8c959f}.plot "
-       ".line.summary{stroke:#0969da;stroke-width:3}"
-       "</style></head><body>\n";
+  std::string h = report::page_start("probe grad_compare report",
+                                     ".plot .line{fill:none;stroke-width:1.5;stroke:#8c959f}.plot "
+                                     ".line.summary{stroke:#0969da;stroke-width:3}");
   h += fmt::format("<h1>probe grad_compare report</h1><p>{} ({} rank{})</p>\n", report::html_text(g.dir),
                    g.ranks.size(), g.ranks.size() == 1 ? "" : "s");
   h +=
@@ -217,10 +212,7 @@ std::string grad_report_html(const GradReport& g) {
         "id=\"grad-table-{}\"></div>\n",
         k);
   }
-  h += "<script type=\"application/json\" id=\"report-data\">" + grad_report_json(g) + "</script>\n";
-  h += "<script>" + std::string(report::kCommonScript) + std::string(kGradScript) +
-       "</script>\n</body></html>\n";
-  return h;
+  return h + report::page_end(grad_report_json(g), "", kGradScript);
 }
 
 std::string write_grad_report(const std::string& dir, const std::string& out_dir) {

@@ -11,6 +11,7 @@
 #include "probe/csv.h"
 #include "probe/error.h"
 #include "probe/report.h"
+#include "report/ReportCsv.h"
 #include "report/ReportJson.h"
 #include "report/ReportPage.h"
 #include "support/Text.h"
@@ -38,37 +39,17 @@ PrecisionReport read_precision_report(const std::string& result_csv, const std::
   r.result_csv = result_csv;
   r.details_csv = details_csv;
   r.apis = report::read_result_csv(result_csv);
-  const auto rows = csv_read_file(details_csv);
-  if (rows.empty()) throw Error(ErrorKind::Format, "empty details CSV (no header)", details_csv);
-  const CsvRow& h = rows[0];
-  int c_name = -1, c_result = -1, c_algo = -1, c_msg = -1;
+  const report::CsvTable t = report::CsvTable::read(details_csv, "details");
+  const int c_name = t.need("API Name", "API name"), c_result = t.need("比对结果"),
+            c_algo = t.find("比对算法"), c_msg = t.find("Message");
   std::vector<std::pair<int, int>> ratio_cols;  // ratio column, its verdict column (-1: none)
-  for (std::size_t i = 0; i < h.size(); ++i) {
-    const std::string name = trim(h[i]);
-    const int c = static_cast<int>(i);
-    if (name == "API Name" || name == "API name")
-      c_name = c;
-    else if (name == "比对结果")
-      c_result = c;
-    else if (name == "比对算法")
-      c_algo = c;
-    else if (name == "Message")
-      c_msg = c;
-    else if (name.ends_with(kRatioSuffix)) {
-      const bool verdict_next = i + 1 < h.size() && trim(h[i + 1]).ends_with(kVerdictSuffix);
-      ratio_cols.emplace_back(c, verdict_next ? c + 1 : -1);
+  for (std::size_t i = 0; i < t.header.size(); ++i)
+    if (trim(t.header[i]).ends_with(kRatioSuffix)) {
+      const bool verdict_next = i + 1 < t.header.size() && trim(t.header[i + 1]).ends_with(kVerdictSuffix);
+      ratio_cols.emplace_back(static_cast<int>(i), verdict_next ? static_cast<int>(i) + 1 : -1);
     }
-  }
-  for (const auto& [c, name] : {std::pair{c_name, "API Name"}, {c_result, "比对结果"}})
-    if (c < 0)
-      throw Error(ErrorKind::Format, fmt::format("no column '{}' in the header", name), details_csv, name);
-  const auto cell = [](const CsvRow& row, int c) -> std::string {
-    return c >= 0 && static_cast<std::size_t>(c) < row.size() ? row[static_cast<std::size_t>(c)]
-                                                              : std::string();
-  };
-  for (std::size_t i = 1; i < rows.size(); ++i) {
-    const CsvRow& row = rows[i];
-    if (row.size() == 1 && trim(row[0]).empty()) continue;
+  using report::cell;
+  for (const CsvRow& row : t.rows) {
     PrecisionReportRow x;
     x.name = cell(row, c_name);
     x.result = trim(cell(row, c_result));
@@ -82,7 +63,7 @@ PrecisionReport read_precision_report(const std::string& result_csv, const std::
       const double ratio = std::strtod(text.c_str(), &end);
       if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(ratio)) continue;
       const std::string verdict = trim(cell(row, v));
-      x.ratios.emplace_back(trim(h[static_cast<std::size_t>(c)]), ratio);
+      x.ratios.emplace_back(trim(t.header[static_cast<std::size_t>(c)]), ratio);
       x.verdicts.push_back(verdict);
       // The worst: the most severe verdict, then the largest ratio.
       const std::tuple<int, double> key{severity(verdict), ratio};
@@ -183,12 +164,7 @@ std::string precision_report_html(const PrecisionReport& r) {
   plot.line = 1.0;
   const std::string svg = report::scatter_svg(plot, hover);
   hover += "}";
-  std::string h = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">";
-  h +=
-      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
-      "script-src 'unsafe-inline'\">";
-  h += "<title>probe api_precision_compare report</title><style>" + std::string(report::kStyle) +
-       "</style></head><body>\n";
+  std::string h = report::page_start("probe api_precision_compare report");
   h += "<h1>probe api_precision_compare report</h1><p>NPU against GPU, both against the CPU "
        "bench.<br>result: " +
        report::html_text(r.result_csv) + "<br>details: " + report::html_text(r.details_csv) + "</p>\n";
@@ -199,18 +175,13 @@ std::string precision_report_html(const PrecisionReport& r) {
        "class=\"s-Warning\">Warning</span>, <span class=\"s-error\">error</span>; the pointer names the "
        "output.</p>\n" +
        svg + "\n";
-  h += "<h2>Every output</h2><div class=\"controls\"><input id=\"q\" placeholder=\"filter by name, metric or "
-       "message\">"
-       "<select id=\"fresult\"><option value=\"\">any result</option></select>"
-       "<button id=\"prev\">&lt; previous</button><button id=\"next\">next &gt;</button> <span "
-       "id=\"pageinfo\"></span></div><p>Click a row for every ratio and its verdict.</p><table "
-       "id=\"all-table\"></table>\n<h2>Selected output</h2><div id=\"selected\"></div><div "
-       "id=\"tip\"></div>\n";
-  h += "<script type=\"application/json\" id=\"report-data\">" + precision_report_json(r) + "</script>\n";
-  h += "<script type=\"application/json\" id=\"plot-points\">" + hover + "</script>\n";
-  h += "<script>" + std::string(report::kCommonScript) + std::string(kPrecisionScript) +
-       "</script>\n</body></html>\n";
-  return h;
+  h += report::table_section(
+      {.heading = "Every output",
+       .placeholder = "filter by name, metric or message",
+       .selects = "<select id=\"fresult\"><option value=\"\">any result</option></select>",
+       .hint = "<p>Click a row for every ratio and its verdict.</p>",
+       .selected = "Selected output"});
+  return h + report::page_end(precision_report_json(r), hover, kPrecisionScript);
 }
 
 std::string write_precision_report(const std::string& result_csv, const std::string& details_csv,

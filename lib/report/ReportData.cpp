@@ -15,6 +15,7 @@
 #include "probe/csv.h"
 #include "probe/error.h"
 #include "probe/report.h"
+#include "report/ReportCsv.h"
 #include "report/ReportJson.h"
 #include "report/ReportPage.h"
 #include "support/Text.h"
@@ -31,6 +32,8 @@ constexpr std::string_view kMaxAbs = "最大绝对误差";
 constexpr std::string_view kMaxRel = "相对误差最大值";
 
 using detail::trim;
+using report::cell;
+using report::CsvTable;
 
 double number_cell(const std::string& cell) {
   const std::string t = trim(cell);
@@ -142,19 +145,6 @@ void explain(ReportOutput& o) {
   }
 }
 
-// The column named `name`, or its MindSpore spelling `alt` (run_ut_format(MindSpore)).
-int column(const CsvRow& header, std::string_view name, const std::string& file, std::string_view alt = {}) {
-  for (std::string_view n : {name, alt})
-    for (std::size_t i = 0; i < header.size() && !n.empty(); ++i)
-      if (trim(header[i]) == n) return static_cast<int>(i);
-  throw Error(ErrorKind::Format, fmt::format("no column '{}' in the header", name), file, std::string(name));
-}
-
-const std::string& cell(const CsvRow& row, int i) {
-  static const std::string empty;
-  return i >= 0 && static_cast<std::size_t>(i) < row.size() ? row[static_cast<std::size_t>(i)] : empty;
-}
-
 // The histogram sidecar (run_ut --report), when present: each row's counts into the output of its name (a
 // resumed run may repeat an output: its last row wins).
 void read_histograms(const std::string& details_csv, std::vector<ReportOutput>& outputs) {
@@ -212,15 +202,10 @@ namespace report {
 
 std::vector<ReportApi> read_result_csv(const std::string& result_csv) {
   std::vector<ReportApi> apis;
-  const auto results = csv_read_file(result_csv);
-  if (results.empty()) throw Error(ErrorKind::Format, "empty result CSV (no header)", result_csv);
-  const int r_name = column(results[0], "API name", result_csv, "API Name");
-  const int r_fwd = column(results[0], "Forward Test Success", result_csv);
-  const int r_bwd = column(results[0], "Backward Test Success", result_csv);
-  const int r_msg = column(results[0], "Message", result_csv);
-  for (std::size_t i = 1; i < results.size(); ++i) {
-    const CsvRow& row = results[i];
-    if (row.size() == 1 && trim(row[0]).empty()) continue;
+  const CsvTable t = CsvTable::read(result_csv, "result");
+  const int r_name = t.need("API name", "API Name"), r_fwd = t.need("Forward Test Success"),
+            r_bwd = t.need("Backward Test Success"), r_msg = t.need("Message");
+  for (const CsvRow& row : t.rows) {
     ReportApi a;
     a.name = cell(row, r_name);
     a.forward = cell(row, r_fwd);
@@ -270,18 +255,12 @@ RunUtReport read_run_ut_report(const std::string& result_csv, const std::string&
   r.apis = report::read_result_csv(result_csv);
   std::map<std::string, std::size_t, std::less<>> by_name;
   for (std::size_t i = 0; i < r.apis.size(); ++i) by_name.emplace(r.apis[i].name, i);
-  const auto details = csv_read_file(details_csv);
-  if (details.empty()) throw Error(ErrorKind::Format, "empty details CSV (no header)", details_csv);
-  const CsvRow& h = details[0];
-  const int d_name = column(h, "API Name", details_csv),
-            d_dtype = column(h, "DEVICE Dtype", details_csv, "Tested Dtype"),
-            d_shape = column(h, "Shape", details_csv), d_cos = column(h, kCosine, details_csv, "Cosine"),
-            d_abs = column(h, kMaxAbs, details_csv, "MaxAbsErr"),
-            d_rel = column(h, kMaxRel, details_csv, "MaxRelativeErr"),
-            d_status = column(h, "Status", details_csv), d_msg = column(h, "Message", details_csv);
-  for (std::size_t i = 1; i < details.size(); ++i) {
-    const CsvRow& row = details[i];
-    if (row.size() == 1 && trim(row[0]).empty()) continue;
+  const CsvTable t = CsvTable::read(details_csv, "details");
+  const int d_name = t.need("API Name"), d_dtype = t.need("DEVICE Dtype", "Tested Dtype"),
+            d_shape = t.need("Shape"), d_cos = t.need(kCosine, "Cosine"),
+            d_abs = t.need(kMaxAbs, "MaxAbsErr"), d_rel = t.need(kMaxRel, "MaxRelativeErr"),
+            d_status = t.need("Status"), d_msg = t.need("Message");
+  for (const CsvRow& row : t.rows) {
     ReportOutput o;
     o.name = cell(row, d_name);
     o.dtype = cell(row, d_dtype);

@@ -128,11 +128,7 @@ std::string run_ut_report_html(const RunUtReport& r) {
   else if (with_histogram > drawn)
     hist_svgs += fmt::format("<p>The first {} of {} flagged outputs with a histogram are drawn.</p>\n", drawn,
                              with_histogram);
-  std::string h = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">";
-  h +=
-      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
-      "script-src 'unsafe-inline'\">";
-  h += "<title>probe run_ut report</title><style>" + std::string(report::kStyle) + "</style></head><body>\n";
+  std::string h = report::page_start("probe run_ut report");
   h += "<h1>probe run_ut report</h1><p>result: " + report::html_text(r.result_csv) +
        "<br>details: " + report::html_text(r.details_csv) + "</p>\n";
   h += "<h2>Summary</h2><div id=\"summary\"></div>\n";
@@ -147,19 +143,17 @@ std::string run_ut_report_html(const RunUtReport& r) {
        "rules); red: at or beyond 1 (the bound, one ULP), and non-finite mismatches.</p><div "
        "id=\"histograms\">\n" +
        hist_svgs + "</div>\n";
-  h += "<h2>Every output</h2><div class=\"controls\"><input id=\"q\" placeholder=\"filter by name or "
-       "criterion\">"
-       "<select id=\"fstatus\"><option value=\"\">any "
-       "status</option><option>pass</option><option>Warning</option>"
-       "<option>error</option><option>SKIP</option></select><select id=\"fdir\"><option value=\"\">any "
-       "direction</option><option>forward</option><option>backward</option></select>"
-       "<button id=\"prev\">&lt; previous</button><button id=\"next\">next &gt;</button> <span "
-       "id=\"pageinfo\"></span></div><table id=\"all-table\"></table>\n";
+  h += report::table_section(
+      {.heading = "Every output",
+       .placeholder = "filter by name or criterion",
+       .selects =
+           "<select id=\"fstatus\"><option value=\"\">any status</option><option>pass</option><option>"
+           "Warning</option><option>error</option><option>SKIP</option></select><select id=\"fdir\"><option "
+           "value=\"\">any direction</option><option>forward</option><option>backward</option></select>",
+       .hint = "",
+       .selected = ""});
   h += "<h2>SKIP reasons</h2><div id=\"skips\"></div><div id=\"tip\"></div>\n";
-  h += "<script type=\"application/json\" id=\"report-data\">" + run_ut_report_json(r) + "</script>\n";
-  h += "<script type=\"application/json\" id=\"plot-points\">" + hover + "</script>\n";
-  h += "<script>" + std::string(report::kCommonScript) + std::string(kScript) + "</script>\n</body></html>\n";
-  return h;
+  return h + report::page_end(run_ut_report_json(r), hover, kScript);
 }
 
 namespace report {

@@ -172,6 +172,34 @@ std::string histogram_svg(const std::string& id, const std::string& title, const
   return svg + "</svg>";
 }
 
+std::string page_start(std::string_view title, std::string_view extra_style) {
+  return fmt::format(
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta http-equiv=\"Content-Security-"
+      "Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src "
+      "'unsafe-inline'\"><title>{}"
+      "</title><style>{}{}</style></head><body>\n",
+      title, kStyle, extra_style);
+}
+
+std::string table_section(const TableSection& s) {
+  std::string h = fmt::format(
+      "<h2>{}</h2><div class=\"controls\"><input id=\"q\" placeholder=\"{}\">{}<button id=\"prev\">&lt; "
+      "previous</button><button id=\"next\">next &gt;</button> <span id=\"pageinfo\"></span></div>{}<table "
+      "id=\"all-table\"></table>\n",
+      s.heading, s.placeholder, s.selects, s.hint);
+  if (!s.selected.empty())
+    h += fmt::format("<h2>{}</h2><div id=\"selected\"></div><div id=\"tip\"></div>\n", s.selected);
+  return h;
+}
+
+std::string page_end(std::string_view data_json, std::string_view plot_points, std::string_view script) {
+  std::string h =
+      fmt::format("<script type=\"application/json\" id=\"report-data\">{}</script>\n", data_json);
+  if (!plot_points.empty())
+    h += fmt::format("<script type=\"application/json\" id=\"plot-points\">{}</script>\n", plot_points);
+  return h + fmt::format("<script>{}{}</script>\n</body></html>\n", kCommonScript, script);
+}
+
 std::string html_text(std::string_view s) {
   std::string out;
   for (char c : s) {

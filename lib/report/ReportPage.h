@@ -45,6 +45,26 @@ extern const std::string_view kStyle;
 /// Script helpers both pages use: el(), fmt(), makeTable() (filter, sort, 100 rows a page) and hover().
 extern const std::string_view kCommonScript;
 
+/// A page up to and with its <body> tag: the doctype, a Content-Security-Policy that allows inline style and
+/// script only (the page loads nothing), `<title>`, the style sheet and `extra_style`.
+std::string page_start(std::string_view title, std::string_view extra_style = {});
+
+/// The table of every row of a page: its controls and, when `selected` is not empty, the pane showing the
+/// clicked row.
+struct TableSection {
+  std::string_view heading;      ///< the <h2> above the table
+  std::string_view placeholder;  ///< the filter box's (#q) placeholder
+  std::string_view selects;      ///< the <select> filters' markup, between the filter box and the paging
+  std::string_view hint;         ///< markup between the controls and the table ("" for none)
+  std::string_view selected;     ///< the <h2> of the pane (#selected) and the tooltip (#tip); "" for neither
+};
+/// The section's markup: heading, controls (#q, the selects, #prev, #next, #pageinfo), #all-table, the pane.
+std::string table_section(const TableSection& s);
+
+/// A page's end: `data_json` (#report-data) and, when not empty, `plot_points` (#plot-points) as JSON script
+/// elements, then kCommonScript and the page's `script`.
+std::string page_end(std::string_view data_json, std::string_view plot_points, std::string_view script);
+
 /// Writes `html` to `out_dir/<prefix><ts>.html` (created if missing; a fresh stamp when the name exists) and
 /// returns the path. Throws probe::Error (Io) naming the file.
 std::string write_page(const std::string& html, const std::string& out_dir, const std::string& prefix);

@@ -1,5 +1,6 @@
 probe_component(report USES grad support
   SOURCES
+  ReportCsv.cpp
   ReportData.cpp
   ReportHtml.cpp
   ReportPage.cpp

@@ -75,6 +75,8 @@ void error_bound_inputs(const Context& ctx, const std::string& runner_api, const
   for (const Value& v : bench_leaves)
     out.accumulation.push_back(v.is_tensor() ? error_bound_accumulation(runner_api, call, v.tensor().shape())
                                              : 1);
+  for (const Value& v : detail::value_leaves(out.device))
+    out.exact_scalars.push_back(v.is_tensor() && error_bound_exact_scalars(call, v.tensor().dtype()));
   if (d14.needs_magnitude) {
     try {
       out.magnitude =

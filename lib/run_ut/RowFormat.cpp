@@ -32,9 +32,9 @@ void error_bound(const ApiOutputs& api, const Standards& standards, OutputCompar
   while (forward_rows < cmp.rows.size() && cmp.rows[forward_rows].api_name.rfind(fwd_prefix, 0) == 0)
     ++forward_rows;
   std::vector<DetailRow> fwd(cmp.rows.begin(), cmp.rows.begin() + static_cast<std::ptrdiff_t>(forward_rows));
-  cmp.forward_status = detail::rejudge_rows(api.bound_api, detail::value_leaves(api.bench),
-                                            detail::value_leaves(api.device), api.magnitude, api.accumulation,
-                                            fwd, 0, standards.aggregation, false, standards.error_histograms);
+  cmp.forward_status = detail::rejudge_rows(
+      api.bound_api, detail::value_leaves(api.bench), detail::value_leaves(api.device), api.magnitude,
+      api.accumulation, fwd, 0, standards.aggregation, false, standards.error_histograms, api.exact_scalars);
   std::copy(fwd.begin(), fwd.end(), cmp.rows.begin());
   cmp.forward_ok = cmp.forward_status == Status::Pass;
   if (cmp.backward_status && api.bench_grads && api.device_grads && !api.grad_magnitude.empty()) {

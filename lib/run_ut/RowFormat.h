@@ -65,6 +65,8 @@ struct ApiOutputs {
   std::string bound_api;
   std::vector<Value> magnitude, grad_magnitude;
   std::vector<std::int64_t> accumulation, grad_accumulation;
+  /// DECISIONS D25: per forward output leaf, whether the call's Python numbers are exact in its dtype.
+  std::vector<bool> exact_scalars;
   /// DECISIONS D15: directions judged by exact equality (after D14 and run_ut's rule, whose metric columns
   /// stay); nullopt: the direction keeps its rule.
   std::optional<ExactRule> exact_forward, exact_backward;

@@ -981,7 +981,7 @@ void gemm(const double* a, const double* b, double* c, std::int64_t m, std::int6
     if (!accumulate) C.setZero();
     return;
   }
-  if (DgemmFn dgemm = openblas_dgemm()) {
+  if (DgemmFn dgemm = thread_dgemm()) {
     dgemm(kCblasRowMajor, trans_a ? kCblasTrans : kCblasNoTrans, trans_b ? kCblasTrans : kCblasNoTrans,
           static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0, a,
           static_cast<int>(trans_a ? m : k), b, static_cast<int>(trans_b ? k : n), accumulate ? 1.0 : 0.0, c,

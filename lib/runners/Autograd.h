@@ -221,7 +221,8 @@ Var cumsum(const Var& x, int dim, DType out);
 /// Batched matrix product [..., m, k] x [..., k, n] with broadcast batch dims (torch.matmul for >=2-d).
 Var bmm_broadcast(const Var& a, const Var& b, DType out);
 /// Raw float64 GEMM used by bmm (exposed for the benchmark): C[m,n] = A[m,k] * B[k,n], row-major. With
-/// PROBE_USE_OPENBLAS (the default) it is OpenBLAS's dgemm, loaded on first use (LazyBlas.h), else Eigen's.
+/// PROBE_USE_OPENBLAS (the default) it is OpenBLAS's dgemm, loaded on first use (LazyBlas.h; its
+/// single-threaded build under a SerialBlasScope), else Eigen's.
 void gemm(const double* a, const double* b, double* c, std::int64_t m, std::int64_t k, std::int64_t n);
 /// C = op(A) op(B) (C += ... when accumulate) with op(A) = A^T when trans_a (A stored [k, m]) and
 /// op(B) = B^T when trans_b (B stored [n, k]).

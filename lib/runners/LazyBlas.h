@@ -17,4 +17,26 @@ inline constexpr int kCblasRowMajor = 101, kCblasNoTrans = 111, kCblasTrans = 11
 /// Thread-safe.
 DgemmFn openblas_dgemm() noexcept;
 
+/// cblas_dgemm of OpenBLAS's single-threaded build (PROBE_OPENBLAS_SERIAL_PATH), loaded once per process with
+/// its own symbols (not those of an OpenBLAS the host program loaded); nullptr when absent. Thread-safe.
+DgemmFn openblas_serial_dgemm() noexcept;
+
+/// The dgemm this thread's float64 GEMMs use: openblas_serial_dgemm() while a SerialBlasScope is alive on
+/// this thread (and the serial build loads), else openblas_dgemm(); nullptr means Eigen's GEMM.
+DgemmFn thread_dgemm() noexcept;
+
+/// While alive, this thread's float64 GEMMs run single-threaded on this thread: for probe's workers inside
+/// another program's process, whose own multi-threaded BLAS calls must not queue behind probe's (OpenBLAS's
+/// threaded build runs one threaded GEMM of the process at a time). Nests; affects only this thread.
+class SerialBlasScope {
+ public:
+  SerialBlasScope() noexcept;
+  ~SerialBlasScope();
+  SerialBlasScope(const SerialBlasScope&) = delete;
+  SerialBlasScope& operator=(const SerialBlasScope&) = delete;
+
+ private:
+  bool previous_;
+};
+
 }  // namespace probe::runners

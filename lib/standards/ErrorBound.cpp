@@ -825,7 +825,7 @@ std::vector<Value> value_leaves(const std::vector<Value>& values) {
 Status rejudge_rows(std::string_view api, const std::vector<Value>& bench, const std::vector<Value>& device,
                     const std::vector<Value>& magnitude, const std::vector<std::int64_t>& accumulation,
                     std::vector<DetailRow>& rows, std::size_t first, Aggregation how, bool backward,
-                    bool histograms) {
+                    bool histograms, const std::vector<bool>& exact_scalars) {
   std::vector<Status> statuses;
   for (std::size_t i = first; i < rows.size(); ++i) statuses.push_back(rows[i].status);
   if (!bound_family(api, backward) || rows.size() - first != bench.size() || bench.size() != device.size())
@@ -853,7 +853,10 @@ Status rejudge_rows(std::string_view api, const std::vector<Value>& bench, const
       m = &magnitude[i].tensor();
     }
     const std::int64_t k = i < accumulation.size() ? accumulation[i] : 1;
-    const Verdict v = error_bound_verdict(*family, b.tensor(), d.tensor(), m, k, 1, histograms);
+    BoundFamily f = *family;
+    // DECISIONS D25: a Python number exact in the output dtype is not rounded when torch casts it.
+    if (i < exact_scalars.size() && exact_scalars[i]) f.scalar_operand = false;
+    const Verdict v = error_bound_verdict(f, b.tensor(), d.tensor(), m, k, 1, histograms);
     row.status = v.status;
     row.message = v.message;
     if (histograms) row.histogram = v.histogram;
@@ -1145,11 +1148,192 @@ std::optional<Tensor> outer_batched(const Tensor& ra, const Tensor& cb, const Te
   return t;
 }
 
-// The forward magnitude of mm, bmm, matmul and linear by Cauchy-Schwarz, or nullopt for other GEMM
-// calls (the runner on the absolute values serves those). Broadcast batch dims go through the registry's
-// matmul of [.., M, 1] by [.., 1, N].
+// out += scale |t| with t broadcast to out's shape (numpy's rule: trailing dims aligned, size-1 and missing
+// dims repeat); false when t does not broadcast.
+bool add_abs_broadcast(Tensor& out, const Tensor& t, double scale) {
+  const Shape &so = out.shape(), &st = t.shape();
+  if (st.size() > so.size()) return false;
+  const std::size_t lead = so.size() - st.size();
+  // The element stride of t along each of out's dims (0 where t repeats).
+  std::vector<std::int64_t> stride(so.size(), 0);
+  std::int64_t step = 1;
+  for (std::size_t i = st.size(); i-- > 0;) {
+    if (st[i] != so[lead + i] && st[i] != 1) return false;
+    stride[lead + i] = st[i] == 1 ? 0 : step;
+    step *= st[i];
+  }
+  const std::vector<double> tv = t.to_doubles();
+  double* o = out.mutable_data<double>();
+  std::vector<std::int64_t> idx(so.size(), 0);
+  std::int64_t offset = 0;
+  for (std::int64_t e = 0, n = out.numel(); e < n; ++e) {
+    o[e] += scale * std::fabs(tv[static_cast<std::size_t>(offset)]);
+    for (std::size_t d = so.size(); d-- > 0;) {  // next index, last dim fastest
+      offset += stride[d];
+      if (++idx[d] < so[d]) break;
+      offset -= stride[d] * so[d];
+      idx[d] = 0;
+    }
+  }
+  return true;
+}
+
+// |beta| or |alpha| of a GEMM with an added term (keyword-only in torch and aten), 1 when absent.
+double scale_kwarg(const ApiCall& call, std::string_view name) {
+  for (const auto& [k, v] : call.kwargs)
+    if (k == name && v.is_number() && !std::holds_alternative<bool>(v.storage()))
+      return std::fabs(v.as_double());
+  return 1.0;
+}
+
+// DECISIONS D25: addmm and baddbmm, |beta| |input| + |alpha| sum_k |a_ik||b_kj| <= |beta| |input| +
+// |alpha| ||a_i.|| ||b_.j||: the Cauchy-Schwarz product of the two factors plus the added term broadcast.
+std::optional<std::vector<Value>> gemm_bias_norm_magnitude(std::string_view op, const ApiCall& call) {
+  const bool batched = op == "baddbmm";
+  if (!batched && op != "addmm") return std::nullopt;
+  const Tensor* c = tensor_arg(call, 0, "input");
+  if (!c) c = tensor_arg(call, 0, "self");
+  const Tensor* a = tensor_arg(call, 1, batched ? "batch1" : "mat1");
+  const Tensor* b = tensor_arg(call, 2, batched ? "batch2" : "mat2");
+  const int nd = batched ? 3 : 2;
+  if (!c || !a || !b || a->ndim() != nd || b->ndim() != nd) return std::nullopt;
+  if (!is_floating(a->dtype()) || !is_floating(b->dtype()) || !is_floating(c->dtype())) return std::nullopt;
+  if (a->shape().back() != b->shape()[static_cast<std::size_t>(nd - 2)] ||
+      (batched && a->shape()[0] != b->shape()[0]))
+    return std::nullopt;
+  std::optional<Tensor> m = outer_batched(norms(*a, -1), norms(*b, -2), nullptr);
+  if (!m) return std::nullopt;
+  const double beta = scale_kwarg(call, "beta"), alpha = scale_kwarg(call, "alpha");
+  if (alpha != 1.0)
+    for (double *p = m->mutable_data<double>(), *e = p + m->numel(); p != e; ++p) *p *= alpha;
+  // beta = 0: torch ignores input (even inf or NaN in it).
+  if (beta != 0.0 && !add_abs_broadcast(*m, *c, beta)) return std::nullopt;
+  return std::vector<Value>{Value(std::move(*m))};
+}
+
+// A copy of `call` with argument `name` (position `pos`) set to `v`, where the call gave it; false when it
+// was not given (the runner's default stands).
+bool set_arg(ApiCall& call, std::size_t pos, std::string_view name, Value v) {
+  if (pos < call.args.size()) {
+    call.args[pos] = std::move(v);
+    return true;
+  }
+  for (auto& [k, kv] : call.kwargs)
+    if (k == name) {
+      kv = std::move(v);
+      return true;
+    }
+  return false;
+}
+
+// DECISIONS D25: conv1d/conv2d, sum over the receptive field of |x||w| <= ||x_patch|| ||w_co|| (Cauchy-
+// Schwarz per output element) plus |bias|. The squared patch norms are the group's channels of x^2 summed
+// first, then one convolution of that with a kernel of ones per group (one input and one output channel per
+// group instead of C_in and C_out), by the bench runner itself, so stride, padding, dilation and groups are
+// the call's own; nullopt for other calls.
+std::optional<std::vector<Value>> conv_norm_magnitude(const RunnerRegistry& registry, Framework framework,
+                                                      std::string_view api, std::string_view op,
+                                                      const ApiCall& call) {
+  if (op != "conv1d" && op != "conv2d") return std::nullopt;
+  const Tensor* x = tensor_arg(call, 0, "input");
+  const Tensor* w = tensor_arg(call, 1, "weight");
+  if (!x || !w || !is_floating(x->dtype()) || !is_floating(w->dtype()) || w->ndim() < 3) return std::nullopt;
+  const Tensor* bias = tensor_arg(call, 2, "bias");
+  std::int64_t groups = 1;
+  const Value* g = call.args.size() > 6 ? &call.args[6] : nullptr;
+  for (const auto& [k, v] : call.kwargs)
+    if (k == "groups") g = &v;
+  if (g) {
+    if (g->kind() != Value::Kind::Int) return std::nullopt;
+    groups = g->as_int();
+  }
+  const Shape& ws = w->shape();
+  const std::int64_t c_out = ws[0], per_group = ws[1];
+  if (groups < 1 || c_out % groups != 0) return std::nullopt;
+  // The sum of x^2 over each group's channels, [N, groups, spatial...], and the ones kernel [groups, 1,
+  // k...].
+  const Shape& xs = x->shape();
+  // x's channel dim: 1 batched ([N, C, spatial...]), 0 unbatched ([C, spatial...]).
+  const std::size_t x_ch = xs.size() + 1 - ws.size();
+  if (xs.size() + 1 < ws.size() || x_ch > 1 || xs[x_ch] != per_group * groups) return std::nullopt;
+  std::int64_t x_batch = 1, x_spatial = 1;
+  for (std::size_t i = 0; i < x_ch; ++i) x_batch *= xs[i];
+  for (std::size_t i = x_ch + 1; i < xs.size(); ++i) x_spatial *= xs[i];
+  Shape sum_shape = xs;
+  sum_shape[x_ch] = groups;
+  Tensor sums = uninitialized_f64(sum_shape);
+  double* sum_p = sums.mutable_data<double>();
+  std::fill(sum_p, sum_p + sums.numel(), 0.0);
+  detail::visit_dtype(x->dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* xp = x->data<T>();
+    for (std::int64_t n = 0; n < x_batch; ++n)
+      for (std::int64_t c = 0; c < per_group * groups; ++c) {
+        const T* src = xp + (n * per_group * groups + c) * x_spatial;
+        double* dst = sum_p + (n * groups + c / per_group) * x_spatial;
+        for (std::int64_t s = 0; s < x_spatial; ++s) {
+          const double v = detail::as_double(src[s]);
+          dst[s] += v * v;
+        }
+      }
+  });
+  Shape ones_shape = ws;
+  ones_shape[0] = groups;
+  ones_shape[1] = 1;
+  ApiCall patch = call;
+  set_arg(patch, 0, "input", Value(std::move(sums)));
+  set_arg(patch, 1, "weight",
+          Value(Tensor::from_values<double>(
+              std::vector<double>(static_cast<std::size_t>(probe::numel(ones_shape)), 1.0), ones_shape)));
+  set_arg(patch, 2, "bias", Value(NoneValue{}));
+  std::vector<Value> out =
+      registry.run_forward(framework, std::string(api), patch, RunnerRole::Bench).outputs;
+  if (out.size() != 1 || !out[0].is_tensor()) return std::nullopt;
+  const Tensor& sq = out[0].tensor();  // [N, groups, spatial...] or [groups, spatial...]
+  const Shape& ss = sq.shape();
+  const std::size_t ch = ss.size() + 1 - ws.size();  // the channel dim
+  if (ss.size() + 1 < ws.size() || ss[ch] != groups) return std::nullopt;
+  std::int64_t batch = 1, spatial = 1;
+  for (std::size_t i = 0; i < ch; ++i) batch *= ss[i];
+  for (std::size_t i = ch + 1; i < ss.size(); ++i) spatial *= ss[i];
+  // ||w_co|| over its C_in / groups x k elements.
+  const std::vector<double> wv = w->to_doubles();
+  const std::int64_t filter = per_group * (probe::numel(ws) / (c_out * per_group));
+  std::vector<double> wn(static_cast<std::size_t>(c_out), 0.0);
+  for (std::int64_t co = 0; co < c_out; ++co) {
+    double s = 0;
+    for (std::int64_t e = 0; e < filter; ++e)
+      s += wv[static_cast<std::size_t>(co * filter + e)] * wv[static_cast<std::size_t>(co * filter + e)];
+    wn[static_cast<std::size_t>(co)] = std::sqrt(s);
+  }
+  std::vector<double> bv;
+  if (bias) {
+    if (bias->numel() != c_out) return std::nullopt;
+    bv = bias->to_doubles();
+  }
+  Shape shape = ss;
+  shape[ch] = c_out;
+  Tensor m = uninitialized_f64(shape);
+  double* mp = m.mutable_data<double>();
+  const double* sp = sq.data<double>();
+  const std::int64_t per = c_out / groups;
+  for (std::int64_t n = 0; n < batch; ++n)
+    for (std::int64_t co = 0; co < c_out; ++co) {
+      const double* src = sp + (n * groups + co / per) * spatial;
+      double* dst = mp + (n * c_out + co) * spatial;
+      const double wc = wn[static_cast<std::size_t>(co)];
+      const double bc = bias ? std::fabs(bv[static_cast<std::size_t>(co)]) : 0.0;
+      for (std::int64_t s = 0; s < spatial; ++s) dst[s] = std::sqrt(std::max(src[s], 0.0)) * wc + bc;
+    }
+  return std::vector<Value>{Value(std::move(m))};
+}
+
+// The forward magnitude of mm, bmm, matmul and linear by Cauchy-Schwarz (addmm and baddbmm:
+// gemm_bias_norm_magnitude), or nullopt for other GEMM calls (the runner on the absolute values serves
+// those). Broadcast batch dims go through the registry's matmul of [.., M, 1] by [.., 1, N].
 std::optional<std::vector<Value>> gemm_norm_magnitude(const RunnerRegistry& registry, Framework framework,
                                                       std::string_view op, const ApiCall& call) {
+  if (auto m = gemm_bias_norm_magnitude(op, call)) return m;
   const bool linear = op == "linear";
   if (!linear && op != "mm" && op != "bmm" && op != "matmul") return std::nullopt;
   const Tensor* a = tensor_arg(call, 0, "input");
@@ -1543,6 +1727,8 @@ std::vector<Value> error_bound_magnitude(const RunnerRegistry& registry, Framewo
   if (registry.find(framework, "Torch.matmul"))
     if (auto m = gemm_norm_magnitude(registry, framework, detail::operator_of(api), call))
       return std::move(*m);
+  if (auto m = conv_norm_magnitude(registry, framework, api, detail::operator_of(api), call))
+    return std::move(*m);
   return registry.run_forward(framework, magnitude_key(*f, api), abs_call_of(call), RunnerRole::Bench)
       .outputs;
 }
@@ -1571,6 +1757,26 @@ std::int64_t error_bound_grad_accumulation(std::string_view api, const ApiCall& 
   const double in = static_cast<double>(std::max<std::int64_t>(1, probe::numel(input)));
   const double terms = static_cast<double>(probe::numel(output)) * static_cast<double>(k) / in;
   return std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(terms)));
+}
+
+bool error_bound_exact_scalars(const ApiCall& call, DType output) {
+  if (!is_floating(output)) return false;
+  auto exact_in_output = [output](double x) {
+    return Tensor::from_values<double>({x}, {}).to(output).to_doubles()[0] == x;
+  };
+  auto exact = [&](const Value& v) {
+    // A one-element tensor of no dimensions is a number too: aten receives Python's scalars wrapped so,
+    // in float64, and casts them to the other operand's dtype.
+    if (v.is_tensor() && v.tensor().ndim() == 0 && is_floating(v.tensor().dtype()))
+      return exact_in_output(v.tensor().to_doubles()[0]);
+    if (!v.is_number() || std::holds_alternative<bool>(v.storage())) return true;
+    return exact_in_output(v.as_double());
+  };
+  for (const Value& v : call.args)
+    if (!exact(v)) return false;
+  for (const auto& [k, v] : call.kwargs)
+    if (!exact(v)) return false;
+  return true;
 }
 
 std::int64_t error_bound_accumulation(std::string_view api, const ApiCall& call, const Shape& output) {

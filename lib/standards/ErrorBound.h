@@ -111,7 +111,8 @@ std::optional<std::pair<double, double>> rounding_of(DType t);
 /// What judge() hands to error_bound_verdict: the family, the magnitude (null unless the family takes one)
 /// and K.
 struct ErrorBoundCall {
-  const BoundFamily* family;
+  /// The API's family; a copy, as JudgeOptions::exact_scalars drops its scalar rounding term.
+  std::optional<BoundFamily> family;
   const Tensor* magnitude;
   std::int64_t accumulation;
 };
@@ -161,10 +162,11 @@ std::string index_text(std::int64_t flat, const Shape& shape);
 /// has no family for `api`, the pair is not two floating tensors of one shape, or an accumulating family
 /// has no magnitude[i]. `accumulation[i]` is output i's K. Returns the direction's rolled-up status.
 /// `backward`: the rows are input gradients (bound_family(api, true) judges them). `histograms`: each
-/// re-judged row gets its DetailRow::histogram in bound units.
+/// re-judged row gets its DetailRow::histogram in bound units. `exact_scalars[i]`: output i's Python-number
+/// operands are exact in its dtype (JudgeOptions::exact_scalars; missing: not known to be).
 Status rejudge_rows(std::string_view api, const std::vector<Value>& bench, const std::vector<Value>& device,
                     const std::vector<Value>& magnitude, const std::vector<std::int64_t>& accumulation,
                     std::vector<DetailRow>& rows, std::size_t first, Aggregation how, bool backward = false,
-                    bool histograms = false);
+                    bool histograms = false, const std::vector<bool>& exact_scalars = {});
 
 }  // namespace probe::detail

@@ -302,7 +302,10 @@ std::optional<ErrorBoundCall> error_bound_call(std::string_view api, const Tenso
                 "", opt.magnitude ? "accumulation" : "magnitude", std::string(api));
   std::int64_t k = opt.accumulation;
   if (k < 1) k = accumulation_length(*family, {bench.shape()}, bench.shape());
-  return ErrorBoundCall{family, accumulates ? &*opt.magnitude : nullptr, k};
+  ErrorBoundCall call{*family, accumulates ? &*opt.magnitude : nullptr, k};
+  // DECISIONS D25: a Python number exact in the output dtype is not rounded when torch casts it.
+  if (opt.exact_scalars) call.family->scalar_operand = false;
+  return call;
 }
 
 }  // namespace detail

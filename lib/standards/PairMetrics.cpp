@@ -7,6 +7,7 @@
 #include "metrics/RangeObserver.h"
 #include "probe/api_name.h"
 #include "probe/error.h"
+#include "probe/error_bound.h"
 #include "probe/pair_metrics.h"
 #include "standards/ErrorBound.h"
 #include "standards/ItemCompare.h"
@@ -110,6 +111,38 @@ PairMetrics compare_pair_observed(std::string_view api, const Tensor& bench, con
 }
 
 }  // namespace
+
+PairErrorBoundChoice choose_pair_error_bound(std::string_view api, Profile profile, const Tensor* magnitude,
+                                             std::int64_t accumulation, std::size_t worst_count) {
+  PairErrorBoundChoice c;
+  // DECISIONS D14 decides in the probe profile only.
+  if (profile != Profile::Probe) return c;
+  const std::string d14_api = api.empty() ? std::string("elementwise") : std::string(api);
+  const ErrorBoundSupport support = error_bound_support(d14_api);
+  if (!support.covered) {
+    c.why_not = "no error bound for " + d14_api + " (D14): run_ut's rule judged";
+    return c;
+  }
+  if (support.needs_magnitude) {
+    // The inputs are named as JudgeOptions names them; each caller's own spelling maps one to one.
+    const bool no_magnitude = magnitude == nullptr, no_accumulation = accumulation < 1;
+    if (no_magnitude || no_accumulation) {
+      c.why_not = "the error bound of " + d14_api + " (" + support.family + " family) needs " +
+                  (no_magnitude && no_accumulation ? "magnitude and accumulation"
+                   : no_magnitude                  ? "magnitude"
+                                                   : "accumulation") +
+                  " (D14): run_ut's rule judged";
+      return c;
+    }
+  }
+  PairErrorBound& b = c.bound.emplace();
+  b.api = d14_api;
+  b.options.rule = JudgeRule::ErrorBound;
+  b.options.accumulation = accumulation;
+  b.options.worst_count = worst_count;
+  if (magnitude) b.options.magnitude = magnitude->to(DType::Float64);
+  return c;
+}
 
 PairMetrics compare_pair(std::string_view api, const Tensor& bench, const Tensor& device,
                          const Standards& cfg, const PairParts& parts) {

@@ -84,10 +84,13 @@ def metrics(bench, device, api=None, *, profile="probe", parts="all", magnitude=
 
 def judge(bench, device, api="benchmark_default", *, rule="default", device_dtype=None, standard=None,
           profile="probe", reference=None, magnitude=None, accumulation=0, worst_count=3, fp8_input=False,
-          standards=""):
-    """probe::judge of one output: rule is "default", "run_ut", "precision_standard" or "error_bound"."""
-    return Verdict(_probe.judge(bench, device, api, rule, device_dtype, standard, profile, reference, magnitude,
-                                accumulation, worst_count, fp8_input, standards))
+          standards="", exact_scalars=False):
+    """probe::judge of one output: rule is "default", "run_ut", "precision_standard" or "error_bound".
+    exact_scalars: the call's Python numbers are exact in the output dtype (no rounding term for them)."""
+    return Verdict(_probe.judge(bench, device, api, rule=rule, device_dtype=device_dtype, standard=standard,
+                                profile=profile, reference=reference, magnitude=magnitude,
+                                accumulation=accumulation, worst_count=worst_count, fp8_input=fp8_input,
+                                standards=standards, exact_scalars=exact_scalars))
 
 
 class Dump:

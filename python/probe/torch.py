@@ -48,9 +48,10 @@ class Dispatch(TorchDispatchMode):
                  rule="error_bound", profile="probe", rank=0, black_list=None, overflow=False, step=None,
                  timestamp="", queue_capacity=64):
         super().__init__()
-        self._checker = _probe.OnlineChecker(str(dump_path), tag or "", rank, dump_mode, list(api_list or []),
-                                             None if black_list is None else list(black_list), rule, profile,
-                                             max(1, int(process_num)), queue_capacity, timestamp)
+        self._checker = _probe.OnlineChecker(
+            dump_path=str(dump_path), tag=tag or "", rank=rank, dump_mode=dump_mode, api_list=list(api_list or []),
+            black_list=None if black_list is None else list(black_list), rule=rule, profile=profile,
+            workers=max(1, int(process_num)), queue_capacity=queue_capacity, timestamp=timestamp)
         self._runners = set(_probe.runners("bench"))
         self._skip = set()  # op names the checker refused (black-listed): not converted again
         self._skipped = 0

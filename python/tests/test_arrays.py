@@ -74,8 +74,6 @@ def test_metrics_equal_the_cli(cli, tmp_path, case, api, profile):
     _, bench, device = case
     args = ["--profile", profile] + (["--api", api] if api else [])
     expected = cli_metrics(cli, tmp_path, bench, device, args)
-    # The one text that differs: the CLI names its flags, Python its keywords.
-    expected["message"] = expected["message"].replace("--magnitude and --accumulation", "magnitude and accumulation")
     m = probe.metrics(bench, device, api, profile=profile)
     assert m.cells == expected
     assert m.status == expected["status"]
@@ -119,6 +117,15 @@ def test_judge_bfloat16_via_torch():
     d[5] = 100
     v = probe.judge(b, d, "relu", rule="error_bound")
     assert v.status == "error" and v.worst[0]["index"] == 5
+
+
+def test_judge_exact_scalars_drops_the_rounding_term_of_python_numbers():
+    # mul in bfloat16 (u = 2^-8) of a bench 1: a device 2 u away is within the bound that allows for a
+    # Python number rounded to bfloat16 (two roundings of |b|), beyond the one for an exact number.
+    b = torch.ones(1, dtype=torch.float64)
+    d = torch.tensor([1.0078125], dtype=torch.bfloat16)
+    assert probe.judge(b, d, "mul", rule="error_bound").passed
+    assert probe.judge(b, d, "mul", rule="error_bound", exact_scalars=True).status == "error"
 
 
 def test_errors_carry_kind_and_context(tmp_path):

@@ -134,3 +134,38 @@ def test_run_errors_name_the_file(tmp_path):
     with pytest.raises(probe.InvalidArgumentError) as e:
         probe.run_ut(tmp_path / "none.json", tmp_path, device_runner="gpu")
     assert e.value.field == "device_runner"
+
+
+def test_a_wrong_keyword_is_a_type_error_naming_it(tmp_path):
+    """Each binding reads its keywords through one table: a misspelt or missing keyword, or a value of the
+    wrong type, is a TypeError naming the function and the keyword, raised before any file is read."""
+    import numpy as np
+    from probe import _probe
+    none = tmp_path / "none.json"
+    x = np.ones(3)
+    cases = [
+        (lambda: probe.run_ut(none, tmp_path, thread=2), "run_ut() got an unexpected keyword argument 'thread'"),
+        (lambda: probe.run_ut(none, tmp_path, threads="2"), "run_ut(): keyword 'threads' must be int, not str"),
+        (lambda: _probe.run_ut(out_path=str(tmp_path)), "run_ut() missing required keyword argument 'api_info'"),
+        (lambda: probe.compare(none, tmp_path, stack=True), "compare() got an unexpected keyword argument 'stack'"),
+        (lambda: probe.compare(none, tmp_path, api_mapping=3),
+         "compare(): keyword 'api_mapping' must be Optional[str], not int"),
+        (lambda: probe.api_precision_compare(none, none, tmp_path, thresholds=None),
+         "api_precision_compare(): keyword 'thresholds' must be str, not NoneType"),
+        (lambda: probe.run_overflow_check(none, tmp_path, seed=1.5),
+         "run_overflow_check(): keyword 'seed' must be int, not float"),
+        (lambda: probe.run_overflow_check(none, tmp_path, seed=-1),
+         "run_overflow_check(): keyword 'seed' is out of range: -1"),
+        (lambda: _probe.judge(x, x, "relu", rul="run_ut"), "judge() got an unexpected keyword argument 'rul'"),
+        (lambda: _probe.judge(x, x, "relu", worst_count="3"), "judge(): keyword 'worst_count' must be int, not str"),
+        (lambda: _probe.OnlineChecker(dump_path=str(tmp_path), workers="1"),
+         "OnlineChecker(): keyword 'workers' must be int, not str"),
+        (lambda: _probe.OnlineChecker(tag="t"), "OnlineChecker() missing required keyword argument 'dump_path'"),
+    ]
+    for call, message in cases:
+        with pytest.raises(TypeError) as e:
+            call()
+        assert str(e.value) == message
+    # The right keywords still reach the library: the missing file is the library's error.
+    with pytest.raises(probe.IoError):
+        probe.run_ut(none, tmp_path, threads=2, save_error_data=True, framework=None)

@@ -342,6 +342,12 @@ TEST(DumpReader, EntryNames) {
   EXPECT_EQ(parse_entry_name("weird").direction, EntryDirection::Unknown);
   EXPECT_EQ(parse_entry_name("").direction, EntryDirection::Unknown);
   EXPECT_EQ(parse_entry_name("...").direction, EntryDirection::Unknown);
+  // The spellings are the key's own last segments.
+  EXPECT_EQ(to_string(EntryDirection::Forward), "forward");
+  EXPECT_EQ(to_string(EntryDirection::Backward), "backward");
+  EXPECT_EQ(to_string(EntryDirection::ParametersGrad), "parameters_grad");
+  EXPECT_EQ(to_string(EntryDirection::Debug), "debug");
+  EXPECT_EQ(to_string(EntryDirection::Unknown), "unknown");
 }
 
 TEST(DumpReader, RunUtKeyClassification) {

@@ -3,6 +3,7 @@
 #include <rapidjson/document.h>
 
 #include <fstream>
+#include <map>
 #include <string>
 
 #include "common/ScratchDir.h"
@@ -50,6 +51,26 @@ TEST(DumpSummary, AnImpossibleShapeIsOneRecordsProblem) {
   EXPECT_EQ(s.problems[0].detail,
             "shape (4294967296, 4294967296, 4294967296) has too many elements (dtype torch.float32)");
   EXPECT_EQ(s.problem_counts.at("bad shape"), 1u);
+}
+
+// Records are counted by the direction their key names, spelled as to_string(EntryDirection) spells it;
+// a key of no known shape is "unknown".
+TEST(DumpSummary, RecordsAreCountedByDirection) {
+  ScratchDir d("summary");
+  const std::string record = R"({"input_args": [], "input_kwargs": {}, "output": []})";
+  write(d.file("dump.json"), R"({"task": "statistics", "framework": "pytorch", "data": {)"
+                             R"("Functional.relu.0.forward": )" +
+                                 record + R"(, "Functional.relu.0.backward": )" + record +
+                                 R"(, "Functional.gelu.1.forward": )" + record +
+                                 R"(, "Module.conv2.Conv2d.parameters_grad": {"weight": []})"
+                                 R"(, "x_grad.0.debug": [])"
+                                 R"(, "weird": )" +
+                                 record + "}}");
+  const probe::DumpSummary s = probe::summarise_dump(rank_of(d));
+  EXPECT_EQ(s.records, 6u);
+  const std::map<std::string, std::size_t> expected = {
+      {"forward", 2}, {"backward", 1}, {"parameters_grad", 1}, {"debug", 1}, {"unknown", 1}};
+  EXPECT_EQ(s.by_direction, expected);
 }
 
 // A tensor dump descriptor without data_name is "no file" (run_ut SKIPs its API); an empty one is not

@@ -311,6 +311,231 @@ TEST(ErrorBound, MagnitudeBenchAndAccumulationOfACall) {
   EXPECT_EQ(error_bound_accumulation("Functional.layer_norm", ln, {1, 2}), 2);
 }
 
+// DECISIONS D25: addmm's magnitude is |beta| |input| + |alpha| ||a_i.|| ||b_.j|| with input broadcast, by
+// hand: rows of a [[1, -2], [3, -4]] have norms sqrt 5 and 5, columns of b [[-5, 6], [7, -8]] sqrt 74 and 10.
+// DECISIONS D25: torch casts a Python number to the output dtype; one exact there rounds nothing. By hand:
+// 0.5, 2 and 3 are exact in bfloat16 (8 significant bits); 257 needs 9 (exact in float16's 11); 0.1 is
+// exact in no binary format; sqrt(48) as aten's wrapped float64 number is not exact in bfloat16.
+TEST(ErrorBound, ExactScalarsAreThoseTheOutputDtypeHolds) {
+  auto call = [](std::vector<Value> args, std::vector<std::pair<std::string, Value>> kwargs = {}) {
+    ApiCall c;
+    c.args = std::move(args);
+    c.kwargs = std::move(kwargs);
+    return c;
+  };
+  const Value x(Tensor::from_values<float>({1, 2}, {2}));
+  EXPECT_TRUE(error_bound_exact_scalars(call({x, x}, {{"alpha", Value(0.5)}}), DType::BFloat16));
+  EXPECT_TRUE(
+      error_bound_exact_scalars(call({x, Value(2.0)}, {{"alpha", Value(std::int64_t{3})}}), DType::BFloat16));
+  EXPECT_FALSE(error_bound_exact_scalars(call({x, Value(std::int64_t{257})}), DType::BFloat16));
+  EXPECT_TRUE(error_bound_exact_scalars(call({x, Value(std::int64_t{257})}), DType::Float16));
+  EXPECT_FALSE(error_bound_exact_scalars(call({x, x}, {{"alpha", Value(0.1)}}), DType::Float32));
+  EXPECT_FALSE(error_bound_exact_scalars(call({x, x}, {{"alpha", Value(-0.05)}}), DType::BFloat16));
+  EXPECT_TRUE(error_bound_exact_scalars(call({x, x}, {{"non_blocking", Value(true)}}), DType::BFloat16));
+  EXPECT_FALSE(error_bound_exact_scalars(call({x, Value(Tensor::from_values<double>({std::sqrt(48.0)}, {}))}),
+                                         DType::BFloat16));
+  EXPECT_TRUE(
+      error_bound_exact_scalars(call({x, Value(Tensor::from_values<double>({0.25}, {}))}), DType::BFloat16));
+  EXPECT_FALSE(error_bound_exact_scalars(call({x}), DType::Int32));
+  // The term it removes, on mul (correctly rounded, one rounding of |b| = 1 in bfloat16: u = 2^-8): a
+  // device 2 u away is beyond (1 + 2^-10)(u + 2 2^-24) with an exact scalar and within one more u without.
+  const Tensor bench = Tensor::from_values<double>({1.0}, {1});
+  const Tensor device = Tensor::from_values<double>({1.0078125}, {1}).to(DType::BFloat16);
+  JudgeOptions o;
+  EXPECT_EQ(judge("Torch.mul", bench, device, probe_standards(), DType::BFloat16, o).status, Status::Pass);
+  o.exact_scalars = true;
+  EXPECT_EQ(judge("Torch.mul", bench, device, probe_standards(), DType::BFloat16, o).status, Status::Error);
+}
+
+// DECISIONS D25: conv2d's magnitude is ||x_patch|| ||w_co|| + |bias_co| per output element, checked against a
+// direct loop over the receptive field (groups 2, stride 2, padding 1, dilation 2, a batch of 2), which
+// also gives the exact sum on absolute values that it must bound.
+TEST(ErrorBound, ConvTakesThePatchNormTimesTheFilterNorm) {
+  const RunnerRegistry reg = RunnerRegistry::with_builtins();
+  constexpr std::int64_t N = 2, C = 4, H = 7, W = 6, CO = 6, G = 2, KH = 3, KW = 2, S = 2, P = 1, D = 2;
+  constexpr std::int64_t CG = C / G, OH = (H + 2 * P - D * (KH - 1) - 1) / S + 1,
+                         OW = (W + 2 * P - D * (KW - 1) - 1) / S + 1;
+  std::mt19937 gen(25);
+  std::normal_distribution<float> nd;
+  auto random = [&](std::int64_t n) {
+    std::vector<float> v(static_cast<std::size_t>(n));
+    for (float& e : v) e = nd(gen);
+    return v;
+  };
+  const std::vector<float> x = random(N * C * H * W), w = random(CO * CG * KH * KW), b = random(CO);
+  ApiCall call;
+  call.args = {Value(Tensor::from_values<float>(x, {N, C, H, W})),
+               Value(Tensor::from_values<float>(w, {CO, CG, KH, KW})),
+               Value(Tensor::from_values<float>(b, {CO})),
+               Value(std::vector<Value>{Value(S), Value(S)}),
+               Value(std::vector<Value>{Value(P), Value(P)}),
+               Value(std::vector<Value>{Value(D), Value(D)}),
+               Value(G)};
+  const std::vector<Value> m = error_bound_magnitude(reg, Framework::PyTorch, "Functional.conv2d", call);
+  ASSERT_EQ(m.size(), 1u);
+  ASSERT_EQ(m[0].tensor().shape(), (Shape{N, CO, OH, OW}));
+  const std::vector<double> got = m[0].tensor().to_doubles();
+  auto at = [](const std::vector<float>& v, std::int64_t i) {
+    return static_cast<double>(v[static_cast<std::size_t>(i)]);
+  };
+  for (std::int64_t n = 0; n < N; ++n)
+    for (std::int64_t co = 0; co < CO; ++co)
+      for (std::int64_t oh = 0; oh < OH; ++oh)
+        for (std::int64_t ow = 0; ow < OW; ++ow) {
+          double patch = 0, filter = 0, exact = 0;
+          for (std::int64_t c = 0; c < CG; ++c)
+            for (std::int64_t kh = 0; kh < KH; ++kh)
+              for (std::int64_t kw = 0; kw < KW; ++kw) {
+                const double wv = at(w, ((co * CG + c) * KH + kh) * KW + kw);
+                filter += wv * wv;
+                const std::int64_t ih = oh * S - P + kh * D, iw = ow * S - P + kw * D;
+                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                const double xv = at(x, ((n * C + co / (CO / G) * CG + c) * H + ih) * W + iw);
+                patch += xv * xv;
+                exact += std::fabs(xv * wv);
+              }
+          const double want = std::sqrt(patch) * std::sqrt(filter) + std::fabs(at(b, co));
+          const double g = got[static_cast<std::size_t>(((n * CO + co) * OH + oh) * OW + ow)];
+          EXPECT_NEAR(g, want, 1e-12 * want) << n << " " << co << " " << oh << " " << ow;
+          EXPECT_GE(g * (1 + 1e-12), exact + std::fabs(at(b, co)));
+        }
+  // conv1d on an unbatched input [2, 4] by hand: ||w|| = sqrt(1 + 1 + 4) and the patches (1, 2 | 0, 1),
+  // (2, 3 | 1, 0), (3, 4 | 0, 1) have norms sqrt 6, sqrt 14, sqrt 26.
+  ApiCall c1;
+  c1.args = {Value(Tensor::from_values<float>({1, 2, 3, 4, 0, 1, 0, 1}, {2, 4})),
+             Value(Tensor::from_values<float>({1, -1, 2, 0}, {1, 2, 2}))};
+  const std::vector<Value> m1 = error_bound_magnitude(reg, Framework::PyTorch, "Functional.conv1d", c1);
+  ASSERT_EQ(m1.size(), 1u);
+  ASSERT_EQ(m1[0].tensor().shape(), (Shape{1, 3}));
+  const std::vector<double> g1 = m1[0].tensor().to_doubles();
+  EXPECT_NEAR(g1[0], 6, 1e-12);
+  EXPECT_NEAR(g1[1], std::sqrt(84.0), 1e-12);
+  EXPECT_NEAR(g1[2], std::sqrt(156.0), 1e-12);
+}
+
+// DECISIONS D25 on real torch convolutions (tests/data/make_conv_fault_fixtures.py: four geometries, float32
+// and bfloat16): with the Cauchy-Schwarz magnitude every fault (1% on a tile, 2% on a channel, a sign flip)
+// is flagged and no clean output is an error, as with the exact magnitude (the convolution on absolute
+// values) D14 used before; the table prints both.
+TEST(ErrorBound, ConvFaultsAreFlaggedWithTheNormMagnitude) {
+  const std::string text = testing::slurp(std::string(PROBE_TEST_DATA_DIR) + "/conv_faults/cases.json");
+  rapidjson::Document doc;
+  doc.Parse(text.c_str());
+  ASSERT_FALSE(doc.HasParseError());
+  const RunnerRegistry reg = RunnerRegistry::with_builtins();
+  auto shape_of = [](const rapidjson::Value& a) {
+    Shape s;
+    for (const auto& d : a.GetArray()) s.push_back(d.GetInt64());
+    return s;
+  };
+  std::map<std::string, std::pair<int, int>> caught;  // "magnitude / fault" -> (flagged, of)
+  for (const auto& c : doc["cases"].GetArray()) {
+    const DType dtype = *parse_dtype(c["dtype"].GetString());
+    const std::string where = std::string(c["geometry"].GetString()) + ", " + c["dtype"].GetString();
+    const Shape out_shape = shape_of(c["out_shape"]);
+    ApiCall call;
+    call.args = {Value(f64(numbers(c["x"]), shape_of(c["x_shape"])).to(dtype)),
+                 Value(f64(numbers(c["w"]), shape_of(c["w_shape"])).to(dtype)),
+                 Value(f64(numbers(c["b"]), {shape_of(c["w_shape"])[0]}).to(dtype)),
+                 Value(c["stride"].GetInt64()),
+                 Value(c["padding"].GetInt64()),
+                 Value(c["dilation"].GetInt64()),
+                 Value(c["groups"].GetInt64())};
+    const std::vector<Value> norm = error_bound_magnitude(reg, Framework::PyTorch, "Functional.conv2d", call);
+    ASSERT_EQ(norm.size(), 1u) << where;
+    const Tensor exact = f64(numbers(c["exact_magnitude"]), out_shape);
+    const Tensor bench = f64(numbers(c["bench"]), out_shape);
+    // The norm product bounds the sum on absolute values everywhere.
+    const std::vector<double> nv = norm[0].tensor().to_doubles(), ev = exact.to_doubles();
+    for (std::size_t i = 0; i < nv.size(); ++i) ASSERT_GE(nv[i] * (1 + 1e-12), ev[i]) << where << " " << i;
+    for (const auto& [label, magnitude] : {std::pair<std::string, Tensor>{"norms (D25)", norm[0].tensor()},
+                                           std::pair<std::string, Tensor>{"|x| conv |w| (before)", exact}}) {
+      JudgeOptions o;
+      o.magnitude = magnitude;
+      o.accumulation = error_bound_accumulation("Functional.conv2d", call, out_shape);
+      const Verdict clean =
+          judge("conv2d", bench, f64(numbers(c["clean"]), out_shape).to(dtype), probe_standards(), dtype, o);
+      EXPECT_NE(clean.status, Status::Error) << label << ", " << where << ": " << clean.message;
+      auto& [cf, cn] = caught[label + " / clean rows flagged"];
+      cf += clean.status != Status::Pass;
+      ++cn;
+      for (const auto& f : c["faults"].GetArray()) {
+        const Verdict v = judge("conv2d", bench, f64(numbers(f["value"]), out_shape).to(dtype),
+                                probe_standards(), dtype, o);
+        auto& [flagged, of] = caught[label + " / " + f["name"].GetString()];
+        flagged += v.status != Status::Pass;
+        ++of;
+        if (label == "norms (D25)") {
+          EXPECT_NE(v.status, Status::Pass) << f["name"].GetString() << ", " << where << ": " << v.message;
+        }
+      }
+    }
+  }
+  for (const auto& [k, v] : caught) std::cout << k << ": " << v.first << " of " << v.second << "\n";
+}
+
+TEST(ErrorBound, AddmmAndBaddbmmTakeTheNormProductPlusTheAddedTerm) {
+  const RunnerRegistry reg = RunnerRegistry::with_builtins();
+  const Tensor a = Tensor::from_values<float>({1, -2, 3, -4}, {2, 2}),
+               b = Tensor::from_values<float>({-5, 6, 7, -8}, {2, 2});
+  const double r0 = std::sqrt(5.0), r1 = 5, c0 = std::sqrt(74.0), c1 = 10;
+  auto magnitude = [&](const char* api, ApiCall call) {
+    const std::vector<Value> m = error_bound_magnitude(reg, Framework::PyTorch, api, call);
+    EXPECT_EQ(m.size(), 1u);
+    return m.empty() ? std::vector<double>{} : m[0].tensor().to_doubles();
+  };
+  auto near = [](const std::vector<double>& got, const std::vector<double>& want) {
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-12 * want[i]) << i;
+  };
+  // A bias per column [N] (linear's), alpha = -2 and beta = 0.5 as keywords.
+  ApiCall addmm;
+  addmm.args = {Value(Tensor::from_values<float>({-1, 3}, {2})), Value(a), Value(b)};
+  addmm.kwargs = {{"beta", Value(0.5)}, {"alpha", Value(-2.0)}};
+  near(magnitude("Torch.addmm", addmm),
+       {0.5 * 1 + 2 * r0 * c0, 0.5 * 3 + 2 * r0 * c1, 0.5 * 1 + 2 * r1 * c0, 0.5 * 3 + 2 * r1 * c1});
+  // A bias per row [M, 1] under aten's name and argument name (self).
+  ApiCall aten;
+  aten.args = {Value(Tensor::from_values<float>({4, -7}, {2, 1})), Value(a), Value(b)};
+  near(magnitude("Aten.addmm.default", aten), {4 + r0 * c0, 4 + r0 * c1, 7 + r1 * c0, 7 + r1 * c1});
+  // beta = 0: the added term is ignored, NaN included.
+  ApiCall ignored = aten;
+  ignored.args[0] = Value(Tensor::from_values<float>({std::nanf(""), 1}, {2, 1}));
+  ignored.kwargs = {{"beta", Value(0.0)}};
+  near(magnitude("Torch.addmm", ignored), {r0 * c0, r0 * c1, r1 * c0, r1 * c1});
+  // baddbmm: batch 0 is (a, b), batch 1 is (b, a) (rows of b: sqrt 61, sqrt 113; columns of a: sqrt 10,
+  // sqrt 20), plus a scalar input 0.25.
+  ApiCall baddbmm;
+  std::vector<float> ab{1, -2, 3, -4, -5, 6, 7, -8}, ba{-5, 6, 7, -8, 1, -2, 3, -4};
+  baddbmm.args = {Value(Tensor::from_values<float>({0.25f}, {})),
+                  Value(Tensor::from_values<float>(ab, {2, 2, 2})),
+                  Value(Tensor::from_values<float>(ba, {2, 2, 2}))};
+  const double s61 = std::sqrt(61.0), s113 = std::sqrt(113.0), s10 = std::sqrt(10.0), s20 = std::sqrt(20.0);
+  near(magnitude("Torch.baddbmm", baddbmm),
+       {0.25 + r0 * c0, 0.25 + r0 * c1, 0.25 + r1 * c0, 0.25 + r1 * c1, 0.25 + s61 * s10, 0.25 + s61 * s20,
+        0.25 + s113 * s10, 0.25 + s113 * s20});
+  // Every element bounds the exact sum on absolute values (the registry's bench on |inputs|).
+  const std::vector<double> exact =
+      reg.run_forward(
+             Framework::PyTorch, "Torch.baddbmm",
+             [&] {
+               ApiCall abs_call = baddbmm;
+               abs_call.args[1] = Value(Tensor::from_values<float>({1, 2, 3, 4, 5, 6, 7, 8}, {2, 2, 2}));
+               abs_call.args[2] = Value(Tensor::from_values<float>({5, 6, 7, 8, 1, 2, 3, 4}, {2, 2, 2}));
+               return abs_call;
+             }(),
+             RunnerRole::Bench)
+          .outputs.at(0)
+          .tensor()
+          .to_doubles();
+  const std::vector<double> bound = magnitude("Torch.baddbmm", baddbmm);
+  for (std::size_t i = 0; i < exact.size(); ++i) EXPECT_GE(bound[i], exact[i]) << i;
+  // A bias that does not broadcast to the output falls back to the bench on absolute values.
+  ApiCall odd = aten;
+  odd.args[0] = Value(Tensor::from_values<float>({1, 2, 3}, {3}));
+  EXPECT_ANY_THROW(error_bound_magnitude(reg, Framework::PyTorch, "Torch.addmm", odd));
+}
+
 // A float64 output's bench carries an error of the device's size, so its accumulation term is doubled:
 // exp in float64 has c = 8, K = 1, u = u_out = u_acc = 2^-53, and its bound at b = 1.5 is
 // (1 + 2^-10) (u + 2 (8 u + u / (1 - u))) 1.5 + 2^-1074 = 28.53 u. Float64's ulp at 1.5 is 2^-52 = 2 u:

@@ -255,5 +255,44 @@ TEST(PairMetrics, PartsParseFromTheCommandLineList) {
   }
 }
 
+// When the probe profile's error bound (D14) judges a pair, and why not: mm is in the gemm family, which
+// accumulates and so needs both the magnitude bench and the accumulation length; einsum has no bound; an
+// empty API is an element-wise function, which needs neither; the msprobe profile never uses D14.
+TEST(PairMetrics, ErrorBoundChoiceSaysWhyNot) {
+  const Tensor m32 = Tensor::from_values<float>({2.0f, 0.5f}, Shape{2});
+  const std::string tail = " (D14): run_ut's rule judged";
+  {
+    const PairErrorBoundChoice c = choose_pair_error_bound("Torch.mm.0.forward", Profile::MsProbe, &m32, 2);
+    EXPECT_FALSE(c.bound.has_value());
+    EXPECT_EQ(c.why_not, "");
+  }
+  EXPECT_EQ(choose_pair_error_bound("Torch.einsum", Profile::Probe, &m32, 2).why_not,
+            "no error bound for Torch.einsum" + tail);
+  EXPECT_EQ(choose_pair_error_bound("Torch.mm", Profile::Probe, nullptr, 0).why_not,
+            "the error bound of Torch.mm (gemm family) needs magnitude and accumulation" + tail);
+  EXPECT_EQ(choose_pair_error_bound("Torch.mm", Profile::Probe, &m32, 0).why_not,
+            "the error bound of Torch.mm (gemm family) needs accumulation" + tail);
+  EXPECT_EQ(choose_pair_error_bound("Torch.mm", Profile::Probe, nullptr, 3).why_not,
+            "the error bound of Torch.mm (gemm family) needs magnitude" + tail);
+  {
+    const PairErrorBoundChoice c = choose_pair_error_bound("Torch.mm", Profile::Probe, &m32, 3, 7);
+    ASSERT_TRUE(c.bound.has_value());
+    EXPECT_EQ(c.why_not, "");
+    EXPECT_EQ(c.bound->api, "Torch.mm");
+    EXPECT_EQ(c.bound->options.rule, JudgeRule::ErrorBound);
+    EXPECT_EQ(c.bound->options.accumulation, 3);
+    EXPECT_EQ(c.bound->options.worst_count, 7u);
+    ASSERT_TRUE(c.bound->options.magnitude.has_value());
+    EXPECT_EQ(c.bound->options.magnitude->dtype(), DType::Float64);
+    EXPECT_EQ(c.bound->options.magnitude->to_doubles(), (std::vector<double>{2.0, 0.5}));
+  }
+  {
+    const PairErrorBoundChoice c = choose_pair_error_bound("", Profile::Probe, nullptr, 0);
+    ASSERT_TRUE(c.bound.has_value());
+    EXPECT_EQ(c.bound->api, "elementwise");
+    EXPECT_FALSE(c.bound->options.magnitude.has_value());
+  }
+}
+
 }  // namespace
 }  // namespace probe

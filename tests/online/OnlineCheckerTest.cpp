@@ -28,6 +28,7 @@
 #include "probe/output_compare.h"
 #include "probe/run_ut.h"
 #include "probe/tensor_file.h"
+#include "runners/LazyBlas.h"
 
 namespace fs = std::filesystem;
 using namespace probe;
@@ -488,6 +489,30 @@ TEST(OnlineChecker, ErrorBoundJudgesAGemmByItsMagnitudeAndK) {
   EXPECT_EQ(within[status], to_string(Status::Pass)) << within[message];
   EXPECT_NE(within[message].find("gemm family, K=256"), std::string::npos) << within[message];
   EXPECT_EQ(beyond[status], to_string(Status::Warning)) << beyond[message];
+}
+
+// The checker's bench runs inside the program it checks: its GEMMs use the single-threaded BLAS on the
+// worker (runners::SerialBlasScope), never the threaded one the program's own GEMMs share.
+TEST(OnlineChecker, WorkersMultiplyWithTheSingleThreadedBlas) {
+  RunnerRegistry r = RunnerRegistry::with_builtins();
+  std::atomic<runners::DgemmFn> seen{nullptr};
+  Runner probe_blas;
+  probe_blas.schema = "which_blas(Tensor self) -> Tensor";
+  probe_blas.forward = [&seen](const BoundArgs& args) {
+    seen = runners::thread_dgemm();
+    const Tensor& t = args["self"].tensor();
+    return ApiResult{{Value(t.to(DType::Float64))}, {t.dtype()}};
+  };
+  r.add(Framework::PyTorch, "Test.which_blas", probe_blas, RunnerRole::Bench, RunnerRegistry::ApiKey::New);
+  TempDir dir;
+  OnlineChecker oc(options(dir.path().string()), std::move(r));
+  const Tensor x = Tensor::from_values<float>({1, 2}, {2});
+  ASSERT_TRUE(oc.check("Test.which_blas", {{Value(x)}, {}}, {Value(x)}));
+  oc.flush();
+  const runners::DgemmFn serial =
+      runners::openblas_serial_dgemm() ? runners::openblas_serial_dgemm() : runners::openblas_dgemm();
+  EXPECT_EQ(seen.load(), serial);
+  EXPECT_EQ(runners::thread_dgemm(), runners::openblas_dgemm());  // the caller's thread is untouched
 }
 
 TEST(OnlineChecker, RejectsBadOptions) {

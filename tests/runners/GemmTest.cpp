@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <cstdlib>
+#include <thread>
 #include <vector>
 
 #include "common/RunCli.h"
@@ -66,7 +67,43 @@ TEST(Gemm, EmptyInnerDimensionGivesZerosOrLeavesTheSum) {
 #if PROBE_EXPECT_OPENBLAS
 // Built with OpenBLAS, the GEMM must really reach it: a wrong SONAME would fall back to Eigen unnoticed.
 TEST(Gemm, TheOpenBlasOfTheBuildIsLoadedOnFirstUse) { EXPECT_NE(openblas_dgemm(), nullptr); }
+
+// The single-threaded build (tools/bootstrap.sh installs it) is a library of its own: not the threaded one
+// under another name.
+TEST(Gemm, TheSingleThreadedOpenBlasIsLoadedApart) {
+  ASSERT_NE(openblas_serial_dgemm(), nullptr);
+  EXPECT_NE(openblas_serial_dgemm(), openblas_dgemm());
+}
 #endif
+
+// A SerialBlasScope switches this thread's GEMMs to the single-threaded build, nests, and leaves other
+// threads alone; the products are the same.
+TEST(Gemm, SerialScopeSwitchesOnlyThisThread) {
+  const DgemmFn threaded = openblas_dgemm();
+  const DgemmFn serial = openblas_serial_dgemm() ? openblas_serial_dgemm() : threaded;
+  EXPECT_EQ(thread_dgemm(), threaded);
+  {
+    const SerialBlasScope outer;
+    EXPECT_EQ(thread_dgemm(), serial);
+    {
+      const SerialBlasScope inner;
+      EXPECT_EQ(thread_dgemm(), serial);
+    }
+    EXPECT_EQ(thread_dgemm(), serial);
+    DgemmFn other = nullptr;
+    std::thread([&] { other = thread_dgemm(); }).join();
+    EXPECT_EQ(other, threaded);
+    const std::int64_t m = 37, k = 65, n = 19;
+    const auto a = ints(static_cast<std::size_t>(m * k), 1), b = ints(static_cast<std::size_t>(k * n), 2);
+    for (bool ta : {false, true})
+      for (bool tb : {false, true}) {
+        std::vector<double> c(static_cast<std::size_t>(m * n), 0.0);
+        gemm(a.data(), b.data(), c.data(), m, k, n, ta, tb, false);
+        EXPECT_EQ(c, reference(a, b, std::vector<double>(c.size(), 0.0), m, k, n, ta, tb, false));
+      }
+  }
+  EXPECT_EQ(thread_dgemm(), threaded);
+}
 
 // OpenBLAS is loaded on the first GEMM, never at process start (its constructor costs every command
 // milliseconds): glibc's loader names each library it maps under LD_DEBUG=libs.

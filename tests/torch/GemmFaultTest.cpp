@@ -38,7 +38,22 @@ at::Tensor tile_bug_mm(const at::Tensor& a, const at::Tensor& b) {
   return out;
 }
 
-TORCH_LIBRARY_IMPL(aten, CPU, m) { m.impl("mm", tile_bug_mm); }
+// aten::addmm (the linears' forward: bias + input W^T) with the same bug while g_fault_addmm is set.
+std::atomic<bool> g_fault_addmm{false};
+at::Tensor tile_bug_addmm(const at::Tensor& self, const at::Tensor& a, const at::Tensor& b,
+                          const at::Scalar& beta, const at::Scalar& alpha) {
+  at::Tensor out = at::cpu::addmm(self, a, b, beta, alpha);
+  if (g_fault_addmm && a.size(1) > 32 && out.size(1) > 0) {
+    out.select(1, out.size(1) - 1).mul_(1.02);
+    ++g_faulty_calls;
+  }
+  return out;
+}
+
+TORCH_LIBRARY_IMPL(aten, CPU, m) {
+  m.impl("mm", tile_bug_mm);
+  m.impl("addmm", tile_bug_addmm);
+}
 
 struct Block : torch::nn::Module {
   torch::nn::Linear q{nullptr}, k{nullptr}, v{nullptr}, o{nullptr}, up{nullptr}, down{nullptr}, head{nullptr};
@@ -172,6 +187,45 @@ TEST(GemmFault, EveryFaultyMmIsFlaggedAndNothingElseForwardOrBackward) {
     std::cout << name << ": flagged GEMM ops " << gemms << " of " << injected << " faulty, other ops flagged "
               << others << ", clean ops flagged " << c.failed << " of " << c.passed + c.failed << "\n";
   }
+}
+
+// DECISIONS D25: addmm's magnitude is the Cauchy-Schwarz product of row and column norms plus |beta| |input|,
+// a looser bound than the bench on absolute values. LibTorch's linear on a 2-D input is one addmm (on a 3-D
+// one it is mm, above); the same 2% tile bug in addmm is flagged in every faulty call and the clean calls
+// pass, in float32 and bfloat16, with and without beta/alpha and with a bias per row or per column.
+TEST(GemmFault, EveryFaultyAddmmIsFlaggedAndCleanOnesPass) {
+  ScratchDir dir("probe-addmm-fault");
+  for (const torch::Dtype dtype : {torch::kFloat, torch::kBFloat16})
+    for (const bool fault : {false, true}) {
+      const std::string tag = std::string(dtype == torch::kFloat ? "f32" : "bf16") + (fault ? "_fault" : "");
+      probe::OnlineCheckerOptions o;
+      o.dump_path = dir.path().string();
+      o.tag = tag;
+      o.timestamp = "20260101120000123";
+      probe::OnlineChecker checker(o);
+      torch::manual_seed(25);
+      g_faulty_calls = 0;
+      g_fault_addmm = fault;
+      int calls = 0;
+      {
+        probe::torch::CheckScope scope(checker);
+        for (int i = 0; i < 4; ++i) {
+          const torch::Tensor x = torch::randn({64, 96}).to(dtype), w = torch::randn({80, 96}).to(dtype);
+          const torch::Tensor col_bias = torch::randn({80}).to(dtype),
+                              row_bias = torch::randn({64, 1}).to(dtype);
+          torch::nn::functional::linear(x, w, col_bias);
+          torch::addmm(row_bias, x, w.t(), /*beta=*/0.5, /*alpha=*/-2);
+          calls += 2;
+        }
+      }
+      g_fault_addmm = false;
+      checker.flush();
+      const auto s = checker.summary();
+      EXPECT_EQ(g_faulty_calls, fault ? calls : 0) << tag;
+      EXPECT_EQ(s.failed, fault ? static_cast<std::size_t>(calls) : 0u) << tag;
+      EXPECT_EQ(s.passed, fault ? 0u : static_cast<std::size_t>(calls)) << tag;
+      std::cout << "D25 " << tag << ": addmm calls " << calls << ", flagged " << s.failed << "\n";
+    }
 }
 
 // A clean bfloat16 run of the same block: D14 is quiet except where a CPU kernel is measurably worse than
