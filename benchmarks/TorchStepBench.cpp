@@ -11,6 +11,7 @@
 #include <benchmark/benchmark.h>
 #include <dlfcn.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <torch/torch.h>
 #include <unistd.h>
@@ -25,6 +26,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "probe/dump.h"
@@ -142,9 +144,11 @@ BENCHMARK(BM_TrainStep)
 //   BM_TransformerStep/mode:2, 3   scope + in-process OnlineChecker with 1, 2 workers
 //   BM_TransformerStep/mode:4, 5   the same with checker.flush() at the end of every step
 //   BM_TransformerStep/mode:6      scope + Client streaming to a server in a child process pinned to CPU 1
-//                                  (the training thread pinned to CPU 0, the client's I/O thread free)
-//   BM_TransformerStep/mode:7      the same with ClientOptions::encode_on_io_thread (one copy on the
-//                                  training thread, the record encoded on the client's I/O thread)
+//                                  (the training thread pinned to CPU 0, the client's I/O thread free),
+//                                  encode_on_io_thread off: each record encoded on the training thread
+//   BM_TransformerStep/mode:7      the same with ClientOptions::encode_on_io_thread (the default: the op's
+//                                  tensors lent to the client, read and encoded on its I/O thread)
+//   BM_TransformerStep/mode:8      mode 7 over mutual TLS (certificates made by the openssl command)
 //   BM_TransformerFloor            what the float64 bench of every checked op must cost (see floor()).
 // Modes run one after the other (not interleaved); `train_cpu_ms` is the training thread's CPU time per
 // step, which excludes waiting (a full queue) and so is the scope's and the client's own cost on that
@@ -194,6 +198,13 @@ double thread_cpu_s() {
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
+// The calling thread's context switches so far: voluntary (it slept, e.g. on a full queue) + involuntary.
+std::pair<long, long> thread_switches() {
+  rusage u{};
+  ::getrusage(RUSAGE_THREAD, &u);
+  return {u.ru_nvcsw, u.ru_nivcsw};
+}
+
 double process_cpu_s() {
   timespec ts{};
   ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
@@ -240,6 +251,7 @@ struct ServeReport {
     o.producers = 1;
     o.stream.run_ut.out_dir = out_dir ? out_dir : ".";
     o.stream.run_ut.threads = 1;
+    if (const char* tls = std::getenv("PROBE_TORCHSTEPBENCH_TLS")) o.tls_dir = tls;
     probe::online::Server server(o);
     const std::uint16_t p = server.port();
     if (::write(fd, &p, sizeof(p)) != sizeof(p)) ::_exit(3);
@@ -264,7 +276,7 @@ struct ChildServer {
   int from_child = -1;
   std::uint16_t port = 0;
 
-  explicit ChildServer(const fs::path& out_dir) {
+  explicit ChildServer(const fs::path& out_dir, const std::string& tls_dir = {}) {
     int fds[2];
     if (::pipe(fds) != 0) throw std::runtime_error("pipe failed");
     pid = ::fork();
@@ -273,6 +285,7 @@ struct ChildServer {
       pin_this_thread(1);
       ::setenv("PROBE_TORCHSTEPBENCH_SERVE", std::to_string(fds[1]).c_str(), 1);
       ::setenv("PROBE_TORCHSTEPBENCH_OUT", out_dir.c_str(), 1);
+      if (!tls_dir.empty()) ::setenv("PROBE_TORCHSTEPBENCH_TLS", tls_dir.c_str(), 1);
       ::execl("/proc/self/exe", "probe_torchstepbench", static_cast<char*>(nullptr));
       ::_exit(4);
     }
@@ -290,11 +303,37 @@ struct ChildServer {
   }
 };
 
+// Mutual-TLS directories for a server and a client on 127.0.0.1 (tls_path's layout), made by the openssl
+// command as README's "Mutual TLS" shows: dir/server and dir/client.
+void make_tls_dirs(const fs::path& dir) {
+  fs::create_directories(dir / "server");
+  fs::create_directories(dir / "client");
+  const std::string d = dir.string();
+  const std::string req = "openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -noenc ";
+  const std::string sign =
+      "openssl x509 -req -CA " + d + "/ca.crt -CAkey " + d + "/ca.key -CAcreateserial -days 2 ";
+  const std::string cmd =
+      "set -e; cd " + d +
+      "; openssl req -x509 -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -noenc " +
+      "-keyout ca.key -out ca.crt -days 2 -subj /CN=bench-ca 2>/dev/null; " + req +
+      "-keyout server/server.key -out server.csr -subj /CN=bench-server 2>/dev/null; " + sign +
+      "-in server.csr -out server/server.crt -extfile <(printf "
+      "'subjectAltName=IP:127.0.0.1\\nextendedKeyUsage="
+      "serverAuth') 2>/dev/null; " +
+      req + "-keyout client/client.key -out client.csr -subj /CN=bench-client 2>/dev/null; " + sign +
+      "-in client.csr -out client/client.crt -extfile <(printf 'extendedKeyUsage=clientAuth') 2>/dev/null; " +
+      "cp ca.crt server/; cp ca.crt client/";
+  const std::string shell = "bash -c \"" + cmd + "\"";
+  if (std::system(shell.c_str()) != 0) throw std::runtime_error("openssl could not make the certificates");
+}
+
 void BM_TransformerStep(benchmark::State& state) {
   const int mode = static_cast<int>(state.range(0));
   const fs::path dir = scratch_dir("block");
+  const bool tls = mode == 8;
+  if (tls) make_tls_dirs(dir / "tls");
   std::optional<ChildServer> server;
-  if (mode >= 6) server.emplace(dir / "server");
+  if (mode >= 6) server.emplace(dir / "server", tls ? (dir / "tls" / "server").string() : std::string());
   Block block;
   block.run();  // warm up LibTorch's allocator and kernels
   std::optional<probe::OnlineChecker> checker;
@@ -310,7 +349,12 @@ void BM_TransformerStep(benchmark::State& state) {
   if (server) {
     probe::online::ClientOptions co;
     co.port = server->port;
-    co.encode_on_io_thread = mode == 7;
+    co.encode_on_io_thread = mode >= 7;
+    if (tls) co.tls_dir = (dir / "tls" / "client").string();
+    // PROBE_BENCH_IO_CPU=1: the client's I/O thread (which inherits the creating thread's CPUs) on CPU 1
+    // with the server, so that nothing of the client's but the scope runs on the training thread's core.
+    const char* io_cpu = std::getenv("PROBE_BENCH_IO_CPU");
+    if (io_cpu != nullptr) pin_this_thread(std::atoi(io_cpu));
     client.emplace(co);
     so.client = &*client;
     pin_this_thread(0);
@@ -318,24 +362,37 @@ void BM_TransformerStep(benchmark::State& state) {
   const bool flush_each_step = mode == 4 || mode == 5;
   double cpu = 0, all_cpu = 0;
   std::size_t steps = 0;
+  long sleeps = 0, preempted = 0;
   std::optional<probe::torch::CheckScope> scope;
   if (mode >= 1) scope.emplace(so);
   if (scope) block.run();  // one checked step before timing: the steady state (warm queues and buffers)
   for (auto _ : state) {
     const double c0 = thread_cpu_s(), p0 = process_cpu_s();
+    const auto s0 = thread_switches();
     block.run();
     if (flush_each_step) checker->flush();
     cpu += thread_cpu_s() - c0;
     all_cpu += process_cpu_s() - p0;
+    const auto s1 = thread_switches();
+    sleeps += s1.first - s0.first;
+    preempted += s1.second - s0.second;
     ++steps;
   }
   state.counters["train_cpu_ms"] = 1e3 * cpu / static_cast<double>(steps);
   // Every thread of this process (the checker's workers and OpenBLAS's threads included) per step: with
   // the training thread's share taken off, what checking costs in CPU, whatever the neighbours do.
   state.counters["process_cpu_ms"] = 1e3 * all_cpu / static_cast<double>(steps);
+  // Per step: times the training thread slept (a full queue, a lock) and was preempted.
+  state.counters["sleeps"] = static_cast<double>(sleeps) / static_cast<double>(steps);
+  state.counters["preempted"] = static_cast<double>(preempted) / static_cast<double>(steps);
   if (scope) {
     const auto s = scope->summary();
     state.counters["checked_per_step"] = static_cast<double>(s.checked) / static_cast<double>(steps + 1);
+    if (client) {
+      state.counters["lent_per_step"] = static_cast<double>(s.lent) / static_cast<double>(steps + 1);
+      state.counters["cow_per_step"] =
+          static_cast<double>(s.copied_before_write) / static_cast<double>(steps + 1);
+    }
     scope.reset();
   }
   if (checker) {
@@ -361,10 +418,84 @@ BENCHMARK(BM_TransformerStep)
 // Streaming: a step waits for a server that checks ~30 ops/s, so a fixed number of steps.
 BENCHMARK(BM_TransformerStep)
     ->ArgNames({"mode"})
-    ->DenseRange(6, 7)
+    ->DenseRange(6, 8)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->Iterations(4);
+
+// Interleaved A/B for streaming: every iteration runs one step without a scope (A) and one inside a fresh
+// scope streaming every op through the client (B, a scope per step as a training loop has, so B includes
+// the copies the scope takes at its end of what the client has not read yet), the training thread on CPU 0
+// and the server in a child process on CPU 1. a_cpu_ms, b_cpu_ms: medians of the training thread's CPU time
+// per step; both run while the client's I/O thread and the server work through earlier records, so the
+// difference is what the scope and the client cost the training thread. variant 0: plaintext, 1: TLS.
+// PROBE_BENCH_SEND_QUEUE=N sets ClientOptions::send_queue (default 20): a longer queue blocks the training
+// thread less often but the scope's end then copies more of what the slower server has not read.
+void BM_TransformerStreamAB(benchmark::State& state) {
+  const bool tls = state.range(0) == 1;
+  const fs::path dir = scratch_dir("stream-ab");
+  if (tls) make_tls_dirs(dir / "tls");
+  ChildServer server(dir / "server", tls ? (dir / "tls" / "server").string() : std::string());
+  Block block;
+  block.run();
+  probe::online::ClientOptions co;
+  co.port = server.port;
+  if (tls) co.tls_dir = (dir / "tls" / "client").string();
+  if (const char* q = std::getenv("PROBE_BENCH_SEND_QUEUE")) co.send_queue = std::stoul(q);
+  const char* io_cpu = std::getenv("PROBE_BENCH_IO_CPU");
+  if (io_cpu != nullptr) pin_this_thread(std::atoi(io_cpu));
+  std::optional<probe::online::Client> client(std::in_place, co);
+  pin_this_thread(0);
+  probe::torch::CheckScopeOptions so;
+  so.client = &*client;
+  std::vector<double> a, b;
+  std::size_t lent = 0, cow = 0, at_end = 0;
+  double end_copy_s = 0;
+  std::uint64_t step = 0;
+  for (auto _ : state) {
+    double c0 = thread_cpu_s();
+    block.run();
+    a.push_back(thread_cpu_s() - c0);
+    c0 = thread_cpu_s();
+    {
+      so.step = step++;
+      probe::torch::CheckScope scope(so);
+      block.run();
+      const double e0 = thread_cpu_s();
+      at_end += scope.preserve_lent();
+      end_copy_s += thread_cpu_s() - e0;
+      const auto s = scope.summary();
+      lent += s.lent;
+      cow += s.copied_before_write;
+    }
+    b.push_back(thread_cpu_s() - c0);
+  }
+  const auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[v.size() / 2];
+  };
+  const double n = static_cast<double>(std::max<std::size_t>(a.size(), 1));
+  state.counters["a_cpu_ms"] = 1e3 * median(a);
+  state.counters["b_cpu_ms"] = 1e3 * median(b);
+  state.counters["b_over_a"] = median(b) / std::max(median(a), 1e-12);
+  state.counters["lent_per_step"] = static_cast<double>(lent) / n;
+  state.counters["cow_per_step"] = static_cast<double>(cow) / n;
+  state.counters["copied_at_end_per_step"] = static_cast<double>(at_end) / n;
+  state.counters["end_copy_cpu_ms"] = 1e3 * end_copy_s / n;
+  client->close(std::chrono::minutes(10));
+  client.reset();
+  pin_this_thread(-1);
+  const ServeReport r = server.wait();
+  state.counters["server_ops_per_s"] = static_cast<double>(r.messages) / std::max(r.seconds, 1e-9);
+  if (r.errors != 0) state.SkipWithError("the server flagged an op: the model must be clean");
+  fs::remove_all(dir);
+}
+BENCHMARK(BM_TransformerStreamAB)
+    ->ArgNames({"tls"})
+    ->DenseRange(0, 1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(7);
 
 // This machine's rates, best of 5 runs of about 0.1 s each (the floor is a lower bound: the best rate).
 struct Rates {

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -54,11 +55,65 @@ struct PROBE_API ClientOptions {
   /// run only (its files keep the run id, and `--resume` refuses another). "" = process_run_id(); a job
   /// whose ranks or restarts must count as one run passes its own (valid_run_id(), else InvalidArgument).
   std::string run_id;
-  /// send() takes one copy of the call's tensors and returns; the record's statistics, frame and checksum are
-  /// computed on the client's I/O thread, off the caller's (a training step's) path. A call that cannot be
-  /// encoded is then not thrown from send() but counted in stats().dropped, with stats().drop_reason.
+  /// On (the default): send() only queues the call; the record's statistics, frame and checksum are computed
+  /// on the client's I/O thread, off the caller's (a training step's) path. send() copies each tensor once
+  /// (the caller may overwrite it after send() returns), except a tensor over a LentStorage, which is read
+  /// in place when the record is encoded (no copy on the caller's thread at all). A call found not encodable
+  /// there is not thrown from send() but counted in stats().dropped with stats().drop_reason: the default
+  /// changed so, because encoding every call on the caller's thread cost a training step several times its
+  /// own time (README, "Checking while training"). Off: send() encodes on the caller's thread and throws
+  /// InvalidArgument for a call it cannot encode (the contract before; lent tensors are then read at once).
   /// Ignored in shared-directory mode (no I/O thread: encoded on the caller's thread).
-  bool encode_on_io_thread = false;
+  bool encode_on_io_thread = true;
+};
+
+/// Memory a caller lends to send() instead of having it copied (ClientOptions::encode_on_io_thread): the
+/// client reads it on its I/O thread when it encodes the record, and its owner calls preserve() before
+/// changing it. Until then the owner keeps the memory alive; the memory held so is bounded by the client's
+/// send_queue (records queued and not yet encoded; a record leaves the queue encoded, which lets its lent
+/// memory go). A subclass says where the bytes are and how to tell that they changed behind the owner's
+/// back (probe::torch's tensors: the tensor's version counter); a record with changed bytes is dropped and
+/// counted (ClientStats::changed), never sent. A tensor over a LentStorage is for send() only.
+class PROBE_API LentStorage : public Storage {
+ public:
+  ~LentStorage() override;
+  LentStorage(const LentStorage&) = delete;
+  LentStorage& operator=(const LentStorage&) = delete;
+  /// The lent bytes (contiguous lent memory) or the storage's own copy of them.
+  std::byte* data() noexcept override;
+  std::size_t size() const noexcept override { return size_; }
+
+  /// Owner side, before the lent bytes change: when the client has not read them yet, copies them into
+  /// memory of the record's own (waiting while the client is reading them) and returns true; false when
+  /// the client no longer needs them, or when they changed already (the record is then dropped).
+  bool preserve();
+  /// Whether the client no longer needs the lent memory (read, preserved, or its record dropped).
+  bool settled() const;
+
+  /// Client side, around reading the bytes to encode a record: begin_read() locks the storage (it stays
+  /// locked until end_read(), also when it returns false) and returns false when the lent bytes changed
+  /// since lending; end_read() lets the owner's memory go and unlocks.
+  bool begin_read();
+  void end_read() noexcept;
+
+ protected:
+  /// `size` bytes, at `contiguous` when the lent memory holds them contiguously (read in place), else
+  /// nullptr (copy_lent() gathers them, on the reading thread).
+  LentStorage(std::size_t size, const std::byte* contiguous);
+  /// A contiguous copy of the lent bytes (`size` bytes from its data()).
+  virtual std::shared_ptr<Storage> copy_lent() const = 0;
+  /// False when the lent memory changed since lending.
+  virtual bool lent_unchanged() const noexcept { return true; }
+  /// Lets go of the lent memory (called once, under the lock, when no one needs it any more).
+  virtual void release_lent() noexcept = 0;
+
+ private:
+  mutable std::mutex m_;
+  std::size_t size_;
+  const std::byte* lent_;
+  std::shared_ptr<Storage> copy_;
+  bool settled_ = false;
+  bool changed_ = false;  // preserve() found the lent bytes changed already
 };
 
 /// A run id generated once per process (32 random hex digits): ClientOptions::run_id's default.
@@ -84,8 +139,10 @@ struct PROBE_API ClientStats {
   std::size_t busy = 0;     ///< BUSY_ answers
   std::size_t dropped = 0;  ///< given up after max_resends ERRORs, or (encode_on_io_thread) not encodable
   std::string drop_reason;  ///< encode_on_io_thread: why the first call that could not be encoded was not
-  bool stopped = false;     ///< the server answered STOP_ with OVER_
-  bool killed = false;      ///< the server sent KILL_ (the run ended)
+  /// Of dropped: records whose lent memory (LentStorage) changed before they were encoded (never sent).
+  std::size_t changed = 0;
+  bool stopped = false;  ///< the server answered STOP_ with OVER_
+  bool killed = false;   ///< the server sent KILL_ (the run ended)
 };
 
 /// One connection to a server. send() may be called from any thread; records are numbered in call order.
@@ -102,9 +159,10 @@ class PROBE_API Client {
 
   /// Sends forward API call `api_name` ("Functional.conv2d.0": prefix, name and call index, as in a dump
   /// key without ".forward") with its inputs and the outputs the device produced, tagged with `step` and
-  /// `rank`. Returns once the frame is queued (copies the tensors); blocks while the queue is full, at most
-  /// send_timeout. Throws probe::Error: InvalidArgument for a call that cannot be encoded, Io when the
-  /// connection is lost or the queue stayed full.
+  /// `rank`. Returns once the call is queued (copies the tensors not lent,
+  /// ClientOptions::encode_on_io_thread); blocks while the queue is full, at most send_timeout. Throws
+  /// probe::Error: Io when the connection is lost or the queue stayed full; InvalidArgument for a call that
+  /// cannot be encoded when encode_on_io_thread is off (on: counted in stats().dropped).
   void send(std::string_view api_name, const ApiCall& inputs, const std::vector<Value>& outputs,
             std::uint64_t step, std::uint64_t rank);
   /// send() with the call index appended: `api` ("Aten.mm.default") goes as "{api}.{k}", k counting this

@@ -39,7 +39,14 @@ struct PROBE_API CheckScopeOptions {
   /// Ops are also streamed to a `probe run_ut` server through this client (probe/online_client.h) as
   /// "Aten.{op}.{overload}.{k}", numbered by Client::send_api (not owned; must outlive the scope; may be
   /// shared by scopes on several threads). An op waits while the client's queue is full (at most its
-  /// send_timeout). With ClientOptions::encode_on_io_thread an op costs this thread one copy of its tensors.
+  /// send_timeout). The op's tensors are lent to the client (online::LentStorage), not copied: the client
+  /// reads them in place when it encodes the record on its I/O thread (ClientOptions::encode_on_io_thread,
+  /// the default). Before an op in the scope writes to memory a queued record still reads (in-place ops,
+  /// out= arguments: the schema's alias annotations), that tensor is copied first (copy-on-write); when the
+  /// last scope on the thread ends (or preserve_lent()), whatever is still queued is copied; a tensor changed
+  /// by an op on another thread (also one observed by that thread's scope: the copy-on-write is per thread)
+  /// before the client read it has moved its version counter, and its record is dropped
+  /// (ClientStats::changed), never sent. The memory so held is bounded by the client's send_queue.
   online::Client* client = nullptr;
   /// The training step (a scope per step: set it) and rank, sent with every op to `client` (an unset step as
   /// 0). A set step also leads the names of the checker's rows (`step3.Aten.mm.default.1`).
@@ -102,6 +109,11 @@ struct PROBE_API CheckScopeSummary {
   std::size_t sent = 0;
   std::size_t not_sent = 0;
   std::map<std::string, std::size_t> not_sent_ops;  ///< "Aten.{op}.{overload} (reason)" -> count
+  /// With a client: tensors lent to it; of those, copied because an op of the scope was about to write to
+  /// their memory before the client had read them (copy-on-write), and copied by preserve_lent().
+  std::size_t lent = 0;
+  std::size_t copied_before_write = 0;
+  std::size_t copied_at_release = 0;
   /// The client's first connection error (lost, or its queue full for send_timeout): from then on the scope
   /// sends nothing (training goes on; checker and dump still get every op). Empty: none.
   std::string client_error;
@@ -131,12 +143,17 @@ class PROBE_API CheckScope {
   explicit CheckScope(CheckScopeOptions options);
   /// Shorthand: check every op with `checker`.
   explicit CheckScope(OnlineChecker& checker);
-  /// Stops observing. Does not flush the checker nor close the client (their own flush()/close() do).
+  /// Stops observing; the last scope on the thread copies the tensors lent to a client that it has not read
+  /// yet (preserve_lent()). Does not flush the checker nor close the client (their own flush()/close() do).
   ~CheckScope();
   CheckScope(const CheckScope&) = delete;
   CheckScope& operator=(const CheckScope&) = delete;
 
   CheckScopeSummary summary() const;
+  /// Copies the tensors this thread's scopes lent to a client that it has not read yet, so the program may
+  /// change them where no scope observes it (the last scope's destructor does this too). Returns how many
+  /// (also counted in copied_at_release). Call it on the scope's thread.
+  std::size_t preserve_lent();
 
  private:
   struct Impl;

@@ -1,6 +1,7 @@
-// The online pre-check client (probe/online_client.h). send() encodes on the caller's thread and queues;
-// one I/O thread per client moves messages from the queue into a bounded window, writes them, reads the
-// acknowledgements and resends, so the caller never waits on the network except for room in the queue.
+// The online pre-check client (probe/online_client.h). send() queues the call (by default with its tensors
+// copied, or lent: LentStorage) and one I/O thread per client encodes each record when it moves from the
+// queue into a bounded window, writes it, reads the acknowledgements and resends, so the caller never waits
+// on the network except for room in the queue.
 // With tls_dir the constructor runs the TLS handshake (online/Tls.h) and the I/O thread passes every byte
 // through the session: messages are encrypted on their way to the socket, acknowledgements decrypted.
 #include <arpa/inet.h>
@@ -12,6 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
@@ -105,10 +107,12 @@ std::shared_ptr<Storage> CopyPool::take(std::size_t size) {
   return std::make_shared<PooledStorage>(shared_from_this(), std::move(buffer), capacity, size);
 }
 
-// `v` with every tensor copied into memory of its own (the caller may overwrite its tensors after send()).
+// `v` with every tensor copied into memory of its own (the caller may overwrite its tensors after send()),
+// except tensors over lent memory, which the I/O thread reads in place (LentStorage).
 Value owned_copy(const Value& v, CopyPool& pool) {
   if (v.is_tensor()) {
     const Tensor& t = v.tensor();
+    if (dynamic_cast<const LentStorage*>(t.storage().get()) != nullptr) return v;
     const std::size_t n = static_cast<std::size_t>(t.nbytes());
     std::shared_ptr<Storage> storage = pool.take(n);
     if (n > 0) std::memcpy(storage->data(), t.bytes(), n);
@@ -124,7 +128,104 @@ Value owned_copy(const Value& v, CopyPool& pool) {
   return v;
 }
 
+// The distinct lent storages of a value (a storage may back several of a call's tensors).
+void collect_lent(const Value& v, std::vector<LentStorage*>& out) {
+  if (v.is_tensor()) {
+    if (auto* lent = dynamic_cast<LentStorage*>(v.tensor().storage().get()))
+      if (std::find(out.begin(), out.end(), lent) == out.end()) out.push_back(lent);
+  } else if (v.is_list()) {
+    for (const Value& e : std::get<ValueList>(v.storage()).items) collect_lent(e, out);
+  }
+}
+
+// Reads a call's lent storages for as long as it lives: locked (so their owner's preserve() waits rather
+// than letting the bytes change mid-read), and afterwards let go of.
+class LentReading {
+ public:
+  explicit LentReading(const DeferredCall& c) {
+    for (const Value& v : c.inputs.args) collect_lent(v, lent_);
+    for (const auto& kv : c.inputs.kwargs) collect_lent(kv.second, lent_);
+    for (const Value& v : c.outputs) collect_lent(v, lent_);
+    // In address order: two clients reading records that share a storage never wait on each other in a cycle.
+    std::sort(lent_.begin(), lent_.end());
+    try {
+      for (LentStorage* s : lent_) {
+        const bool same = s->begin_read();  // locked either way
+        ++locked_;
+        if (!same) changed_ = true;
+      }
+    } catch (...) {  // no memory to gather a strided tensor: unlock what is locked
+      for (std::size_t i = 0; i < locked_; ++i) lent_[i]->end_read();
+      throw;
+    }
+  }
+  ~LentReading() {
+    for (std::size_t i = 0; i < locked_; ++i) lent_[i]->end_read();
+  }
+  LentReading(const LentReading&) = delete;
+  LentReading& operator=(const LentReading&) = delete;
+  bool changed() const { return changed_; }
+
+ private:
+  std::vector<LentStorage*> lent_;
+  std::size_t locked_ = 0;
+  bool changed_ = false;
+};
+
 }  // namespace
+
+LentStorage::LentStorage(std::size_t size, const std::byte* contiguous) : size_(size), lent_(contiguous) {}
+
+LentStorage::~LentStorage() = default;
+
+std::byte* LentStorage::data() noexcept {
+  // Writable only in the Storage interface's terms: nothing writes through a lent tensor.
+  return copy_ ? copy_->data() : const_cast<std::byte*>(lent_);
+}
+
+bool LentStorage::preserve() {
+  std::lock_guard lock(m_);
+  if (settled_) return false;
+  // Bytes that already changed are not worth keeping: the record is dropped when the client reads it.
+  if (lent_unchanged())
+    copy_ = copy_lent();
+  else
+    changed_ = true;
+  settled_ = true;
+  lent_ = nullptr;
+  release_lent();
+  return !changed_;
+}
+
+bool LentStorage::settled() const {
+  std::lock_guard lock(m_);
+  return settled_;
+}
+
+bool LentStorage::begin_read() {
+  m_.lock();
+  if (changed_) return false;
+  if (copy_) return true;
+  if (!lent_unchanged()) return false;
+  if (lent_ == nullptr) {
+    try {
+      copy_ = copy_lent();
+    } catch (...) {
+      m_.unlock();
+      throw;
+    }
+  }
+  return true;
+}
+
+void LentStorage::end_read() noexcept {
+  if (!settled_) {
+    settled_ = true;
+    release_lent();
+  }
+  lent_ = nullptr;
+  m_.unlock();
+}
 
 std::vector<std::byte> encode_api_frame(std::string_view api_name, const ApiCall& inputs,
                                         const std::vector<Value>& outputs, Framework framework,
@@ -161,7 +262,10 @@ struct Client::Impl {
   }
 
   mutable std::mutex m;
-  std::condition_variable cv;  // room in the queue, acknowledgements, state changes
+  std::condition_variable cv;  // acknowledgements, state changes (close() waits on it)
+  // send() waits on this one for room in a full queue: notified when the queue is down to half (so a caller
+  // faster than the server sleeps once per send_queue/2 calls, not at every call) or the state changes.
+  std::condition_variable room;
   std::deque<Pending> queue;
   std::map<std::uint64_t, Pending> in_flight;
   std::uint64_t next_seq = 0;
@@ -332,6 +436,7 @@ struct Client::Impl {
   void fail(const std::string& why) {
     if (failure.empty()) failure = why;
     cv.notify_all();
+    room.notify_all();
   }
 
   // The server ended the run (KILL_) while records were still queued or unacknowledged: they are lost.
@@ -360,9 +465,10 @@ struct Client::Impl {
       return;
     }
     const auto deadline = Clock::now() + options.send_timeout;
-    cv.wait_until(lock, deadline, [&] {
-      return !failure.empty() || closing || stats.killed || queue.size() < options.send_queue;
-    });
+    if (queue.size() >= options.send_queue && !is_stop)
+      room.wait_until(lock, deadline, [&] {
+        return !failure.empty() || closing || stats.killed || queue.size() <= options.send_queue / 2;
+      });
     if (!failure.empty()) throw lost();
     if (stats.killed && !is_stop) throw killed_error();
     if (closing && !is_stop) throw Error(ErrorKind::InvalidArgument, "send() after close()", where);
@@ -379,8 +485,11 @@ struct Client::Impl {
       p.bytes = encode_message(p.id, payload, options.wire);
     queue.push_back(std::move(p));
     if (!is_stop) ++stats.sent;
+    // The I/O thread takes queued messages whenever the window has room and it is awake: a message behind
+    // others, or one for a full window (an acknowledgement wakes it), needs no wake-up (a write() a call).
+    const bool needs_wake = is_stop || (queue.size() == 1 && in_flight.size() < options.window);
     lock.unlock();
-    wake();
+    if (needs_wake) wake();
   }
 
   void handle(const Ack& ack) {
@@ -414,6 +523,7 @@ struct Client::Impl {
         break;
       case AckCode::Kill:
         stats.killed = true;
+        room.notify_all();
         break;
     }
     cv.notify_all();
@@ -435,17 +545,26 @@ struct Client::Impl {
           while (!queue.empty() && in_flight.size() < options.window && now >= busy_until) {
             Pending p = std::move(queue.front());
             queue.pop_front();
+            if (queue.size() <= options.send_queue / 2) room.notify_all();
             if (p.deferred) {
               // Encoded here, unlocked: send() goes on queueing meanwhile; close() waits for `encoding`.
               ++encoding;
               lock.unlock();
               std::string error;
+              bool changed = false;
               try {
                 const DeferredCall& c = *p.deferred;
-                p.bytes = encode_message(p.id,
-                                         encode_api_frame(c.api_name, c.inputs, c.outputs, options.framework,
-                                                          options.limits, options.run_id),
-                                         options.wire);
+                const LentReading reading(c);
+                changed = reading.changed();
+                if (changed)
+                  error =
+                      c.api_name + ": memory lent to send() changed before the record was encoded (not sent)";
+                else
+                  p.bytes =
+                      encode_message(p.id,
+                                     encode_api_frame(c.api_name, c.inputs, c.outputs, options.framework,
+                                                      options.limits, options.run_id),
+                                     options.wire);
               } catch (const std::exception& e) {
                 error = std::string(p.deferred->api_name) + ": " + e.what();
               }
@@ -454,6 +573,7 @@ struct Client::Impl {
               --encoding;
               if (!error.empty()) {
                 ++stats.dropped;
+                if (changed) ++stats.changed;
                 if (stats.drop_reason.empty()) stats.drop_reason = error;
                 cv.notify_all();
                 continue;
@@ -628,9 +748,17 @@ void Client::send(std::string_view api_name, const ApiCall& inputs, const std::v
     impl_->enqueue({}, step, rank, false, api_name, std::move(call));
     return;
   }
-  impl_->enqueue(encode_api_frame(api_name, inputs, outputs, impl_->options.framework, impl_->options.limits,
-                                  impl_->options.run_id),
-                 step, rank, false, api_name);
+  std::vector<std::byte> frame;
+  {
+    DeferredCall view{std::string(), inputs, outputs};  // shares the tensors: only to find the lent ones
+    const LentReading reading(view);
+    if (reading.changed())
+      throw Error(ErrorKind::InvalidArgument, "memory lent to send() changed before the record was encoded",
+                  {}, {}, std::string(api_name));
+    frame = encode_api_frame(api_name, inputs, outputs, impl_->options.framework, impl_->options.limits,
+                             impl_->options.run_id);
+  }
+  impl_->enqueue(std::move(frame), step, rank, false, api_name);
 }
 
 std::string Client::send_api(std::string_view api, const ApiCall& inputs, const std::vector<Value>& outputs,
@@ -687,6 +815,7 @@ ClientStats Client::close(std::chrono::milliseconds timeout) {
   }
   if (!s.failure.empty()) throw s.lost();
   s.closing = true;
+  s.room.notify_all();
   // Every API message acknowledged (or dropped) first, so STOP_ is the last thing the server reads.
   if (!s.cv.wait_until(lock, deadline, [&] {
         return !s.failure.empty() || s.stats.killed ||

@@ -98,6 +98,75 @@ void check_viewable(const at::Tensor& t) {
   if (t.numel() > 0 && !t.has_storage()) throw Error(ErrorKind::Unsupported, "tensor has no storage");
 }
 
+// A tensor's memory lent to the scope's client (online::LentStorage): read in place by the client's I/O
+// thread when it encodes the record. It holds the torch storage, not the tensor: a reference to the tensor
+// would make autograd clone a gradient it can otherwise take over (AccumulateGrad counts the tensor's
+// references). The tensor's version counter tells whether an in-place op the scope did not observe (on
+// another thread) changed it before the client read it.
+class TorchLent final : public online::LentStorage {
+ public:
+  TorchLent(const at::Tensor& t, DType dtype, Shape shape, std::vector<std::int64_t> strides)
+      : LentStorage(t.nbytes(), strides.empty() ? static_cast<const std::byte*>(t.data_ptr()) : nullptr),
+        storage_(t.storage()),
+        storage_data_(storage_.data()),
+        base_(static_cast<const std::byte*>(t.data_ptr())),
+        dtype_(dtype),
+        shape_(std::move(shape)),
+        strides_(std::move(strides)),
+        version_(t.unsafeGetTensorImpl()->version_counter()),
+        lent_version_(version_.enabled() ? version_.current_version() : 0) {}
+
+ protected:
+  std::shared_ptr<Storage> copy_lent() const override {
+    const Tensor copy = strides_.empty()
+                            ? io::materialise(DType::UInt8, {static_cast<std::int64_t>(size())}, {1}, base_)
+                            : io::materialise(dtype_, shape_, strides_, base_);
+    return copy.storage();
+  }
+  // A storage resized elsewhere may have new memory (and the old freed): that counts as changed too.
+  bool lent_unchanged() const noexcept override {
+    return storage_.data() == storage_data_ &&
+           (!version_.enabled() || version_.current_version() == lent_version_);
+  }
+  void release_lent() noexcept override {
+    storage_ = c10::Storage();
+    version_ = c10::VariableVersion();
+  }
+
+ private:
+  c10::Storage storage_;
+  const void* storage_data_;
+  const std::byte* base_;
+  DType dtype_;
+  Shape shape_;
+  std::vector<std::int64_t> strides_;  // empty: contiguous
+  c10::VariableVersion version_;
+  std::uint32_t lent_version_;
+};
+
+// A copy the scope already took (a written argument's value before the op) handed to the client as lent
+// memory, so that the client does not copy it again; it never changes.
+class KeptCopy final : public online::LentStorage {
+ public:
+  explicit KeptCopy(const Tensor& copy) : LentStorage(copy.nbytes(), copy.bytes()), copy_(copy) {}
+
+ protected:
+  std::shared_ptr<Storage> copy_lent() const override {
+    return io::materialise(DType::UInt8, {static_cast<std::int64_t>(size())}, {1}, copy_->bytes()).storage();
+  }
+  void release_lent() noexcept override { copy_.reset(); }
+
+ private:
+  std::optional<Tensor> copy_;
+};
+
+Value kept_value(const Value& v) {
+  if (v.is_tensor())
+    return Value(
+        Tensor::from_storage(v.tensor().dtype(), v.tensor().shape(), std::make_shared<KeptCopy>(v.tensor())));
+  return v;
+}
+
 // The torch storage stays alive as long as a probe tensor views it.
 class BorrowedStorage final : public Storage {
  public:
@@ -147,6 +216,8 @@ struct OpInfo {
   std::vector<std::string> arg_names;
   std::vector<bool> kwarg_only, written, scalar_type;
   std::vector<std::optional<c10::IValue>> defaults;
+  std::vector<std::size_t> writes;  // arguments the op writes (schema alias info `!`: in-place, out=), any op
+  std::size_t* checked_count = nullptr;  // its CheckScopeSummary::checked_ops entry, once counted
   // Sampling (DECISIONS D23): on api_list (or no api_list), the hash of probe_name, and the calls seen.
   bool listed = true;
   std::uint64_t name_hash = 0;
@@ -184,6 +255,10 @@ struct Ctx;
 struct ScopeState;
 struct ThreadState {
   std::vector<ScopeState*> scopes;  // innermost last
+  // Tensors lent to clients by this thread's scopes, by the torch storage they read; entries whose record
+  // is gone (encoded or dropped) expire and are pruned when the map has doubled.
+  std::unordered_map<const c10::StorageImpl*, std::vector<std::weak_ptr<TorchLent>>> lent;
+  std::size_t lent_entries = 0, prune_at = 64;
   at::CallbackHandle handle = at::INVALID_CALLBACK_HANDLE;
   int claimed = 0;                 // checked ops running on this thread (their insides are not observed)
   bool in_observer = false;        // set while a callback runs: nothing it causes is observed
@@ -228,6 +303,11 @@ struct ScopeState {
     } else {
       // Other operator libraries keep their namespace visible: "my_ops::scale" -> "Aten.my_ops__scale...".
       info.probe_name = "Aten." + (ns == "aten" || ns.empty() ? bare : ns + "__" + bare) + "." + overload;
+    }
+    if (const auto schema = fn.operator_schema()) {
+      const auto& args = schema->arguments();
+      for (std::size_t i = 0; i < args.size(); ++i)
+        if (args[i].alias_info() != nullptr && args[i].alias_info()->isWrite()) info.writes.push_back(i);
     }
     if (mapped == o.bench_for.end() && (black->count(bare) || black->count(bare + "." + overload)))
       info.what = OpInfo::What::Black;
@@ -384,6 +464,97 @@ OnlineArg to_arg(const c10::IValue& v, bool scalar_type) {
   return to_value(v, scalar_type);
 }
 
+// ---- tensors lent to the client ----
+
+// Drops the registry's expired entries (their records were encoded or dropped).
+void prune_lent(ThreadState& t) {
+  std::size_t live = 0;
+  for (auto it = t.lent.begin(); it != t.lent.end();) {
+    auto& v = it->second;
+    std::erase_if(v, [](const std::weak_ptr<TorchLent>& w) { return w.expired(); });
+    live += v.size();
+    it = v.empty() ? t.lent.erase(it) : std::next(it);
+  }
+  t.lent_entries = live;
+  t.prune_at = std::max<std::size_t>(64, 2 * live);
+}
+
+// A probe tensor reading `t`'s memory in place until the client has encoded it (or the scope copied it).
+Tensor lend(const at::Tensor& t, std::size_t& lent_count) {
+  TensorView v = view_of(t);
+  if (t.numel() == 0) return Tensor::zeros(v.dtype, v.shape);
+  for (std::int64_t st : v.strides)
+    if (st < 0) throw Error(ErrorKind::Unsupported, "negative strides");
+  auto lent = std::make_shared<TorchLent>(t, v.dtype, v.shape, std::move(v.strides));
+  ThreadState& ts = tls;
+  ts.lent[t.storage().unsafeGetStorageImpl()].push_back(lent);
+  if (++ts.lent_entries >= ts.prune_at) prune_lent(ts);
+  ++lent_count;
+  return Tensor::from_storage(v.dtype, std::move(v.shape), std::move(lent));
+}
+
+Value lent_value(const c10::IValue& v, bool scalar_type, std::size_t& lent_count) {
+  if (v.isTensor()) {
+    const at::Tensor& t = v.toTensor();
+    return t.defined() ? Value(lend(t, lent_count)) : Value();
+  }
+  if (v.isList()) {
+    std::vector<Value> items;
+    for (const c10::IValue& e : v.toListRef()) items.push_back(lent_value(e, false, lent_count));
+    return Value(std::move(items));
+  }
+  if (v.isTuple()) {
+    std::vector<Value> items;
+    for (const c10::IValue& e : v.toTupleRef().elements()) items.push_back(lent_value(e, false, lent_count));
+    return Value(std::move(items), true);
+  }
+  return to_value(v, scalar_type);
+}
+
+// Copy-on-write: before an op writes to the memory of `t`, the records still reading it get their own copy.
+void preserve_storage(ThreadState& ts, ScopeState& s, const at::Tensor& t) {
+  if (!t.defined() || !t.has_storage()) return;
+  const auto it = ts.lent.find(t.storage().unsafeGetStorageImpl());
+  if (it == ts.lent.end()) return;
+  std::size_t copied = 0;
+  for (const std::weak_ptr<TorchLent>& w : it->second)
+    if (const auto lent = w.lock())
+      if (lent->preserve()) ++copied;
+  ts.lent_entries -= it->second.size();
+  ts.lent.erase(it);
+  if (copied > 0) {
+    std::lock_guard lock(s.mu);
+    s.sum.copied_before_write += copied;
+  }
+}
+
+void preserve_written(ThreadState& ts, ScopeState& s, const OpInfo& info, const at::RecordFunction& fn) {
+  const auto inputs = fn.inputs();
+  for (const std::size_t i : info.writes) {
+    if (i >= inputs.size()) continue;
+    const c10::IValue& v = inputs[i];
+    if (v.isTensor()) {
+      preserve_storage(ts, s, v.toTensor());
+    } else if (v.isTensorList()) {
+      const c10::List<at::Tensor> list = v.toTensorList();
+      for (std::size_t j = 0; j < list.size(); ++j) preserve_storage(ts, s, list.get(j));
+    }
+  }
+}
+
+// Copies whatever the thread's scopes lent that no client has read yet; returns how many.
+std::size_t preserve_all(ThreadState& ts) {
+  std::size_t copied = 0;
+  for (auto& [storage, lents] : ts.lent)
+    for (const std::weak_ptr<TorchLent>& w : lents)
+      if (const auto lent = w.lock())
+        if (lent->preserve()) ++copied;
+  ts.lent.clear();
+  ts.lent_entries = 0;
+  ts.prune_at = 64;
+  return copied;
+}
+
 // Streams one checked op through the scope's client. Nothing escapes into the dispatcher (RecordFunction
 // would only log a callback's exception, and the training code could not act on it at an aten op anyway):
 // an op the client refuses is counted with the reason; a connection error (Io: closed, reset, or the queue
@@ -427,6 +598,8 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   try {
     found = s.lookup(fn);
     if (found == nullptr) return nullptr;  // a user RECORD_FUNCTION range, not an op
+    // Any op, black-listed or not: it must not change memory a client has yet to read.
+    if (!t.lent.empty() && !found->writes.empty()) preserve_written(t, s, *found, fn);
     // The scope's thread alone reads and writes an OpInfo's call count.
     OpInfo& info = const_cast<OpInfo&>(*found);
     if (info.what == OpInfo::What::Black) {
@@ -468,8 +641,11 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
     ctx->inputs.assign(inputs.begin(), inputs.end());
     ctx->before_write.resize(ctx->inputs.size());
     for (std::size_t i = 0; i < ctx->inputs.size() && i < info.written.size(); ++i)
-      if (info.written[i] && ctx->inputs[i].isTensor() && ctx->inputs[i].toTensor().defined())
-        ctx->before_write[i] = Value(to_probe(ctx->inputs[i].toTensor()).clone());
+      if (info.written[i] && ctx->inputs[i].isTensor() && ctx->inputs[i].toTensor().defined()) {
+        const at::Tensor& w = ctx->inputs[i].toTensor();
+        Tensor p = to_probe(w);  // a strided view comes back as a fresh copy already
+        ctx->before_write[i] = Value(w.is_contiguous() ? p.clone() : std::move(p));
+      }
     ctx->checked = true;
     ctx->backward = in_backward_pass();
     for (Ctx* open : t.open_nobench) open->covered = true;
@@ -599,10 +775,17 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext* raw) {
       return;
     }
     if (s.o.overflow_check && !first_overflow(s, ctx, fn)) return;
-    OnlineCall call;
-    ApiCall dump_call;             // the dump's and the client's values (probe tensors sharing torch memory)
+    OnlineCall call;               // the checker's arguments (views of torch memory)
+    ApiCall dump_call;             // the dump's values (probe tensors sharing torch memory)
+    ApiCall client_call;           // the client's values (torch memory lent until the client reads it)
     DumpRecordContext grad_paths;  // the tensors autograd says require grad, for the dump
-    const bool want_values = s.o.dump != nullptr || s.o.client != nullptr;
+    OnlineChecker* const checker = s.o.checker;
+    DumpWriter* const dump = s.o.dump;
+    const bool to_client = s.o.client != nullptr;
+    // With nothing to hand the op to (a count-only scope whose op has an input the light path refused), the
+    // conversion is still tried: its error is the summary's not-convertible reason.
+    const bool views = checker != nullptr || (!dump && !to_client);
+    std::size_t lent = 0;
     // DECISIONS D8 (LibTorch adapter): arguments left at their schema default are not passed, as Python's
     // dispatch passes them (probe's runners have Python's signatures, where e.g. add's alpha is keyword-only
     // but aten::add.Scalar's is positional): trailing positional ones and keyword-only ones.
@@ -612,43 +795,48 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext* raw) {
     std::size_t positional_end = 0;
     for (std::size_t i = 0; i < ctx.inputs.size(); ++i)
       if (!(i < info.kwarg_only.size() && info.kwarg_only[i]) && !at_default(i)) positional_end = i + 1;
+    const auto add = [](auto& c, bool kw, const std::string& name, auto&& v) {
+      if (kw)
+        c.kwargs.emplace_back(name, std::forward<decltype(v)>(v));
+      else
+        c.args.push_back(std::forward<decltype(v)>(v));
+    };
     for (std::size_t i = 0; i < ctx.inputs.size(); ++i) {
       const bool kw = i < info.kwarg_only.size() && info.kwarg_only[i];
       if ((kw || i >= positional_end) && at_default(i)) continue;
       const bool st = i < info.scalar_type.size() && info.scalar_type[i];
-      OnlineArg arg = ctx.before_write[i] ? OnlineArg(*ctx.before_write[i]) : to_arg(ctx.inputs[i], st);
-      if (want_values) {
-        Value v = ctx.before_write[i] ? *ctx.before_write[i] : to_value(ctx.inputs[i], st);
+      const std::optional<Value>& before = ctx.before_write[i];  // an owned copy: shared by all three
+      if (dump) {
         requires_grad_paths(
             ctx.inputs[i],
             kw ? "kwargs." + info.arg_names[i] : "input." + std::to_string(dump_call.args.size()),
             grad_paths.requires_grad);
-        if (kw)
-          dump_call.kwargs.emplace_back(info.arg_names[i], std::move(v));
-        else
-          dump_call.args.push_back(std::move(v));
+        add(dump_call, kw, info.arg_names[i], before ? *before : to_value(ctx.inputs[i], st));
       }
-      if (kw)
-        call.kwargs.emplace_back(info.arg_names[i], std::move(arg));
-      else
-        call.args.push_back(std::move(arg));
+      if (to_client)
+        add(client_call, kw, info.arg_names[i],
+            before ? kept_value(*before) : lent_value(ctx.inputs[i], st, lent));
+      if (views) add(call, kw, info.arg_names[i], before ? OnlineArg(*before) : to_arg(ctx.inputs[i], st));
     }
     std::vector<OnlineArg> outputs;
-    std::vector<Value> dump_outputs;
+    std::vector<Value> dump_outputs, client_outputs;
     for (const c10::IValue& out : fn.outputs()) {
-      outputs.push_back(to_arg(out, false));
-      if (want_values) {
+      if (views) outputs.push_back(to_arg(out, false));
+      if (dump) {
         requires_grad_paths(out, "output." + std::to_string(dump_outputs.size()), grad_paths.requires_grad);
         dump_outputs.push_back(to_value(out));
       }
+      if (to_client) client_outputs.push_back(lent_value(out, false, lent));
     }
-    if (s.o.checker)
-      s.o.checker->check(info.probe_name, call, outputs, OnlineCallSite{ctx.backward, s.o.step});
-    if (s.o.dump) s.o.dump->api_forward(info.probe_name, dump_call, dump_outputs, grad_paths);
-    if (s.o.client) send_to_client(s, info, dump_call, dump_outputs);
+    if (checker) checker->check(info.probe_name, call, outputs, OnlineCallSite{ctx.backward, s.o.step});
+    if (dump) dump->api_forward(info.probe_name, dump_call, dump_outputs, grad_paths);
+    if (to_client) send_to_client(s, info, client_call, client_outputs);
     std::lock_guard lock(s.mu);
+    s.sum.lent += lent;
     ++s.sum.checked;
-    ++s.sum.checked_ops[info.probe_name];
+    OpInfo& counted = const_cast<OpInfo&>(info);  // the scope's thread alone writes an OpInfo
+    if (counted.checked_count == nullptr) counted.checked_count = &s.sum.checked_ops[info.probe_name];
+    ++*counted.checked_count;
   } catch (const std::exception& e) {
     std::lock_guard lock(s.mu);
     ++s.sum.not_convertible;
@@ -737,6 +925,20 @@ CheckScope::~CheckScope() {
     at::removeCallback(tls.handle);
     tls.handle = at::INVALID_CALLBACK_HANDLE;
   }
+  // Unobserved from here: what the client has not read yet is copied before the program can change it.
+  if (v.empty()) {
+    try {
+      preserve_all(tls);
+    } catch (const std::exception&) {  // no memory for a copy: the client's version check still drops
+    }                                  // a record whose tensor changes before it is read
+  }
+}
+
+std::size_t CheckScope::preserve_lent() {
+  const std::size_t copied = preserve_all(tls);
+  std::lock_guard lock(impl_->mu);
+  impl_->sum.copied_at_release += copied;
+  return copied;
 }
 
 CheckScopeSummary CheckScope::summary() const {
@@ -758,6 +960,10 @@ std::string to_string(const CheckScopeSummary& s) {
            ", not sent: " + std::to_string(s.not_sent) + "\n";
   for (const auto& [name, n] : s.not_sent_ops) out += "  not sent: " + name + " x" + std::to_string(n) + "\n";
   if (!s.client_error.empty()) out += "  client error: " + s.client_error + "\n";
+  if (s.lent > 0)
+    out += "tensors lent to the client: " + std::to_string(s.lent) +
+           ", copied before an op wrote to them: " + std::to_string(s.copied_before_write) +
+           ", copied when released: " + std::to_string(s.copied_at_release) + "\n";
   return out;
 }
 

@@ -952,3 +952,112 @@ TEST(OnlineClient, EncodingOnTheIoThreadSendsWhatTheCallerHadAtSend) {
 }
 
 }  // namespace
+
+namespace {
+
+// Memory a test lends to send() (probe::online::LentStorage): a float buffer the test owns, a version the
+// test moves to say "changed behind the owner's back", and a count of the times the client let it go.
+class TestLent final : public probe::online::LentStorage {
+ public:
+  TestLent(std::vector<float>& values, const int& version)
+      : LentStorage(values.size() * sizeof(float), reinterpret_cast<const std::byte*>(values.data())),
+        values_(values),
+        version_(version),
+        lent_version_(version) {}
+  int released = 0;
+
+ protected:
+  std::shared_ptr<probe::Storage> copy_lent() const override {
+    return probe::Tensor::from_values<float>(values_, probe::Shape{static_cast<std::int64_t>(values_.size())})
+        .storage();
+  }
+  bool lent_unchanged() const noexcept override { return version_ == lent_version_; }
+  void release_lent() noexcept override { ++released; }
+
+ private:
+  const std::vector<float>& values_;
+  const int& version_;
+  int lent_version_;
+};
+
+probe::Tensor lent_tensor(const std::shared_ptr<TestLent>& lent, std::int64_t n) {
+  return probe::Tensor::from_storage(probe::DType::Float32, probe::Shape{n}, lent);
+}
+
+// Lent tensors are read in place when the I/O thread encodes their record (the default). The server is
+// not running yet, so with a window of one every record after the first waits in the queue, unread:
+// a lent pair the owner preserve()s before overwriting it arrives with the values it had at send() (relu
+// passes), and one whose version moved before it was read is dropped and counted, never sent. With
+// encode_on_io_thread off, a changed lent tensor is refused by send() itself.
+TEST(OnlineClient, LentTensorsAreReadWhenEncodedPreservedOnRequestAndDroppedWhenChanged) {
+  EXPECT_TRUE(ClientOptions{}.encode_on_io_thread) << "the default";
+  ScratchDir dir("online");
+  ServerOptions so = server_options((dir.path() / "out").string(), 1);
+  Server server(so);  // listening; run() starts below
+  ClientOptions co = client_options(server.port());
+  co.window = 1;
+  Client client(co);
+  std::vector<std::vector<float>> x(3), y(3);
+  std::vector<int> version(3, 0);
+  std::vector<std::shared_ptr<TestLent>> lx, ly;
+  for (int i = 0; i < 3; ++i) {
+    const float v = static_cast<float>(i) + 1.5f;
+    x[i] = {v, -v, 0.25f * v, -0.5f};
+    y[i] = {v, 0.0f, 0.25f * v, 0.0f};
+    lx.push_back(std::make_shared<TestLent>(x[i], version[i]));
+    ly.push_back(std::make_shared<TestLent>(y[i], version[i]));
+    probe::ApiCall call;
+    call.args.emplace_back(lent_tensor(lx[i], 4));
+    client.send_api("Functional.relu", call, {probe::Value(lent_tensor(ly[i], 4))}, 0, 0);
+  }
+  // Record 1: the owner copies it out, then overwrites its memory.
+  EXPECT_TRUE(lx[1]->preserve());
+  EXPECT_TRUE(ly[1]->preserve());
+  EXPECT_FALSE(lx[1]->preserve()) << "once";
+  std::fill(x[1].begin(), x[1].end(), std::numeric_limits<float>::quiet_NaN());
+  std::fill(y[1].begin(), y[1].end(), std::numeric_limits<float>::infinity());
+  // Record 2: changed where the owner did not see it.
+  ++version[2];
+  y[2][0] = -7.0f;
+  auto served = std::async(std::launch::async, [&server] { return server.run(); });
+  const probe::online::ClientStats stats = client.close(30s);
+  const ServerSummary summary = served.get();
+  EXPECT_EQ(stats.sent, 3u);
+  EXPECT_EQ(stats.acked, 2u);
+  EXPECT_EQ(stats.dropped, 1u);
+  EXPECT_EQ(stats.changed, 1u);
+  EXPECT_NE(stats.drop_reason.find("Functional.relu.2"), std::string::npos) << stats.drop_reason;
+  ASSERT_EQ(summary.ranks.count(0), 1u);
+  const probe::RunUtSummary& r = summary.ranks.at(0).run_ut;
+  EXPECT_EQ(r.apis, 2u);
+  EXPECT_EQ(r.pass, 2u) << slurp(r.result_csv);
+  EXPECT_NE(slurp(r.result_csv).find("Functional.relu.1"), std::string::npos);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_TRUE(lx[i]->settled());
+    EXPECT_EQ(lx[i]->released, 1) << "the client lets the owner's memory go once, record " << i;
+  }
+
+  // Synchronous encoding reads lent memory at once; changed memory is refused there.
+  ScratchDir dir2("online");
+  Running again(server_options((dir2.path() / "out").string(), 1));
+  ClientOptions sync = client_options(again.port());
+  sync.encode_on_io_thread = false;
+  Client sync_client(sync);
+  std::vector<float> xs = {1.0f, -1.0f}, ys = {1.0f, 0.0f};
+  int vs = 0;
+  auto sx = std::make_shared<TestLent>(xs, vs), sy = std::make_shared<TestLent>(ys, vs);
+  probe::ApiCall call;
+  call.args.emplace_back(lent_tensor(sx, 2));
+  ++vs;
+  try {
+    sync_client.send_api("Functional.relu", call, {probe::Value(lent_tensor(sy, 2))}, 0, 0);
+    ADD_FAILURE() << "send() took changed lent memory";
+  } catch (const probe::Error& e) {
+    EXPECT_EQ(e.kind(), probe::ErrorKind::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("changed"), std::string::npos) << e.what();
+  }
+  sync_client.close(30s);
+  again.finish();
+}
+
+}  // namespace

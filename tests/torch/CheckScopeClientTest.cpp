@@ -2,7 +2,10 @@
 // LibTorch and a real server on 127.0.0.1: two training steps of an MLP plus a faulty library op, streamed
 // over TCP and through a shared directory, give the server the CSV rows that offline run_ut gives on the dump
 // the same scopes wrote; a server killed mid-run, or one that never answers, lands in the scope's summary
-// within the client's timeouts while the training code runs on.
+// within the client's timeouts while the training code runs on. The tensors a scope lends to its client
+// (read in place when the record is encoded) reach the server with the values they had at the op, whatever
+// the training code writes to them afterwards; a tensor changed where no scope sees it is dropped, never
+// sent; the memory lent stays within the client's send_queue.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -293,6 +296,186 @@ TEST(CheckScopeClientLoss, AServerThatNeverAnswersCostsOneSendTimeout) {
     EXPECT_THROW(client.close(5s), probe::Error);
     EXPECT_LT(Clock::now() - t2, 4s);
   }
+}
+
+// ---- tensors lent to the client ----
+
+// A server listening but not yet running: the kernel completes the client's connection, the first record
+// waits for its acknowledgement in a window of one, and every later record waits in the queue with its
+// tensors lent (unread) until run() starts.
+struct Paused {
+  std::unique_ptr<probe::online::Server> server;
+  std::future<probe::online::ServerSummary> done;
+  explicit Paused(probe::online::ServerOptions o)
+      : server(std::make_unique<probe::online::Server>(std::move(o))) {}
+  void start() {
+    done = std::async(std::launch::async, [this] { return server->run(); });
+  }
+  probe::online::ServerSummary finish() {
+    if (done.wait_for(60s) != std::future_status::ready) ADD_FAILURE() << "the server did not finish in 60 s";
+    return done.get();
+  }
+};
+
+probe::online::ServerOptions paused_server_options(const ScratchDir& dir) {
+  probe::online::ServerOptions so;
+  so.producers = 1;
+  so.stream.run_ut.out_dir = dir.file("online");
+  so.stream.run_ut.timestamp = kTs;
+  so.stream.run_ut.threads = 2;
+  so.idle_timeout = 20s;
+  return so;
+}
+
+// relu_ on the first linear's output and the SGD step on the weights write, inside the scope, to memory
+// that queued records still read: those tensors are copied first, so the server checks what each op saw.
+// The evidence is the dump the same scope wrote, whose files torch's values went into at each op: offline
+// run_ut on it gives the server's rows byte for byte, and every op passes. Were the records to read the
+// memory after relu_, the first linear's output would be relu(h) (an error), and after the step its
+// weights would not be those that produced its output.
+TEST(CheckScopeLending, TheServerChecksTheValuesOpsSawNotLaterInPlaceWrites) {
+  ScratchDir dir("probe-torch-lend");
+  Paused server(paused_server_options(dir));
+  auto co = client_options(server.server->port());
+  co.window = 1;
+  co.send_queue = 4096;  // never full: nothing is read before the server runs
+  probe::online::Client client(co);
+  probe::DumpWriterOptions d;
+  d.dump_path = dir.file("dump");
+  d.task = probe::DumpTask::Tensor;
+  d.rank = 0;
+  d.side_files = false;
+  probe::DumpWriter dump(d);
+
+  torch::manual_seed(3);
+  torch::nn::Linear l1(16, 32), l2(32, 4);
+  torch::optim::SGD sgd({l1->weight, l1->bias, l2->weight, l2->bias}, torch::optim::SGDOptions(0.5));
+  const torch::Tensor x = torch::randn({8, 16}), y = torch::randn({8, 4});
+  probe::torch::CheckScopeOptions o;
+  o.dump = &dump;
+  o.client = &client;
+  o.step = 0;
+  torch::Tensor h_at_linear, h_after, w_at_linear = l1->weight.detach().clone();
+  {
+    probe::torch::CheckScope scope(o);
+    torch::Tensor first = torch::exp(x);  // its record takes the window; all later ones wait in the queue
+    sgd.zero_grad();
+    torch::Tensor h = l1->forward(x);
+    h_at_linear = h.detach().clone();
+    h.relu_();
+    torch::Tensor loss = (l2->forward(h) - y).pow(2).mean();
+    loss.backward();
+    sgd.step();
+    const auto s = scope.summary();
+    EXPECT_EQ(s.sent, s.checked) << probe::torch::to_string(s);
+    EXPECT_GT(s.lent, 10u) << probe::torch::to_string(s);
+    // relu_'s input (the linear's output) and the four parameters the step writes.
+    EXPECT_GE(s.copied_before_write, 5u) << probe::torch::to_string(s);
+    h_after = h;
+  }
+  // Outside any scope: the scope's end copied what the queued records still read (else their version
+  // counters moved, and they would be dropped).
+  h_after.zero_();
+  sgd.zero_grad();
+  // The model did change where the records read: the test would see a stale read.
+  ASSERT_FALSE(torch::equal(l1->weight.detach(), w_at_linear));
+  ASSERT_GT((h_at_linear < 0).sum().item<std::int64_t>(), 0);
+  dump.close();
+  server.start();
+  const auto stats = client.close(30s);
+  EXPECT_EQ(stats.dropped, 0u) << stats.drop_reason;
+  EXPECT_EQ(stats.acked, stats.sent);
+  const auto summary = server.finish();
+  ASSERT_EQ(summary.ranks.count(0), 1u);
+  const auto& got = summary.ranks.at(0).run_ut;
+
+  probe::RunUtOptions ru;
+  ru.api_info = dump.dump_json_path();
+  ru.out_dir = dir.file("offline");
+  ru.timestamp = kTs;
+  ru.threads = 2;
+  const probe::RunUtSummary want = probe::run_ut(ru);
+  EXPECT_EQ(want.apis, stats.sent);
+  EXPECT_EQ(want.error, 0u) << slurp(want.result_csv);
+  EXPECT_EQ(got.apis, want.apis);
+  EXPECT_EQ(got.error, 0u) << slurp(got.result_csv);
+  EXPECT_EQ(slurp(got.result_csv), slurp(want.result_csv));
+  EXPECT_EQ(slurp(got.details_csv), slurp(want.details_csv));
+}
+
+// A tensor changed by an in-place op on another thread (no scope observes it) while its record waits:
+// the version counter moved, so the record is dropped and counted, never sent with the new bytes, also
+// when the scope's end copies what is still lent. The op before it arrives.
+TEST(CheckScopeLending, ATensorChangedWhereNoScopeSeesItIsDroppedNotSent) {
+  ScratchDir dir("probe-torch-lend");
+  Paused server(paused_server_options(dir));
+  auto co = client_options(server.server->port());
+  co.window = 1;
+  co.send_queue = 64;
+  probe::online::Client client(co);
+  const torch::Tensor a = torch::linspace(-1, 1, 64).reshape({8, 8});
+  probe::torch::CheckScopeOptions o;
+  o.client = &client;
+  o.step = 0;
+  {
+    probe::torch::CheckScope scope(o);
+    torch::Tensor first = torch::exp(a);
+    torch::Tensor second = torch::tanh(a);  // queued behind the unacknowledged first
+    std::thread([&second] { second.add_(1.0); }).join();
+    EXPECT_EQ(scope.summary().sent, 2u) << probe::torch::to_string(scope.summary());
+  }
+  server.start();
+  const auto stats = client.close(30s);
+  EXPECT_EQ(stats.sent, 2u);
+  EXPECT_EQ(stats.changed, 1u);
+  EXPECT_EQ(stats.dropped, 1u);
+  EXPECT_EQ(stats.acked, 1u);
+  EXPECT_NE(stats.drop_reason.find("Aten.tanh.default.0"), std::string::npos) << stats.drop_reason;
+  EXPECT_NE(stats.drop_reason.find("changed"), std::string::npos) << stats.drop_reason;
+  const auto summary = server.finish();
+  ASSERT_EQ(summary.ranks.count(0), 1u);
+  EXPECT_EQ(summary.ranks.at(0).run_ut.apis, 1u);
+  EXPECT_EQ(summary.ranks.at(0).run_ut.pass, 1u);
+}
+
+// The memory lent is bounded by the client's send_queue: with a server that never reads, the torch storages
+// of the ops' outputs stay alive only while their records are queued (at most send_queue of them; the
+// first, in the window, was read and let go), and preserve_lent() lets the rest go too.
+TEST(CheckScopeLending, LentMemoryIsBoundedByTheSendQueue) {
+  ScratchDir dir("probe-torch-lend");
+  Paused server(paused_server_options(dir));
+  auto co = client_options(server.server->port());
+  co.window = 1;
+  co.send_queue = 3;
+  co.send_timeout = 300ms;
+  probe::online::Client client(co);
+  const torch::Tensor a = torch::linspace(-1, 1, 4096);
+  std::vector<c10::weak_intrusive_ptr<c10::StorageImpl>> outputs;
+  const auto alive = [&outputs] {
+    return std::count_if(outputs.begin(), outputs.end(), [](const auto& w) { return !w.expired(); });
+  };
+  probe::torch::CheckScopeOptions o;
+  o.client = &client;
+  {
+    probe::torch::CheckScope scope(o);
+    for (int i = 0; i < 8; ++i) {
+      const torch::Tensor out = torch::exp(a);
+      outputs.push_back(out.storage().getWeakStorageImpl());
+      if (i == 0) std::this_thread::sleep_for(100ms);  // the first record is read into the window
+    }
+    const auto s = scope.summary();
+    EXPECT_NE(s.client_error.find("queue stayed full"), std::string::npos) << probe::torch::to_string(s);
+    EXPECT_EQ(s.sent, 4u) << "one in the window, three in the queue";
+    EXPECT_EQ(alive(), 3) << "the queued records' outputs only";
+    EXPECT_EQ(scope.preserve_lent(), 3u * 2u) << "their inputs (one shared storage, a) and outputs";
+    EXPECT_EQ(alive(), 0);
+    EXPECT_EQ(scope.summary().copied_at_release, 6u);
+  }
+  server.start();
+  const auto stats = client.close(30s);
+  EXPECT_EQ(stats.acked, 4u);
+  EXPECT_EQ(stats.changed, 0u);
+  server.finish();
 }
 
 }  // namespace
