@@ -401,10 +401,8 @@ TEST(RunUtE2e, MindSporeFloat16StatisticsFollowTheAbsoluteRule) {
   }
 }
 
-// Runs `probe ARGS` with the library's kill hook (PROBE_TEST_KILL_AT, lib/run_ut/OutputFiles.cpp) and
-// returns true if the process died by SIGKILL, as an OS kill would have ended it.
-bool run_killed_at(const std::string& cut, const std::string& args) {
-  std::string cmd = "PROBE_TEST_KILL_AT=" + cut + " exec " + PROBE_CLI_PATH + " " + args + " >/dev/null 2>&1";
+// The wait status of `sh -c CMD` (how it ended: exit code or signal).
+int shell_status(const std::string& cmd) {
   pid_t pid = fork();
   if (pid == 0) {
     execl("/bin/sh", "sh", "-c", cmd.c_str(), nullptr);
@@ -412,6 +410,14 @@ bool run_killed_at(const std::string& cut, const std::string& args) {
   }
   int st = 0;
   waitpid(pid, &st, 0);
+  return st;
+}
+
+// Runs `probe ARGS` with the library's kill hook (PROBE_TEST_KILL_AT, lib/run_ut/OutputFiles.cpp) and
+// returns true if the process died by SIGKILL, as an OS kill would have ended it.
+bool run_killed_at(const std::string& cut, const std::string& args) {
+  const int st =
+      shell_status("PROBE_TEST_KILL_AT=" + cut + " exec " + PROBE_CLI_PATH + " " + args + " >/dev/null 2>&1");
   return WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL;
 }
 
@@ -455,15 +461,8 @@ TEST(RunUtE2e, SigintEndsTheRunWithCode130AndResumableFiles) {
   const std::string args = "run_ut -api_info " + kData + "/pt_fp16_fwdbwd/dump.json -o " + t.path().string() +
                            " --timestamp " + kTs + " -q -n 2";
   const std::string log = (t.path() / "stderr.txt").string();
-  const std::string cmd =
-      "PROBE_TEST_KILL_AT=5i exec " + std::string(PROBE_CLI_PATH) + " " + args + " >/dev/null 2>" + log;
-  pid_t pid = fork();
-  if (pid == 0) {
-    execl("/bin/sh", "sh", "-c", cmd.c_str(), nullptr);
-    _exit(127);
-  }
-  int st = 0;
-  waitpid(pid, &st, 0);
+  const int st = shell_status("PROBE_TEST_KILL_AT=5i exec " + std::string(PROBE_CLI_PATH) + " " + args +
+                              " >/dev/null 2>" + log);
   ASSERT_TRUE(WIFEXITED(st)) << "ended by signal " << (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
   EXPECT_EQ(WEXITSTATUS(st), 130);
   const fs::path result = t.path() / want.result.filename(), details = t.path() / want.details.filename();

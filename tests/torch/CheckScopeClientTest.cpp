@@ -100,18 +100,24 @@ probe::online::ClientOptions client_options(std::uint16_t port) {
   return o;
 }
 
-enum class Transport { Tcp, SharedDir };
-
-class CheckScopeClient : public ::testing::TestWithParam<Transport> {};
-
-TEST_P(CheckScopeClient, TwoStreamedStepsGiveTheRowsOfOfflineRunUtOnTheSameScopesDump) {
-  ScratchDir dir("probe-torch-client");
+// A server for one producer writing run_ut's files under DIR/online with the tests' fixed timestamp.
+probe::online::ServerOptions server_options(const ScratchDir& dir) {
   probe::online::ServerOptions so;
   so.producers = 1;
   so.stream.run_ut.out_dir = dir.file("online");
   so.stream.run_ut.timestamp = kTs;
   so.stream.run_ut.threads = 2;
   so.idle_timeout = 20s;
+  return so;
+}
+
+enum class Transport { Tcp, SharedDir };
+
+class CheckScopeClient : public ::testing::TestWithParam<Transport> {};
+
+TEST_P(CheckScopeClient, TwoStreamedStepsGiveTheRowsOfOfflineRunUtOnTheSameScopesDump) {
+  ScratchDir dir("probe-torch-client");
+  probe::online::ServerOptions so = server_options(dir);
   probe::online::ClientOptions co;
   if (GetParam() == Transport::SharedDir) {
     std::filesystem::create_directory(dir.file("nfs"));
@@ -317,16 +323,6 @@ struct Paused {
   }
 };
 
-probe::online::ServerOptions paused_server_options(const ScratchDir& dir) {
-  probe::online::ServerOptions so;
-  so.producers = 1;
-  so.stream.run_ut.out_dir = dir.file("online");
-  so.stream.run_ut.timestamp = kTs;
-  so.stream.run_ut.threads = 2;
-  so.idle_timeout = 20s;
-  return so;
-}
-
 // relu_ on the first linear's output and the SGD step on the weights write, inside the scope, to memory
 // that queued records still read: those tensors are copied first, so the server checks what each op saw.
 // The evidence is the dump the same scope wrote, whose files torch's values went into at each op: offline
@@ -335,7 +331,7 @@ probe::online::ServerOptions paused_server_options(const ScratchDir& dir) {
 // weights would not be those that produced its output.
 TEST(CheckScopeLending, TheServerChecksTheValuesOpsSawNotLaterInPlaceWrites) {
   ScratchDir dir("probe-torch-lend");
-  Paused server(paused_server_options(dir));
+  Paused server(server_options(dir));
   auto co = client_options(server.server->port());
   co.window = 1;
   co.send_queue = 4096;  // never full: nothing is read before the server runs
@@ -408,7 +404,7 @@ TEST(CheckScopeLending, TheServerChecksTheValuesOpsSawNotLaterInPlaceWrites) {
 // when the scope's end copies what is still lent. The op before it arrives.
 TEST(CheckScopeLending, ATensorChangedWhereNoScopeSeesItIsDroppedNotSent) {
   ScratchDir dir("probe-torch-lend");
-  Paused server(paused_server_options(dir));
+  Paused server(server_options(dir));
   auto co = client_options(server.server->port());
   co.window = 1;
   co.send_queue = 64;
@@ -443,7 +439,7 @@ TEST(CheckScopeLending, ATensorChangedWhereNoScopeSeesItIsDroppedNotSent) {
 // first, in the window, was read and let go), and preserve_lent() lets the rest go too.
 TEST(CheckScopeLending, LentMemoryIsBoundedByTheSendQueue) {
   ScratchDir dir("probe-torch-lend");
-  Paused server(paused_server_options(dir));
+  Paused server(server_options(dir));
   auto co = client_options(server.server->port());
   co.window = 1;
   co.send_queue = 3;
