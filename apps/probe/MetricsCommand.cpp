@@ -18,8 +18,8 @@ namespace probe::cli {
 namespace {
 
 constexpr const char* kHelp =
-    "usage: probe metrics BENCH DEVICE [--api NAME] [--magnitude FILE --accumulation K] [--metrics LIST]\n"
-    "                     [--json] [--profile probe|msprobe] [--standards FILE]\n\n"
+    "usage: probe metrics BENCH DEVICE [--api NAME] [--magnitude FILE --accumulation K] [--exact-scalars]\n"
+    "                     [--metrics LIST] [--json] [--profile probe|msprobe] [--standards FILE]\n\n"
     "Computes every accuracy metric of DEVICE against BENCH (tensor files: .npy, .pt/.pth, or an .npz member "
     "as\n"
     "FILE.npz:NAME) in one pass, and judges the pair with msprobe's old rule, the new precision standard "
@@ -34,6 +34,8 @@ constexpr const char* kHelp =
     "add):\n"
     "                     the API run in float64 on the inputs' absolute values, e.g. |a| @ |b|\n"
     "  --accumulation K   D14: terms summed into one output element (matmul's inner dim); with --magnitude\n"
+    "  --exact-scalars    D25: the call's Python numbers (alpha, beta, a scalar operand) are exact in the\n"
+    "                     device dtype, so D14 adds no term for their rounding\n"
     "  --metrics LIST     what to compute and print besides run_ut's metrics and verdict: a comma-separated\n"
     "                     list of ulp, dump (dump compare), mindspore, all (default: all); 'run_ut' alone\n"
     "                     computes run_ut's metrics only, the fastest\n"
@@ -78,11 +80,22 @@ Tensor load_operand(const std::string& spec) {
 }  // namespace
 
 int run_metrics(Args args) {
-  enum Flag { Api, Metrics, Json, ProfileFlag, StandardsFile, FrameworkFlag, MagnitudeFile, Accumulation };
+  enum Flag {
+    Api,
+    Metrics,
+    Json,
+    ProfileFlag,
+    StandardsFile,
+    FrameworkFlag,
+    MagnitudeFile,
+    Accumulation,
+    ExactScalars
+  };
   const std::vector<FlagSpec> specs = {
       {Api, {"--api"}, Arity::One},
       {MagnitudeFile, {"--magnitude"}, Arity::One},
       {Accumulation, {"--accumulation"}, Arity::One},
+      {ExactScalars, {"--exact-scalars"}, Arity::None},
       {Metrics, {"--metrics"}, Arity::One},
       {Json, {"--json"}, Arity::None},
       {ProfileFlag, {"--profile"}, Arity::One},
@@ -90,7 +103,7 @@ int run_metrics(Args args) {
       {FrameworkFlag, {"--framework"}, Arity::One},
   };
   std::string api = "benchmark_default", standards, profile_text = "probe", magnitude_file;
-  bool json = false, api_given = false;
+  bool json = false, api_given = false, exact_scalars = false;
   std::int64_t accumulation = 0;
   PairParts parts = PairParts::all();
   // Every positional argument is kept, so that a wrong count gets the message below.
@@ -111,6 +124,9 @@ int run_metrics(Args args) {
         accumulation = parse_integer(f.value(), "--accumulation");
         if (accumulation < 1)
           throw Error(ErrorKind::InvalidArgument, "must be >= 1, got " + f.value(), "", "--accumulation");
+        break;
+      case ExactScalars:
+        exact_scalars = true;
         break;
       case Metrics:
         parts = parse_pair_parts(f.value());
@@ -141,8 +157,9 @@ int run_metrics(Args args) {
   // DECISIONS D14 decides in the probe profile; where it applies, its scan runs inside the metrics pass.
   std::optional<Tensor> magnitude;
   if (profile == Profile::Probe && !magnitude_file.empty()) magnitude = load_operand(magnitude_file);
-  const PairErrorBoundChoice d14 =
+  PairErrorBoundChoice d14 =
       choose_pair_error_bound(api_given ? api : "", profile, magnitude ? &*magnitude : nullptr, accumulation);
+  if (d14.bound) d14.bound->options.exact_scalars = exact_scalars;
   const std::optional<PairErrorBound>& bound = d14.bound;
   const std::string& why_not = d14.why_not;
   const std::string pair_api = api_base_name(api).value_or(api);

@@ -173,6 +173,7 @@ std::string describe(const Accuracy& a, std::string_view what, std::string_view 
       const fs::path m = save(dir, "magnitude", *options.magnitude);
       repro += " --magnitude " + m.string() + " --accumulation " + std::to_string(options.accumulation);
     }
+    if (a.error_bound.method == Method::ErrorBound && options.exact_scalars) repro += " --exact-scalars";
     repro += " --profile " + std::string(to_string(options.profile));
   } catch (const std::exception& e) {
     repro = "(could not save the case in " + dir.string() + ": " + e.what() + ")";

@@ -186,6 +186,27 @@ TEST(ProbeGtest, ReproLineOfAnApiWithAMagnitudeBenchGivesTheSameVerdict) {
   EXPECT_EQ(out.find("needs magnitude"), std::string::npos) << out;
 }
 
+// DECISIONS D25: mul by 2 (exact in float16) judged without the term for a rounded Python number. 2.5 one
+// float16 ulp (2^-9) off: beyond one rounding, (1 + 2^-10)(2^-11 + 2^-23) 2.5 = 0.00122, within two
+// (0.00244), so it fails here, and the __REPRO command must pass --exact-scalars to give the same verdict.
+TEST(ProbeGtest, ReproLineOfACallWithExactScalarsGivesTheSameVerdict) {
+  const Tensor x = f64({0.75, 1.25, -1.5, 0.5}).to(DType::Float16);
+  std::vector<double> y = x.to_doubles();
+  for (double& e : y) e *= 2;
+  y[1] += std::ldexp(1.0, -9);  // 2.5 -> the next float16
+  const ::testing::AssertionResult r =
+      probe::testing::api_accurate("Torch.mul", args(x, 2.0), {f64(y).to(DType::Float16)});
+  ASSERT_FALSE(r);
+  const std::string text = r.message();
+  const std::size_t at = text.find("__REPRO: probe metrics ");
+  ASSERT_NE(at, std::string::npos) << text;
+  const std::size_t from = at + std::string("__REPRO: probe ").size();
+  const std::string command = text.substr(from, text.find('\n', from) - from);
+  EXPECT_NE(command.find(" --exact-scalars"), std::string::npos) << command;
+  const std::string out = run(std::string(PROBE_CLI_PATH) + " " + command);
+  EXPECT_NE(out.find("status                   error\n"), std::string::npos) << command << "\n" << out;
+}
+
 TEST(ProbeGtest, CorrectlyRoundedKernelsPass) {
   for (DType dtype : {DType::Float16, DType::BFloat16}) {
     const Tensor x = grid(dtype);

@@ -158,5 +158,22 @@ TEST(MetricsCliErrorBound, AccumulatingApiNeedsItsMagnitude) {
       << no_k.out;
 }
 
+// DECISIONS D25: --exact-scalars drops D14's term for a Python number's rounding. mul in float16 (u = 2^-11)
+// of a bench 1: a device 2 u away (1 + 2^-10, the next float16 above 1) is within the bound that allows
+// for a rounded number, (1 + 2^-10)(2 u + 2 2^-24), and beyond the one for an exact number.
+TEST(MetricsCliErrorBound, ExactScalarsFlagDropsTheScalarRoundingTerm) {
+  ScratchDir dir("probe-metrics-d25-scalars");
+  save_npy(dir.file("b.npy"), Tensor::from_values<double>({1.0}, Shape{1}));
+  save_npy(dir.file("d.npy"),
+           Tensor::from_values<double>({1.0 + std::ldexp(1.0, -10)}, Shape{1}).to(DType::Float16));
+  const std::string files = "'" + dir.file("b.npy") + "' '" + dir.file("d.npy") + "' --api Torch.mul";
+  const auto rounded = run_cli("metrics " + files);
+  ASSERT_EQ(rounded.code, 0) << rounded.out;
+  EXPECT_EQ(parse_lines(rounded.out).at("status"), "pass") << rounded.out;
+  const auto exact = run_cli("metrics " + files + " --exact-scalars");
+  ASSERT_EQ(exact.code, 0) << exact.out;
+  EXPECT_EQ(parse_lines(exact.out).at("status"), "error") << exact.out;
+}
+
 }  // namespace
 }  // namespace probe
