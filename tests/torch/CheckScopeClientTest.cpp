@@ -111,6 +111,16 @@ probe::online::ServerOptions server_options(const ScratchDir& dir) {
   return so;
 }
 
+// A tensor dump of rank 0 in DIR/dump, without the stack and construct files.
+probe::DumpWriterOptions tensor_dump_options(const ScratchDir& dir) {
+  probe::DumpWriterOptions d;
+  d.dump_path = dir.file("dump");
+  d.task = probe::DumpTask::Tensor;
+  d.rank = 0;
+  d.side_files = false;
+  return d;
+}
+
 enum class Transport { Tcp, SharedDir };
 
 class CheckScopeClient : public ::testing::TestWithParam<Transport> {};
@@ -127,12 +137,8 @@ TEST_P(CheckScopeClient, TwoStreamedStepsGiveTheRowsOfOfflineRunUtOnTheSameScope
   if (GetParam() == Transport::Tcp) co = client_options(server.server->port());
   probe::online::Client client(co);
 
-  probe::DumpWriterOptions d;
-  d.dump_path = dir.file("dump");
-  d.task = probe::DumpTask::Tensor;
-  d.rank = 0;
-  d.side_files = false;
-  probe::DumpWriter dump(d);  // one step directory: its keys count on across the steps, as the client's do
+  probe::DumpWriter dump(tensor_dump_options(
+      dir));  // one step directory: its keys count on across the steps, as the client's do
 
   torch::manual_seed(0);
   torch::nn::Linear l1(16, 32), l2(32, 4);
@@ -336,12 +342,7 @@ TEST(CheckScopeLending, TheServerChecksTheValuesOpsSawNotLaterInPlaceWrites) {
   co.window = 1;
   co.send_queue = 4096;  // never full: nothing is read before the server runs
   probe::online::Client client(co);
-  probe::DumpWriterOptions d;
-  d.dump_path = dir.file("dump");
-  d.task = probe::DumpTask::Tensor;
-  d.rank = 0;
-  d.side_files = false;
-  probe::DumpWriter dump(d);
+  probe::DumpWriter dump(tensor_dump_options(dir));
 
   torch::manual_seed(3);
   torch::nn::Linear l1(16, 32), l2(32, 4);
