@@ -137,8 +137,8 @@ TEST_P(CheckScopeClient, TwoStreamedStepsGiveTheRowsOfOfflineRunUtOnTheSameScope
   if (GetParam() == Transport::Tcp) co = client_options(server.server->port());
   probe::online::Client client(co);
 
-  probe::DumpWriter dump(tensor_dump_options(
-      dir));  // one step directory: its keys count on across the steps, as the client's do
+  // One step directory: its keys count on across the steps, as the client's do.
+  probe::DumpWriter dump(tensor_dump_options(dir));
 
   torch::manual_seed(0);
   torch::nn::Linear l1(16, 32), l2(32, 4);
