@@ -203,6 +203,28 @@ TEST(CheckScope, NonContiguousInputsAreCheckedThroughTheirStrides) {
   EXPECT_EQ(checker.summary().passed, 2u);
 }
 
+// A LibTorch convolution (aten::conv2d, the op a CNN's Conv2d module calls) is benched and judged: checked,
+// not listed without a runner, and LibTorch's float32 kernel passes (DECISIONS D25's magnitude).
+TEST(CheckScope, Conv2dIsChecked) {
+  ScratchDir dir("probe-torch-conv");
+  probe::OnlineChecker checker(checker_options(dir));
+  torch::manual_seed(25);
+  const torch::Tensor x = torch::randn({2, 4, 9, 9}), w = torch::randn({6, 2, 3, 3}), b = torch::randn({6});
+  {
+    probe::torch::CheckScope scope(checker);
+    torch::Tensor y = torch::conv2d(x, w, b, /*stride=*/2, /*padding=*/1, /*dilation=*/1, /*groups=*/2);
+    torch::Tensor z = torch::conv1d(x.flatten(2), w.flatten(2), {}, 1, 1, 1, 2);
+    (void)y;
+    (void)z;
+    const auto s = scope.summary();
+    EXPECT_EQ(s.checked, 2u) << probe::torch::to_string(s);
+    EXPECT_TRUE(s.unsupported_ops.empty()) << probe::torch::to_string(s);
+  }
+  checker.flush();
+  EXPECT_EQ(checker.summary().failed, 0u) << read_text(checker.summary().details_csv);
+  EXPECT_EQ(checker.summary().passed, 2u) << read_text(checker.summary().details_csv);
+}
+
 TEST(CheckScope, OpsWithoutRunnerAreListedAndBlackListedOnesCounted) {
   ScratchDir dir("probe-torch");
   probe::OnlineChecker checker(checker_options(dir));
