@@ -112,7 +112,7 @@ std::optional<std::pair<double, double>> rounding_of(DType t);
 /// and K.
 struct ErrorBoundCall {
   /// The API's family; a copy, as JudgeOptions::exact_scalars drops its scalar rounding term.
-  std::optional<BoundFamily> family;
+  BoundFamily family;
   const Tensor* magnitude;
   std::int64_t accumulation;
 };

@@ -304,7 +304,7 @@ std::optional<ErrorBoundCall> error_bound_call(std::string_view api, const Tenso
   if (k < 1) k = accumulation_length(*family, {bench.shape()}, bench.shape());
   ErrorBoundCall call{*family, accumulates ? &*opt.magnitude : nullptr, k};
   // DECISIONS D25: a Python number exact in the output dtype is not rounded when torch casts it.
-  if (opt.exact_scalars) call.family->scalar_operand = false;
+  if (opt.exact_scalars) call.family.scalar_operand = false;
   return call;
 }
 
@@ -326,7 +326,7 @@ Verdict judge(std::string_view api_spelling, const Tensor& bench, const Tensor& 
     rule = cfg.profile() == Profile::Probe ? JudgeRule::ErrorBound : JudgeRule::RunUt;
   if (const std::optional<detail::ErrorBoundCall> d14 =
           detail::error_bound_call(api, bench, device_dtype, cfg, opt))
-    return detail::error_bound_verdict(*d14->family, bench, device, d14->magnitude, d14->accumulation,
+    return detail::error_bound_verdict(d14->family, bench, device, d14->magnitude, d14->accumulation,
                                        opt.worst_count);
   detail::ItemTrace trace;
   const DetailRow row =

@@ -163,8 +163,7 @@ PairMetrics compare_pair(std::string_view api_spelling, const Tensor& bench, con
     out.error_bound = judge(bound_api, bench, device, cfg, device.dtype(), opt);
     return out;
   }
-  detail::ErrorBoundScan scan(*d14->family, bench, device, d14->magnitude, d14->accumulation,
-                              opt.worst_count);
+  detail::ErrorBoundScan scan(d14->family, bench, device, d14->magnitude, d14->accumulation, opt.worst_count);
   BoundObserver observer(scan);
   PairMetrics out = compare_pair_observed(api, bench, device, cfg, parts, &observer);
   out.error_bound = scan.finish();
